@@ -1,0 +1,49 @@
+// Turns finalized options into the compiler's argv, in Inductor's order:
+//   CXX SOURCES DEFINITIONS CFLAGS [-include PCH] INCLUDES PASSTHROUGH OUTPUT
+//   [LDFLAGS LIBS LIBDIRS]            (the bracketed link part only when linking)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/build_options.hpp"
+
+namespace kbuild {
+
+enum class OutputKind {
+  shared_library,      // -o X.so
+  object,              // -c -o X.o
+  precompiled_header,  // -x c++-header H ... -o H.gch
+  preprocessed,        // -E -P -o X.i
+};
+
+bool links(OutputKind kind);
+// The output Inductor would name for `source` ("k.cpp" -> "k.so", "h.h" -> "h.h.gch").
+std::string default_output(const std::string& source, OutputKind kind);
+
+struct AssembleInput {
+  std::string compiler;
+  std::vector<std::string> sources;
+  OutputKind kind = OutputKind::shared_library;
+  std::string output;
+  std::optional<std::string> include_pch;  // -include HEADER
+};
+
+struct Command {
+  std::vector<std::string> argv;
+  std::size_t output_index = 0;  // argv[output_index] is the output path
+  // The exact string Inductor's get_command_line() produces for the same
+  // options (spacing included); splitting it POSIX-style gives `argv` unless
+  // a source or library dir holds blanks or quotes (Inductor leaves those
+  // unquoted and so breaks them; kbuild keeps each path one argument).
+  std::string inductor_line;
+};
+
+// `options` must be finalized. Passthrough, definition, cflag and ldflag
+// entries are split into words POSIX-style, as Inductor's shlex.split does;
+// paths are single arguments. Throws Error(config) for an entry with an
+// unbalanced quote.
+Command assemble(const BuildOptions& options, const AssembleInput& input);
+
+}  // namespace kbuild

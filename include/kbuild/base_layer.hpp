@@ -1,0 +1,22 @@
+// The base layer: toolchain, optimization, warnings (Inductor's CppOptions).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kbuild/build_options.hpp"
+
+namespace kbuild {
+
+struct BaseSettings {
+  std::string compiler = "g++";
+  bool do_link = true;        // false for compile-only, precompile, preprocess
+  bool min_optimize = false;  // -O1 instead of -O3 (Inductor's wrapper level)
+  bool debug = false;         // -O0 -g (TORCHINDUCTOR_DEBUG_COMPILE)
+  std::vector<std::string> extra_flags;  // joined into one passthrough entry
+  std::string machine = "x86_64";        // uname -m, picks -march/-mcpu
+};
+
+BuildOptions base_layer(const BaseSettings& settings);
+
+}  // namespace kbuild

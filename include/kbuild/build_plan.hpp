@@ -1,0 +1,44 @@
+// From a request to the exact command: layers appended base -> torch ->
+// device -> user, finalized as Inductor does, then assembled.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/assemble.hpp"
+#include "kbuild/isa.hpp"
+#include "kbuild/registry.hpp"
+
+namespace kbuild {
+
+struct BuildRequest {
+  DeviceQuery query;  // device type, aot_mode, compile_only
+  OutputKind kind = OutputKind::shared_library;
+  std::vector<std::string> sources;
+  std::string output;  // empty: default_output(sources[0], kind)
+  std::string compiler = "g++";
+  std::string machine = "x86_64";  // uname -m
+  bool strict = false;
+  bool min_optimize = false;
+  bool debug = false;
+  bool use_torch = true;  // off: no torch layer (plain C++ kernels)
+  Isa isa;
+  std::vector<std::string> extra_flags;
+  std::optional<std::string> include_pch;
+  // The user layer (-I -D -L -l), appended last.
+  std::vector<std::string> include_dirs, definitions, libraries_dirs, libraries;
+};
+
+struct BuildPlan {
+  BuildOptions options;  // finalized, all layers
+  Command command;
+  std::string output;
+  std::vector<std::string> notes;
+};
+
+// Throws Error (usage/config/provider).
+BuildPlan plan_build(const BuildRequest& request, const Registry& registry,
+                     const ResolveContext& ctx);
+
+}  // namespace kbuild

@@ -1,0 +1,22 @@
+// The device branches Inductor 2.11 hard-codes: cpu, cuda (and ROCm), xpu, mps.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kbuild/provider.hpp"
+
+namespace kbuild {
+
+// What every device gets: TORCH_ROOT/lib as a library dir when torch is known.
+OptionsResult default_device_options(const ResolveContext& ctx);
+
+// One provider per built-in device, in a fixed order (cpu, cuda, xpu, mps).
+std::vector<std::pair<std::string, std::shared_ptr<const Provider>>> builtin_providers();
+
+// The directory holding `libNAME.so*` on the library search path
+// (LD_LIBRARY_PATH, then the standard system dirs), like ctypes find_library.
+std::optional<std::string> find_shared_library(const std::string& name, const Environment& env);
+
+}  // namespace kbuild

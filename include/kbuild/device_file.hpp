@@ -1,0 +1,61 @@
+// A device file: one JSON file registering one device, validated entirely
+// when loaded (unknown keys, wrong types, bad ${...} are errors with
+// file:line:column and the key path). Format: README, "Device files".
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kbuild/build_options.hpp"
+#include "kbuild/provider.hpp"
+#include "kbuild/template_string.hpp"
+
+namespace kbuild {
+
+struct DeviceFileEntry {
+  TemplateString value;
+  int line = 0;
+  std::string pointer;  // JSON pointer, e.g. /include_dirs/3
+};
+
+// The 7 lists, optionally applying only in some modes.
+struct ListBlock {
+  std::array<std::vector<DeviceFileEntry>, kOptionListCount> lists;
+  std::optional<bool> aot_mode;      // condition, when set
+  std::optional<bool> compile_only;  // condition, when set
+  bool applies(const DeviceQuery& q) const {
+    return (!aot_mode || *aot_mode == q.aot_mode) &&
+           (!compile_only || *compile_only == q.compile_only);
+  }
+};
+
+struct ExecSpec {
+  std::vector<TemplateString> command;  // program and its first arguments
+  double timeout_s = 30;
+  int line = 0;
+};
+
+struct DeviceFile {
+  std::string path;
+  std::string device;
+  std::string description;
+  RegistrationMode mode = RegistrationMode::replace;
+  // Messages shown when a required ${env:NAME} is unset, by NAME.
+  std::map<std::string, std::string> env_help;
+  ListBlock lists;
+  std::vector<ListBlock> when;
+  std::optional<ExecSpec> exec;
+};
+
+// Throws Error(config) naming file:line:column and key path.
+DeviceFile parse_device_file(std::string_view text, const std::string& path);
+DeviceFile load_device_file(const std::string& path);
+
+// Device names: lowercase letters, digits, '_' and '-', starting with a letter.
+bool is_valid_device_name(std::string_view name);
+
+}  // namespace kbuild

@@ -1,0 +1,42 @@
+// Errors carry the stage that failed and map to documented exit codes.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace kbuild {
+
+// What went wrong, coarse enough for scripts to branch on.
+// The exit codes are part of the CLI contract (README, "Exit codes").
+enum class ErrorKind {
+  usage,             // bad command line
+  input,             // a source is missing, unreadable or not a file
+  output,            // the output location cannot be written
+  config,            // a device file is malformed or invalid
+  provider,          // a device provider failed (missing variable, exec failure, xpu...)
+  compiler_missing,  // the compiler cannot be found or started
+  toolchain_failed,  // the compiler ran and failed (exit status or signal)
+  interrupted,       // kbuild was interrupted by a signal
+  internal,          // a bug in kbuild
+};
+
+int exit_code(ErrorKind kind);
+// The stage name printed as `kbuild: error[STAGE]: ...`.
+const char* stage_name(ErrorKind kind);
+
+class Error : public std::runtime_error {
+ public:
+  // `message` is the single line shown first; `detail` (optional, may be
+  // multi-line) follows it, e.g. a provider's stderr.
+  Error(ErrorKind kind, std::string message, std::string detail = {})
+      : std::runtime_error(std::move(message)), kind_(kind), detail_(std::move(detail)) {}
+
+  ErrorKind kind() const { return kind_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  ErrorKind kind_;
+  std::string detail_;
+};
+
+}  // namespace kbuild

@@ -1,0 +1,47 @@
+// The vector ISA Inductor compiles CPU kernels for: its macros and flags,
+// and the pick from the running CPU (like Inductor's pick_vec_isa).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kbuild {
+
+class Environment;
+
+enum class IsaKind { none, avx2, avx512, avx512_vnni, amx, neon, sve256 };
+
+struct Isa {
+  IsaKind kind = IsaKind::none;
+  bool avx512_bf16 = false;  // adds -mavx512bf16 (avx512 and amx only, as Inductor)
+  bool amx_fp16 = false;     // adds -mamx-fp16 (amx only)
+};
+
+// What the running CPU supports: `machine` as uname -m, `flags` from
+// /proc/cpuinfo ("flags" on x86, "Features" on Arm).
+struct CpuFeatures {
+  std::string machine;
+  std::set<std::string> flags;
+  int sve_vector_bytes = 0;
+};
+CpuFeatures read_cpu_features();
+
+// The best ISA for `cpu`, honouring ATEN_CPU_CAPABILITY as Inductor does.
+Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
+
+// Parses --isa: auto | none | avx2 | avx512 | avx512_vnni | amx | neon | sve256,
+// optionally with explicit extras `+bf16` / `+fp16` (e.g. "amx+bf16"). Without
+// extras, bf16/fp16 follow the running CPU. Returns nullopt for bad input.
+std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
+                             const Environment& env);
+
+std::string_view isa_name(IsaKind kind);
+// The definitions Inductor adds for the ISA (empty for none).
+std::vector<std::string> isa_macros(const Isa& isa);
+// The ISA flags, as the one passthrough entry Inductor adds; nullopt for none.
+std::optional<std::string> isa_flags(const Isa& isa);
+
+}  // namespace kbuild

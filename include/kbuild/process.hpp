@@ -1,0 +1,48 @@
+// Running a program: argv only, never a shell (Boost.Process v2).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/environment.hpp"
+
+namespace kbuild {
+
+struct ProcessOptions {
+  // Capture stdout/stderr (bounded by max_capture each); otherwise they pass
+  // through to kbuild's own.
+  bool capture_output = false;
+  std::size_t max_capture = 16u << 20;
+  std::optional<std::chrono::milliseconds> timeout;
+  // End the child's process group and report `interrupted` on SIGINT/SIGTERM.
+  bool handle_interrupts = false;
+};
+
+struct ProcessResult {
+  bool exited = false;  // exited normally, with exit_code
+  int exit_code = -1;
+  int signal = 0;  // the signal that ended it, when !exited
+  bool timed_out = false;
+  int interrupted_by = 0;  // SIGINT/SIGTERM received by kbuild while waiting
+  bool output_truncated = false;
+  std::string out;
+  std::string err;
+
+  bool success() const { return exited && exit_code == 0 && !timed_out && !interrupted_by; }
+  // "exit code 1", "killed by signal 9 (Killed)", "timed out after 2s".
+  std::string describe() const;
+};
+
+// Finds `program` like execvp: a name containing '/' is used as it is,
+// otherwise each directory of PATH is searched. nullopt when not found or not
+// executable.
+std::optional<std::string> find_executable(const std::string& program, const Environment& env);
+
+// Runs argv[0] (already resolved to a path) with argv[1..]. The child runs in
+// its own process group so a time-out or interrupt ends all of it.
+// Throws Error(compiler_missing) only if the process cannot be started.
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options);
+
+}  // namespace kbuild

@@ -1,0 +1,43 @@
+// A device provider: the upstream callback
+// (device_type, aot_mode, compile_only) -> 7 lists, as an interface.
+#pragma once
+
+#include <string>
+
+#include "kbuild/environment.hpp"
+#include "kbuild/options_result.hpp"
+#include "kbuild/paths.hpp"
+
+namespace kbuild {
+
+struct DeviceQuery {
+  std::string device_type;
+  bool aot_mode = false;
+  bool compile_only = false;
+};
+
+// What providers may read: machine paths and the environment.
+struct ResolveContext {
+  const Paths& paths;
+  const Environment& env;
+};
+
+// How a registered provider combines with the built-in branch for its name.
+enum class RegistrationMode {
+  replace,  // the provider's lists are the device options (upstream semantics)
+  extend,   // appended after what the built-in branch (or default) returns
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+  // Throws kbuild::Error (provider/config) when it cannot produce options.
+  virtual OptionsResult options(const DeviceQuery& query, const ResolveContext& ctx) const = 0;
+  // Where it came from, for messages and `kbuild devices` ("built-in", a file).
+  virtual std::string source() const = 0;
+  // A short description of what it is ("built-in", "config", "exec").
+  virtual std::string kind() const = 0;
+  virtual RegistrationMode mode() const { return RegistrationMode::replace; }
+};
+
+}  // namespace kbuild

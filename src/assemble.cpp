@@ -1,0 +1,113 @@
+#include "kbuild/assemble.hpp"
+
+#include <filesystem>
+
+#include "kbuild/error.hpp"
+#include "kbuild/shell.hpp"
+
+namespace kbuild {
+
+namespace {
+
+void add_words(std::vector<std::string>& argv, const std::string& text, const Entry& entry) {
+  auto words = shell_split(text);
+  if (!words) {
+    std::string where = entry.origin.file.empty()
+                            ? entry.origin.provider
+                            : entry.origin.file + ":" + std::to_string(entry.origin.line);
+    throw Error(ErrorKind::config,
+                "unbalanced quote in option \"" + entry.value + "\" (from " + where + ")");
+  }
+  argv.insert(argv.end(), words->begin(), words->end());
+}
+
+}  // namespace
+
+bool links(OutputKind kind) { return kind == OutputKind::shared_library; }
+
+std::string default_output(const std::string& source, OutputKind kind) {
+  std::filesystem::path p(source);
+  switch (kind) {
+    case OutputKind::shared_library: return p.replace_extension(".so").string();
+    case OutputKind::object: return p.replace_extension(".o").string();
+    case OutputKind::precompiled_header: return source + ".gch";
+    case OutputKind::preprocessed: return p.replace_extension(".i").string();
+  }
+  return source;
+}
+
+Command assemble(const BuildOptions& options, const AssembleInput& in) {
+  Command cmd;
+  auto& argv = cmd.argv;
+  std::string sources, definitions, cflags, includes, passthrough, ldflags, libs, libdirs;
+
+  argv.push_back(in.compiler);
+  if (in.kind == OutputKind::precompiled_header) {
+    argv.insert(argv.end(), {"-x", "c++-header"});
+    sources = "-x c++-header ";
+  }
+  for (const std::string& s : in.sources) {
+    argv.push_back(s);
+    sources += (sources.empty() || sources.back() == ' ' ? "" : " ") + s;
+  }
+  for (const Entry& e : options.entries(OptionList::definitions)) {
+    argv.push_back("-D");
+    add_words(argv, e.value, e);
+    definitions += "-D " + e.value + " ";
+  }
+  for (const Entry& e : options.entries(OptionList::cflags)) {
+    add_words(argv, "-" + e.value, e);
+    cflags += "-" + e.value + " ";
+  }
+  if (in.include_pch) {
+    argv.insert(argv.end(), {"-include", *in.include_pch});
+    includes = "-include " + *in.include_pch + " ";
+  }
+  for (const Entry& e : options.entries(OptionList::include_dirs)) {
+    argv.push_back("-I" + e.value);
+    includes += "-I" + shell_quote(e.value) + " ";
+  }
+  for (const Entry& e : options.entries(OptionList::passthrough_args)) {
+    add_words(argv, e.value, e);
+    passthrough += e.value + " ";
+  }
+  std::string output;
+  switch (in.kind) {
+    case OutputKind::shared_library:
+    case OutputKind::precompiled_header: output = "-o"; break;
+    case OutputKind::object:
+      argv.push_back("-c");
+      output = "-c -o";
+      break;
+    case OutputKind::preprocessed:
+      argv.insert(argv.end(), {"-E", "-P"});
+      output = "-E -P -o";
+      break;
+  }
+  argv.push_back("-o");
+  cmd.output_index = argv.size();
+  argv.push_back(in.output);
+  output += " " + in.output;
+
+  cmd.inductor_line =
+      in.compiler + " " + sources + " " + definitions + " " + cflags + " " + includes + " " +
+      passthrough + " " + output;
+  if (links(in.kind)) {
+    for (const Entry& e : options.entries(OptionList::ldflags)) {
+      add_words(argv, "-" + e.value, e);
+      ldflags += "-" + e.value + " ";
+    }
+    for (const Entry& e : options.entries(OptionList::libraries)) {
+      argv.push_back("-l" + e.value);
+      libs += "-l" + e.value + " ";
+    }
+    for (const Entry& e : options.entries(OptionList::libraries_dirs)) {
+      argv.push_back("-L" + e.value);
+      libdirs += "-L" + e.value + " ";
+    }
+    cmd.inductor_line += " " + ldflags + " " + libs + " " + libdirs;
+  }
+  return cmd;
+}
+
+}  // namespace kbuild

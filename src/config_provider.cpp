@@ -1,0 +1,186 @@
+#include "kbuild/config_provider.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "kbuild/error.hpp"
+#include "kbuild/process.hpp"
+
+namespace kbuild {
+
+namespace {
+
+std::string dir_of(const std::string& path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+
+[[noreturn]] void missing_env(const DeviceFile& file, const DeviceFileEntry& entry,
+                              const std::string& name) {
+  std::string where = file.path + ":" + std::to_string(entry.line);
+  auto help = file.env_help.find(name);
+  if (help != file.env_help.end())
+    throw Error(ErrorKind::provider,
+                "device '" + file.device + "' (" + where + "): " + help->second);
+  throw Error(ErrorKind::provider, "device '" + file.device + "' (" + where +
+                                       "): environment variable " + name +
+                                       " is not set; set it, or give a default as ${env:" + name +
+                                       ":-VALUE} in " + file.path);
+}
+
+class ConfigProvider : public Provider {
+ public:
+  explicit ConfigProvider(DeviceFile file) : file_(std::move(file)) {}
+
+  OptionsResult options(const DeviceQuery& query, const ResolveContext& ctx) const override {
+    OptionsResult r;
+    TemplateContext tctx{ctx.env, ctx.paths, dir_of(file_.path)};
+    add_block(file_.lists, tctx, r);
+    for (const ListBlock& block : file_.when)
+      if (block.applies(query)) add_block(block, tctx, r);
+    return r;
+  }
+  std::string source() const override { return file_.path; }
+  std::string kind() const override { return "config"; }
+  RegistrationMode mode() const override { return file_.mode; }
+
+ private:
+  void add_block(const ListBlock& block, const TemplateContext& tctx, OptionsResult& r) const {
+    for (OptionList list : kAllOptionLists) {
+      for (const DeviceFileEntry& entry : block.lists[static_cast<std::size_t>(list)]) {
+        Expansion x = entry.value.expand(tctx);
+        if (!x.missing_env.empty()) missing_env(file_, entry, x.missing_env);
+        if (!x.value) {
+          r.notes.push_back("device '" + file_.device + "': left out " +
+                            std::string(list_name(list)) + " entry \"" + entry.value.text() +
+                            "\" (" + file_.path + ":" + std::to_string(entry.line) + "): " +
+                            x.missing_root + " is unknown (see --" + flag_for(x.missing_root) +
+                            ")");
+          continue;
+        }
+        r.options.add(list, *x.value,
+                      Origin{Layer::device, "config " + file_.device, file_.path, entry.line});
+      }
+    }
+  }
+  static std::string flag_for(const std::string& root) {
+    if (root == "torch_npu_root") return "torch-npu-root";
+    if (root == "python_include") return "python-include";
+    if (root == "python_libdir") return "python-libdir";
+    return "torch-root";
+  }
+
+  DeviceFile file_;
+};
+
+class ExecProvider : public Provider {
+ public:
+  explicit ExecProvider(DeviceFile file) : file_(std::move(file)) {}
+
+  OptionsResult options(const DeviceQuery& query, const ResolveContext& ctx) const override {
+    const ExecSpec& spec = *file_.exec;
+    TemplateContext tctx{ctx.env, ctx.paths, dir_of(file_.path)};
+    std::vector<std::string> argv;
+    for (const TemplateString& part : spec.command) {
+      Expansion x = part.expand(tctx);
+      if (!x.missing_env.empty())
+        missing_env(file_, DeviceFileEntry{part, spec.line, "/exec/command"}, x.missing_env);
+      if (!x.value)
+        throw Error(ErrorKind::provider, who() + ": its command needs " + x.missing_root +
+                                             ", which is unknown");
+      argv.push_back(*x.value);
+    }
+    // A relative program path is relative to the device file.
+    if (argv[0].find('/') != std::string::npos && argv[0][0] != '/')
+      argv[0] = dir_of(file_.path) + "/" + argv[0];
+    auto program = find_executable(argv[0], ctx.env);
+    if (!program)
+      throw Error(ErrorKind::provider,
+                  who() + ": program '" + argv[0] + "' not found or not executable");
+    argv[0] = *program;
+    argv.push_back("--device-type=" + query.device_type);
+    argv.push_back(std::string("--aot-mode=") + (query.aot_mode ? "true" : "false"));
+    argv.push_back(std::string("--compile-only=") + (query.compile_only ? "true" : "false"));
+
+    ProcessOptions opts;
+    opts.capture_output = true;
+    opts.max_capture = 4u << 20;
+    opts.timeout = std::chrono::milliseconds(static_cast<long>(spec.timeout_s * 1000));
+    ProcessResult run;
+    try {
+      run = run_process(argv, opts);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::provider, who() + ": " + e.what());
+    }
+    std::string stderr_tail = run.err.size() > 4000 ? run.err.substr(run.err.size() - 4000) : run.err;
+    if (run.timed_out)
+      throw Error(ErrorKind::provider,
+                  who() + ": timed out after " + format_seconds(spec.timeout_s) +
+                      " (raise exec.timeout_s in " + file_.path + " if it is just slow)",
+                  stderr_tail);
+    if (!run.success())
+      throw Error(ErrorKind::provider, who() + ": failed with " + run.describe(), stderr_tail);
+    if (run.output_truncated)
+      throw Error(ErrorKind::provider, who() + ": printed more than 4 MiB; expected one JSON object",
+                  stderr_tail);
+    OptionsResult r;
+    r.options = parse_provider_output(
+        run.out, who(), Origin{Layer::device, "exec " + file_.device, file_.path, spec.line});
+    return r;
+  }
+  std::string source() const override { return file_.path; }
+  std::string kind() const override { return "exec"; }
+  RegistrationMode mode() const override { return file_.mode; }
+
+ private:
+  std::string who() const {
+    return "device '" + file_.device + "' exec provider (" + file_.path + ":" +
+           std::to_string(file_.exec->line) + ")";
+  }
+  static std::string format_seconds(double s) {
+    std::string t = std::to_string(s);
+    t.erase(t.find_last_not_of('0') + 1);
+    if (!t.empty() && t.back() == '.') t.pop_back();
+    return t + "s";
+  }
+  DeviceFile file_;
+};
+
+}  // namespace
+
+BuildOptions parse_provider_output(const std::string& text, const std::string& who,
+                                   const Origin& origin) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    std::string head = text.substr(0, 200);
+    for (char& c : head)
+      if (c == '\n') c = ' ';
+    throw Error(ErrorKind::provider, who + ": output is not JSON (expected an object with the 7 "
+                                           "lists); it began with: " +
+                                         head);
+  }
+  if (!doc.is_object()) throw Error(ErrorKind::provider, who + ": output is JSON but not an object");
+  BuildOptions options;
+  for (const auto& [key, value] : doc.items()) {
+    auto list = list_from_name(key);
+    if (!list) throw Error(ErrorKind::provider, who + ": output has unknown key '" + key + "'");
+    if (!value.is_array())
+      throw Error(ErrorKind::provider, who + ": output key '" + key + "' is not an array");
+    for (const auto& item : value) {
+      if (!item.is_string())
+        throw Error(ErrorKind::provider,
+                    who + ": output key '" + key + "' holds a non-string: " + item.dump());
+      options.add(*list, item.get<std::string>(), origin);
+    }
+  }
+  return options;
+}
+
+std::shared_ptr<const Provider> make_provider(DeviceFile file) {
+  if (file.exec) return std::make_shared<ExecProvider>(std::move(file));
+  return std::make_shared<ConfigProvider>(std::move(file));
+}
+
+}  // namespace kbuild

@@ -1,0 +1,214 @@
+#include "kbuild/device_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "kbuild/error.hpp"
+#include "kbuild/json_locations.hpp"
+
+namespace kbuild {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
+
+const std::set<std::string> kTopLevelKeys = {"device", "description", "mode", "env_help", "when",
+                                             "exec"};
+
+std::string type_name(const json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+class Validator {
+ public:
+  Validator(const JsonDocument& doc, const std::string& path) : doc_(doc), path_(path) {}
+
+  [[noreturn]] void fail(const std::string& pointer, const std::string& what, bool at_key = false) const {
+    TextPosition p = at_key ? doc_.key_position(pointer) : doc_.value_position(pointer);
+    throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
+                                       std::to_string(p.column) + ": at " +
+                                       (pointer.empty() ? "/" : pointer) + ": " + what);
+  }
+  int line(const std::string& pointer) const { return doc_.value_position(pointer).line; }
+
+  const std::string& expect_string(const json& v, const std::string& ptr) const {
+    if (!v.is_string()) fail(ptr, "expected a string, got " + type_name(v));
+    return v.get_ref<const std::string&>();
+  }
+  bool expect_bool(const json& v, const std::string& ptr) const {
+    if (!v.is_boolean()) fail(ptr, "expected true or false, got " + type_name(v));
+    return v.get<bool>();
+  }
+  TemplateString expect_template(const json& v, const std::string& ptr) const {
+    const std::string& s = expect_string(v, ptr);
+    try {
+      return TemplateString::parse(s);
+    } catch (const TemplateSyntaxError& e) {
+      fail(ptr, std::string(e.what()) + " in \"" + s + "\"");
+    }
+  }
+
+  void read_list(const json& v, const std::string& ptr, std::vector<DeviceFileEntry>& out) const {
+    if (!v.is_array()) fail(ptr, "expected an array of strings, got " + type_name(v));
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::string item = ptr + "/" + std::to_string(i);
+      out.push_back(DeviceFileEntry{expect_template(v[i], item), line(item), item});
+    }
+  }
+
+  // Reads the 7 lists of `obj` (other keys are checked by the caller).
+  bool read_lists(const json& obj, const std::string& ptr, ListBlock& block) const {
+    bool any = false;
+    for (OptionList list : kAllOptionLists) {
+      std::string key(list_name(list));
+      if (!obj.contains(key)) continue;
+      any = true;
+      read_list(obj[key], ptr + "/" + key,
+                block.lists[static_cast<std::size_t>(list)]);
+    }
+    return any;
+  }
+
+ private:
+  const JsonDocument& doc_;
+  const std::string& path_;
+};
+
+std::string known_keys(const std::set<std::string>& extra) {
+  std::string out;
+  for (OptionList l : kAllOptionLists) out += std::string(list_name(l)) + ", ";
+  for (const std::string& k : extra) out += k + ", ";
+  return out.substr(0, out.size() - 2);
+}
+
+}  // namespace
+
+bool is_valid_device_name(std::string_view name) {
+  if (name.empty() || name.size() > 64 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+  return true;
+}
+
+DeviceFile parse_device_file(std::string_view text, const std::string& path) {
+  JsonDocument doc = [&] {
+    try {
+      return JsonDocument::parse(text);
+    } catch (const JsonSyntaxError& e) {
+      throw Error(ErrorKind::config, path + ":" + std::to_string(e.at.line) + ":" +
+                                         std::to_string(e.at.column) + ": malformed JSON: " +
+                                         e.what());
+    }
+  }();
+  Validator check(doc, path);
+  const json& root = doc.root();
+  if (!root.is_object()) check.fail("", "a device file must be a JSON object, got " + type_name(root));
+
+  DeviceFile file;
+  file.path = path;
+  for (const auto& [key, value] : root.items()) {
+    if (kTopLevelKeys.count(key) == 0 && !list_from_name(key))
+      check.fail("/" + json_pointer_token(key),
+                 "unknown key '" + key + "' (known: " + known_keys(kTopLevelKeys) + ")", true);
+  }
+  if (!root.contains("device")) check.fail("", "missing required key 'device' (the device name)");
+  file.device = check.expect_string(root["device"], "/device");
+  if (!is_valid_device_name(file.device))
+    check.fail("/device", "invalid device name '" + file.device +
+                              "' (use lowercase letters, digits, '_' or '-', starting with a letter)");
+  if (root.contains("description"))
+    file.description = check.expect_string(root["description"], "/description");
+  if (root.contains("mode")) {
+    const std::string& mode = check.expect_string(root["mode"], "/mode");
+    if (mode == "replace")
+      file.mode = RegistrationMode::replace;
+    else if (mode == "extend")
+      file.mode = RegistrationMode::extend;
+    else
+      check.fail("/mode", "mode must be \"replace\" or \"extend\", got \"" + mode + "\"");
+  }
+  if (root.contains("env_help")) {
+    const json& help = root["env_help"];
+    if (!help.is_object()) check.fail("/env_help", "expected an object, got " + type_name(help));
+    for (const auto& [name, message] : help.items())
+      file.env_help[name] =
+          check.expect_string(message, "/env_help/" + json_pointer_token(name));
+  }
+
+  bool has_lists = check.read_lists(root, "", file.lists);
+  if (root.contains("when")) {
+    const json& when = root["when"];
+    if (!when.is_array()) check.fail("/when", "expected an array of objects, got " + type_name(when));
+    for (std::size_t i = 0; i < when.size(); ++i) {
+      std::string ptr = "/when/" + std::to_string(i);
+      const json& item = when[i];
+      if (!item.is_object()) check.fail(ptr, "expected an object, got " + type_name(item));
+      ListBlock block;
+      for (const auto& [key, value] : item.items()) {
+        std::string kptr = ptr + "/" + json_pointer_token(key);
+        if (key == "aot_mode")
+          block.aot_mode = check.expect_bool(value, kptr);
+        else if (key == "compile_only")
+          block.compile_only = check.expect_bool(value, kptr);
+        else if (!list_from_name(key))
+          check.fail(kptr, "unknown key '" + key + "' (known: " +
+                               known_keys({"aot_mode", "compile_only"}) + ")", true);
+      }
+      if (!block.aot_mode && !block.compile_only)
+        check.fail(ptr, "a 'when' block needs a condition: aot_mode and/or compile_only");
+      has_lists = check.read_lists(item, ptr, block) || has_lists;
+      file.when.push_back(std::move(block));
+    }
+  }
+  if (root.contains("exec")) {
+    if (has_lists)
+      check.fail("/exec", "a device file gives either 'exec' or option lists, not both", true);
+    const json& exec = root["exec"];
+    if (!exec.is_object()) check.fail("/exec", "expected an object, got " + type_name(exec));
+    ExecSpec spec;
+    spec.line = check.line("/exec");
+    for (const auto& [key, value] : exec.items()) {
+      std::string kptr = "/exec/" + json_pointer_token(key);
+      if (key == "command") {
+        if (!value.is_array() || value.empty())
+          check.fail(kptr, "expected a non-empty array: the program and its arguments");
+        for (std::size_t i = 0; i < value.size(); ++i)
+          spec.command.push_back(check.expect_template(value[i], kptr + "/" + std::to_string(i)));
+      } else if (key == "timeout_s") {
+        if (!value.is_number() || value.get<double>() <= 0 || value.get<double>() > 3600)
+          check.fail(kptr, "expected a number of seconds in (0, 3600]");
+        spec.timeout_s = value.get<double>();
+      } else {
+        check.fail(kptr, "unknown key '" + key + "' (known: command, timeout_s)", true);
+      }
+    }
+    if (spec.command.empty()) check.fail("/exec", "missing 'command'");
+    file.exec = std::move(spec);
+  }
+  return file;
+}
+
+DeviceFile load_device_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error(ErrorKind::config,
+                "cannot read device file " + path + ": " + std::strerror(errno));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (text.size() > kMaxDeviceFileBytes)
+    throw Error(ErrorKind::config, path + ": device file larger than 1 MiB; is this the right file?");
+  return parse_device_file(text, path);
+}
+
+}  // namespace kbuild

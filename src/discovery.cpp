@@ -1,0 +1,183 @@
+#include "kbuild/discovery.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kbuild/error.hpp"
+#include "kbuild/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+constexpr const char* kProbe = R"PY(
+import importlib.util, json, sys, sysconfig
+def root(name):
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+print(json.dumps({
+    "torch_root": root("torch"),
+    "torch_npu_root": root("torch_npu"),
+    "include": sysconfig.get_path("include"),
+    "libdir": sysconfig.get_config_var("LIBDIR") or "",
+    "sys_path": [p for p in sys.path if p],
+}))
+)PY";
+
+// mtime in nanoseconds, or -1 when the path does not exist.
+long long mtime_ns(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  return j[key].get<std::string>();
+}
+
+PythonInfo info_from_json(const nlohmann::json& j, const std::string& python) {
+  PythonInfo info;
+  info.python = python;
+  info.torch_root = opt_string(j, "torch_root");
+  info.torch_npu_root = opt_string(j, "torch_npu_root");
+  info.include = opt_string(j, "include").value_or("");
+  info.libdir = opt_string(j, "libdir").value_or("");
+  return info;
+}
+
+// A cache entry is valid while every directory on sys.path keeps its mtime
+// (installing or removing a package changes its site-packages directory).
+bool still_valid(const nlohmann::json& entry) {
+  if (!entry.contains("stamps") || !entry["stamps"].is_object()) return false;
+  for (const auto& [dir, stamp] : entry["stamps"].items())
+    if (!stamp.is_number_integer() || mtime_ns(dir) != stamp.get<long long>()) return false;
+  return true;
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return;  // an unwritable cache only costs speed
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+}  // namespace
+
+std::string cache_root(const Environment& env) {
+  if (auto dir = env.get_nonempty("KBUILD_CACHE_DIR")) return *dir;
+  if (auto xdg = env.get_nonempty("XDG_CACHE_HOME")) return *xdg + "/kbuild";
+  if (auto home = env.get_nonempty("HOME")) return *home + "/.cache/kbuild";
+  return "";
+}
+
+Discovery discover_python(const std::string& python, const Environment& env,
+                          const std::string& cache_dir) {
+  Discovery d;
+  auto exe = find_executable(python, env);
+  if (!exe) {
+    d.problem = "'" + python + "' not found on PATH";
+    return d;
+  }
+  // Everything that changes which packages the interpreter sees.
+  std::string key = *exe + "\n" + std::to_string(mtime_ns(*exe));
+  for (const char* var : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV", "HOME"})
+    key += std::string("\n") + var + "=" + env.get(var).value_or("<unset>");
+  std::string cache_file;
+  if (!cache_dir.empty()) {
+    std::ostringstream name;
+    name << cache_dir << "/discovery/python-" << std::hex << fnv1a(key) << ".json";
+    cache_file = name.str();
+    std::ifstream in(cache_file);
+    if (in) {
+      try {
+        nlohmann::json entry = nlohmann::json::parse(in);
+        if (entry.value("key", "") == key && still_valid(entry)) {
+          d.info = info_from_json(entry["answer"], *exe);
+          d.from_cache = true;
+          return d;
+        }
+      } catch (const nlohmann::json::exception&) {
+        // A torn or foreign file: ignore it and ask Python again.
+      }
+    }
+  }
+
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(30);
+  ProcessResult run;
+  try {
+    run = run_process({*exe, "-c", kProbe}, opts);
+  } catch (const Error& e) {
+    d.problem = e.what();
+    return d;
+  }
+  if (!run.success()) {
+    d.problem = "'" + *exe + "' failed to report its paths (" + run.describe() + ")";
+    return d;
+  }
+  nlohmann::json answer;
+  try {
+    answer = nlohmann::json::parse(run.out);
+  } catch (const nlohmann::json::exception&) {
+    d.problem = "'" + *exe + "' printed something that is not JSON";
+    return d;
+  }
+  d.info = info_from_json(answer, *exe);
+  if (!cache_file.empty()) {
+    nlohmann::json entry{{"key", key}, {"answer", answer}, {"stamps", nlohmann::json::object()}};
+    if (answer.contains("sys_path") && answer["sys_path"].is_array())
+      for (const auto& p : answer["sys_path"])
+        if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
+    write_atomically(cache_file, entry.dump(1));
+  }
+  return d;
+}
+
+bool torch_is_rocm_build(const std::string& torch_root) {
+  std::ifstream in(torch_root + "/version.py");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("hip", 0) != 0) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string value = line.substr(eq + 1);
+    return value.find('\'') != std::string::npos || value.find('"') != std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace kbuild

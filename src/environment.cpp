@@ -1,0 +1,32 @@
+#include "kbuild/environment.hpp"
+
+extern char** environ;
+
+namespace kbuild {
+
+Environment Environment::from_process() {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string::npos) continue;
+    vars.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return Environment(std::move(vars));
+}
+
+std::optional<std::string> Environment::get(const std::string& name) const {
+  auto it = vars_.find(name);
+  std::optional<std::string> value;
+  if (it != vars_.end()) value = it->second;
+  consulted_[name] = value;
+  return value;
+}
+
+std::optional<std::string> Environment::get_nonempty(const std::string& name) const {
+  auto value = get(name);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
+}  // namespace kbuild

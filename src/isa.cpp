@@ -1,0 +1,166 @@
+#include "kbuild/isa.hpp"
+
+#include <sys/utsname.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "kbuild/environment.hpp"
+
+namespace kbuild {
+
+namespace {
+
+constexpr std::string_view kAvx512Flags = "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma";
+constexpr std::string_view kVnniFlags = " -mavx512vnni -mavx512vl";
+constexpr std::string_view kAmxFlags = " -mamx-tile -mamx-bf16 -mamx-int8";
+
+bool has(const CpuFeatures& cpu, const char* flag) { return cpu.flags.count(flag) > 0; }
+
+bool supports(const CpuFeatures& cpu, IsaKind kind) {
+  bool x86 = cpu.machine == "x86_64" || cpu.machine == "AMD64";
+  bool arm = cpu.machine == "aarch64" || cpu.machine == "arm64";
+  bool avx512 = x86 && has(cpu, "avx512f") && has(cpu, "avx512dq") && has(cpu, "avx512vl") &&
+                has(cpu, "avx512bw");
+  switch (kind) {
+    case IsaKind::none: return true;
+    case IsaKind::avx2: return x86 && has(cpu, "avx2") && has(cpu, "fma");
+    case IsaKind::avx512: return avx512;
+    case IsaKind::avx512_vnni: return avx512 && has(cpu, "avx512_vnni");
+    case IsaKind::amx:
+      return avx512 && has(cpu, "avx512_vnni") && has(cpu, "amx_tile") && has(cpu, "amx_bf16") &&
+             has(cpu, "amx_int8");
+    case IsaKind::neon: return arm && (has(cpu, "asimd") || cpu.machine == "arm64");
+    case IsaKind::sve256: return arm && has(cpu, "sve") && has(cpu, "bf16") && cpu.sve_vector_bytes == 32;
+  }
+  return false;
+}
+
+Isa with_cpu_extras(IsaKind kind, const CpuFeatures& cpu) {
+  Isa isa{kind};
+  if (kind == IsaKind::avx512 || kind == IsaKind::amx) isa.avx512_bf16 = has(cpu, "avx512_bf16");
+  if (kind == IsaKind::amx) isa.amx_fp16 = has(cpu, "amx_fp16");
+  return isa;
+}
+
+// Inductor's preference order.
+constexpr IsaKind kPreference[] = {IsaKind::amx,  IsaKind::avx512_vnni, IsaKind::avx512,
+                                   IsaKind::avx2, IsaKind::sve256,      IsaKind::neon};
+
+}  // namespace
+
+CpuFeatures read_cpu_features() {
+  CpuFeatures cpu;
+  struct utsname names {};
+  if (uname(&names) == 0) cpu.machine = names.machine;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+    if (key != "flags" && key != "Features") continue;
+    std::istringstream words(line.substr(colon + 1));
+    std::string word;
+    while (words >> word) cpu.flags.insert(word);
+    break;  // every core lists the same flags
+  }
+  std::ifstream sve("/proc/sys/abi/sve_default_vector_length");
+  sve >> cpu.sve_vector_bytes;
+  return cpu;
+}
+
+Isa pick_isa(const CpuFeatures& cpu, const Environment& env) {
+  auto capability = env.get_nonempty("ATEN_CPU_CAPABILITY");
+  if (capability == "default") return Isa{};
+  for (IsaKind kind : kPreference) {
+    if (!supports(cpu, kind)) continue;
+    // ATEN_CPU_CAPABILITY=avx2/avx512 restricts the pick to that family.
+    if (capability == "avx2" && kind != IsaKind::avx2) continue;
+    if (capability == "avx512" && kind != IsaKind::amx && kind != IsaKind::avx512_vnni &&
+        kind != IsaKind::avx512)
+      continue;
+    return with_cpu_extras(kind, cpu);
+  }
+  return Isa{};
+}
+
+std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
+                             const Environment& env) {
+  if (spec == "auto") return pick_isa(cpu, env);
+  auto plus = spec.find('+');
+  std::string_view name = spec.substr(0, plus);
+  std::optional<IsaKind> kind;
+  for (IsaKind k : {IsaKind::none, IsaKind::avx2, IsaKind::avx512, IsaKind::avx512_vnni,
+                    IsaKind::amx, IsaKind::neon, IsaKind::sve256})
+    if (isa_name(k) == name) kind = k;
+  if (!kind) return std::nullopt;
+  if (plus == std::string_view::npos) return with_cpu_extras(*kind, cpu);
+  Isa isa{*kind};
+  std::string_view rest = spec.substr(plus + 1);
+  while (!rest.empty()) {
+    auto next = rest.find('+');
+    std::string_view extra = rest.substr(0, next);
+    if (extra == "bf16" && (isa.kind == IsaKind::avx512 || isa.kind == IsaKind::amx))
+      isa.avx512_bf16 = true;
+    else if (extra == "fp16" && isa.kind == IsaKind::amx)
+      isa.amx_fp16 = true;
+    else
+      return std::nullopt;
+    rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
+  }
+  return isa;
+}
+
+std::string_view isa_name(IsaKind kind) {
+  switch (kind) {
+    case IsaKind::none: return "none";
+    case IsaKind::avx2: return "avx2";
+    case IsaKind::avx512: return "avx512";
+    case IsaKind::avx512_vnni: return "avx512_vnni";
+    case IsaKind::amx: return "amx";
+    case IsaKind::neon: return "neon";
+    case IsaKind::sve256: return "sve256";
+  }
+  return "none";
+}
+
+std::vector<std::string> isa_macros(const Isa& isa) {
+  switch (isa.kind) {
+    case IsaKind::none: return {};
+    case IsaKind::avx2: return {"CPU_CAPABILITY_AVX2"};
+    case IsaKind::avx512:
+    case IsaKind::avx512_vnni:
+    case IsaKind::amx: return {"CPU_CAPABILITY_AVX512"};
+    case IsaKind::neon: return {"CPU_CAPABILITY_NEON", "AT_BUILD_ARM_VEC256_WITH_SLEEF"};
+    case IsaKind::sve256:
+      return {"CPU_CAPABILITY_SVE", "CPU_CAPABILITY_SVE256", "AT_BUILD_ARM_VEC256_WITH_SLEEF",
+              "__ARM_FEATURE_BF16"};
+  }
+  return {};
+}
+
+std::optional<std::string> isa_flags(const Isa& isa) {
+  std::string flags;
+  switch (isa.kind) {
+    case IsaKind::none: return std::nullopt;
+    case IsaKind::avx2: return std::string("-mavx2 -mfma -mf16c");
+    case IsaKind::avx512:
+      flags = kAvx512Flags;
+      if (isa.avx512_bf16) flags += " -mavx512bf16";
+      return flags;
+    case IsaKind::avx512_vnni:  // Inductor's VNNI class never adds bf16
+      return std::string(kAvx512Flags) + std::string(kVnniFlags);
+    case IsaKind::amx:
+      flags = std::string(kAvx512Flags) + std::string(kVnniFlags) + std::string(kAmxFlags);
+      if (isa.avx512_bf16) flags += " -mavx512bf16";
+      if (isa.amx_fp16) flags += " -mamx-fp16";
+      return flags;
+    case IsaKind::neon: return std::string();
+    case IsaKind::sve256: return std::string("-march=armv8-a+sve+bf16 -msve-vector-bits=256");
+  }
+  return std::nullopt;
+}
+
+}  // namespace kbuild
