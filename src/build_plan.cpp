@@ -47,7 +47,10 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
     plan.notes.insert(plan.notes.end(), torch.notes.begin(), torch.notes.end());
   }
 
-  OptionsResult device = registry.resolve(r.query, ctx, r.strict);
+  // Without the torch layer nothing may refer to torch (Inductor's CppOptions).
+  Paths paths = ctx.paths;
+  if (!r.use_torch) paths.torch_root.reset();
+  OptionsResult device = registry.resolve(r.query, ResolveContext{paths, ctx.env}, r.strict);
   all.append(device.options);
   plan.notes.insert(plan.notes.end(), device.notes.begin(), device.notes.end());
   all.append(user_layer(r));

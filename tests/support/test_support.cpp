@@ -1,0 +1,158 @@
+#include "test_support.hpp"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/process/v2/environment.hpp>
+// Boost 1.81 header-only mode leaves this implementation out of environment.hpp.
+#include <boost/process/v2/impl/environment.ipp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+extern char** environ;
+
+namespace asio = boost::asio;
+namespace bp = boost::process::v2;
+
+namespace kbuild_test {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  fs::path root = base && *base ? base : "/tmp";
+  std::mt19937_64 rng{std::random_device{}()};
+  for (int i = 0; i < 100; ++i) {
+    fs::path candidate = root / ("kbuild-test-" + std::to_string(getpid()) + "-" +
+                                 std::to_string(rng() % 100000000));
+    std::error_code ec;
+    if (fs::create_directory(candidate, ec)) {
+      path_ = fs::canonical(candidate);
+      return;
+    }
+  }
+  throw std::runtime_error("cannot create a temporary directory");
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  // Restore permissions a test may have removed, then delete.
+  for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path_, ec);
+}
+
+void write_file(const fs::path& path, const std::string& text, bool executable) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  REQUIRE(out.good());
+  if (executable)
+    fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                    fs::perm_options::add);
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& set,
+              const std::vector<std::string>& unset) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    auto eq = entry.find('=');
+    if (eq != std::string::npos) vars[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  for (const auto& [k, v] : set) vars[k] = v;
+  for (const auto& k : unset) vars.erase(k);
+  std::vector<std::string> env;
+  for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
+
+  asio::io_context ctx;
+  asio::readable_pipe out(ctx), err(ctx);
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  bp::process proc(ctx, argv[0], args, bp::process_stdio{nullptr, out, err},
+                   bp::process_environment(env));
+  RunResult r;
+  auto reader = [](asio::readable_pipe& pipe, std::string& sink) {
+    auto buf = std::make_shared<std::array<char, 8192>>();
+    auto step = std::make_shared<std::function<void()>>();
+    *step = [&pipe, &sink, buf, step] {
+      pipe.async_read_some(asio::buffer(*buf), [&sink, buf, step](bp::error_code ec, std::size_t n) {
+        sink.append(buf->data(), n);
+        if (!ec) (*step)();
+      });
+    };
+    (*step)();
+  };
+  reader(out, r.out);
+  reader(err, r.err);
+  ctx.run();
+  proc.wait();
+  int status = proc.native_exit_code();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  return r;
+}
+
+std::string kbuild_binary() {
+  const char* bin = std::getenv("KBUILD_BIN");
+  REQUIRE(bin != nullptr);
+  return bin;
+}
+
+std::string source_root() {
+  const char* root = std::getenv("KBUILD_SOURCE_ROOT");
+  REQUIRE(root != nullptr);
+  return root;
+}
+
+RunResult run_kbuild(const std::vector<std::string>& args, const std::string& home,
+                     std::map<std::string, std::string> set, std::vector<std::string> unset) {
+  std::vector<std::string> argv{kbuild_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  set.emplace("HOME", home);
+  set.emplace("XDG_CONFIG_HOME", home + "/.config");
+  set.emplace("XDG_CACHE_HOME", home + "/.cache");
+  for (const char* var : {"KBUILD_CONFIG_PATH", "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT",
+                          "KBUILD_CACHE_DIR", "CXX", "CUDA_HOME", "ASCEND_HOME_PATH",
+                          "LIBTORCH_NPU_PATH", "ATEN_CPU_CAPABILITY"})
+    if (!set.count(var)) unset.push_back(var);
+  return run(argv, set, unset);
+}
+
+void compile_shared_library(const std::string& source_text, const std::string& output,
+                            const std::string& soname, const std::vector<std::string>& extra) {
+  fs::create_directories(fs::path(output).parent_path());
+  std::string src = output + ".src.cpp";
+  write_file(src, source_text);
+  std::vector<std::string> argv{"/usr/bin/g++", "-shared", "-fPIC", "-o", output, src};
+  if (!soname.empty()) argv.push_back("-Wl,-soname," + soname);
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  RunResult r = run(argv);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  fs::remove(src);
+}
+
+void make_fake_torch(const std::string& root, bool with_libs) {
+  fs::create_directories(root + "/include/torch/csrc/api/include");
+  fs::create_directories(root + "/lib");
+  write_file(root + "/__init__.py", "");
+  write_file(root + "/version.py", "__version__ = '2.11.0'\nhip: Optional[str] = None\n");
+  if (!with_libs) return;
+  for (const char* lib : {"torch", "torch_cpu", "torch_python"})
+    compile_shared_library(std::string("extern \"C\" int kbuild_fake_") + lib + "() { return 1; }\n",
+                           root + "/lib/lib" + lib + ".so", std::string("lib") + lib + ".so");
+}
+
+}  // namespace kbuild_test

@@ -1,0 +1,65 @@
+// Helpers shared by the test layers: temporary trees, files, and running real
+// processes (the kbuild binary, g++) with a controlled environment.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kbuild_test {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under $TMPDIR, removed (with its contents) on scope exit.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  std::string str() const { return path_.string(); }
+  std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
+
+ private:
+  fs::path path_;
+};
+
+void write_file(const fs::path& path, const std::string& text, bool executable = false);
+std::string read_file(const fs::path& path);
+
+struct RunResult {
+  int exit_code = -1;  // -signal when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs argv (argv[0] a path) with this process's environment plus `set`,
+// minus `unset`; captures stdout and stderr.
+RunResult run(const std::vector<std::string>& argv,
+              const std::map<std::string, std::string>& set = {},
+              const std::vector<std::string>& unset = {});
+
+// The binary under test and the project's source tree (set by meson).
+std::string kbuild_binary();
+std::string source_root();
+
+// Runs kbuild with a hermetic environment: HOME, XDG dirs and the cache point
+// into `home`, so no user config leaks in.
+RunResult run_kbuild(const std::vector<std::string>& args, const std::string& home,
+                     std::map<std::string, std::string> set = {},
+                     std::vector<std::string> unset = {});
+
+// Compiles `source_text` into a shared library at `output` with g++
+// (-shared -fPIC), with `soname` when given. Fails the test on error.
+void compile_shared_library(const std::string& source_text, const std::string& output,
+                            const std::string& soname = "",
+                            const std::vector<std::string>& extra = {});
+
+// A fake torch package tree under `root`: include/, lib/ with stub
+// libtorch.so, libtorch_cpu.so, libtorch_python.so (when `with_libs`).
+void make_fake_torch(const std::string& root, bool with_libs);
+
+}  // namespace kbuild_test
