@@ -1,5 +1,6 @@
 #include "kbuild/build_runner.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,11 +39,20 @@ void check_output_dir(const std::string& output) {
   if (stat(dir.c_str(), &st) != 0)
     throw Error(ErrorKind::output, "output directory " + dir + " does not exist; create it first");
   if (!S_ISDIR(st.st_mode)) throw Error(ErrorKind::output, "output directory " + dir + " is not a directory");
-  if (access(dir.c_str(), W_OK | X_OK) != 0)
-    throw Error(ErrorKind::output, "output directory " + dir + " is not writable");
   struct stat out {};
   if (stat(output.c_str(), &out) == 0 && S_ISDIR(out.st_mode))
     throw Error(ErrorKind::output, "output " + output + " is a directory; give a file name with -o");
+}
+
+// Creates the temporary file the compiler will overwrite: proves the
+// directory is writable (permission bits alone say nothing for root or on a
+// read-only mount) and reserves the unique name.
+void reserve_temporary(const std::string& tmp, const std::string& output) {
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error(ErrorKind::output, "cannot write beside " + output + ": " + std::strerror(errno) +
+                                       "; choose a writable output directory");
+  ::close(fd);
 }
 
 }  // namespace
@@ -73,10 +83,12 @@ BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& so
                 "one with --cxx PATH or the CXX variable");
   argv[0] = *compiler;
   const std::string tmp = temporary_output_path(plan.output);
+  reserve_temporary(tmp, plan.output);
   argv[plan.command.output_index] = tmp;
 
   ProcessOptions opts;
   opts.handle_interrupts = true;
+  opts.environment = &env;
   auto start = std::chrono::steady_clock::now();
   BuildOutcome outcome;
   std::error_code ec;
@@ -97,9 +109,6 @@ BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& so
     throw Error(ErrorKind::toolchain_failed, "compiler failed (" + p.describe() + "); " +
                                                  plan.output + " left as it was");
   }
-  if (!fs::exists(tmp, ec))
-    throw Error(ErrorKind::toolchain_failed,
-                "compiler exited 0 but wrote no output (does a passthrough flag suppress it?)");
   fs::rename(tmp, plan.output, ec);
   if (ec) {
     std::string why = ec.message();

@@ -106,6 +106,7 @@ class ExecProvider : public Provider {
     opts.capture_output = true;
     opts.max_capture = 4u << 20;
     opts.timeout = std::chrono::milliseconds(static_cast<long>(spec.timeout_s * 1000));
+    opts.environment = &ctx.env;
     ProcessResult run;
     try {
       run = run_process(argv, opts);

@@ -138,6 +138,7 @@ Discovery discover_python(const std::string& python, const Environment& env,
   ProcessOptions opts;
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
+  opts.environment = &env;
   ProcessResult run;
   try {
     run = run_process({*exe, "-c", kProbe}, opts);

@@ -23,6 +23,12 @@ std::optional<std::string> Environment::get(const std::string& name) const {
   return value;
 }
 
+std::vector<std::string> Environment::entries() const {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : vars_) out.push_back(name + "=" + value);
+  return out;
+}
+
 std::optional<std::string> Environment::get_nonempty(const std::string& name) const {
   auto value = get(name);
   if (value && value->empty()) return std::nullopt;

@@ -99,9 +99,11 @@ std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
   if (plus == std::string_view::npos) return with_cpu_extras(*kind, cpu);
   Isa isa{*kind};
   std::string_view rest = spec.substr(plus + 1);
+  if (rest.empty()) return std::nullopt;
   while (!rest.empty()) {
     auto next = rest.find('+');
     std::string_view extra = rest.substr(0, next);
+    if (next != std::string_view::npos && next + 1 == rest.size()) return std::nullopt;
     if (extra == "bf16" && (isa.kind == IsaKind::avx512 || isa.kind == IsaKind::amx))
       isa.avx512_bf16 = true;
     else if (extra == "fp16" && isa.kind == IsaKind::amx)

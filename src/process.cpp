@@ -10,6 +10,7 @@
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 #include <cstring>
@@ -100,11 +101,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
   std::optional<bp::process> child;
   try {
-    if (options.capture_output)
-      child.emplace(ctx, argv[0], args, bp::process_stdio{nullptr, out_pipe, err_pipe},
+    bp::process_stdio stdio = options.capture_output
+                                  ? bp::process_stdio{nullptr, out_pipe, err_pipe}
+                                  : bp::process_stdio{nullptr, {}, {}};
+    if (options.environment) {
+      std::vector<std::string> env = options.environment->entries();
+      child.emplace(ctx, argv[0], args, std::move(stdio), bp::process_environment(env),
                     NewProcessGroup{});
-    else
-      child.emplace(ctx, argv[0], args, bp::process_stdio{nullptr, {}, {}}, NewProcessGroup{});
+    } else {
+      child.emplace(ctx, argv[0], args, std::move(stdio), NewProcessGroup{});
+    }
   } catch (const bp::system_error& e) {
     throw Error(ErrorKind::compiler_missing,
                 "cannot start " + argv[0] + ": " + e.code().message());

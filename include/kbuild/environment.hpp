@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kbuild {
 
@@ -23,6 +24,9 @@ class Environment {
 
   void set(const std::string& name, std::string value) { vars_[name] = std::move(value); }
   void unset(const std::string& name) { vars_.erase(name); }
+
+  // All variables, as "NAME=value" (for a child process's environment).
+  std::vector<std::string> entries() const;
 
   // Every variable looked up so far, with the value seen (nullopt = unset).
   const std::map<std::string, std::optional<std::string>>& consulted() const { return consulted_; }

@@ -16,6 +16,8 @@ struct ProcessOptions {
   bool capture_output = false;
   std::size_t max_capture = 16u << 20;
   std::optional<std::chrono::milliseconds> timeout;
+  // The child's environment; nullptr: inherit kbuild's own.
+  const Environment* environment = nullptr;
   // End the child's process group and report `interrupted` on SIGINT/SIGTERM.
   bool handle_interrupts = false;
 };

@@ -6,8 +6,6 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/process/v2/environment.hpp>
-// Boost 1.81 header-only mode leaves this implementation out of environment.hpp.
-#include <boost/process/v2/impl/environment.ipp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 #include <catch2/catch.hpp>

@@ -1,0 +1,109 @@
+#include <catch2/catch.hpp>
+
+#include "kbuild/device_file.hpp"
+#include "kbuild/error.hpp"
+
+using namespace kbuild;
+
+namespace {
+std::string config_error(const std::string& text) {
+  try {
+    parse_device_file(text, "/cfg/dev.json");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::config);
+    return e.what();
+  }
+  FAIL("expected a config error for: " << text);
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a valid device file gives its lists, conditions and entry lines", "[unit][device-file]") {
+  DeviceFile f = parse_device_file(R"({
+  "device": "npu",
+  "description": "test",
+  "env_help": {"ASCEND_HOME_PATH": "run set_env.sh"},
+  "definitions": ["USE_NPU"],
+  "include_dirs": [
+    "${env:ASCEND_HOME_PATH}/include"
+  ],
+  "when": [{"aot_mode": true, "libraries": ["aot_only"]}]
+})", "/cfg/npu.json");
+  CHECK(f.device == "npu");
+  CHECK(f.mode == RegistrationMode::replace);
+  CHECK(f.env_help.at("ASCEND_HOME_PATH") == "run set_env.sh");
+  const auto& inc = f.lists.lists[static_cast<std::size_t>(OptionList::include_dirs)];
+  REQUIRE(inc.size() == 1);
+  CHECK(inc[0].line == 7);
+  CHECK(inc[0].pointer == "/include_dirs/0");
+  REQUIRE(f.when.size() == 1);
+  CHECK(f.when[0].applies(DeviceQuery{"npu", true, false}));
+  CHECK_FALSE(f.when[0].applies(DeviceQuery{"npu", false, false}));
+}
+
+TEST_CASE("malformed JSON names file, line and column", "[unit][device-file]") {
+  std::string msg = config_error("{\n  \"device\": \"x\",\n  \"libraries\": [\"a\",]\n}");
+  CHECK(msg.find("/cfg/dev.json:3:") == 0);
+  CHECK(msg.find("malformed JSON") != std::string::npos);
+}
+
+TEST_CASE("unknown keys are errors with the key path and its position", "[unit][device-file]") {
+  std::string msg = config_error("{\"device\": \"x\",\n \"librarys\": []}");
+  CHECK(msg.find("/cfg/dev.json:2:") == 0);
+  CHECK(msg.find("at /librarys") != std::string::npos);
+  CHECK(msg.find("unknown key 'librarys'") != std::string::npos);
+  CHECK(msg.find("libraries") != std::string::npos);  // the known keys are listed
+  CHECK(config_error("{\"device\": \"x\", \"when\": [{\"aot_mode\": true, \"libs\": []}]}")
+            .find("at /when/0/libs") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"exec\": {\"command\": [\"p\"], \"timeout\": 1}}")
+            .find("at /exec/timeout") != std::string::npos);
+}
+
+TEST_CASE("wrong types are errors naming the expected type", "[unit][device-file]") {
+  CHECK(config_error("{\"device\": \"x\", \"libraries\": \"ascendcl\"}")
+            .find("at /libraries: expected an array of strings, got a string") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"libraries\": [\"a\", 3]}")
+            .find("at /libraries/1: expected a string, got a number") != std::string::npos);
+  CHECK(config_error("{\"device\": 7}").find("at /device: expected a string") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"when\": [{\"aot_mode\": \"yes\"}]}")
+            .find("expected true or false") != std::string::npos);
+  CHECK(config_error("[1]").find("must be a JSON object") != std::string::npos);
+}
+
+TEST_CASE("semantic errors: names, modes, conditions, exec with lists, bad ${}", "[unit][device-file]") {
+  CHECK(config_error("{}").find("missing required key 'device'") != std::string::npos);
+  CHECK(config_error("{\"device\": \"\"}").find("invalid device name") != std::string::npos);
+  CHECK(config_error("{\"device\": \"../x\"}").find("invalid device name") != std::string::npos);
+  CHECK(config_error("{\"device\": \"a/b\"}").find("invalid device name") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"mode\": \"merge\"}").find("\"replace\" or \"extend\"") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"when\": [{\"libraries\": []}]}").find("needs a condition") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"libraries\": [\"a\"], \"exec\": {\"command\": [\"p\"]}}")
+            .find("either 'exec' or option lists") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"exec\": {\"command\": []}}").find("non-empty array") != std::string::npos);
+  std::string bad_var = config_error("{\"device\": \"x\",\n\"include_dirs\": [\"${ascend_home}/inc\"]}");
+  CHECK(bad_var.find("/cfg/dev.json:2:") == 0);
+  CHECK(bad_var.find("unknown variable '${ascend_home}'") != std::string::npos);
+}
+
+TEST_CASE("duplicate keys are errors, never silently the last one", "[unit][device-file]") {
+  std::string msg = config_error("{\"device\": \"x\",\n \"libraries\": [\"a\"],\n \"libraries\": [\"b\"]}");
+  CHECK(msg.find("duplicate key '/libraries'") != std::string::npos);
+  CHECK(msg.find("/cfg/dev.json:3:") == 0);
+}
+
+TEST_CASE("device names accept the documented alphabet only", "[unit][device-file]") {
+  CHECK(is_valid_device_name("npu"));
+  CHECK(is_valid_device_name("my_dev-2"));
+  CHECK_FALSE(is_valid_device_name("NPU"));
+  CHECK_FALSE(is_valid_device_name("2npu"));
+  CHECK_FALSE(is_valid_device_name(".."));
+  CHECK_FALSE(is_valid_device_name(std::string(65, 'a')));
+}
+
+TEST_CASE("load_device_file reports unreadable files as config errors", "[unit][device-file]") {
+  CHECK_THROWS_MATCHES(load_device_file("/nonexistent/kbuild/x.json"), Error,
+                       Catch::Predicate<Error>([](const Error& e) {
+                         return e.kind() == ErrorKind::config &&
+                                std::string(e.what()).find("/nonexistent/kbuild/x.json") != std::string::npos;
+                       }));
+}
