@@ -52,7 +52,11 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   }
   for (const Entry& e : options.entries(OptionList::definitions)) {
     argv.push_back("-D");
-    add_words(argv, e.value, e);
+    // A -D given to kbuild is already one argument; list entries split as in Inductor.
+    if (e.origin.layer == Layer::user)
+      argv.push_back(e.value);
+    else
+      add_words(argv, e.value, e);
     definitions += "-D " + e.value + " ";
   }
   for (const Entry& e : options.entries(OptionList::cflags)) {

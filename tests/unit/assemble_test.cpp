@@ -8,7 +8,7 @@ using Strings = std::vector<std::string>;
 
 namespace {
 BuildOptions sample() {
-  Origin o{Layer::user, "test", "", 0};
+  Origin o{Layer::device, "test", "", 0};
   BuildOptions b;
   b.add(OptionList::definitions, " USE_X", o);
   b.add(OptionList::cflags, "O3", o);
@@ -76,4 +76,12 @@ TEST_CASE("default outputs are named as Inductor names them", "[unit][assemble]"
   CHECK(default_output("kernel.cpp", OutputKind::object) == "kernel.o");
   CHECK(default_output("c/abc.h", OutputKind::precompiled_header) == "c/abc.h.gch");
   CHECK(default_output("header.hpp", OutputKind::preprocessed) == "header.i");
+}
+
+TEST_CASE("a user -D is one argument; a list definition splits like Inductor's shlex", "[unit][assemble]") {
+  BuildOptions o;
+  o.add(OptionList::definitions, "MSG=\"hi there\"", Origin{Layer::user, "command line", "", 0});
+  o.add(OptionList::definitions, "X=\"a b\"", Origin{Layer::device, "config x", "", 0});
+  Command c = assemble(o, AssembleInput{"g++", {"k.cpp"}, OutputKind::object, "k.o", {}});
+  CHECK(Strings(c.argv.begin() + 2, c.argv.begin() + 6) == Strings{"-D", "MSG=\"hi there\"", "-D", "X=a b"});
 }

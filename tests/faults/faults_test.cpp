@@ -1,0 +1,159 @@
+// Bad input and failures: one clear line, the documented exit code, and
+// nothing lost (an earlier output stays as it was, no temporary files).
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+// Exit codes, as documented in the README.
+constexpr int kUsage = 2, kConfig = 3, kProvider = 4, kToolchain = 5, kCompilerMissing = 6, kOutput = 7;
+
+// kbuild's own error line (the compiler's diagnostics may come before it).
+std::string error_line(const std::string& err) {
+  auto at = err.find("kbuild: error[");
+  if (at == std::string::npos || (at > 0 && err[at - 1] != '\n')) return "";
+  return err.substr(at, err.find('\n', at) - at);
+}
+
+struct Case {
+  TempDir home, dir;
+  std::string kernel;
+  Case() : kernel(dir / "kernel.cpp") { write_file(kernel, "extern \"C\" int f() { return 1; }\n"); }
+  RunResult kbuild(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    return run_kbuild(std::move(args), home.str(), std::move(env));
+  }
+  std::vector<std::string> leftovers() const {
+    std::vector<std::string> out;
+    for (auto& e : fs::directory_iterator(dir.path()))
+      if (e.path().filename().string().find("kbuild-tmp") != std::string::npos) out.push_back(e.path());
+    return out;
+  }
+};
+
+void check_error(const RunResult& r, int code, const std::string& stage, const std::string& text) {
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == code);
+  std::string line = error_line(r.err);
+  CHECK(line.find("kbuild: error[" + stage + "]: ") == 0);
+  CHECK(line.find(text) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("a failed build leaves the older library untouched and no temporary files", "[faults]") {
+  Case c;
+  REQUIRE(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "kernel.so"}).exit_code == 0);
+  std::string before = read_file(c.dir / "kernel.so");
+  write_file(c.kernel, "extern \"C\" int f() { return }\n");  // a syntax error
+  RunResult r = c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "kernel.so"});
+  check_error(r, kToolchain, "toolchain", "compiler failed (exit code 1)");
+  CHECK(r.err.find("kernel.cpp:1:") != std::string::npos);  // g++'s own diagnostics pass through
+  CHECK(read_file(c.dir / "kernel.so") == before);
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("a compiler killed by a signal is reported with the signal", "[faults]") {
+  Case c;
+  write_file(c.dir / "crashing-g++", "#!/bin/sh\nkill -SEGV $$\n", true);
+  RunResult r = c.kbuild({"--no-torch", "--cxx", c.dir / "crashing-g++", c.kernel, "-o", c.dir / "k.so"});
+  check_error(r, kToolchain, "toolchain", "killed by signal 11");
+  CHECK_FALSE(fs::exists(c.dir / "k.so"));
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("a missing compiler: one line, its own exit code", "[faults]") {
+  Case c;
+  RunResult r = c.kbuild({"--no-torch", "--cxx", "no-such-compiler-xyz", c.kernel});
+  check_error(r, kCompilerMissing, "toolchain", "compiler 'no-such-compiler-xyz' not found");
+  CHECK(r.err.find("--cxx") != std::string::npos);
+  RunResult env_cxx = c.kbuild({"--no-torch", c.kernel}, {{"CXX", c.dir / "missing/g++"}});
+  CHECK(env_cxx.exit_code == kCompilerMissing);
+}
+
+TEST_CASE("a missing source, a directory as source, output equal to input", "[faults]") {
+  Case c;
+  check_error(c.kbuild({"--no-torch", c.dir / "nope.cpp"}), kUsage, "input", "nope.cpp: No such file");
+  fs::create_directories(c.dir / "adir");
+  check_error(c.kbuild({"--no-torch", c.dir / "adir", "-o", c.dir / "x.so"}), kUsage, "input", "not a regular file");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel}), kUsage, "usage", "is also a source");
+  CHECK(read_file(c.kernel).find("return 1") != std::string::npos);
+}
+
+TEST_CASE("an output directory that is missing or cannot be written", "[faults]") {
+  Case c;
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "missing/k.so"}), kOutput, "output", "does not exist");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel + "/k.so"}), kOutput, "output", "not a directory");
+  // Even root cannot create files in /proc: the write is tried, not guessed.
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", "/proc/kbuild-test.so"}), kOutput, "output", "cannot write beside");
+  fs::create_directories(c.dir / "out.so");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "out.so"}), kOutput, "output", "is a directory");
+}
+
+TEST_CASE("usage errors: unknown option, bad --isa, conflicting modes, no source", "[faults]") {
+  Case c;
+  check_error(c.kbuild({"--frobnicate", c.kernel}), kUsage, "usage", "frobnicate");
+  check_error(c.kbuild({"--isa", "avx9", c.kernel}), kUsage, "usage", "unknown --isa 'avx9'");
+  check_error(c.kbuild({"-c", "--preprocess", c.kernel}), kUsage, "usage", "exclude each other");
+  check_error(c.kbuild({"--no-torch"}), kUsage, "usage", "no source given");
+}
+
+TEST_CASE("unknown devices: empty options by default, an error with --strict", "[faults]") {
+  Case c;
+  RunResult lax = c.kbuild({"--no-torch", "--device", "tpu", "--dry-run", c.kernel});
+  CHECK(lax.exit_code == 0);
+  CHECK(lax.err.find("kbuild: note: unknown device 'tpu'") != std::string::npos);
+  check_error(c.kbuild({"--no-torch", "--device", "tpu", "--strict", c.kernel}), kUsage, "usage",
+              "unknown device 'tpu' (--strict)");
+}
+
+TEST_CASE("npu without ASCEND_HOME_PATH fails with the adapter's message", "[faults]") {
+  Case c;
+  RunResult r = c.kbuild({"--no-torch", "--device", "npu", c.kernel, "-o", c.dir / "k.so"});
+  check_error(r, kProvider, "provider", "Could not find ASCEND_HOME_PATH in env. Please run set_env.sh first.");
+  CHECK(r.err.find("device 'npu' (") != std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k.so"));
+}
+
+TEST_CASE("xpu without a SYCL runtime is a provider error", "[faults]") {
+  Case c;
+  check_error(c.kbuild({"--no-torch", "--device", "xpu", "--dry-run", c.kernel}, {{"SYCL_HOME", ""}, {"CMPLR_ROOT", ""}}),
+              kProvider, "provider", "SYCL runtime is not detected");
+}
+
+TEST_CASE("broken device files: malformed JSON, unknown keys, wrong types, missing --config", "[faults]") {
+  Case c;
+  write_file(c.dir / "bad.json", "{\n  \"device\": \"x\"\n  \"libraries\": []\n}");
+  check_error(c.kbuild({"--config", c.dir / "bad.json", c.kernel}), kConfig, "config", c.dir / "bad.json:3:");
+  write_file(c.dir / "typo.json", "{\"device\": \"x\", \"librarys\": []}");
+  check_error(c.kbuild({"devices", "--config", c.dir / "typo.json"}), kConfig, "config", "unknown key 'librarys'");
+  write_file(c.dir / "type.json", "{\"device\": \"x\", \"cflags\": [true]}");
+  check_error(c.kbuild({"options", "--config", c.dir / "type.json"}), kConfig, "config", "at /cflags/0: expected a string");
+  check_error(c.kbuild({"--config", c.dir / "absent.json", c.kernel}), kConfig, "config", "no such file");
+}
+
+TEST_CASE("a failing exec provider is a provider error with its stderr", "[faults]") {
+  Case c;
+  write_file(c.dir / "prov.sh", "#!/bin/sh\necho 'driver not loaded' >&2\nexit 9\n", true);
+  write_file(c.dir / "dev.json", "{\"device\": \"ext\", \"exec\": {\"command\": [\"./prov.sh\"]}}");
+  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "dev.json", "--device", "ext", c.kernel});
+  check_error(r, kProvider, "provider", "exit code 9");
+  CHECK(r.err.find("driver not loaded") != std::string::npos);
+}
+
+TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument", "[faults]") {
+  Case c;
+  write_file(c.dir / "evil.json",
+             "{\"device\": \"evil\", \"include_dirs\": [\"; rm -rf ~\", \"$$(touch " + c.dir / "pwned" + ")\"]}");
+  write_file(c.dir / "record-g++", "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$ARGV_FILE\"\nexit 1\n", true);
+  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "evil.json", "--device", "evil", "--cxx",
+                          c.dir / "record-g++", c.kernel, "-o", c.dir / "k.so"},
+                         {{"ARGV_FILE", c.dir / "argv.txt"}});
+  CHECK(r.exit_code == kToolchain);
+  std::string argv = read_file(c.dir / "argv.txt");
+  CHECK(argv.find("\n-I; rm -rf ~\n") != std::string::npos);
+  CHECK(argv.find("\n-I$(touch " + c.dir / "pwned" + ")\n") != std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "pwned"));
+}
