@@ -34,7 +34,7 @@ BuildOptions base_layer(const BaseSettings& s) {
     cflag("march=native");
   if (s.do_link) cflag("shared");
   cflag("fPIC");
-  cflag("Wall");
+  if (s.warning_all) cflag("Wall");
   cflag("std=c++17");
   cflag("Wno-unused-variable");
   cflag("Wno-unknown-pragmas");

@@ -37,6 +37,7 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   base.do_link = links(r.kind);
   base.min_optimize = r.min_optimize;
   base.debug = r.debug;
+  base.warning_all = r.warning_all;
   base.extra_flags = r.extra_flags;
   base.machine = r.machine;
   BuildOptions all = base_layer(base);

@@ -22,6 +22,7 @@ struct BuildRequest {
   bool strict = false;
   bool min_optimize = false;
   bool debug = false;
+  bool warning_all = true;
   bool use_torch = true;  // off: no torch layer (plain C++ kernels)
   Isa isa;
   std::vector<std::string> extra_flags;

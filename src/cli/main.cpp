@@ -41,6 +41,7 @@ struct BuildOptionsCli {
   bool preprocess = false;
   bool min_optimize = false;
   bool debug = false;
+  bool no_warning_all = false;
   std::vector<std::string> extra_flags;
   std::string include_pch;
   std::vector<std::string> includes, definitions, lib_dirs, libs;
@@ -125,6 +126,7 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
   r.strict = common.strict;
   r.min_optimize = b.min_optimize;
   r.debug = b.debug;
+  r.warning_all = !b.no_warning_all;
   r.use_torch = !common.site.no_torch;
   auto isa = parse_isa(common.isa, cpu, session.env);
   if (!isa) throw Error(ErrorKind::usage, "unknown --isa '" + common.isa + "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, sve256, with optional +bf16/+fp16)");
@@ -209,6 +211,7 @@ int main(int argc, char** argv) {
   app.add_flag("--preprocess", b.preprocess, "preprocess to .i (-E -P)");
   app.add_flag("--min-optimize", b.min_optimize, "-O1 instead of -O3 (Inductor's wrapper level)");
   app.add_flag("--debug", b.debug, "-O0 -g instead of -O3 -DNDEBUG");
+  app.add_flag("--no-warning-all", b.no_warning_all, "no -Wall (as Inductor's ISA probe builds)");
   app.add_option("--extra-flags", b.extra_flags, "extra flags, one passthrough entry (repeatable)")
       ->allow_extra_args(false);
   app.add_option("--include-pch", b.include_pch, "-include this header (its .gch is used if present)");

@@ -67,3 +67,11 @@ TEST_CASE("extra flags become one passthrough entry, empty when none", "[unit][b
   s.extra_flags = {"-g3", "-DX=1"};
   CHECK(base_layer(s).values(OptionList::passthrough_args) == Strings{"-g3 -DX=1"});
 }
+
+TEST_CASE("warning_all off drops -Wall only (Inductor's ISA probe builds)", "[unit][base]") {
+  BaseSettings s;
+  CHECK(has(base_layer(s), "Wall"));
+  s.warning_all = false;
+  CHECK_FALSE(has(base_layer(s), "Wall"));
+  CHECK(has(base_layer(s), "Wno-unused-variable"));
+}
