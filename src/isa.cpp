@@ -36,6 +36,7 @@ bool supports(const CpuFeatures& cpu, IsaKind kind) {
   return false;
 }
 
+// What Inductor's pick adds on top of the ISA when the CPU has it.
 Isa with_cpu_extras(IsaKind kind, const CpuFeatures& cpu) {
   Isa isa{kind};
   if (kind == IsaKind::avx512 || kind == IsaKind::amx) isa.avx512_bf16 = has(cpu, "avx512_bf16");
@@ -96,15 +97,17 @@ std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
                     IsaKind::amx, IsaKind::neon, IsaKind::sve256})
     if (isa_name(k) == name) kind = k;
   if (!kind) return std::nullopt;
-  if (plus == std::string_view::npos) return with_cpu_extras(*kind, cpu);
   Isa isa{*kind};
+  if (plus == std::string_view::npos) return isa;
   std::string_view rest = spec.substr(plus + 1);
   if (rest.empty()) return std::nullopt;
   while (!rest.empty()) {
     auto next = rest.find('+');
     std::string_view extra = rest.substr(0, next);
     if (next != std::string_view::npos && next + 1 == rest.size()) return std::nullopt;
-    if (extra == "bf16" && (isa.kind == IsaKind::avx512 || isa.kind == IsaKind::amx))
+    bool avx512_family = isa.kind == IsaKind::avx512 || isa.kind == IsaKind::avx512_vnni ||
+                         isa.kind == IsaKind::amx;
+    if (extra == "bf16" && avx512_family)
       isa.avx512_bf16 = true;
     else if (extra == "fp16" && isa.kind == IsaKind::amx)
       isa.amx_fp16 = true;
@@ -152,8 +155,11 @@ std::optional<std::string> isa_flags(const Isa& isa) {
       flags = kAvx512Flags;
       if (isa.avx512_bf16) flags += " -mavx512bf16";
       return flags;
-    case IsaKind::avx512_vnni:  // Inductor's VNNI class never adds bf16
-      return std::string(kAvx512Flags) + std::string(kVnniFlags);
+    case IsaKind::avx512_vnni:
+      // Inductor's VNNI pick never has bf16; its bf16 probe of VNNI does.
+      flags = std::string(kAvx512Flags) + std::string(kVnniFlags);
+      if (isa.avx512_bf16) flags += " -mavx512bf16";
+      return flags;
     case IsaKind::amx:
       flags = std::string(kAvx512Flags) + std::string(kVnniFlags) + std::string(kAmxFlags);
       if (isa.avx512_bf16) flags += " -mavx512bf16";

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "kbuild/process.hpp"
+
 namespace fs = std::filesystem;
 
 namespace kbuild {
@@ -30,6 +32,11 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
   } else if (auto home = env.get_nonempty("CUDA_HOME")) {
     p.cuda_home = *home;
     p.cuda_home_explicit = true;
+  } else if (auto path = env.get_nonempty("CUDA_PATH")) {
+    p.cuda_home = *path;
+  } else if (auto nvcc = find_executable("nvcc", env)) {
+    // Like torch's _find_cuda_home: the prefix of the nvcc on PATH.
+    p.cuda_home = fs::path(*nvcc).parent_path().parent_path().string();
   }
   if (auto rocm = env.get_nonempty("ROCM_HOME"))
     p.rocm_home = *rocm;

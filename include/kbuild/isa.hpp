@@ -33,8 +33,9 @@ CpuFeatures read_cpu_features();
 Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
 
 // Parses --isa: auto | none | avx2 | avx512 | avx512_vnni | amx | neon | sve256,
-// optionally with explicit extras `+bf16` / `+fp16` (e.g. "amx+bf16"). Without
-// extras, bf16/fp16 follow the running CPU. Returns nullopt for bad input.
+// with optional extras `+bf16` (-mavx512bf16, avx512 family) and `+fp16`
+// (-mamx-fp16, amx), e.g. "amx+bf16". A named ISA means exactly those flags;
+// only `auto` asks the running CPU (extras included). nullopt for bad input.
 std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
                              const Environment& env);
 

@@ -17,7 +17,9 @@ struct SiteSettings {
   std::string torch_npu_root;  // --torch-npu-root (else KBUILD_TORCH_NPU_ROOT, else beside torch)
   std::string python_include;  // --python-include
   std::string python_libdir;   // --python-libdir
-  std::string cuda_home;       // --cuda-home (else CUDA_HOME, else /usr/local/cuda)
+  // --cuda-home, else CUDA_HOME, else CUDA_PATH, else the prefix of the nvcc
+  // on PATH, else /usr/local/cuda (torch's _find_cuda_home order).
+  std::string cuda_home;
   std::string python = "python3";
   bool no_torch = false;
 };

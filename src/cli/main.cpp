@@ -62,7 +62,7 @@ void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--python-libdir", o.site.python_libdir, "Python LIBDIR");
   app.add_option("--cuda-home", o.site.cuda_home, "CUDA root (default: CUDA_HOME, else /usr/local/cuda)");
   app.add_option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
-  app.add_option("--isa", o.isa, "vector ISA: auto|none|avx2|avx512|avx512_vnni|amx|neon|sve256[+bf16][+fp16]");
+  app.add_option("--isa", o.isa, "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
 }
 
 std::string data_dir(const Environment& env) {

@@ -18,7 +18,7 @@ TEST_CASE("ISA flags and macros are Inductor's", "[unit][isa]") {
   CHECK(isa_flags(Isa{IsaKind::avx512}) == "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma");
   CHECK(isa_flags(Isa{IsaKind::avx512, true}) ==
         "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma -mavx512bf16");
-  CHECK(isa_flags(Isa{IsaKind::avx512_vnni, true}) ==
+  CHECK(isa_flags(Isa{IsaKind::avx512_vnni, false}) ==
         "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma -mavx512vnni -mavx512vl");
   CHECK(isa_flags(Isa{IsaKind::amx, true, true}) ==
         "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma -mavx512vnni -mavx512vl -mamx-tile "
@@ -60,7 +60,8 @@ TEST_CASE("--isa parses names and explicit +bf16/+fp16 extras", "[unit][isa]") {
   Environment env;
   auto cpu = x86(kSapphireRapids);
   CHECK(parse_isa("none", cpu, env)->kind == IsaKind::none);
-  CHECK(parse_isa("amx", cpu, env)->avx512_bf16);  // extras follow the CPU
+  CHECK_FALSE(parse_isa("amx", cpu, env)->avx512_bf16);  // a named ISA is exact
+  CHECK(parse_isa("auto", cpu, env)->avx512_bf16);       // auto asks the CPU
   auto explicit_isa = parse_isa("amx+bf16+fp16", x86({}), env);
   REQUIRE(explicit_isa);
   CHECK(explicit_isa->avx512_bf16);
@@ -68,5 +69,9 @@ TEST_CASE("--isa parses names and explicit +bf16/+fp16 extras", "[unit][isa]") {
   CHECK_FALSE(parse_isa("avx512", x86({}), env)->avx512_bf16);
   CHECK_FALSE(parse_isa("avx3", cpu, env).has_value());
   CHECK_FALSE(parse_isa("avx2+bf16", cpu, env).has_value());
+  CHECK_FALSE(parse_isa("avx512+fp16", cpu, env).has_value());
+  // Inductor's bf16 probe of VNNI: the VNNI flags plus -mavx512bf16.
+  CHECK(isa_flags(*parse_isa("avx512_vnni+bf16", cpu, env)) ==
+        "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma -mavx512vnni -mavx512vl -mavx512bf16");
   CHECK_FALSE(parse_isa("amx+", cpu, env).has_value());
 }
