@@ -1,6 +1,7 @@
 // Bad input and failures: one clear line, the documented exit code, and
 // nothing lost (an earlier output stays as it was, no temporary files).
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "../support/test_support.hpp"
 
@@ -156,4 +157,24 @@ TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument"
   CHECK(argv.find("\n-I; rm -rf ~\n") != std::string::npos);
   CHECK(argv.find("\n-I$(touch " + c.dir / "pwned" + ")\n") != std::string::npos);
   CHECK_FALSE(fs::exists(c.dir / "pwned"));
+}
+
+TEST_CASE("SIGTERM during a build ends the compiler, removes the temporary and keeps the old output", "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  // A compiler that starts writing its output, then takes its time.
+  write_file(c.dir / "slow-g++",
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo partial > \"$1\"; fi; shift; done\n"
+             "sleep 30\n",
+             true);
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "1", kbuild_binary(), "--no-torch",
+                     "--cxx", c.dir / "slow-g++", c.kernel, "-o", c.dir / "k.so"},
+                    {{"HOME", c.home.str()}});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("kbuild: error[interrupted]: ") != std::string::npos);
+  CHECK(took < 10);  // the sleeping compiler was ended, not waited for
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().empty());
 }
