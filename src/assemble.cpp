@@ -23,15 +23,21 @@ void add_words(std::vector<std::string>& argv, const std::string& text, const En
 
 }  // namespace
 
-bool links(OutputKind kind) { return kind == OutputKind::shared_library; }
+bool links(OutputKind kind) {
+  return kind == OutputKind::shared_library;
+}
 
 std::string default_output(const std::string& source, OutputKind kind) {
   std::filesystem::path p(source);
   switch (kind) {
-    case OutputKind::shared_library: return p.replace_extension(".so").string();
-    case OutputKind::object: return p.replace_extension(".o").string();
-    case OutputKind::precompiled_header: return source + ".gch";
-    case OutputKind::preprocessed: return p.replace_extension(".i").string();
+    case OutputKind::shared_library:
+      return p.replace_extension(".so").string();
+    case OutputKind::object:
+      return p.replace_extension(".o").string();
+    case OutputKind::precompiled_header:
+      return source + ".gch";
+    case OutputKind::preprocessed:
+      return p.replace_extension(".i").string();
   }
   return source;
 }
@@ -78,7 +84,9 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   std::string output;
   switch (in.kind) {
     case OutputKind::shared_library:
-    case OutputKind::precompiled_header: output = "-o"; break;
+    case OutputKind::precompiled_header:
+      output = "-o";
+      break;
     case OutputKind::object:
       argv.push_back("-c");
       output = "-c -o";
@@ -93,9 +101,8 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   argv.push_back(in.output);
   output += " " + in.output;
 
-  cmd.inductor_line =
-      in.compiler + " " + sources + " " + definitions + " " + cflags + " " + includes + " " +
-      passthrough + " " + output;
+  cmd.inductor_line = in.compiler + " " + sources + " " + definitions + " " + cflags + " " +
+                      includes + " " + passthrough + " " + output;
   if (links(in.kind)) {
     for (const Entry& e : options.entries(OptionList::ldflags)) {
       add_words(argv, "-" + e.value, e);

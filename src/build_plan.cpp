@@ -21,13 +21,15 @@ BuildOptions user_layer(const BuildRequest& r) {
 }  // namespace
 
 BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const ResolveContext& ctx) {
-  if (r.sources.empty()) throw Error(ErrorKind::usage, "no source given; usage: kbuild [options] SOURCE... -o OUTPUT");
+  if (r.sources.empty())
+    throw Error(ErrorKind::usage, "no source given; usage: kbuild [options] SOURCE... -o OUTPUT");
   if (r.kind == OutputKind::precompiled_header && r.sources.size() != 1)
     throw Error(ErrorKind::usage, "--precompile takes exactly one header");
   if (r.kind != OutputKind::shared_library && r.kind != OutputKind::object && r.sources.size() != 1)
     throw Error(ErrorKind::usage, "--preprocess takes exactly one source");
   if (r.kind == OutputKind::object && r.sources.size() != 1)
-    throw Error(ErrorKind::usage, "--compile-only takes exactly one source (one object per source)");
+    throw Error(ErrorKind::usage,
+                "--compile-only takes exactly one source (one object per source)");
 
   BuildPlan plan;
   plan.output = r.output.empty() ? default_output(r.sources.front(), r.kind) : r.output;
@@ -58,7 +60,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
 
   all.finalize(r.query.compile_only);
   plan.options = all;
-  plan.command = assemble(all, AssembleInput{r.compiler, r.sources, r.kind, plan.output, r.include_pch});
+  plan.command =
+      assemble(all, AssembleInput{r.compiler, r.sources, r.kind, plan.output, r.include_pch});
   return plan;
 }
 

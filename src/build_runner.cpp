@@ -38,10 +38,12 @@ void check_output_dir(const std::string& output) {
   struct stat st {};
   if (stat(dir.c_str(), &st) != 0)
     throw Error(ErrorKind::output, "output directory " + dir + " does not exist; create it first");
-  if (!S_ISDIR(st.st_mode)) throw Error(ErrorKind::output, "output directory " + dir + " is not a directory");
+  if (!S_ISDIR(st.st_mode))
+    throw Error(ErrorKind::output, "output directory " + dir + " is not a directory");
   struct stat out {};
   if (stat(output.c_str(), &out) == 0 && S_ISDIR(out.st_mode))
-    throw Error(ErrorKind::output, "output " + output + " is a directory; give a file name with -o");
+    throw Error(ErrorKind::output,
+                "output " + output + " is a directory; give a file name with -o");
 }
 
 // Creates the temporary file the compiler will overwrite: proves the
@@ -79,8 +81,9 @@ BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& so
   auto compiler = find_executable(argv[0], env);
   if (!compiler)
     throw Error(ErrorKind::compiler_missing,
-                "compiler '" + argv[0] + "' not found or not executable; install it, or choose "
-                "one with --cxx PATH or the CXX variable");
+                "compiler '" + argv[0] +
+                    "' not found or not executable; install it, or choose "
+                    "one with --cxx PATH or the CXX variable");
   argv[0] = *compiler;
   const std::string tmp = temporary_output_path(plan.output);
   reserve_temporary(tmp, plan.output);
@@ -104,10 +107,10 @@ BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& so
   if (!p.success()) {
     fs::remove(tmp, ec);
     if (p.interrupted_by)
-      throw Error(ErrorKind::interrupted, "interrupted; the compiler was stopped and " +
-                                              plan.output + " left as it was");
-    throw Error(ErrorKind::toolchain_failed, "compiler failed (" + p.describe() + "); " +
-                                                 plan.output + " left as it was");
+      throw Error(ErrorKind::interrupted,
+                  "interrupted; the compiler was stopped and " + plan.output + " left as it was");
+    throw Error(ErrorKind::toolchain_failed,
+                "compiler failed (" + p.describe() + "); " + plan.output + " left as it was");
   }
   fs::rename(tmp, plan.output, ec);
   if (ec) {

@@ -25,13 +25,12 @@ bool is_dir(const std::string& p) {
 // first, then its subdirectories in name order), symlinks resolved.
 std::optional<std::string> find_cudart_static(const std::string& dir) {
   std::error_code ec;
-  if (fs::exists(fs::path(dir) / "libcudart_static.a", ec))
-    return fs::canonical(dir, ec).string();
+  if (fs::exists(fs::path(dir) / "libcudart_static.a", ec)) return fs::canonical(dir, ec).string();
   std::vector<fs::path> found;
-  for (auto it = fs::recursive_directory_iterator(
-           dir, fs::directory_options::follow_directory_symlink |
-                    fs::directory_options::skip_permission_denied,
-           ec);
+  for (auto it = fs::recursive_directory_iterator(dir,
+                                                  fs::directory_options::follow_directory_symlink |
+                                                      fs::directory_options::skip_permission_denied,
+                                                  ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it.depth() > 8) it.disable_recursion_pending();
     if (it->path().filename() == "libcudart_static.a") found.push_back(it->path());
@@ -41,22 +40,33 @@ std::optional<std::string> find_cudart_static(const std::string& dir) {
   return fs::canonical(found.front().parent_path(), ec).string();
 }
 
-class CpuProvider : public Provider {
+// Links torch's library for a device when torch is known; otherwise says so.
+void add_torch_library(OptionsResult& r, const ResolveContext& ctx, const std::string& library,
+                       const std::string& device, const Origin& origin) {
+  if (ctx.paths.torch_root)
+    r.options.add(OptionList::libraries, library, origin);
+  else
+    r.notes.push_back("torch not found: -l" + library + " left out of the " + device + " options");
+}
+
+class BuiltinProvider : public Provider {
  public:
-  OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
-    return default_device_options(ctx);
-  }
   std::string source() const override { return "built-in"; }
   std::string kind() const override { return "built-in"; }
 };
 
-class CudaProvider : public Provider {
+class CpuProvider : public BuiltinProvider {
+ public:
+  OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
+    return default_device_options(ctx);
+  }
+};
+
+class CudaProvider : public BuiltinProvider {
  public:
   OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
     return ctx.paths.torch_is_rocm ? rocm(ctx) : cuda(ctx);
   }
-  std::string source() const override { return "built-in"; }
-  std::string kind() const override { return "built-in"; }
 
  private:
   static OptionsResult cuda(const ResolveContext& ctx) {
@@ -66,7 +76,8 @@ class CudaProvider : public Provider {
     BuildOptions& o = r.options;
     o.add(OptionList::definitions, " USE_CUDA", origin);
 
-    if (home + "/include" != "/usr/include") o.add(OptionList::include_dirs, home + "/include", origin);
+    if (home + "/include" != "/usr/include")
+      o.add(OptionList::include_dirs, home + "/include", origin);
     if (auto inc = ctx.env.get_nonempty("CUDA_INC_PATH"); inc && *inc != "/usr/include")
       o.add(OptionList::include_dirs, *inc, origin);
     auto cudnn = ctx.env.get_nonempty("CUDNN_HOME");
@@ -93,10 +104,7 @@ class CudaProvider : public Provider {
     for (const std::string& d : dirs) o.add(OptionList::libraries_dirs, d, origin);
 
     o.add(OptionList::libraries, "cuda", origin);
-    if (ctx.paths.torch_root)
-      o.add(OptionList::libraries, "torch_cuda", origin);
-    else
-      r.notes.push_back("torch not found: -ltorch_cuda left out of the cuda options");
+    add_torch_library(r, ctx, "torch_cuda", "cuda", origin);
     return r;
   }
 
@@ -109,16 +117,13 @@ class CudaProvider : public Provider {
     o.add(OptionList::definitions, " USE_ROCM", origin);
     o.add(OptionList::include_dirs, home + "/include", origin);
     o.add(OptionList::libraries_dirs, home + "/lib", origin);
-    if (ctx.paths.torch_root)
-      o.add(OptionList::libraries, "torch_hip", origin);
-    else
-      r.notes.push_back("torch not found: -ltorch_hip left out of the cuda (ROCm) options");
+    add_torch_library(r, ctx, "torch_hip", "cuda (ROCm)", origin);
     o.add(OptionList::definitions, " __HIP_PLATFORM_AMD__", origin);
     return r;
   }
 };
 
-class XpuProvider : public Provider {
+class XpuProvider : public BuiltinProvider {
  public:
   OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
     const Origin origin = builtin_origin("xpu");
@@ -142,25 +147,18 @@ class XpuProvider : public Provider {
                   "https://github.com/pytorch/pytorch?tab=readme-ov-file#intel-gpu-support)");
     o.add(OptionList::libraries, "ze_loader", origin);
     o.add(OptionList::libraries, "sycl", origin);
-    if (ctx.paths.torch_root)
-      o.add(OptionList::libraries, "torch_xpu", origin);
-    else
-      r.notes.push_back("torch not found: -ltorch_xpu left out of the xpu options");
+    add_torch_library(r, ctx, "torch_xpu", "xpu", origin);
     return r;
   }
-  std::string source() const override { return "built-in"; }
-  std::string kind() const override { return "built-in"; }
 };
 
-class MpsProvider : public Provider {
+class MpsProvider : public BuiltinProvider {
  public:
   OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
     OptionsResult r = default_device_options(ctx);
     r.options.add(OptionList::definitions, " USE_MPS", builtin_origin("mps"));
     return r;
   }
-  std::string source() const override { return "built-in"; }
-  std::string kind() const override { return "built-in"; }
 };
 
 }  // namespace
@@ -188,9 +186,9 @@ std::optional<std::string> find_shared_library(const std::string& name, const En
     while (std::getline(parts, d, ':'))
       if (!d.empty()) dirs.push_back(d);
   }
-  for (const char* d : {"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib",
-                        "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                        "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"})
+  for (const char* d :
+       {"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib", "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"})
     dirs.push_back(d);
   const std::string prefix = "lib" + name + ".so";
   for (const std::string& d : dirs) {

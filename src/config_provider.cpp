@@ -53,9 +53,9 @@ class ConfigProvider : public Provider {
         if (!x.value) {
           r.notes.push_back("device '" + file_.device + "': left out " +
                             std::string(list_name(list)) + " entry \"" + entry.value.text() +
-                            "\" (" + file_.path + ":" + std::to_string(entry.line) + "): " +
-                            x.missing_root + " is unknown (see --" + flag_for(x.missing_root) +
-                            ")");
+                            "\" (" + file_.path + ":" + std::to_string(entry.line) +
+                            "): " + x.missing_root + " is unknown (see --" +
+                            flag_for(x.missing_root) + ")");
           continue;
         }
         r.options.add(list, *x.value,
@@ -86,8 +86,8 @@ class ExecProvider : public Provider {
       if (!x.missing_env.empty())
         missing_env(file_, DeviceFileEntry{part, spec.line, "/exec/command"}, x.missing_env);
       if (!x.value)
-        throw Error(ErrorKind::provider, who() + ": its command needs " + x.missing_root +
-                                             ", which is unknown");
+        throw Error(ErrorKind::provider,
+                    who() + ": its command needs " + x.missing_root + ", which is unknown");
       argv.push_back(*x.value);
     }
     // A relative program path is relative to the device file.
@@ -113,7 +113,8 @@ class ExecProvider : public Provider {
     } catch (const Error& e) {
       throw Error(ErrorKind::provider, who() + ": " + e.what());
     }
-    std::string stderr_tail = run.err.size() > 4000 ? run.err.substr(run.err.size() - 4000) : run.err;
+    std::string stderr_tail =
+        run.err.size() > 4000 ? run.err.substr(run.err.size() - 4000) : run.err;
     if (run.timed_out)
       throw Error(ErrorKind::provider,
                   who() + ": timed out after " + format_seconds(spec.timeout_s) +
@@ -122,8 +123,8 @@ class ExecProvider : public Provider {
     if (!run.success())
       throw Error(ErrorKind::provider, who() + ": failed with " + run.describe(), stderr_tail);
     if (run.output_truncated)
-      throw Error(ErrorKind::provider, who() + ": printed more than 4 MiB; expected one JSON object",
-                  stderr_tail);
+      throw Error(ErrorKind::provider,
+                  who() + ": printed more than 4 MiB; expected one JSON object", stderr_tail);
     OptionsResult r;
     r.options = parse_provider_output(
         run.out, who(), Origin{Layer::device, "exec " + file_.device, file_.path, spec.line});
@@ -158,11 +159,13 @@ BuildOptions parse_provider_output(const std::string& text, const std::string& w
     std::string head = text.substr(0, 200);
     for (char& c : head)
       if (c == '\n') c = ' ';
-    throw Error(ErrorKind::provider, who + ": output is not JSON (expected an object with the 7 "
-                                           "lists); it began with: " +
+    throw Error(ErrorKind::provider, who +
+                                         ": output is not JSON (expected an object with the 7 "
+                                         "lists); it began with: " +
                                          head);
   }
-  if (!doc.is_object()) throw Error(ErrorKind::provider, who + ": output is JSON but not an object");
+  if (!doc.is_object())
+    throw Error(ErrorKind::provider, who + ": output is JSON but not an object");
   BuildOptions options;
   for (const auto& [key, value] : doc.items()) {
     auto list = list_from_name(key);

@@ -17,8 +17,8 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
-const std::set<std::string> kTopLevelKeys = {"device", "description", "mode", "env_help", "when",
-                                             "exec"};
+const std::set<std::string> kTopLevelKeys = {"device",   "description", "mode",
+                                             "env_help", "when",        "exec"};
 
 std::string type_name(const json& v) {
   if (v.is_string()) return "a string";
@@ -33,7 +33,8 @@ class Validator {
  public:
   Validator(const JsonDocument& doc, const std::string& path) : doc_(doc), path_(path) {}
 
-  [[noreturn]] void fail(const std::string& pointer, const std::string& what, bool at_key = false) const {
+  [[noreturn]] void fail(const std::string& pointer, const std::string& what,
+                         bool at_key = false) const {
     TextPosition p = at_key ? doc_.key_position(pointer) : doc_.value_position(pointer);
     throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
                                        std::to_string(p.column) + ": at " +
@@ -73,8 +74,7 @@ class Validator {
       std::string key(list_name(list));
       if (!obj.contains(key)) continue;
       any = true;
-      read_list(obj[key], ptr + "/" + key,
-                block.lists[static_cast<std::size_t>(list)]);
+      read_list(obj[key], ptr + "/" + key, block.lists[static_cast<std::size_t>(list)]);
     }
     return any;
   }
@@ -106,13 +106,14 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
       return JsonDocument::parse(text);
     } catch (const JsonSyntaxError& e) {
       throw Error(ErrorKind::config, path + ":" + std::to_string(e.at.line) + ":" +
-                                         std::to_string(e.at.column) + ": malformed JSON: " +
-                                         e.what());
+                                         std::to_string(e.at.column) +
+                                         ": malformed JSON: " + e.what());
     }
   }();
   Validator check(doc, path);
   const json& root = doc.root();
-  if (!root.is_object()) check.fail("", "a device file must be a JSON object, got " + type_name(root));
+  if (!root.is_object())
+    check.fail("", "a device file must be a JSON object, got " + type_name(root));
 
   DeviceFile file;
   file.path = path;
@@ -124,8 +125,9 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   if (!root.contains("device")) check.fail("", "missing required key 'device' (the device name)");
   file.device = check.expect_string(root["device"], "/device");
   if (!is_valid_device_name(file.device))
-    check.fail("/device", "invalid device name '" + file.device +
-                              "' (use lowercase letters, digits, '_' or '-', starting with a letter)");
+    check.fail("/device",
+               "invalid device name '" + file.device +
+                   "' (use lowercase letters, digits, '_' or '-', starting with a letter)");
   if (root.contains("description"))
     file.description = check.expect_string(root["description"], "/description");
   if (root.contains("mode")) {
@@ -141,14 +143,14 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
     const json& help = root["env_help"];
     if (!help.is_object()) check.fail("/env_help", "expected an object, got " + type_name(help));
     for (const auto& [name, message] : help.items())
-      file.env_help[name] =
-          check.expect_string(message, "/env_help/" + json_pointer_token(name));
+      file.env_help[name] = check.expect_string(message, "/env_help/" + json_pointer_token(name));
   }
 
   bool has_lists = check.read_lists(root, "", file.lists);
   if (root.contains("when")) {
     const json& when = root["when"];
-    if (!when.is_array()) check.fail("/when", "expected an array of objects, got " + type_name(when));
+    if (!when.is_array())
+      check.fail("/when", "expected an array of objects, got " + type_name(when));
     for (std::size_t i = 0; i < when.size(); ++i) {
       std::string ptr = "/when/" + std::to_string(i);
       const json& item = when[i];
@@ -161,8 +163,10 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
         else if (key == "compile_only")
           block.compile_only = check.expect_bool(value, kptr);
         else if (!list_from_name(key))
-          check.fail(kptr, "unknown key '" + key + "' (known: " +
-                               known_keys({"aot_mode", "compile_only"}) + ")", true);
+          check.fail(
+              kptr,
+              "unknown key '" + key + "' (known: " + known_keys({"aot_mode", "compile_only"}) + ")",
+              true);
       }
       if (!block.aot_mode && !block.compile_only)
         check.fail(ptr, "a 'when' block needs a condition: aot_mode and/or compile_only");
@@ -201,13 +205,13 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
 DeviceFile load_device_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
-    throw Error(ErrorKind::config,
-                "cannot read device file " + path + ": " + std::strerror(errno));
+    throw Error(ErrorKind::config, "cannot read device file " + path + ": " + std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
   std::string text = buffer.str();
   if (text.size() > kMaxDeviceFileBytes)
-    throw Error(ErrorKind::config, path + ": device file larger than 1 MiB; is this the right file?");
+    throw Error(ErrorKind::config,
+                path + ": device file larger than 1 MiB; is this the right file?");
   return parse_device_file(text, path);
 }
 

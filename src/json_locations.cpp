@@ -163,7 +163,8 @@ JsonDocument JsonDocument::parse(std::string_view text) {
     // Drop the "[json.exception.parse_error.101] parse error at line 1, column 2: " prefix;
     // the position is reported separately.
     auto colon = what.find(": ");
-    if (colon != std::string::npos && what.find("parse error") < colon) what = what.substr(colon + 2);
+    if (colon != std::string::npos && what.find("parse error") < colon)
+      what = what.substr(colon + 2);
     throw JsonSyntaxError(what, position_of_offset(text, e.byte > 0 ? e.byte - 1 : 0));
   }
   JsonDocument doc;

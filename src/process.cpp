@@ -112,8 +112,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       child.emplace(ctx, argv[0], args, std::move(stdio), NewProcessGroup{});
     }
   } catch (const bp::system_error& e) {
-    throw Error(ErrorKind::compiler_missing,
-                "cannot start " + argv[0] + ": " + e.code().message());
+    throw Error(ErrorKind::compiler_missing, "cannot start " + argv[0] + ": " + e.code().message());
   }
   const pid_t pgid = child->id();
   auto end_group = [&](int sig) { ::kill(-pgid, sig); };

@@ -36,7 +36,9 @@ bool Registry::is_builtin(const std::string& name) const {
                      [&](const auto& b) { return b.first == name; });
 }
 
-bool Registry::is_registered(const std::string& name) const { return registered_.count(name) > 0; }
+bool Registry::is_registered(const std::string& name) const {
+  return registered_.count(name) > 0;
+}
 
 OptionsResult Registry::resolve(const DeviceQuery& query, const ResolveContext& ctx,
                                 bool strict) const {
@@ -75,7 +77,8 @@ std::vector<DeviceListing> Registry::list() const {
   std::vector<DeviceListing> out;
   for (const auto& [name, provider] : builtins_) {
     auto reg = registered_.find(name);
-    if (reg == registered_.end()) out.push_back({name, provider->kind(), provider->source(), "", {}});
+    if (reg == registered_.end())
+      out.push_back({name, provider->kind(), provider->source(), "", {}});
   }
   for (const auto& [name, reg] : registered_) {
     auto overridden = reg.overridden;

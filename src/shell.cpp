@@ -6,12 +6,14 @@ namespace {
 
 bool is_safe(char c) {
   // The same safe set as Python's shlex.quote.
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '@' || c == '%' || c == '+' || c == '=' || c == ':' || c == ',' || c == '.' ||
-         c == '/' || c == '-' || c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '@' ||
+         c == '%' || c == '+' || c == '=' || c == ':' || c == ',' || c == '.' || c == '/' ||
+         c == '-' || c == '_';
 }
 
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 }  // namespace
 

@@ -71,7 +71,8 @@ TemplateString TemplateString::parse_part(std::string_view text, std::size_t& po
       std::size_t name_start = pos;
       while (pos < text.size() && is_name_char(text[pos], pos == name_start)) ++pos;
       std::string name(text.substr(name_start, pos - name_start));
-      if (name.empty()) throw TemplateSyntaxError("'${env:' must be followed by a variable name", pos);
+      if (name.empty())
+        throw TemplateSyntaxError("'${env:' must be followed by a variable name", pos);
       Segment seg{Segment::Kind::env, name, nullptr};
       if (text.substr(pos, 2) == ":-") {
         pos += 2;
@@ -84,16 +85,17 @@ TemplateString TemplateString::parse_part(std::string_view text, std::size_t& po
       continue;
     }
     auto close = text.find('}', pos);
-    if (close == std::string_view::npos) throw TemplateSyntaxError("unterminated '${' (missing '}')", open);
+    if (close == std::string_view::npos)
+      throw TemplateSyntaxError("unterminated '${' (missing '}')", open);
     std::string name(text.substr(pos, close - pos));
     bool known = false;
     for (std::string_view v : kVariables) known = known || v == name;
     if (!known) {
       std::string list;
       for (std::string_view v : kVariables) list += (list.empty() ? "" : ", ") + std::string(v);
-      throw TemplateSyntaxError("unknown variable '${" + name + "}' (known: " + list +
-                                    ", env:NAME, env:NAME:-default)",
-                                open);
+      throw TemplateSyntaxError(
+          "unknown variable '${" + name + "}' (known: " + list + ", env:NAME, env:NAME:-default)",
+          open);
     }
     t.segments_.push_back({Segment::Kind::variable, name, nullptr});
     pos = close + 1;
@@ -107,7 +109,9 @@ Expansion TemplateString::expand(const TemplateContext& ctx) const {
   std::string out;
   for (const Segment& seg : segments_) {
     switch (seg.kind) {
-      case Segment::Kind::literal: out += seg.text; break;
+      case Segment::Kind::literal:
+        out += seg.text;
+        break;
       case Segment::Kind::variable: {
         auto value = variable_value(seg.text, ctx);
         if (!value) return Expansion{std::nullopt, "", seg.text};

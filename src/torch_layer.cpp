@@ -17,7 +17,8 @@ OptionsResult torch_layer(const TorchSettings& s, const Paths& paths) {
   if (paths.python_include)
     o.add(OptionList::include_dirs, *paths.python_include, origin);
   else
-    r.notes.push_back("Python include dir unknown: -I for Python.h left out (use --python-include)");
+    r.notes.push_back(
+        "Python include dir unknown: -I for Python.h left out (use --python-include)");
   o.add(OptionList::include_dirs, root + "/include", origin);
   o.add(OptionList::include_dirs, root + "/include/torch/csrc/api/include", origin);
 

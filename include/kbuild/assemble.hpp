@@ -42,8 +42,8 @@ struct Command {
 
 // `options` must be finalized. Passthrough, definition, cflag and ldflag
 // entries are split into words POSIX-style, as Inductor's shlex.split does;
-// paths, and -D values given on kbuild's command line, are single arguments. Throws Error(config) for an entry with an
-// unbalanced quote.
+// paths, and -D values given on kbuild's command line, are single arguments. Throws Error(config)
+// for an entry with an unbalanced quote.
 Command assemble(const BuildOptions& options, const AssembleInput& input);
 
 }  // namespace kbuild

@@ -22,8 +22,8 @@ enum class OptionList {
 };
 inline constexpr std::size_t kOptionListCount = 7;
 inline constexpr std::array<OptionList, kOptionListCount> kAllOptionLists = {
-    OptionList::definitions,    OptionList::include_dirs, OptionList::cflags,
-    OptionList::ldflags,        OptionList::libraries_dirs, OptionList::libraries,
+    OptionList::definitions,     OptionList::include_dirs,   OptionList::cflags,
+    OptionList::ldflags,         OptionList::libraries_dirs, OptionList::libraries,
     OptionList::passthrough_args};
 
 // The key used in JSON and in device files ("definitions", "include_dirs", ...).

@@ -36,8 +36,7 @@ Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
 // with optional extras `+bf16` (-mavx512bf16, avx512 family) and `+fp16`
 // (-mamx-fp16, amx), e.g. "amx+bf16". A named ISA means exactly those flags;
 // only `auto` asks the running CPU (extras included). nullopt for bad input.
-std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
-                             const Environment& env);
+std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu, const Environment& env);
 
 std::string_view isa_name(IsaKind kind);
 // The definitions Inductor adds for the ISA (empty for none).

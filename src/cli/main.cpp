@@ -54,15 +54,21 @@ void add_common(CLI::App& app, CommonOptions& o) {
   app.add_flag("--strict", o.strict, "an unknown device is an error");
   app.add_option("--config", o.config_files, "device file to register (repeatable; last wins)")
       ->allow_extra_args(false);
-  app.add_option("--torch-root", o.site.torch_root, "torch package dir (default: KBUILD_TORCH_ROOT, else found via python3)");
-  app.add_option("--torch-npu-root", o.site.torch_npu_root, "torch_npu package dir (default: KBUILD_TORCH_NPU_ROOT, else beside torch)");
+  app.add_option("--torch-root", o.site.torch_root,
+                 "torch package dir (default: KBUILD_TORCH_ROOT, else found via python3)");
+  app.add_option("--torch-npu-root", o.site.torch_npu_root,
+                 "torch_npu package dir (default: KBUILD_TORCH_NPU_ROOT, else beside torch)");
   app.add_flag("--no-torch", o.site.no_torch, "no torch layer: plain C++ kernels");
-  app.add_option("--python", o.site.python, "Python interpreter used for discovery (default python3)");
+  app.add_option("--python", o.site.python,
+                 "Python interpreter used for discovery (default python3)");
   app.add_option("--python-include", o.site.python_include, "Python include dir");
   app.add_option("--python-libdir", o.site.python_libdir, "Python LIBDIR");
-  app.add_option("--cuda-home", o.site.cuda_home, "CUDA root (default: CUDA_HOME, else /usr/local/cuda)");
+  app.add_option("--cuda-home", o.site.cuda_home,
+                 "CUDA root (default: CUDA_HOME, else /usr/local/cuda)");
   app.add_option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
-  app.add_option("--isa", o.isa, "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
+  app.add_option("--isa", o.isa,
+                 "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly "
+                 "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
 }
 
 std::string data_dir(const Environment& env) {
@@ -109,16 +115,17 @@ std::string compiler_of(const CommonOptions& o, const Environment& env) {
 
 int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
   if (b.precompile + b.preprocess + common.compile_only > 1)
-    throw Error(ErrorKind::usage, "--compile-only, --precompile and --preprocess exclude each other");
+    throw Error(ErrorKind::usage,
+                "--compile-only, --precompile and --preprocess exclude each other");
   Session session(common);
   CpuFeatures cpu = read_cpu_features();
 
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only};
-  r.kind = b.precompile      ? OutputKind::precompiled_header
-           : b.preprocess    ? OutputKind::preprocessed
+  r.kind = b.precompile          ? OutputKind::precompiled_header
+           : b.preprocess        ? OutputKind::preprocessed
            : common.compile_only ? OutputKind::object
-                             : OutputKind::shared_library;
+                                 : OutputKind::shared_library;
   r.sources = b.sources;
   r.output = b.output;
   r.compiler = compiler_of(common, session.env);
@@ -129,7 +136,10 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
   r.warning_all = !b.no_warning_all;
   r.use_torch = !common.site.no_torch;
   auto isa = parse_isa(common.isa, cpu, session.env);
-  if (!isa) throw Error(ErrorKind::usage, "unknown --isa '" + common.isa + "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, sve256, with optional +bf16/+fp16)");
+  if (!isa)
+    throw Error(ErrorKind::usage, "unknown --isa '" + common.isa +
+                                      "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, "
+                                      "sve256, with optional +bf16/+fp16)");
   r.isa = *isa;
   r.extra_flags = b.extra_flags;
   if (!b.include_pch.empty()) r.include_pch = b.include_pch;
@@ -152,8 +162,9 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
 
 int run_options_command(const CommonOptions& common, bool json_output) {
   Session session(common);
-  OptionsResult device = session.registry.resolve(
-      DeviceQuery{common.device, common.aot, common.compile_only}, session.context(), common.strict);
+  OptionsResult device =
+      session.registry.resolve(DeviceQuery{common.device, common.aot, common.compile_only},
+                               session.context(), common.strict);
   print_notes("note", session.notes);
   print_notes("note", device.notes);
   if (json_output) {
@@ -180,8 +191,11 @@ int run_devices_command(const CommonOptions& common, bool json_output) {
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const DeviceListing& d : devices)
-      out.push_back({{"name", d.name}, {"kind", d.kind}, {"source", d.source},
-                     {"mode", d.mode}, {"overrides", d.overridden}});
+      out.push_back({{"name", d.name},
+                     {"kind", d.kind},
+                     {"source", d.source},
+                     {"mode", d.mode},
+                     {"overrides", d.overridden}});
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -198,7 +212,8 @@ int run_devices_command(const CommonOptions& common, bool json_output) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"kbuild: compile machine-generated kernels with the exact flags PyTorch Inductor uses"};
+  CLI::App app{
+      "kbuild: compile machine-generated kernels with the exact flags PyTorch Inductor uses"};
   app.set_version_flag("--version", std::string("kbuild ") + KBUILD_VERSION);
   CommonOptions common;
   BuildOptionsCli b;
@@ -206,7 +221,8 @@ int main(int argc, char** argv) {
   app.add_option("sources", b.sources, "sources (or objects to link)");
   app.add_option("-o,--output", b.output, "output file (default: from the first source)");
   app.add_flag("--dry-run", b.dry_run, "print the compiler command instead of running it");
-  app.add_flag("--inductor-line", b.inductor_line, "with --dry-run: print Inductor's exact command string");
+  app.add_flag("--inductor-line", b.inductor_line,
+               "with --dry-run: print Inductor's exact command string");
   app.add_flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
   app.add_flag("--preprocess", b.preprocess, "preprocess to .i (-E -P)");
   app.add_flag("--min-optimize", b.min_optimize, "-O1 instead of -O3 (Inductor's wrapper level)");
@@ -214,7 +230,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-warning-all", b.no_warning_all, "no -Wall (as Inductor's ISA probe builds)");
   app.add_option("--extra-flags", b.extra_flags, "extra flags, one passthrough entry (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--include-pch", b.include_pch, "-include this header (its .gch is used if present)");
+  app.add_option("--include-pch", b.include_pch,
+                 "-include this header (its .gch is used if present)");
   app.add_option("-I", b.includes, "include dir (user layer)")->allow_extra_args(false);
   app.add_option("-D", b.definitions, "definition (user layer)")->allow_extra_args(false);
   app.add_option("-L", b.lib_dirs, "library dir (user layer)")->allow_extra_args(false);
@@ -222,13 +239,15 @@ int main(int argc, char** argv) {
 
   CommonOptions options_common;
   bool options_json = false;
-  CLI::App* options_cmd = app.add_subcommand("options", "print the device layer's 7 lists (the upstream hook's result)");
+  CLI::App* options_cmd = app.add_subcommand(
+      "options", "print the device layer's 7 lists (the upstream hook's result)");
   add_common(*options_cmd, options_common);
   options_cmd->add_flag("--json", options_json, "as a JSON object with the 7 keys");
 
   CommonOptions devices_common;
   bool devices_json = false;
-  CLI::App* devices_cmd = app.add_subcommand("devices", "list registered devices and where they came from");
+  CLI::App* devices_cmd =
+      app.add_subcommand("devices", "list registered devices and where they came from");
   add_common(*devices_cmd, devices_common);
   devices_cmd->add_flag("--json", devices_json, "as JSON");
   app.require_subcommand(0, 1);

@@ -52,7 +52,9 @@ void check_softmax(SoftmaxFn kernel) {
   }
 }
 
-std::string example(const std::string& rel) { return source_root() + "/examples/" + rel; }
+std::string example(const std::string& rel) {
+  return source_root() + "/examples/" + rel;
+}
 
 // The fake Ascend SDK and torch_npu package the npu tests build against.
 struct FakeAscend {
@@ -64,18 +66,20 @@ struct FakeAscend {
     std::string fake = source_root() + "/tests/e2e/fake_ascend";
     fs::create_directories(sdk + "/include");
     fs::copy(fake + "/include", sdk + "/include", fs::copy_options::recursive);
-    compile_shared_library(read_file(fake + "/runtime.cpp"), sdk + "/lib64/libruntime.so", "libruntime.so");
+    compile_shared_library(read_file(fake + "/runtime.cpp"), sdk + "/lib64/libruntime.so",
+                           "libruntime.so");
     compile_shared_library(read_file(fake + "/ascendcl.cpp"), sdk + "/lib64/libascendcl.so",
-                           "libascendcl.so", {"-I" + sdk + "/include", "-L" + sdk + "/lib64", "-lruntime"});
+                           "libascendcl.so",
+                           {"-I" + sdk + "/include", "-L" + sdk + "/lib64", "-lruntime"});
     make_fake_torch(torch, true);
     compile_shared_library(read_file(fake + "/torch_npu.cpp"), torch_npu + "/lib/libtorch_npu.so",
                            "libtorch_npu.so");
     fs::create_directories(torch_npu + "/include/third_party/acl/inc");
   }
   Strings libraries() const {
-    return {torch + "/lib/libtorch.so", torch + "/lib/libtorch_cpu.so",
+    return {torch + "/lib/libtorch.so",        torch + "/lib/libtorch_cpu.so",
             torch + "/lib/libtorch_python.so", sdk + "/lib64/libruntime.so",
-            sdk + "/lib64/libascendcl.so", torch_npu + "/lib/libtorch_npu.so"};
+            sdk + "/lib64/libascendcl.so",     torch_npu + "/lib/libtorch_npu.so"};
   }
 };
 
@@ -97,7 +101,8 @@ Strings split_nul(const std::string& s) {
 
 TEST_CASE("cpu: the example kernel is compiled, dlopen()ed and computes softmax", "[e2e]") {
   TempDir home, out;
-  RunResult r = run_kbuild({example("cpu/softmax_kernel.cpp"), "-o", out / "softmax.so", "--no-torch"}, home.str());
+  RunResult r = run_kbuild(
+      {example("cpu/softmax_kernel.cpp"), "-o", out / "softmax.so", "--no-torch"}, home.str());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   Loaded lib(out / "softmax.so", {});
@@ -121,7 +126,9 @@ TEST_CASE("cpu with a torch tree: the full Inductor link line links and loads", 
   check_softmax(lib.symbol<SoftmaxFn>("kernel"));
 }
 
-TEST_CASE("npu: a kernel builds against a fake Ascend SDK, loads, and its ACL call reaches the stub", "[e2e]") {
+TEST_CASE(
+    "npu: a kernel builds against a fake Ascend SDK, loads, and its ACL call reaches the stub",
+    "[e2e]") {
   TempDir home, dir;
   FakeAscend ascend(dir);
   fs::create_directories(dir / "python/include");
@@ -133,15 +140,16 @@ TEST_CASE("npu: a kernel builds against a fake Ascend SDK, loads, and its ACL ca
                              home.str(), env);
   INFO(dry.err);
   REQUIRE(dry.exit_code == 0);
-  for (const std::string& want : Strings{"-D USE_NPU", "-I" + ascend.sdk + "/include", "-I" + ascend.sdk + "/pkg_inc",
-        "-I" + ascend.torch_npu + "/include/third_party/acl/inc", "-lascendcl", "-ltorch_npu",
-        "-lruntime", "-L" + ascend.sdk + "/lib64", "-L" + ascend.torch_npu + "/lib",
-        "-DBUILD_LIBTORCH=ON -Wno-unused-function"})
+  for (const std::string& want :
+       Strings{"-D USE_NPU", "-I" + ascend.sdk + "/include", "-I" + ascend.sdk + "/pkg_inc",
+               "-I" + ascend.torch_npu + "/include/third_party/acl/inc", "-lascendcl",
+               "-ltorch_npu", "-lruntime", "-L" + ascend.sdk + "/lib64",
+               "-L" + ascend.torch_npu + "/lib", "-DBUILD_LIBTORCH=ON -Wno-unused-function"})
     CHECK(dry.out.find(want) != std::string::npos);
 
   RunResult r = run_kbuild({"--device", "npu", example("npu/acl_kernel.cpp"), "-o", dir / "npu.so",
-                            "--torch-root", ascend.torch, "--python-include", dir / "python/include",
-                            "--python-libdir", dir / "python/lib"},
+                            "--torch-root", ascend.torch, "--python-include",
+                            dir / "python/include", "--python-libdir", dir / "python/lib"},
                            home.str(), env);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -155,35 +163,56 @@ TEST_CASE("npu: a kernel builds against a fake Ascend SDK, loads, and its ACL ca
 TEST_CASE("npu: LIBTORCH_NPU_PATH overrides where libtorch_npu is linked from", "[e2e]") {
   TempDir home, dir;
   FakeAscend ascend(dir);
-  RunResult r = run_kbuild({"--device", "npu", "--dry-run", "k.cpp", "--torch-root", ascend.torch,
-                            "--python-include", "/p/inc", "--python-libdir", "/p/lib"},
-                           home.str(), {{"ASCEND_HOME_PATH", ascend.sdk}, {"LIBTORCH_NPU_PATH", "/custom/npu lib"}});
+  RunResult r = run_kbuild(
+      {"--device", "npu", "--dry-run", "k.cpp", "--torch-root", ascend.torch, "--python-include",
+       "/p/inc", "--python-libdir", "/p/lib"},
+      home.str(), {{"ASCEND_HOME_PATH", ascend.sdk}, {"LIBTORCH_NPU_PATH", "/custom/npu lib"}});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("'-L/custom/npu lib'") != std::string::npos);
   CHECK(r.out.find("-L" + ascend.torch_npu + "/lib") == std::string::npos);
 }
 
-TEST_CASE("dry-run prints one line that a POSIX shell splits into exactly the argv that runs", "[e2e]") {
+TEST_CASE("dry-run prints one line that a POSIX shell splits into exactly the argv that runs",
+          "[e2e]") {
   TempDir home, dir;
   std::string weird = dir / "it's a \"dir\" with $HOME and spaces";
   write_file(weird + "/kernel.cpp", "extern \"C\" int f() { return 1; }\n");
   write_file(dir / "fake-g++",
              "#!/bin/sh\n"
              "for a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ARGV_FILE\"\n"
-             "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo built > \"$1\"; fi; shift; done\n",
+             "while [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo built > \"$1\"; fi; "
+             "shift; done\n",
              true);
-  Strings args{weird + "/kernel.cpp", "-o", weird + "/kernel.so", "--cxx", dir / "fake-g++",
-               "--no-torch", "-I", weird + "/inc", "-D", "MSG=\"hi there\"", "-l", "m",
-               "--extra-flags", "-DA='x y' -DB=$z"};
+  Strings args{weird + "/kernel.cpp",
+               "-o",
+               weird + "/kernel.so",
+               "--cxx",
+               dir / "fake-g++",
+               "--no-torch",
+               "-I",
+               weird + "/inc",
+               "-D",
+               "MSG=\"hi there\"",
+               "-l",
+               "m",
+               "--extra-flags",
+               "-DA='x y' -DB=$z"};
   std::map<std::string, std::string> env{{"ARGV_FILE", dir / "argv.bin"}};
-  RunResult dry = run_kbuild([&] { Strings a = args; a.push_back("--dry-run"); return a; }(), home.str(), env);
+  RunResult dry = run_kbuild(
+      [&] {
+        Strings a = args;
+        a.push_back("--dry-run");
+        return a;
+      }(),
+      home.str(), env);
   REQUIRE(dry.exit_code == 0);
   REQUIRE(dry.out.size() > 1);
   CHECK(std::count(dry.out.begin(), dry.out.end(), '\n') == 1);
 
   // What /bin/sh makes of the printed line.
-  RunResult split = run({"/bin/sh", "-c", "eval \"set -- $1\"; for a in \"$@\"; do printf '%s\\0' \"$a\"; done",
-                         "sh", dry.out});
+  RunResult split =
+      run({"/bin/sh", "-c", "eval \"set -- $1\"; for a in \"$@\"; do printf '%s\\0' \"$a\"; done",
+           "sh", dry.out});
   REQUIRE(split.exit_code == 0);
   Strings from_shell = split_nul(split.out);
 
@@ -211,11 +240,12 @@ TEST_CASE("dry-run prints one line that a POSIX shell splits into exactly the ar
   CHECK(read_file(weird + "/kernel.so") == "built\n");
 }
 
-TEST_CASE("options --json prints the device layer's 7 lists, what the upstream hook returns", "[e2e]") {
+TEST_CASE("options --json prints the device layer's 7 lists, what the upstream hook returns",
+          "[e2e]") {
   TempDir home, dir;
   make_fake_torch(dir / "torch", false);
-  RunResult r = run_kbuild({"options", "--device", "mps", "--aot", "--json", "--torch-root", dir / "torch",
-                            "--python-include", "/p/i", "--python-libdir", "/p/l"},
+  RunResult r = run_kbuild({"options", "--device", "mps", "--aot", "--json", "--torch-root",
+                            dir / "torch", "--python-include", "/p/i", "--python-libdir", "/p/l"},
                            home.str());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
@@ -228,7 +258,8 @@ TEST_CASE("options --json prints the device layer's 7 lists, what the upstream h
   CHECK(j["libraries_dirs"] == nlohmann::ordered_json::array({dir / "torch/lib"}));
 }
 
-TEST_CASE("devices lists built-ins and the shipped npu file; --config overrides it with a warning", "[e2e]") {
+TEST_CASE("devices lists built-ins and the shipped npu file; --config overrides it with a warning",
+          "[e2e]") {
   TempDir home, dir;
   write_file(dir / "my-npu.json", "{\"device\": \"npu\", \"definitions\": [\"MY_NPU\"]}");
   RunResult r = run_kbuild({"devices", "--json"}, home.str());
@@ -241,19 +272,23 @@ TEST_CASE("devices lists built-ins and the shipped npu file; --config overrides 
   REQUIRE(by_name.count("npu"));
   CHECK(by_name["npu"]["source"] == source_root() + "/configs/devices/npu.json");
 
-  RunResult o = run_kbuild({"options", "--device", "npu", "--json", "--no-torch", "--config", dir / "my-npu.json"},
-                           home.str());
+  RunResult o = run_kbuild(
+      {"options", "--device", "npu", "--json", "--no-torch", "--config", dir / "my-npu.json"},
+      home.str());
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
   CHECK(nlohmann::json::parse(o.out)["definitions"] == nlohmann::json::array({"MY_NPU"}));
   CHECK(o.err.find("kbuild: warning: device 'npu' is already registered (from " + source_root() +
-                   "/configs/devices/npu.json), overwriting with " + dir / "my-npu.json") != std::string::npos);
+                   "/configs/devices/npu.json), overwriting with " + dir / "my-npu.json") !=
+        std::string::npos);
 }
 
 TEST_CASE("user config directories register devices: XDG and KBUILD_CONFIG_PATH", "[e2e]") {
   TempDir home, dir;
-  write_file(home / ".config/kbuild/devices.d/acme.json", "{\"device\": \"acme\", \"libraries\": [\"acme\"]}");
-  write_file(dir / "more/zeta.json", "{\"device\": \"zeta\", \"mode\": \"extend\", \"libraries\": [\"z\"]}");
+  write_file(home / ".config/kbuild/devices.d/acme.json",
+             "{\"device\": \"acme\", \"libraries\": [\"acme\"]}");
+  write_file(dir / "more/zeta.json",
+             "{\"device\": \"zeta\", \"mode\": \"extend\", \"libraries\": [\"z\"]}");
   RunResult r = run_kbuild({"options", "--device", "acme", "--json", "--no-torch"}, home.str(),
                            {{"KBUILD_CONFIG_PATH", dir / "more"}});
   REQUIRE(r.exit_code == 0);
@@ -262,7 +297,8 @@ TEST_CASE("user config directories register devices: XDG and KBUILD_CONFIG_PATH"
   CHECK(z.out.find("zeta\tconfig (extend)\t" + dir / "more/zeta.json") != std::string::npos);
 }
 
-TEST_CASE("modes: compile-only object, precompiled header and preprocessed output are real files", "[e2e]") {
+TEST_CASE("modes: compile-only object, precompiled header and preprocessed output are real files",
+          "[e2e]") {
   TempDir home, dir;
   write_file(dir / "h.h", "#pragma once\ninline int twice(int x) { return 2 * x; }\n");
   write_file(dir / "k.cpp", "#include \"h.h\"\nextern \"C\" int f(int x) { return twice(x); }\n");
@@ -270,10 +306,12 @@ TEST_CASE("modes: compile-only object, precompiled header and preprocessed outpu
   INFO(pch.err);
   REQUIRE(pch.exit_code == 0);
   CHECK(fs::file_size(dir / "h.h.gch") > 0);
-  RunResult obj = run_kbuild({"--no-torch", "-c", dir / "k.cpp", "--include-pch", dir / "h.h"}, home.str());
+  RunResult obj =
+      run_kbuild({"--no-torch", "-c", dir / "k.cpp", "--include-pch", dir / "h.h"}, home.str());
   REQUIRE(obj.exit_code == 0);
   CHECK(read_file(dir / "k.o").substr(1, 3) == "ELF");
-  RunResult pre = run_kbuild({"--no-torch", "--preprocess", dir / "k.cpp", "-o", dir / "k.i"}, home.str());
+  RunResult pre =
+      run_kbuild({"--no-torch", "--preprocess", dir / "k.cpp", "-o", dir / "k.i"}, home.str());
   REQUIRE(pre.exit_code == 0);
   CHECK(read_file(dir / "k.i").find("return 2 * x;") != std::string::npos);
   RunResult link = run_kbuild({"--no-torch", dir / "k.o", "-o", dir / "k.so"}, home.str());
@@ -288,7 +326,8 @@ TEST_CASE("several objects are linked into one library", "[e2e]") {
   write_file(dir / "b.cpp", "extern \"C\" int a(); extern \"C\" int b() { return a() + 2; }\n");
   REQUIRE(run_kbuild({"--no-torch", "-c", dir / "a.cpp"}, home.str()).exit_code == 0);
   REQUIRE(run_kbuild({"--no-torch", "-c", dir / "b.cpp"}, home.str()).exit_code == 0);
-  RunResult r = run_kbuild({"--no-torch", dir / "a.o", dir / "b.o", "-o", dir / "ab.so"}, home.str());
+  RunResult r =
+      run_kbuild({"--no-torch", dir / "a.o", dir / "b.o", "-o", dir / "ab.so"}, home.str());
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   Loaded lib(dir / "ab.so", {});
@@ -306,9 +345,11 @@ TEST_CASE("torch is discovered from python3's path once, then from the cache", "
   RunResult r = run_kbuild({"options", "--device", "cpu", "--json"}, home.str(), env);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(nlohmann::json::parse(r.out)["libraries_dirs"] == nlohmann::json::array({dir / "site/torch/lib"}));
+  CHECK(nlohmann::json::parse(r.out)["libraries_dirs"] ==
+        nlohmann::json::array({dir / "site/torch/lib"}));
   bool cached = false;
-  for (auto& e : fs::directory_iterator(home / ".cache/kbuild/discovery")) cached = cached || e.path().extension() == ".json";
+  for (auto& e : fs::directory_iterator(home / ".cache/kbuild/discovery"))
+    cached = cached || e.path().extension() == ".json";
   CHECK(cached);
   // The second run answers the same from the cache (unit tests check the
   // cache's hit and invalidation rules).

@@ -10,7 +10,8 @@ using namespace kbuild_test;
 namespace {
 
 // Exit codes, as documented in the README.
-constexpr int kUsage = 2, kConfig = 3, kProvider = 4, kToolchain = 5, kCompilerMissing = 6, kOutput = 7;
+constexpr int kUsage = 2, kConfig = 3, kProvider = 4, kToolchain = 5, kCompilerMissing = 6,
+              kOutput = 7;
 
 // kbuild's own error line (the compiler's diagnostics may come before it).
 std::string error_line(const std::string& err) {
@@ -22,14 +23,17 @@ std::string error_line(const std::string& err) {
 struct Case {
   TempDir home, dir;
   std::string kernel;
-  Case() : kernel(dir / "kernel.cpp") { write_file(kernel, "extern \"C\" int f() { return 1; }\n"); }
+  Case() : kernel(dir / "kernel.cpp") {
+    write_file(kernel, "extern \"C\" int f() { return 1; }\n");
+  }
   RunResult kbuild(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
     return run_kbuild(std::move(args), home.str(), std::move(env));
   }
   std::vector<std::string> leftovers() const {
     std::vector<std::string> out;
     for (auto& e : fs::directory_iterator(dir.path()))
-      if (e.path().filename().string().find("kbuild-tmp") != std::string::npos) out.push_back(e.path());
+      if (e.path().filename().string().find("kbuild-tmp") != std::string::npos)
+        out.push_back(e.path());
     return out;
   }
 };
@@ -59,7 +63,8 @@ TEST_CASE("a failed build leaves the older library untouched and no temporary fi
 TEST_CASE("a compiler killed by a signal is reported with the signal", "[faults]") {
   Case c;
   write_file(c.dir / "crashing-g++", "#!/bin/sh\nkill -SEGV $$\n", true);
-  RunResult r = c.kbuild({"--no-torch", "--cxx", c.dir / "crashing-g++", c.kernel, "-o", c.dir / "k.so"});
+  RunResult r =
+      c.kbuild({"--no-torch", "--cxx", c.dir / "crashing-g++", c.kernel, "-o", c.dir / "k.so"});
   check_error(r, kToolchain, "toolchain", "killed by signal 11");
   CHECK_FALSE(fs::exists(c.dir / "k.so"));
   CHECK(c.leftovers().empty());
@@ -76,21 +81,28 @@ TEST_CASE("a missing compiler: one line, its own exit code", "[faults]") {
 
 TEST_CASE("a missing source, a directory as source, output equal to input", "[faults]") {
   Case c;
-  check_error(c.kbuild({"--no-torch", c.dir / "nope.cpp"}), kUsage, "input", "nope.cpp: No such file");
+  check_error(c.kbuild({"--no-torch", c.dir / "nope.cpp"}), kUsage, "input",
+              "nope.cpp: No such file");
   fs::create_directories(c.dir / "adir");
-  check_error(c.kbuild({"--no-torch", c.dir / "adir", "-o", c.dir / "x.so"}), kUsage, "input", "not a regular file");
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel}), kUsage, "usage", "is also a source");
+  check_error(c.kbuild({"--no-torch", c.dir / "adir", "-o", c.dir / "x.so"}), kUsage, "input",
+              "not a regular file");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel}), kUsage, "usage",
+              "is also a source");
   CHECK(read_file(c.kernel).find("return 1") != std::string::npos);
 }
 
 TEST_CASE("an output directory that is missing or cannot be written", "[faults]") {
   Case c;
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "missing/k.so"}), kOutput, "output", "does not exist");
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel + "/k.so"}), kOutput, "output", "not a directory");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "missing/k.so"}), kOutput, "output",
+              "does not exist");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel + "/k.so"}), kOutput, "output",
+              "not a directory");
   // Even root cannot create files in /proc: the write is tried, not guessed.
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", "/proc/kbuild-test.so"}), kOutput, "output", "cannot write beside");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", "/proc/kbuild-test.so"}), kOutput, "output",
+              "cannot write beside");
   fs::create_directories(c.dir / "out.so");
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "out.so"}), kOutput, "output", "is a directory");
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "out.so"}), kOutput, "output",
+              "is a directory");
 }
 
 TEST_CASE("usage errors: unknown option, bad --isa, conflicting modes, no source", "[faults]") {
@@ -113,33 +125,41 @@ TEST_CASE("unknown devices: empty options by default, an error with --strict", "
 TEST_CASE("npu without ASCEND_HOME_PATH fails with the adapter's message", "[faults]") {
   Case c;
   RunResult r = c.kbuild({"--no-torch", "--device", "npu", c.kernel, "-o", c.dir / "k.so"});
-  check_error(r, kProvider, "provider", "Could not find ASCEND_HOME_PATH in env. Please run set_env.sh first.");
+  check_error(r, kProvider, "provider",
+              "Could not find ASCEND_HOME_PATH in env. Please run set_env.sh first.");
   CHECK(r.err.find("device 'npu' (") != std::string::npos);
   CHECK_FALSE(fs::exists(c.dir / "k.so"));
 }
 
 TEST_CASE("xpu without a SYCL runtime is a provider error", "[faults]") {
   Case c;
-  check_error(c.kbuild({"--no-torch", "--device", "xpu", "--dry-run", c.kernel}, {{"SYCL_HOME", ""}, {"CMPLR_ROOT", ""}}),
+  check_error(c.kbuild({"--no-torch", "--device", "xpu", "--dry-run", c.kernel},
+                       {{"SYCL_HOME", ""}, {"CMPLR_ROOT", ""}}),
               kProvider, "provider", "SYCL runtime is not detected");
 }
 
-TEST_CASE("broken device files: malformed JSON, unknown keys, wrong types, missing --config", "[faults]") {
+TEST_CASE("broken device files: malformed JSON, unknown keys, wrong types, missing --config",
+          "[faults]") {
   Case c;
   write_file(c.dir / "bad.json", "{\n  \"device\": \"x\"\n  \"libraries\": []\n}");
-  check_error(c.kbuild({"--config", c.dir / "bad.json", c.kernel}), kConfig, "config", c.dir / "bad.json:3:");
+  check_error(c.kbuild({"--config", c.dir / "bad.json", c.kernel}), kConfig, "config",
+              c.dir / "bad.json:3:");
   write_file(c.dir / "typo.json", "{\"device\": \"x\", \"librarys\": []}");
-  check_error(c.kbuild({"devices", "--config", c.dir / "typo.json"}), kConfig, "config", "unknown key 'librarys'");
+  check_error(c.kbuild({"devices", "--config", c.dir / "typo.json"}), kConfig, "config",
+              "unknown key 'librarys'");
   write_file(c.dir / "type.json", "{\"device\": \"x\", \"cflags\": [true]}");
-  check_error(c.kbuild({"options", "--config", c.dir / "type.json"}), kConfig, "config", "at /cflags/0: expected a string");
-  check_error(c.kbuild({"--config", c.dir / "absent.json", c.kernel}), kConfig, "config", "no such file");
+  check_error(c.kbuild({"options", "--config", c.dir / "type.json"}), kConfig, "config",
+              "at /cflags/0: expected a string");
+  check_error(c.kbuild({"--config", c.dir / "absent.json", c.kernel}), kConfig, "config",
+              "no such file");
 }
 
 TEST_CASE("a failing exec provider is a provider error with its stderr", "[faults]") {
   Case c;
   write_file(c.dir / "prov.sh", "#!/bin/sh\necho 'driver not loaded' >&2\nexit 9\n", true);
   write_file(c.dir / "dev.json", "{\"device\": \"ext\", \"exec\": {\"command\": [\"./prov.sh\"]}}");
-  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "dev.json", "--device", "ext", c.kernel});
+  RunResult r =
+      c.kbuild({"--no-torch", "--config", c.dir / "dev.json", "--device", "ext", c.kernel});
   check_error(r, kProvider, "provider", "exit code 9");
   CHECK(r.err.find("driver not loaded") != std::string::npos);
 }
@@ -147,10 +167,14 @@ TEST_CASE("a failing exec provider is a provider error with its stderr", "[fault
 TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument", "[faults]") {
   Case c;
   write_file(c.dir / "evil.json",
-             "{\"device\": \"evil\", \"include_dirs\": [\"; rm -rf ~\", \"$$(touch " + c.dir / "pwned" + ")\"]}");
-  write_file(c.dir / "record-g++", "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$ARGV_FILE\"\nexit 1\n", true);
-  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "evil.json", "--device", "evil", "--cxx",
-                          c.dir / "record-g++", c.kernel, "-o", c.dir / "k.so"},
+             "{\"device\": \"evil\", \"include_dirs\": [\"; rm -rf ~\", \"$$(touch " +
+                 c.dir / "pwned" + ")\"]}");
+  write_file(
+      c.dir / "record-g++",
+      "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$ARGV_FILE\"\nexit 1\n",
+      true);
+  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "evil.json", "--device", "evil",
+                          "--cxx", c.dir / "record-g++", c.kernel, "-o", c.dir / "k.so"},
                          {{"ARGV_FILE", c.dir / "argv.txt"}});
   CHECK(r.exit_code == kToolchain);
   std::string argv = read_file(c.dir / "argv.txt");
@@ -159,17 +183,20 @@ TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument"
   CHECK_FALSE(fs::exists(c.dir / "pwned"));
 }
 
-TEST_CASE("SIGTERM during a build ends the compiler, removes the temporary and keeps the old output", "[faults]") {
+TEST_CASE(
+    "SIGTERM during a build ends the compiler, removes the temporary and keeps the old output",
+    "[faults]") {
   Case c;
   write_file(c.dir / "k.so", "old library");
   // A compiler that starts writing its output, then takes its time.
   write_file(c.dir / "slow-g++",
-             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo partial > \"$1\"; fi; shift; done\n"
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo partial > "
+             "\"$1\"; fi; shift; done\n"
              "sleep 30\n",
              true);
   auto start = std::chrono::steady_clock::now();
-  RunResult r = run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "1", kbuild_binary(), "--no-torch",
-                     "--cxx", c.dir / "slow-g++", c.kernel, "-o", c.dir / "k.so"},
+  RunResult r = run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "1", kbuild_binary(),
+                     "--no-torch", "--cxx", c.dir / "slow-g++", c.kernel, "-o", c.dir / "k.so"},
                     {{"HOME", c.home.str()}});
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(r.exit_code == 130);

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/error.hpp"
-#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
@@ -88,7 +88,8 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("builder_commands: every CppBuilder command line is reproduced token for token", "[golden]") {
+TEST_CASE("builder_commands: every CppBuilder command line is reproduced token for token",
+          "[golden]") {
   FakeMachine m;
   Registry registry;
   json golden = load_golden("builder_commands.json");
@@ -132,7 +133,8 @@ TEST_CASE("builder_commands: every CppBuilder command line is reproduced token f
   CHECK(checked >= 0);
 }
 
-TEST_CASE("builder_commands: the golden file covers cpu, cuda, mps and xpu in all four modes", "[golden]") {
+TEST_CASE("builder_commands: the golden file covers cpu, cuda, mps and xpu in all four modes",
+          "[golden]") {
   json golden = load_golden("builder_commands.json");
   for (std::string device : {"cpu", "cuda", "mps", "xpu"})
     for (std::string aot : {"False", "True"})
@@ -141,7 +143,8 @@ TEST_CASE("builder_commands: the golden file covers cpu, cuda, mps and xpu in al
                                           "|include_pytorch=False"));
 }
 
-TEST_CASE("device_options: the device hook's 7 lists match Inductor for every device and mode", "[golden]") {
+TEST_CASE("device_options: the device hook's 7 lists match Inductor for every device and mode",
+          "[golden]") {
   FakeMachine m;
   Registry registry;  // nothing registered: npu is unknown, as in torch 2.11
   json golden = load_golden("device_options.json");
@@ -163,7 +166,8 @@ TEST_CASE("device_options: the device hook's 7 lists match Inductor for every de
   }
 }
 
-TEST_CASE("inductor_real_commands: every command torch.compile and AOTInductor ran is reproduced", "[golden]") {
+TEST_CASE("inductor_real_commands: every command torch.compile and AOTInductor ran is reproduced",
+          "[golden]") {
   FakeMachine m;
   Registry registry;
   json golden = load_golden("inductor_real_commands.json");
@@ -185,11 +189,13 @@ TEST_CASE("inductor_real_commands: every command torch.compile and AOTInductor r
       r.query.device_type = contains(expected, "USE_CUDA") ? "cuda" : "cpu";
       r.query.compile_only = r.kind == OutputKind::object;
       // AOT shows in the link line only: no torch_python.
-      r.query.aot_mode = r.kind == OutputKind::shared_library && !contains(expected, "-ltorch_python");
+      r.query.aot_mode =
+          r.kind == OutputKind::shared_library && !contains(expected, "-ltorch_python");
       r.min_optimize = contains(expected, "-O1");
       r.isa = isa_from_spec(contains(expected, "-mamx-tile") ? "amx+bf16" : "none");
       std::size_t first = pch ? 3 : 1;
-      for (std::size_t k = first; k < expected.size() && expected[k] != "-D" && expected[k][0] != '-'; ++k)
+      for (std::size_t k = first;
+           k < expected.size() && expected[k] != "-D" && expected[k][0] != '-'; ++k)
         r.sources.push_back(expected[k]);
       auto inc = std::find(expected.begin(), expected.end(), "-include");
       if (inc != expected.end()) r.include_pch = *(inc + 1);
@@ -204,7 +210,10 @@ TEST_CASE("inductor_real_commands: every command torch.compile and AOTInductor r
   }
 }
 
-TEST_CASE("inductor_real_commands: the kinds covered include pch, preprocessing, objects, .S and multi-object links", "[golden]") {
+TEST_CASE(
+    "inductor_real_commands: the kinds covered include pch, preprocessing, objects, .S and "
+    "multi-object links",
+    "[golden]") {
   json golden = load_golden("inductor_real_commands.json");
   bool pch = false, pre = false, obj = false, asm_source = false, multi = false;
   for (const auto& cmd : golden["commands"]) {

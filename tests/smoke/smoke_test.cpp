@@ -2,8 +2,8 @@
 // file parses.
 #include <catch2/catch.hpp>
 
-#include "kbuild/device_file.hpp"
 #include "../support/test_support.hpp"
+#include "kbuild/device_file.hpp"
 
 using namespace kbuild_test;
 
@@ -14,7 +14,8 @@ TEST_CASE("kbuild --version and --help run and exit 0", "[smoke]") {
   CHECK(v.out.rfind("kbuild ", 0) == 0);
   RunResult h = run_kbuild({"--help"}, home.str());
   CHECK(h.exit_code == 0);
-  for (const char* word : {"--device", "--dry-run", "--aot", "--compile-only", "options", "devices"})
+  for (const char* word :
+       {"--device", "--dry-run", "--aot", "--compile-only", "options", "devices"})
     CHECK(h.out.find(word) != std::string::npos);
 }
 
@@ -34,5 +35,6 @@ TEST_CASE("kbuild devices lists the four built-ins and npu", "[smoke]") {
   TempDir home;
   RunResult r = run_kbuild({"devices"}, home.str());
   REQUIRE(r.exit_code == 0);
-  for (const char* d : {"cpu\t", "cuda\t", "xpu\t", "mps\t", "npu\t"}) CHECK(r.out.find(d) != std::string::npos);
+  for (const char* d : {"cpu\t", "cuda\t", "xpu\t", "mps\t", "npu\t"})
+    CHECK(r.out.find(d) != std::string::npos);
 }

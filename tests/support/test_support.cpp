@@ -40,8 +40,10 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   // Restore permissions a test may have removed, then delete.
-  for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+  for (auto it = fs::recursive_directory_iterator(path_, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec))
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
   fs::remove_all(path_, ec);
 }
 
@@ -86,10 +88,11 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
     auto buf = std::make_shared<std::array<char, 8192>>();
     auto step = std::make_shared<std::function<void()>>();
     *step = [&pipe, &sink, buf, step] {
-      pipe.async_read_some(asio::buffer(*buf), [&sink, buf, step](bp::error_code ec, std::size_t n) {
-        sink.append(buf->data(), n);
-        if (!ec) (*step)();
-      });
+      pipe.async_read_some(asio::buffer(*buf),
+                           [&sink, buf, step](bp::error_code ec, std::size_t n) {
+                             sink.append(buf->data(), n);
+                             if (!ec) (*step)();
+                           });
     };
     (*step)();
   };
@@ -121,9 +124,9 @@ RunResult run_kbuild(const std::vector<std::string>& args, const std::string& ho
   set.emplace("HOME", home);
   set.emplace("XDG_CONFIG_HOME", home + "/.config");
   set.emplace("XDG_CACHE_HOME", home + "/.cache");
-  for (const char* var : {"KBUILD_CONFIG_PATH", "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT",
-                          "KBUILD_CACHE_DIR", "CXX", "CUDA_HOME", "ASCEND_HOME_PATH",
-                          "LIBTORCH_NPU_PATH", "ATEN_CPU_CAPABILITY"})
+  for (const char* var :
+       {"KBUILD_CONFIG_PATH", "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT", "KBUILD_CACHE_DIR",
+        "CXX", "CUDA_HOME", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH", "ATEN_CPU_CAPABILITY"})
     if (!set.count(var)) unset.push_back(var);
   return run(argv, set, unset);
 }
@@ -149,8 +152,9 @@ void make_fake_torch(const std::string& root, bool with_libs) {
   write_file(root + "/version.py", "__version__ = '2.11.0'\nhip: Optional[str] = None\n");
   if (!with_libs) return;
   for (const char* lib : {"torch", "torch_cpu", "torch_python"})
-    compile_shared_library(std::string("extern \"C\" int kbuild_fake_") + lib + "() { return 1; }\n",
-                           root + "/lib/lib" + lib + ".so", std::string("lib") + lib + ".so");
+    compile_shared_library(
+        std::string("extern \"C\" int kbuild_fake_") + lib + "() { return 1; }\n",
+        root + "/lib/lib" + lib + ".so", std::string("lib") + lib + ".so");
 }
 
 }  // namespace kbuild_test

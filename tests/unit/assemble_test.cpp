@@ -22,7 +22,8 @@ BuildOptions sample() {
 }  // namespace
 
 TEST_CASE("shared library: Inductor's order with the link part last", "[unit][assemble]") {
-  Command c = assemble(sample(), AssembleInput{"g++", {"k.cpp"}, OutputKind::shared_library, "k.so", {}});
+  Command c =
+      assemble(sample(), AssembleInput{"g++", {"k.cpp"}, OutputKind::shared_library, "k.so", {}});
   CHECK(c.argv == Strings{"g++", "k.cpp", "-D", "USE_X", "-O3", "-I/my dir/include", "-DA=1",
                           "-DB=two words", "-o", "k.so", "-Wl,-z,now", "-lm", "-L/lib dir"});
   CHECK(c.argv[c.output_index] == "k.so");
@@ -32,8 +33,10 @@ TEST_CASE("object, header and preprocessing outputs have no link part", "[unit][
   BuildOptions o = sample();
   Command obj = assemble(o, AssembleInput{"g++", {"k.cpp"}, OutputKind::object, "k.o", {}});
   CHECK(Strings(obj.argv.end() - 3, obj.argv.end()) == Strings{"-c", "-o", "k.o"});
-  Command pch = assemble(o, AssembleInput{"g++", {"h.h"}, OutputKind::precompiled_header, "h.h.gch", {}});
-  CHECK(Strings(pch.argv.begin(), pch.argv.begin() + 4) == Strings{"g++", "-x", "c++-header", "h.h"});
+  Command pch =
+      assemble(o, AssembleInput{"g++", {"h.h"}, OutputKind::precompiled_header, "h.h.gch", {}});
+  CHECK(Strings(pch.argv.begin(), pch.argv.begin() + 4) ==
+        Strings{"g++", "-x", "c++-header", "h.h"});
   CHECK(pch.argv.back() == "h.h.gch");
   Command pre = assemble(o, AssembleInput{"g++", {"h.hpp"}, OutputKind::preprocessed, "h.i", {}});
   CHECK(Strings(pre.argv.end() - 4, pre.argv.end()) == Strings{"-E", "-P", "-o", "h.i"});
@@ -44,7 +47,8 @@ TEST_CASE("object, header and preprocessing outputs have no link part", "[unit][
 }
 
 TEST_CASE("-include PCH sits between cflags and include dirs", "[unit][assemble]") {
-  Command c = assemble(sample(), AssembleInput{"g++", {"k.cpp"}, OutputKind::object, "k.o", "pch/h.h"});
+  Command c =
+      assemble(sample(), AssembleInput{"g++", {"k.cpp"}, OutputKind::object, "k.o", "pch/h.h"});
   auto at = std::find(c.argv.begin(), c.argv.end(), "-include");
   REQUIRE(at != c.argv.end());
   CHECK(*(at - 1) == "-O3");
@@ -53,20 +57,26 @@ TEST_CASE("-include PCH sits between cflags and include dirs", "[unit][assemble]
 }
 
 TEST_CASE("several sources are linked into one library in the given order", "[unit][assemble]") {
-  Command c = assemble(BuildOptions{}, AssembleInput{"g++", {"a.o", "b.o", "w.o"}, OutputKind::shared_library, "m.so", {}});
+  Command c =
+      assemble(BuildOptions{},
+               AssembleInput{"g++", {"a.o", "b.o", "w.o"}, OutputKind::shared_library, "m.so", {}});
   CHECK(c.argv == Strings{"g++", "a.o", "b.o", "w.o", "-o", "m.so"});
 }
 
-TEST_CASE("the Inductor line quotes include dirs only, like get_command_line()", "[unit][assemble]") {
-  Command c = assemble(sample(), AssembleInput{"g++", {"k.cpp"}, OutputKind::shared_library, "k.so", {}});
+TEST_CASE("the Inductor line quotes include dirs only, like get_command_line()",
+          "[unit][assemble]") {
+  Command c =
+      assemble(sample(), AssembleInput{"g++", {"k.cpp"}, OutputKind::shared_library, "k.so", {}});
   CHECK(c.inductor_line.find("-I'/my dir/include'") != std::string::npos);
   CHECK(c.inductor_line.find("-L/lib dir") != std::string::npos);
   CHECK(c.inductor_line.find("g++ k.cpp -D  USE_X  -O3 ") == 0);
 }
 
-TEST_CASE("an entry with an unbalanced quote is a config error naming its origin", "[unit][assemble]") {
+TEST_CASE("an entry with an unbalanced quote is a config error naming its origin",
+          "[unit][assemble]") {
   BuildOptions o;
-  o.add(OptionList::passthrough_args, "-DX='oops", Origin{Layer::device, "config npu", "/c/npu.json", 9});
+  o.add(OptionList::passthrough_args, "-DX='oops",
+        Origin{Layer::device, "config npu", "/c/npu.json", 9});
   CHECK_THROWS_WITH(assemble(o, AssembleInput{"g++", {"k.cpp"}, OutputKind::object, "k.o", {}}),
                     Catch::Contains("/c/npu.json:9"));
 }
@@ -78,10 +88,12 @@ TEST_CASE("default outputs are named as Inductor names them", "[unit][assemble]"
   CHECK(default_output("header.hpp", OutputKind::preprocessed) == "header.i");
 }
 
-TEST_CASE("a user -D is one argument; a list definition splits like Inductor's shlex", "[unit][assemble]") {
+TEST_CASE("a user -D is one argument; a list definition splits like Inductor's shlex",
+          "[unit][assemble]") {
   BuildOptions o;
   o.add(OptionList::definitions, "MSG=\"hi there\"", Origin{Layer::user, "command line", "", 0});
   o.add(OptionList::definitions, "X=\"a b\"", Origin{Layer::device, "config x", "", 0});
   Command c = assemble(o, AssembleInput{"g++", {"k.cpp"}, OutputKind::object, "k.o", {}});
-  CHECK(Strings(c.argv.begin() + 2, c.argv.begin() + 6) == Strings{"-D", "MSG=\"hi there\"", "-D", "X=a b"});
+  CHECK(Strings(c.argv.begin() + 2, c.argv.begin() + 6) ==
+        Strings{"-D", "MSG=\"hi there\"", "-D", "X=a b"});
 }

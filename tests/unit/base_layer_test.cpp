@@ -21,7 +21,10 @@ TEST_CASE("compiler family comes from the path, clang++ is not g++", "[unit][bas
   CHECK(compiler_kind("c++") == CompilerKind::other);
 }
 
-TEST_CASE("g++ gets -pedantic, -fexcess-precision=fast and -fno-tree-loop-vectorize; clang its own warning", "[unit][base]") {
+TEST_CASE(
+    "g++ gets -pedantic, -fexcess-precision=fast and -fno-tree-loop-vectorize; clang its own "
+    "warning",
+    "[unit][base]") {
   BaseSettings s;
   s.compiler = "g++";
   BuildOptions gcc = base_layer(s);

@@ -5,7 +5,9 @@
 using namespace kbuild;
 
 namespace {
-Origin from(Layer layer, const std::string& provider) { return Origin{layer, provider, "", 0}; }
+Origin from(Layer layer, const std::string& provider) {
+  return Origin{layer, provider, "", 0};
+}
 }  // namespace
 
 TEST_CASE("list names round-trip and follow Inductor's tuple order", "[unit][options]") {
@@ -28,7 +30,8 @@ TEST_CASE("append keeps layer order: base entries before torch entries", "[unit]
   CHECK(base.entries(OptionList::cflags)[1].origin.layer == Layer::torch);
 }
 
-TEST_CASE("finalize de-duplicates keeping the first and records what it dropped", "[unit][options]") {
+TEST_CASE("finalize de-duplicates keeping the first and records what it dropped",
+          "[unit][options]") {
   BuildOptions o;
   o.add(OptionList::libraries_dirs, "/t/lib", from(Layer::torch, "torch"));
   o.add(OptionList::libraries_dirs, "/cuda/lib", from(Layer::device, "built-in cuda"));
@@ -55,7 +58,8 @@ TEST_CASE("finalize for compile-only empties libraries and library dirs only", "
   CHECK(o.dropped().size() == 2);
 }
 
-TEST_CASE("de-duplication compares exact strings (' USE_CUDA' differs from 'USE_CUDA')", "[unit][options]") {
+TEST_CASE("de-duplication compares exact strings (' USE_CUDA' differs from 'USE_CUDA')",
+          "[unit][options]") {
   BuildOptions o;
   o.add(OptionList::definitions, " USE_CUDA", from(Layer::device, "a"));
   o.add(OptionList::definitions, "USE_CUDA", from(Layer::user, "b"));

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/builtin_devices.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
-#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
@@ -16,7 +16,10 @@ OptionsResult resolve(const std::string& device, const Paths& paths, const Envir
 }
 }  // namespace
 
-TEST_CASE("cuda: lib64 is rewritten to the real dir of libcudart_static.a plus stubs when CUDA_HOME is given", "[unit][builtin]") {
+TEST_CASE(
+    "cuda: lib64 is rewritten to the real dir of libcudart_static.a plus stubs when CUDA_HOME is "
+    "given",
+    "[unit][builtin]") {
   TempDir dir;
   std::string real = dir / "cuda/targets/x86_64-linux/lib";
   fs::create_directories(real + "/stubs");
@@ -37,7 +40,8 @@ TEST_CASE("cuda: lib64 is rewritten to the real dir of libcudart_static.a plus s
         Strings{dir / "torch/lib", dir / "cuda/lib64"});
 }
 
-TEST_CASE("cuda: lib is used when lib64 is missing; cudnn and CUDA_INC_PATH are added", "[unit][builtin]") {
+TEST_CASE("cuda: lib is used when lib64 is missing; cudnn and CUDA_INC_PATH are added",
+          "[unit][builtin]") {
   TempDir dir;
   fs::create_directories(dir / "cuda/lib");
   Paths paths;
@@ -46,7 +50,8 @@ TEST_CASE("cuda: lib is used when lib64 is missing; cudnn and CUDA_INC_PATH are 
   env.set("CUDNN_HOME", "/opt/cudnn");
   env.set("CUDA_INC_PATH", "/opt/cuda-inc");
   OptionsResult r = resolve("cuda", paths, env);
-  CHECK(r.options.values(OptionList::libraries_dirs) == Strings{dir / "cuda/lib", "/opt/cudnn/lib"});
+  CHECK(r.options.values(OptionList::libraries_dirs) ==
+        Strings{dir / "cuda/lib", "/opt/cudnn/lib"});
   CHECK(r.options.values(OptionList::include_dirs) ==
         Strings{dir / "cuda/include", "/opt/cuda-inc", "/opt/cudnn/include"});
   // No torch: torch_cuda is left out, with a note.

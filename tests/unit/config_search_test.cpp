@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/error.hpp"
-#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
@@ -28,7 +28,8 @@ TEST_CASE("config sources are searched in the documented order", "[unit][config]
   std::vector<std::string> paths;
   for (const auto& s : sources) paths.push_back(s.path);
   CHECK(paths == std::vector<std::string>{"/usr/share/kbuild/devices", "/etc/kbuild/devices.d",
-                                          "/home/u/.config/kbuild/devices.d", "/a", "/b", "/x.json"});
+                                          "/home/u/.config/kbuild/devices.d", "/a", "/b",
+                                          "/x.json"});
   env.set("XDG_CONFIG_HOME", "/xdg");
   CHECK(config_sources("", env, {})[1].path == "/xdg/kbuild/devices.d");
 }
@@ -63,15 +64,18 @@ TEST_CASE("a broken device file anywhere is a config error, never skipped", "[un
                     Catch::Contains(dir / "user/bad.json"));
 }
 
-TEST_CASE("missing --config files are errors; missing KBUILD_CONFIG_PATH dirs are warnings", "[unit][config]") {
+TEST_CASE("missing --config files are errors; missing KBUILD_CONFIG_PATH dirs are warnings",
+          "[unit][config]") {
   TempDir dir;
   Environment env;
   env.set("KBUILD_CONFIG_PATH", dir / "nope");
   Registry registry;
   CHECK(register_device_files(config_sources("", env, {}), registry).warnings.size() == 1);
-  CHECK_THROWS_WITH(register_device_files(config_sources("", Environment{}, {dir / "missing.json"}), registry),
-                    Catch::Contains("no such file"));
+  CHECK_THROWS_WITH(
+      register_device_files(config_sources("", Environment{}, {dir / "missing.json"}), registry),
+      Catch::Contains("no such file"));
   fs::create_directories(dir / "adir");
-  CHECK_THROWS_WITH(register_device_files(config_sources("", Environment{}, {dir / "adir"}), registry),
-                    Catch::Contains("not a regular file"));
+  CHECK_THROWS_WITH(
+      register_device_files(config_sources("", Environment{}, {dir / "adir"}), registry),
+      Catch::Contains("not a regular file"));
 }

@@ -18,7 +18,8 @@ std::string config_error(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("a valid device file gives its lists, conditions and entry lines", "[unit][device-file]") {
+TEST_CASE("a valid device file gives its lists, conditions and entry lines",
+          "[unit][device-file]") {
   DeviceFile f = parse_device_file(R"({
   "device": "npu",
   "description": "test",
@@ -28,7 +29,8 @@ TEST_CASE("a valid device file gives its lists, conditions and entry lines", "[u
     "${env:ASCEND_HOME_PATH}/include"
   ],
   "when": [{"aot_mode": true, "libraries": ["aot_only"]}]
-})", "/cfg/npu.json");
+})",
+                                   "/cfg/npu.json");
   CHECK(f.device == "npu");
   CHECK(f.mode == RegistrationMode::replace);
   CHECK(f.env_help.at("ASCEND_HOME_PATH") == "run set_env.sh");
@@ -61,7 +63,8 @@ TEST_CASE("unknown keys are errors with the key path and its position", "[unit][
 
 TEST_CASE("wrong types are errors naming the expected type", "[unit][device-file]") {
   CHECK(config_error("{\"device\": \"x\", \"libraries\": \"ascendcl\"}")
-            .find("at /libraries: expected an array of strings, got a string") != std::string::npos);
+            .find("at /libraries: expected an array of strings, got a string") !=
+        std::string::npos);
   CHECK(config_error("{\"device\": \"x\", \"libraries\": [\"a\", 3]}")
             .find("at /libraries/1: expected a string, got a number") != std::string::npos);
   CHECK(config_error("{\"device\": 7}").find("at /device: expected a string") != std::string::npos);
@@ -70,23 +73,31 @@ TEST_CASE("wrong types are errors naming the expected type", "[unit][device-file
   CHECK(config_error("[1]").find("must be a JSON object") != std::string::npos);
 }
 
-TEST_CASE("semantic errors: names, modes, conditions, exec with lists, bad ${}", "[unit][device-file]") {
+TEST_CASE("semantic errors: names, modes, conditions, exec with lists, bad ${}",
+          "[unit][device-file]") {
   CHECK(config_error("{}").find("missing required key 'device'") != std::string::npos);
   CHECK(config_error("{\"device\": \"\"}").find("invalid device name") != std::string::npos);
   CHECK(config_error("{\"device\": \"../x\"}").find("invalid device name") != std::string::npos);
   CHECK(config_error("{\"device\": \"a/b\"}").find("invalid device name") != std::string::npos);
-  CHECK(config_error("{\"device\": \"x\", \"mode\": \"merge\"}").find("\"replace\" or \"extend\"") != std::string::npos);
-  CHECK(config_error("{\"device\": \"x\", \"when\": [{\"libraries\": []}]}").find("needs a condition") != std::string::npos);
-  CHECK(config_error("{\"device\": \"x\", \"libraries\": [\"a\"], \"exec\": {\"command\": [\"p\"]}}")
-            .find("either 'exec' or option lists") != std::string::npos);
-  CHECK(config_error("{\"device\": \"x\", \"exec\": {\"command\": []}}").find("non-empty array") != std::string::npos);
-  std::string bad_var = config_error("{\"device\": \"x\",\n\"include_dirs\": [\"${ascend_home}/inc\"]}");
+  CHECK(
+      config_error("{\"device\": \"x\", \"mode\": \"merge\"}").find("\"replace\" or \"extend\"") !=
+      std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"when\": [{\"libraries\": []}]}")
+            .find("needs a condition") != std::string::npos);
+  CHECK(
+      config_error("{\"device\": \"x\", \"libraries\": [\"a\"], \"exec\": {\"command\": [\"p\"]}}")
+          .find("either 'exec' or option lists") != std::string::npos);
+  CHECK(config_error("{\"device\": \"x\", \"exec\": {\"command\": []}}").find("non-empty array") !=
+        std::string::npos);
+  std::string bad_var =
+      config_error("{\"device\": \"x\",\n\"include_dirs\": [\"${ascend_home}/inc\"]}");
   CHECK(bad_var.find("/cfg/dev.json:2:") == 0);
   CHECK(bad_var.find("unknown variable '${ascend_home}'") != std::string::npos);
 }
 
 TEST_CASE("duplicate keys are errors, never silently the last one", "[unit][device-file]") {
-  std::string msg = config_error("{\"device\": \"x\",\n \"libraries\": [\"a\"],\n \"libraries\": [\"b\"]}");
+  std::string msg =
+      config_error("{\"device\": \"x\",\n \"libraries\": [\"a\"],\n \"libraries\": [\"b\"]}");
   CHECK(msg.find("duplicate key '/libraries'") != std::string::npos);
   CHECK(msg.find("/cfg/dev.json:3:") == 0);
 }
@@ -104,6 +115,7 @@ TEST_CASE("load_device_file reports unreadable files as config errors", "[unit][
   CHECK_THROWS_MATCHES(load_device_file("/nonexistent/kbuild/x.json"), Error,
                        Catch::Predicate<Error>([](const Error& e) {
                          return e.kind() == ErrorKind::config &&
-                                std::string(e.what()).find("/nonexistent/kbuild/x.json") != std::string::npos;
+                                std::string(e.what()).find("/nonexistent/kbuild/x.json") !=
+                                    std::string::npos;
                        }));
 }

@@ -2,22 +2,28 @@
 // caches the answer; the cache is checked against what would change it.
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/discovery.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/site.hpp"
-#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
 
 namespace {
-bool have_python() { return find_executable("python3", Environment::from_process()).has_value(); }
+bool have_python() {
+  return find_executable("python3", Environment::from_process()).has_value();
+}
 }  // namespace
 
 #include "kbuild/process.hpp"
 
-TEST_CASE("discovery finds torch and torch_npu on the interpreter's path without importing them", "[unit][discovery]") {
-  if (!have_python()) { WARN("python3 not installed: skipped"); return; }
+TEST_CASE("discovery finds torch and torch_npu on the interpreter's path without importing them",
+          "[unit][discovery]") {
+  if (!have_python()) {
+    WARN("python3 not installed: skipped");
+    return;
+  }
   TempDir dir;
   make_fake_torch(dir / "site/torch", false);
   // An __init__ that would fail if imported: discovery must not import it.
@@ -37,8 +43,12 @@ TEST_CASE("discovery finds torch and torch_npu on the interpreter's path without
   CHECK(again.info->torch_root == dir / "site/torch");
 }
 
-TEST_CASE("the discovery cache is invalidated when a path directory changes or PYTHONPATH differs", "[unit][discovery]") {
-  if (!have_python()) { WARN("python3 not installed: skipped"); return; }
+TEST_CASE("the discovery cache is invalidated when a path directory changes or PYTHONPATH differs",
+          "[unit][discovery]") {
+  if (!have_python()) {
+    WARN("python3 not installed: skipped");
+    return;
+  }
   TempDir dir;
   fs::create_directories(dir / "site");
   Environment env = Environment::from_process();
@@ -65,14 +75,16 @@ TEST_CASE("a missing interpreter is reported, not fatal", "[unit][discovery]") {
 
 TEST_CASE("ROCm builds are recognised from torch/version.py", "[unit][discovery]") {
   TempDir dir;
-  write_file(dir / "rocm/version.py", "__version__ = '2.11.0+rocm6.4'\nhip: Optional[str] = '6.4.43482'\n");
+  write_file(dir / "rocm/version.py",
+             "__version__ = '2.11.0+rocm6.4'\nhip: Optional[str] = '6.4.43482'\n");
   write_file(dir / "cuda/version.py", "__version__ = '2.11.0+cu130'\nhip: Optional[str] = None\n");
   CHECK(torch_is_rocm_build(dir / "rocm"));
   CHECK_FALSE(torch_is_rocm_build(dir / "cuda"));
   CHECK_FALSE(torch_is_rocm_build(dir / "missing"));
 }
 
-TEST_CASE("site: flags beat environment; torch_npu is found beside torch; --no-torch drops torch", "[unit][site]") {
+TEST_CASE("site: flags beat environment; torch_npu is found beside torch; --no-torch drops torch",
+          "[unit][site]") {
   TempDir dir;
   make_fake_torch(dir / "site/torch", false);
   fs::create_directories(dir / "site/torch_npu");

@@ -2,9 +2,9 @@
 // executes directly: the script's #! line is the script's own business).
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/config_provider.hpp"
 #include "kbuild/error.hpp"
-#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
@@ -19,8 +19,10 @@ struct ExecFixture {
 
   std::shared_ptr<const Provider> provider(const std::string& script, double timeout_s = 5) {
     write_file(dir / "provider.sh", "#!/bin/sh\n" + script, true);
-    std::string json = "{\"device\": \"fake\", \"exec\": {\"command\": [\"./provider.sh\", \"first arg\"], "
-                       "\"timeout_s\": " + std::to_string(timeout_s) + "}}";
+    std::string json =
+        "{\"device\": \"fake\", \"exec\": {\"command\": [\"./provider.sh\", \"first arg\"], "
+        "\"timeout_s\": " +
+        std::to_string(timeout_s) + "}}";
     write_file(dir / "fake.json", json);
     return make_provider(load_device_file(dir / "fake.json"));
   }
@@ -41,11 +43,13 @@ struct ExecFixture {
 
 }  // namespace
 
-TEST_CASE("an exec provider gets the device, aot_mode and compile_only and returns the 7 lists", "[unit][exec]") {
+TEST_CASE("an exec provider gets the device, aot_mode and compile_only and returns the 7 lists",
+          "[unit][exec]") {
   ExecFixture f;
   auto p = f.provider(
       "printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args.txt\"\n"
-      "echo '{\"definitions\": [\"USE_FAKE\"], \"libraries\": [\"fake\"], \"include_dirs\": [\"/f inc\"]}'\n");
+      "echo '{\"definitions\": [\"USE_FAKE\"], \"libraries\": [\"fake\"], \"include_dirs\": [\"/f "
+      "inc\"]}'\n");
   OptionsResult r = f.resolve(p, true);
   CHECK(r.options.values(OptionList::definitions) == Strings{"USE_FAKE"});
   CHECK(r.options.values(OptionList::include_dirs) == Strings{"/f inc"});
@@ -55,7 +59,8 @@ TEST_CASE("an exec provider gets the device, aot_mode and compile_only and retur
   CHECK(r.options.entries(OptionList::libraries)[0].origin.file == f.dir / "fake.json");
 }
 
-TEST_CASE("an exec provider that exits non-zero is a provider error showing its stderr", "[unit][exec]") {
+TEST_CASE("an exec provider that exits non-zero is a provider error showing its stderr",
+          "[unit][exec]") {
   ExecFixture f;
   std::string msg = f.error_of(f.provider("echo 'CANN toolkit missing' >&2\nexit 3\n"));
   CHECK(msg.find("device 'fake' exec provider") == 0);
@@ -67,8 +72,10 @@ TEST_CASE("an exec provider printing garbage or wrong JSON is a provider error",
   ExecFixture f;
   CHECK(f.error_of(f.provider("echo 'hello there'\n")).find("not JSON") != std::string::npos);
   CHECK(f.error_of(f.provider("echo '[1, 2]'\n")).find("not an object") != std::string::npos);
-  CHECK(f.error_of(f.provider("echo '{\"libs\": []}'\n")).find("unknown key 'libs'") != std::string::npos);
-  CHECK(f.error_of(f.provider("echo '{\"libraries\": [1]}'\n")).find("non-string") != std::string::npos);
+  CHECK(f.error_of(f.provider("echo '{\"libs\": []}'\n")).find("unknown key 'libs'") !=
+        std::string::npos);
+  CHECK(f.error_of(f.provider("echo '{\"libraries\": [1]}'\n")).find("non-string") !=
+        std::string::npos);
 }
 
 TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][exec]") {
@@ -83,7 +90,8 @@ TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][exec
 
 TEST_CASE("an exec provider whose program is missing is a provider error", "[unit][exec]") {
   ExecFixture f;
-  write_file(f.dir / "fake.json", "{\"device\": \"fake\", \"exec\": {\"command\": [\"./nope.sh\"]}}");
+  write_file(f.dir / "fake.json",
+             "{\"device\": \"fake\", \"exec\": {\"command\": [\"./nope.sh\"]}}");
   auto p = make_provider(load_device_file(f.dir / "fake.json"));
   CHECK(f.error_of(p).find("not found or not executable") != std::string::npos);
 }

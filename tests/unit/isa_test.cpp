@@ -6,9 +6,11 @@
 using namespace kbuild;
 
 namespace {
-CpuFeatures x86(std::set<std::string> flags) { return CpuFeatures{"x86_64", std::move(flags), 0}; }
-const std::set<std::string> kSapphireRapids = {"avx2", "fma", "avx512f", "avx512dq", "avx512vl",
-                                               "avx512bw", "avx512_vnni", "avx512_bf16",
+CpuFeatures x86(std::set<std::string> flags) {
+  return CpuFeatures{"x86_64", std::move(flags), 0};
+}
+const std::set<std::string> kSapphireRapids = {"avx2",     "fma",      "avx512f",     "avx512dq",
+                                               "avx512vl", "avx512bw", "avx512_vnni", "avx512_bf16",
                                                "amx_tile", "amx_bf16", "amx_int8"};
 }  // namespace
 
@@ -38,12 +40,14 @@ TEST_CASE("auto picks the best ISA the CPU has, in Inductor's order", "[unit][is
   CHECK(spr.kind == IsaKind::amx);
   CHECK(spr.avx512_bf16);
   CHECK_FALSE(spr.amx_fp16);
-  CHECK(pick_isa(x86({"avx2", "fma", "avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni"}), env).kind ==
-        IsaKind::avx512_vnni);
+  CHECK(pick_isa(x86({"avx2", "fma", "avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni"}),
+                 env)
+            .kind == IsaKind::avx512_vnni);
   CHECK(pick_isa(x86({"avx2", "fma"}), env).kind == IsaKind::avx2);
   CHECK(pick_isa(x86({"sse4_2"}), env).kind == IsaKind::none);
   CHECK(pick_isa(CpuFeatures{"aarch64", {"asimd"}, 16}, env).kind == IsaKind::neon);
-  CHECK(pick_isa(CpuFeatures{"aarch64", {"asimd", "sve", "bf16"}, 32}, env).kind == IsaKind::sve256);
+  CHECK(pick_isa(CpuFeatures{"aarch64", {"asimd", "sve", "bf16"}, 32}, env).kind ==
+        IsaKind::sve256);
 }
 
 TEST_CASE("ATEN_CPU_CAPABILITY narrows the pick like Inductor", "[unit][isa]") {

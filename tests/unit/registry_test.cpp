@@ -2,11 +2,11 @@
 // change (PR 190614) was verified with, one test each.
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
-#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
@@ -62,7 +62,9 @@ struct Machine {
   ResolveContext ctx() const { return ResolveContext{paths, env}; }
 };
 
-Strings values(const OptionsResult& r, OptionList l) { return r.options.values(l); }
+Strings values(const OptionsResult& r, OptionList l) {
+  return r.options.values(l);
+}
 
 bool same_lists(const OptionsResult& a, const OptionsResult& b) {
   for (OptionList l : kAllOptionLists)
@@ -77,7 +79,8 @@ void register_npu(Registry& registry) {
 
 }  // namespace
 
-TEST_CASE("upstream check 1: registering a mock device and querying returns exactly its tuple", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 1: registering a mock device and querying returns exactly its tuple",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry registry;
   auto mock = std::make_shared<MockProvider>();
@@ -90,7 +93,8 @@ TEST_CASE("upstream check 1: registering a mock device and querying returns exac
   CHECK(mock->calls == 2);
 }
 
-TEST_CASE("upstream check 2: registering the same device twice emits one warning", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 2: registering the same device twice emits one warning",
+          "[unit][registry][upstream]") {
   Registry registry;
   registry.register_device("mockdev", std::make_shared<MockProvider>("first"));
   CHECK(registry.warnings().empty());
@@ -103,7 +107,8 @@ TEST_CASE("upstream check 2: registering the same device twice emits one warning
   CHECK(got.options.entries(OptionList::definitions)[0].origin.provider == "second");
 }
 
-TEST_CASE("upstream check 3: an unknown device adds nothing to cuda results", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 3: an unknown device adds nothing to cuda results",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry plain, with_mock;
   with_mock.register_device("mockdev", std::make_shared<MockProvider>());
@@ -115,7 +120,8 @@ TEST_CASE("upstream check 3: an unknown device adds nothing to cuda results", "[
         Strings{" USE_CUDA"});
 }
 
-TEST_CASE("upstream check 4: an unknown device adds nothing to xpu results", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 4: an unknown device adds nothing to xpu results",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry plain, with_mock;
   with_mock.register_device("mockdev", std::make_shared<MockProvider>());
@@ -126,7 +132,8 @@ TEST_CASE("upstream check 4: an unknown device adds nothing to xpu results", "[u
   CHECK(values(got, OptionList::cflags) == Strings{"Wno-comment"});
 }
 
-TEST_CASE("upstream check 5: an unknown device adds nothing to mps results", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 5: an unknown device adds nothing to mps results",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry plain, with_mock;
   with_mock.register_device("mockdev", std::make_shared<MockProvider>());
@@ -135,7 +142,8 @@ TEST_CASE("upstream check 5: an unknown device adds nothing to mps results", "[u
   CHECK(values(got, OptionList::definitions) == Strings{" USE_MPS"});
 }
 
-TEST_CASE("upstream check 6: an unknown device does not leak the mock's definitions", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 6: an unknown device does not leak the mock's definitions",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry registry;
   registry.register_device("mockdev", std::make_shared<MockProvider>());
@@ -147,10 +155,12 @@ TEST_CASE("upstream check 6: an unknown device does not leak the mock's definiti
   CHECK(got.notes[0].find("unknown device 'somethingelse'") != std::string::npos);
 }
 
-TEST_CASE("upstream check 7: after NPU registration, USE_NPU is in the definitions", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 7: after NPU registration, USE_NPU is in the definitions",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry registry;
-  CHECK(values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false), OptionList::definitions).empty());
+  CHECK(values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false), OptionList::definitions)
+            .empty());
   register_npu(registry);
   CHECK(values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false), OptionList::definitions) ==
         Strings{"USE_NPU"});
@@ -168,25 +178,30 @@ TEST_CASE("upstream check 8: the NPU include paths are right", "[unit][registry]
                 a + "/include/experiment/msprof", n + "/include"});
 }
 
-TEST_CASE("upstream check 9: the NPU libraries are right (ascendcl, torch_npu)", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 9: the NPU libraries are right (ascendcl, torch_npu)",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry registry;
   register_npu(registry);
   OptionsResult got = registry.resolve(DeviceQuery{"npu", true, true}, m.ctx(), false);
   CHECK(values(got, OptionList::libraries) == Strings{"torch_npu", "runtime", "ascendcl"});
-  CHECK(values(got, OptionList::libraries_dirs) ==
-        Strings{*m.paths.torch_root + "/lib", *m.paths.torch_npu_root + "/lib", m.dir / "ascend/lib64"});
+  CHECK(values(got, OptionList::libraries_dirs) == Strings{*m.paths.torch_root + "/lib",
+                                                           *m.paths.torch_npu_root + "/lib",
+                                                           m.dir / "ascend/lib64"});
 }
 
-TEST_CASE("upstream check 10: the NPU passthrough arguments are right", "[unit][registry][upstream]") {
+TEST_CASE("upstream check 10: the NPU passthrough arguments are right",
+          "[unit][registry][upstream]") {
   Machine m;
   Registry registry;
   register_npu(registry);
-  CHECK(values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false), OptionList::passthrough_args) ==
-        Strings{"-DBUILD_LIBTORCH=ON -Wno-unused-function"});
+  CHECK(
+      values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false), OptionList::passthrough_args) ==
+      Strings{"-DBUILD_LIBTORCH=ON -Wno-unused-function"});
 }
 
-TEST_CASE("npu: ASCEND_HOME_PATH unset fails lazily with the adapter's message", "[unit][registry]") {
+TEST_CASE("npu: ASCEND_HOME_PATH unset fails lazily with the adapter's message",
+          "[unit][registry]") {
   Machine m;
   m.env.unset("ASCEND_HOME_PATH");
   Registry registry;
@@ -200,7 +215,8 @@ TEST_CASE("npu: ASCEND_HOME_PATH unset fails lazily with the adapter's message",
     std::string msg = e.what();
     CHECK(msg.find("device 'npu'") == 0);
     CHECK(msg.find("npu.json:") != std::string::npos);
-    CHECK(msg.find("Could not find ASCEND_HOME_PATH in env. Please run set_env.sh first.") != std::string::npos);
+    CHECK(msg.find("Could not find ASCEND_HOME_PATH in env. Please run set_env.sh first.") !=
+          std::string::npos);
   }
 }
 
@@ -209,11 +225,12 @@ TEST_CASE("npu: LIBTORCH_NPU_PATH overrides the torch_npu lib dir", "[unit][regi
   m.env.set("LIBTORCH_NPU_PATH", "/custom/torch_npu/lib");
   Registry registry;
   register_npu(registry);
-  CHECK(values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false), OptionList::libraries_dirs)[1] ==
-        "/custom/torch_npu/lib");
+  CHECK(values(registry.resolve(DeviceQuery{"npu"}, m.ctx(), false),
+               OptionList::libraries_dirs)[1] == "/custom/torch_npu/lib");
 }
 
-TEST_CASE("npu: entries needing an unknown torch_npu root are left out with a note each", "[unit][registry]") {
+TEST_CASE("npu: entries needing an unknown torch_npu root are left out with a note each",
+          "[unit][registry]") {
   Machine m;
   m.paths.torch_npu_root.reset();
   Registry registry;
@@ -222,7 +239,8 @@ TEST_CASE("npu: entries needing an unknown torch_npu root are left out with a no
   CHECK(values(got, OptionList::include_dirs).size() == 9);
   CHECK(values(got, OptionList::libraries_dirs).size() == 2);
   REQUIRE(got.notes.size() == 3);
-  for (const std::string& note : got.notes) CHECK(note.find("torch_npu_root is unknown") != std::string::npos);
+  for (const std::string& note : got.notes)
+    CHECK(note.find("torch_npu_root is unknown") != std::string::npos);
 }
 
 TEST_CASE("a failing provider is an error naming it, never swallowed", "[unit][registry]") {
@@ -231,10 +249,12 @@ TEST_CASE("a failing provider is an error naming it, never swallowed", "[unit][r
   auto mock = std::make_shared<MockProvider>();
   mock->fail = true;
   registry.register_device("mockdev", mock);
-  CHECK_THROWS_WITH(registry.resolve(DeviceQuery{"mockdev"}, m.ctx(), false), "mock provider exploded");
+  CHECK_THROWS_WITH(registry.resolve(DeviceQuery{"mockdev"}, m.ctx(), false),
+                    "mock provider exploded");
 }
 
-TEST_CASE("--strict turns an unknown device into a usage error listing the known ones", "[unit][registry]") {
+TEST_CASE("--strict turns an unknown device into a usage error listing the known ones",
+          "[unit][registry]") {
   Machine m;
   Registry registry;
   try {
@@ -247,7 +267,8 @@ TEST_CASE("--strict turns an unknown device into a usage error listing the known
   CHECK_NOTHROW(registry.resolve(DeviceQuery{"cpu"}, m.ctx(), true));
 }
 
-TEST_CASE("extend mode appends to the built-in device; replace mode replaces it", "[unit][registry]") {
+TEST_CASE("extend mode appends to the built-in device; replace mode replaces it",
+          "[unit][registry]") {
   Machine m;
   Registry extend, replace;
   auto extra = std::make_shared<MockProvider>();
@@ -260,12 +281,14 @@ TEST_CASE("extend mode appends to the built-in device; replace mode replaces it"
         Strings{"mock"});
 }
 
-TEST_CASE("the built-in branch runs first: a registered xpu still fails without ze_loader", "[unit][registry]") {
+TEST_CASE("the built-in branch runs first: a registered xpu still fails without ze_loader",
+          "[unit][registry]") {
   Machine m;
   m.env.set("LD_LIBRARY_PATH", m.dir / "nothing-here");
   Registry registry;
   registry.register_device("xpu", std::make_shared<MockProvider>());
-  CHECK_THROWS_WITH(registry.resolve(DeviceQuery{"xpu"}, m.ctx(), false), Catch::Contains("ze_loader"));
+  CHECK_THROWS_WITH(registry.resolve(DeviceQuery{"xpu"}, m.ctx(), false),
+                    Catch::Contains("ze_loader"));
 }
 
 TEST_CASE("list() shows built-ins, registrations and what each overrode", "[unit][registry]") {

@@ -34,8 +34,9 @@ TEST_CASE("shell_split rejects unbalanced quotes and a trailing backslash", "[un
 }
 
 TEST_CASE("shell_join output splits back into exactly the same words", "[unit][shell]") {
-  Words words{"g++", "/tmp/my dir/k.cpp", "-I/a'b", "-DX=\"q\"", "$(rm -rf ~)", "; ls", "",
-              "tab\there", "new\nline", "back\\slash", "*.cpp", "~user", "a#b"};
+  Words words{"g++", "/tmp/my dir/k.cpp", "-I/a'b",    "-DX=\"q\"",   "$(rm -rf ~)", "; ls",
+              "",    "tab\there",         "new\nline", "back\\slash", "*.cpp",       "~user",
+              "a#b"};
   auto back = shell_split(shell_join(words));
   REQUIRE(back.has_value());
   CHECK(*back == words);
