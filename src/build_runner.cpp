@@ -85,6 +85,9 @@ BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& so
                     "' not found or not executable; install it, or choose "
                     "one with --cxx PATH or the CXX variable");
   argv[0] = *compiler;
+  // From here until the temporary is renamed or removed, an interrupt is
+  // taken only while the compiler runs (where it is handled).
+  InterruptGuard guard;
   const std::string tmp = temporary_output_path(plan.output);
   reserve_temporary(tmp, plan.output);
   argv[plan.command.output_index] = tmp;

@@ -31,6 +31,10 @@ struct NewProcessGroup {
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
     if (setpgid(0, 0) != 0) return bp::error_code(errno, bp::system_category());
+    // kbuild may hold interrupts pending (InterruptGuard); the compiler must not.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     return {};
   }
 };
@@ -64,7 +68,24 @@ class PipeReader {
   std::array<char, 65536> buf_{};
 };
 
+sigset_t interrupt_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
 }  // namespace
+
+InterruptGuard::InterruptGuard() {
+  sigset_t set = interrupt_signals();
+  pthread_sigmask(SIG_BLOCK, &set, &saved_);
+}
+
+InterruptGuard::~InterruptGuard() {
+  pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+}
 
 std::string ProcessResult::describe() const {
   std::ostringstream s;
@@ -147,7 +168,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
     timer.cancel();
     if (signals) signals->cancel();
   });
+  // Interrupts held pending by an InterruptGuard arrive now, at the handler.
+  sigset_t set = interrupt_signals(), before;
+  if (options.handle_interrupts) pthread_sigmask(SIG_UNBLOCK, &set, &before);
   ctx.run();
+  if (options.handle_interrupts) pthread_sigmask(SIG_SETMASK, &before, nullptr);
 
   const int status = child->native_exit_code();
   if (WIFEXITED(status)) {

@@ -1,6 +1,8 @@
 // Running a program: argv only, never a shell (Boost.Process v2).
 #pragma once
 
+#include <signal.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -35,6 +37,21 @@ struct ProcessResult {
   bool success() const { return exited && exit_code == 0 && !timed_out && !interrupted_by; }
   // "exit code 1", "killed by signal 9 (Killed)", "timed out after 2s".
   std::string describe() const;
+};
+
+// Holds SIGINT and SIGTERM pending while alive (restoring the mask after), so
+// a build can create its temporary file and clean it up without a window in
+// which an interrupt would leave it behind. run_process() takes them while it
+// waits for the child.
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  sigset_t saved_;
 };
 
 // Finds `program` like execvp: a name containing '/' is used as it is,

@@ -188,16 +188,20 @@ TEST_CASE(
     "[faults]") {
   Case c;
   write_file(c.dir / "k.so", "old library");
-  // A compiler that starts writing its output, then takes its time.
+  // A compiler that starts writing its output, says so, then takes its time.
   write_file(c.dir / "slow-g++",
              "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo partial > "
              "\"$1\"; fi; shift; done\n"
-             "sleep 30\n",
+             "touch \"$MARKER\"\nsleep 30\n",
              true);
   auto start = std::chrono::steady_clock::now();
-  RunResult r = run({"/usr/bin/timeout", "--preserve-status", "-s", "TERM", "1", kbuild_binary(),
-                     "--no-torch", "--cxx", c.dir / "slow-g++", c.kernel, "-o", c.dir / "k.so"},
-                    {{"HOME", c.home.str()}});
+  // SIGTERM to kbuild once its compiler runs; the shell reports kbuild's status.
+  RunResult r = run({"/bin/sh", "-c",
+                     "\"$@\" & pid=$!; while [ ! -f \"$MARKER\" ]; do sleep 0.05; done; "
+                     "kill -TERM $pid; wait $pid",
+                     "sh", kbuild_binary(), "--no-torch", "--cxx", c.dir / "slow-g++", c.kernel,
+                     "-o", c.dir / "k.so"},
+                    {{"HOME", c.home.str()}, {"MARKER", c.dir / "started"}});
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(r.exit_code == 130);
   CHECK(r.err.find("kbuild: error[interrupted]: ") != std::string::npos);
