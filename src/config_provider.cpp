@@ -35,17 +35,58 @@ class ConfigProvider : public Provider {
   OptionsResult options(const DeviceQuery& query, const ResolveContext& ctx) const override {
     OptionsResult r;
     TemplateContext tctx{ctx.env, ctx.paths, dir_of(file_.path)};
-    add_block(file_.lists, tctx, r);
+    const std::string origin = "config " + file_.device;
+    add_block(file_.lists, tctx, origin, r);
     for (const ListBlock& block : file_.when)
-      if (block.applies(query)) add_block(block, tctx, r);
+      if (block.applies(query)) add_block(block, tctx, origin, r);
+
+    // Then the backend's chain: its layers, parents first, then the backend.
+    std::string backend = query.backend.empty() ? file_.default_backend : query.backend;
+    if (file_.backends.empty()) {
+      if (!backend.empty())
+        throw Error(ErrorKind::usage, "device '" + file_.device + "' (" + file_.path +
+                                          ") defines no backends; drop --backend " + backend);
+      return r;
+    }
+    if (backend.empty()) {
+      r.notes.push_back("device '" + file_.device + "' has backends (" + backend_names() +
+                        ") but none was chosen and the file names no default_backend: "
+                        "device-level options only (use --backend)");
+      return r;
+    }
+    if (!file_.backends.count(backend))
+      throw Error(ErrorKind::usage, "device '" + file_.device + "' has no backend '" + backend +
+                                        "' (backends: " + backend_names() + ", in " + file_.path +
+                                        ")");
+    for (const LayerDef* layer : backend_chain(file_, backend)) {
+      bool is_backend = layer == &file_.backends.at(backend);
+      add_block(layer->lists, tctx, origin + (is_backend ? " backend " : " layer ") + layer->name,
+                r);
+    }
     return r;
+  }
+  std::vector<BackendInfo> backends() const override {
+    std::vector<BackendInfo> out;
+    for (const auto& [name, def] : file_.backends) {
+      BackendInfo info{name, def.description, {}, name == file_.default_backend};
+      for (const LayerDef* layer : backend_chain(file_, name)) info.chain.push_back(layer->name);
+      out.push_back(std::move(info));
+    }
+    return out;
   }
   std::string source() const override { return file_.path; }
   std::string kind() const override { return "config"; }
   RegistrationMode mode() const override { return file_.mode; }
 
  private:
-  void add_block(const ListBlock& block, const TemplateContext& tctx, OptionsResult& r) const {
+  std::string backend_names() const {
+    std::string names;
+    for (const auto& [name, def] : file_.backends) names += (names.empty() ? "" : ", ") + name;
+    return names;
+  }
+
+  void add_block(const ListBlock& block, const TemplateContext& tctx, const std::string& origin,
+                 OptionsResult& r) const {
     for (OptionList list : kAllOptionLists) {
       for (const DeviceFileEntry& entry : block.lists[static_cast<std::size_t>(list)]) {
         Expansion x = entry.value.expand(tctx);
@@ -58,8 +99,7 @@ class ConfigProvider : public Provider {
                             flag_for(x.missing_root) + ")");
           continue;
         }
-        r.options.add(list, *x.value,
-                      Origin{Layer::device, "config " + file_.device, file_.path, entry.line});
+        r.options.add(list, *x.value, Origin{Layer::device, origin, file_.path, entry.line});
       }
     }
   }
@@ -101,6 +141,7 @@ class ExecProvider : public Provider {
     argv.push_back("--device-type=" + query.device_type);
     argv.push_back(std::string("--aot-mode=") + (query.aot_mode ? "true" : "false"));
     argv.push_back(std::string("--compile-only=") + (query.compile_only ? "true" : "false"));
+    if (!query.backend.empty()) argv.push_back("--backend=" + query.backend);
 
     ProcessOptions opts;
     opts.capture_output = true;

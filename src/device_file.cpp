@@ -1,8 +1,10 @@
 #include "kbuild/device_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -17,7 +19,8 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
-const std::set<std::string> kTopLevelKeys = {"device",   "description", "mode",
+const std::set<std::string> kTopLevelKeys = {"layers",   "backends",    "default_backend",
+                                             "device",   "description", "mode",
                                              "env_help", "when",        "exec"};
 
 std::string type_name(const json& v) {
@@ -91,7 +94,99 @@ std::string known_keys(const std::set<std::string>& extra) {
   return out.substr(0, out.size() - 2);
 }
 
+// Reads "layers" or "backends": an object of name -> {description, extends, lists}.
+void read_layers(const Validator& check, const json& root, const std::string& key,
+                 std::map<std::string, LayerDef>& out) {
+  if (!root.contains(key)) return;
+  const std::string ptr = "/" + key;
+  const json& all = root[key];
+  if (!all.is_object())
+    check.fail(ptr, "expected an object of name -> layer, got " + type_name(all));
+  for (const auto& [name, body] : all.items()) {
+    std::string lptr = ptr + "/" + json_pointer_token(name);
+    if (!is_valid_device_name(name))
+      check.fail(lptr, "invalid name '" + name + "' (use lowercase letters, digits, '_' or '-')",
+                 true);
+    if (!body.is_object()) check.fail(lptr, "expected an object, got " + type_name(body));
+    LayerDef layer;
+    layer.name = name;
+    layer.line = check.line(lptr);
+    for (const auto& [k, v] : body.items()) {
+      std::string kptr = lptr + "/" + json_pointer_token(k);
+      if (k == "description") {
+        layer.description = check.expect_string(v, kptr);
+      } else if (k == "extends") {
+        if (!v.is_array())
+          check.fail(kptr, "expected an array of layer names, got " + type_name(v));
+        for (std::size_t i = 0; i < v.size(); ++i)
+          layer.extends.push_back(check.expect_string(v[i], kptr + "/" + std::to_string(i)));
+      } else if (!list_from_name(k)) {
+        check.fail(
+            kptr, "unknown key '" + k + "' (known: " + known_keys({"description", "extends"}) + ")",
+            true);
+      }
+    }
+    check.read_lists(body, lptr, layer.lists);
+    out.emplace(name, std::move(layer));
+  }
+}
+
+// Every `extends` names a layer, and layers do not extend themselves, however indirectly.
+void check_layer_graph(const Validator& check, const DeviceFile& file) {
+  auto check_extends = [&](const std::string& kind, const LayerDef& def) {
+    for (std::size_t i = 0; i < def.extends.size(); ++i) {
+      if (file.layers.count(def.extends[i])) continue;
+      std::string known;
+      for (const auto& [n, l] : file.layers) known += (known.empty() ? "" : ", ") + n;
+      check.fail("/" + kind + "/" + json_pointer_token(def.name) + "/extends/" + std::to_string(i),
+                 kind.substr(0, kind.size() - 1) + " '" + def.name + "' extends unknown layer '" +
+                     def.extends[i] + "' (layers: " + (known.empty() ? "none" : known) + ")");
+    }
+  };
+  for (const auto& [name, def] : file.layers) check_extends("layers", def);
+  for (const auto& [name, def] : file.backends) {
+    check_extends("backends", def);
+    if (file.layers.count(name))
+      check.fail("/backends/" + json_pointer_token(name),
+                 "'" + name + "' is both a layer and a backend; give them different names", true);
+  }
+  // Depth-first search for a cycle among layers.
+  std::map<std::string, int> state;  // 0 new, 1 on the path, 2 done
+  std::vector<std::string> path;
+  std::function<void(const std::string&)> visit = [&](const std::string& name) {
+    state[name] = 1;
+    path.push_back(name);
+    for (const std::string& parent : file.layers.at(name).extends) {
+      if (state[parent] == 1) {
+        std::string cycle;
+        auto from = std::find(path.begin(), path.end(), parent);
+        for (auto it = from; it != path.end(); ++it) cycle += *it + " -> ";
+        check.fail("/layers/" + json_pointer_token(name) + "/extends",
+                   "layers extend each other in a cycle: " + cycle + parent);
+      }
+      if (state[parent] == 0) visit(parent);
+    }
+    path.pop_back();
+    state[name] = 2;
+  };
+  for (const auto& [name, def] : file.layers)
+    if (state[name] == 0) visit(name);
+}
+
 }  // namespace
+
+std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::string& backend) {
+  std::vector<const LayerDef*> chain;
+  std::set<std::string> seen;
+  std::function<void(const LayerDef&)> add = [&](const LayerDef& def) {
+    for (const std::string& parent : def.extends) {
+      if (seen.insert(parent).second) add(file.layers.at(parent));
+    }
+    chain.push_back(&def);
+  };
+  add(file.backends.at(backend));
+  return chain;
+}
 
 bool is_valid_device_name(std::string_view name) {
   if (name.empty() || name.size() > 64 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
@@ -174,6 +269,20 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
       file.when.push_back(std::move(block));
     }
   }
+  read_layers(check, root, "layers", file.layers);
+  read_layers(check, root, "backends", file.backends);
+  check_layer_graph(check, file);
+  if (root.contains("default_backend")) {
+    file.default_backend = check.expect_string(root["default_backend"], "/default_backend");
+    if (!file.backends.count(file.default_backend))
+      check.fail("/default_backend", "default_backend '" + file.default_backend +
+                                         "' is not one of this file's backends");
+  }
+  if (!file.layers.empty() && file.backends.empty())
+    check.fail("/layers", "layers are applied through backends; this file defines none", true);
+  if (root.contains("exec") && (!file.layers.empty() || !file.backends.empty()))
+    check.fail("/exec", "an exec provider handles --backend itself; drop 'layers'/'backends'",
+               true);
   if (root.contains("exec")) {
     if (has_lists)
       check.fail("/exec", "a device file gives either 'exec' or option lists, not both", true);

@@ -54,6 +54,9 @@ OptionsResult Registry::resolve(const DeviceQuery& query, const ResolveContext& 
     result = default_device_options(ctx);
 
   auto reg = registered_.find(name);
+  if (!query.backend.empty() && reg == registered_.end())
+    throw Error(ErrorKind::usage, "device '" + name + "' has no backends; --backend " +
+                                      query.backend + " needs a device file that defines them");
   if (reg != registered_.end()) {
     OptionsResult provided = reg->second.provider->options(query, ctx);
     if (reg->second.provider->mode() == RegistrationMode::replace) return provided;
@@ -78,14 +81,14 @@ std::vector<DeviceListing> Registry::list() const {
   for (const auto& [name, provider] : builtins_) {
     auto reg = registered_.find(name);
     if (reg == registered_.end())
-      out.push_back({name, provider->kind(), provider->source(), "", {}});
+      out.push_back({name, provider->kind(), provider->source(), "", {}, {}});
   }
   for (const auto& [name, reg] : registered_) {
     auto overridden = reg.overridden;
     if (is_builtin(name) && reg.provider->mode() == RegistrationMode::replace)
       overridden.insert(overridden.begin(), "built-in");
     out.push_back({name, reg.provider->kind(), reg.provider->source(),
-                   mode_name(reg.provider->mode()), overridden});
+                   mode_name(reg.provider->mode()), overridden, reg.provider->backends()});
   }
   return out;
 }

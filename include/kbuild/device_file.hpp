@@ -33,6 +33,16 @@ struct ListBlock {
   }
 };
 
+// A named set of lists. Layers compose with `extends` (parents first); a
+// backend is a layer chosen with --backend.
+struct LayerDef {
+  std::string name;
+  std::string description;
+  std::vector<std::string> extends;  // layer names
+  ListBlock lists;
+  int line = 0;
+};
+
 struct ExecSpec {
   std::vector<TemplateString> command;  // program and its first arguments
   double timeout_s = 30;
@@ -49,7 +59,15 @@ struct DeviceFile {
   ListBlock lists;
   std::vector<ListBlock> when;
   std::optional<ExecSpec> exec;
+  std::map<std::string, LayerDef> layers;
+  std::map<std::string, LayerDef> backends;
+  std::string default_backend;  // empty: none
 };
+
+// The layers `backend` applies, in order: each layer of its `extends` chain
+// depth-first, parents before children, each once, then the backend itself.
+// The file must be validated (parse_device_file checks names and cycles).
+std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::string& backend);
 
 // Throws Error(config) naming file:line:column and key path.
 DeviceFile parse_device_file(std::string_view text, const std::string& path);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "kbuild/environment.hpp"
 #include "kbuild/options_result.hpp"
@@ -14,6 +15,15 @@ struct DeviceQuery {
   std::string device_type;
   bool aot_mode = false;
   bool compile_only = false;
+  std::string backend = {};  // empty: the device's default backend, if any
+};
+
+// A backend a provider offers, with the layers it applies in order.
+struct BackendInfo {
+  std::string name;
+  std::string description;
+  std::vector<std::string> chain;  // layer names, parents first, ending with the backend
+  bool is_default = false;
 };
 
 // What providers may read: machine paths and the environment.
@@ -38,6 +48,8 @@ class Provider {
   // A short description of what it is ("built-in", "config", "exec").
   virtual std::string kind() const = 0;
   virtual RegistrationMode mode() const { return RegistrationMode::replace; }
+  // The backends this provider offers (--backend); none by default.
+  virtual std::vector<BackendInfo> backends() const { return {}; }
 };
 
 }  // namespace kbuild

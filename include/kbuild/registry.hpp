@@ -17,6 +17,7 @@ struct DeviceListing {
   std::string source;  // "built-in" or the device file
   std::string mode;    // "replace" / "extend" for registered devices, "" for built-ins
   std::vector<std::string> overridden;  // sources this registration replaced
+  std::vector<BackendInfo> backends;
 };
 
 class Registry {

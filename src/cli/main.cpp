@@ -25,6 +25,7 @@ struct CommonOptions {
   SiteSettings site;
   std::vector<std::string> config_files;
   std::string device = "cpu";
+  std::string backend;
   bool aot = false;
   bool compile_only = false;
   bool strict = false;
@@ -49,6 +50,9 @@ struct BuildOptionsCli {
 
 void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)");
+  app.add_option("--backend", o.backend,
+                 "the device's backend (npu: triton, mlir, dvm, ascendc); default: the file's "
+                 "default_backend");
   app.add_flag("--aot", o.aot, "AOT mode (no torch_python)");
   app.add_flag("-c,--compile-only", o.compile_only, "compile to an object (-c), do not link");
   app.add_flag("--strict", o.strict, "an unknown device is an error");
@@ -121,7 +125,7 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
   CpuFeatures cpu = read_cpu_features();
 
   BuildRequest r;
-  r.query = DeviceQuery{common.device, common.aot, common.compile_only};
+  r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
   r.kind = b.precompile          ? OutputKind::precompiled_header
            : b.preprocess        ? OutputKind::preprocessed
            : common.compile_only ? OutputKind::object
@@ -162,9 +166,9 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
 
 int run_options_command(const CommonOptions& common, bool json_output) {
   Session session(common);
-  OptionsResult device =
-      session.registry.resolve(DeviceQuery{common.device, common.aot, common.compile_only},
-                               session.context(), common.strict);
+  OptionsResult device = session.registry.resolve(
+      DeviceQuery{common.device, common.aot, common.compile_only, common.backend},
+      session.context(), common.strict);
   print_notes("note", session.notes);
   print_notes("note", device.notes);
   if (json_output) {
@@ -190,12 +194,20 @@ int run_devices_command(const CommonOptions& common, bool json_output) {
   auto devices = session.registry.list();
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const DeviceListing& d : devices)
+    for (const DeviceListing& d : devices) {
+      nlohmann::ordered_json backends = nlohmann::ordered_json::array();
+      for (const BackendInfo& b : d.backends)
+        backends.push_back({{"name", b.name},
+                            {"default", b.is_default},
+                            {"chain", b.chain},
+                            {"description", b.description}});
       out.push_back({{"name", d.name},
                      {"kind", d.kind},
                      {"source", d.source},
                      {"mode", d.mode},
-                     {"overrides", d.overridden}});
+                     {"overrides", d.overridden},
+                     {"backends", backends}});
+    }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -205,6 +217,11 @@ int run_devices_command(const CommonOptions& common, bool json_output) {
     std::cout << "\t" << d.source;
     for (const std::string& o : d.overridden) std::cout << "\t[overrides " << o << "]";
     std::cout << "\n";
+    for (const BackendInfo& b : d.backends) {
+      std::cout << "  backend " << b.name << (b.is_default ? " (default)" : "") << ": device";
+      for (const std::string& layer : b.chain) std::cout << " -> " << layer;
+      std::cout << "\n";
+    }
   }
   return 0;
 }

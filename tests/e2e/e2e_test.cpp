@@ -356,3 +356,26 @@ TEST_CASE("torch is discovered from python3's path once, then from the cache", "
   RunResult again = run_kbuild({"options", "--device", "cpu", "--json"}, home.str(), env);
   CHECK(again.out == r.out);
 }
+
+TEST_CASE("devices shows the npu backends and their layer chains; --backend resolves one",
+          "[e2e]") {
+  TempDir home;
+  RunResult r = run_kbuild({"devices"}, home.str());
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("  backend ascendc: device -> ascendc\n") != std::string::npos);
+  CHECK(r.out.find("  backend triton (default): device -> common -> triton\n") !=
+        std::string::npos);
+  CHECK(r.out.find("  backend dvm: device -> common -> dvm\n") != std::string::npos);
+  RunResult o =
+      run_kbuild({"options", "--device", "npu", "--backend", "ascendc", "--json", "--no-torch"},
+                 home.str(), {{"ASCEND_HOME_PATH", "/opt/ascend"}});
+  INFO(o.err);
+  REQUIRE(o.exit_code == 0);
+  CHECK(nlohmann::json::parse(o.out)["libraries"] ==
+        nlohmann::json::array({"torch_npu", "runtime", "ascendcl"}));
+  RunResult bad = run_kbuild({"options", "--device", "npu", "--backend", "cuda", "--no-torch"},
+                             home.str(), {{"ASCEND_HOME_PATH", "/opt/ascend"}});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("has no backend 'cuda' (backends: ascendc, dvm, mlir, triton") !=
+        std::string::npos);
+}

@@ -95,3 +95,12 @@ TEST_CASE("an exec provider whose program is missing is a provider error", "[uni
   auto p = make_provider(load_device_file(f.dir / "fake.json"));
   CHECK(f.error_of(p).find("not found or not executable") != std::string::npos);
 }
+
+TEST_CASE("an exec provider is told the chosen backend", "[unit][exec]") {
+  ExecFixture f;
+  auto p = f.provider("printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args.txt\"\necho '{}'\n");
+  p->options(DeviceQuery{"fake", false, true, "ascendc"}, ResolveContext{f.paths, f.env});
+  CHECK(
+      read_file(f.dir / "args.txt") ==
+      "first arg\n--device-type=fake\n--aot-mode=false\n--compile-only=true\n--backend=ascendc\n");
+}
