@@ -30,22 +30,46 @@ bool links(OutputKind kind) {
 std::string default_output(const std::string& source, OutputKind kind) {
   std::filesystem::path p(source);
   switch (kind) {
-    case OutputKind::shared_library:
-      return p.replace_extension(".so").string();
-    case OutputKind::object:
-      return p.replace_extension(".o").string();
-    case OutputKind::precompiled_header:
-      return source + ".gch";
-    case OutputKind::preprocessed:
-      return p.replace_extension(".i").string();
+    case OutputKind::shared_library: return p.replace_extension(".so").string();
+    case OutputKind::object: return p.replace_extension(".o").string();
+    case OutputKind::precompiled_header: return source + ".gch";
+    case OutputKind::preprocessed: return p.replace_extension(".i").string();
   }
   return source;
+}
+
+std::vector<std::string> render_entry(OptionList list, const Entry& e) {
+  std::vector<std::string> words;
+  switch (list) {
+    case OptionList::definitions:
+      words.push_back("-D");
+      // A -D given to kbuild is already one argument; list entries split as in Inductor.
+      if (e.origin.layer == Layer::user)
+        words.push_back(e.value);
+      else
+        add_words(words, e.value, e);
+      break;
+    case OptionList::cflags:
+    case OptionList::ldflags: add_words(words, "-" + e.value, e); break;
+    case OptionList::include_dirs: words.push_back("-I" + e.value); break;
+    case OptionList::libraries_dirs: words.push_back("-L" + e.value); break;
+    case OptionList::libraries: words.push_back("-l" + e.value); break;
+    case OptionList::passthrough_args: add_words(words, e.value, e); break;
+  }
+  return words;
 }
 
 Command assemble(const BuildOptions& options, const AssembleInput& in) {
   Command cmd;
   auto& argv = cmd.argv;
+  // Inductor's string, part by part (its own spacing, for --inductor-line).
   std::string sources, definitions, cflags, includes, passthrough, ldflags, libs, libdirs;
+  auto add = [&](OptionList list, std::string& text, const std::string& prefix, bool quote) {
+    for (const Entry& e : options.entries(list)) {
+      for (std::string& w : render_entry(list, e)) argv.push_back(std::move(w));
+      text += prefix + (quote ? shell_quote(e.value) : e.value) + " ";
+    }
+  };
 
   argv.push_back(in.compiler);
   if (in.kind == OutputKind::precompiled_header) {
@@ -56,37 +80,18 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
     argv.push_back(s);
     sources += (sources.empty() || sources.back() == ' ' ? "" : " ") + s;
   }
-  for (const Entry& e : options.entries(OptionList::definitions)) {
-    argv.push_back("-D");
-    // A -D given to kbuild is already one argument; list entries split as in Inductor.
-    if (e.origin.layer == Layer::user)
-      argv.push_back(e.value);
-    else
-      add_words(argv, e.value, e);
-    definitions += "-D " + e.value + " ";
-  }
-  for (const Entry& e : options.entries(OptionList::cflags)) {
-    add_words(argv, "-" + e.value, e);
-    cflags += "-" + e.value + " ";
-  }
+  add(OptionList::definitions, definitions, "-D ", false);
+  add(OptionList::cflags, cflags, "-", false);
   if (in.include_pch) {
     argv.insert(argv.end(), {"-include", *in.include_pch});
     includes = "-include " + *in.include_pch + " ";
   }
-  for (const Entry& e : options.entries(OptionList::include_dirs)) {
-    argv.push_back("-I" + e.value);
-    includes += "-I" + shell_quote(e.value) + " ";
-  }
-  for (const Entry& e : options.entries(OptionList::passthrough_args)) {
-    add_words(argv, e.value, e);
-    passthrough += e.value + " ";
-  }
+  add(OptionList::include_dirs, includes, "-I", true);
+  add(OptionList::passthrough_args, passthrough, "", false);
   std::string output;
   switch (in.kind) {
     case OutputKind::shared_library:
-    case OutputKind::precompiled_header:
-      output = "-o";
-      break;
+    case OutputKind::precompiled_header: output = "-o"; break;
     case OutputKind::object:
       argv.push_back("-c");
       output = "-c -o";
@@ -104,18 +109,9 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   cmd.inductor_line = in.compiler + " " + sources + " " + definitions + " " + cflags + " " +
                       includes + " " + passthrough + " " + output;
   if (links(in.kind)) {
-    for (const Entry& e : options.entries(OptionList::ldflags)) {
-      add_words(argv, "-" + e.value, e);
-      ldflags += "-" + e.value + " ";
-    }
-    for (const Entry& e : options.entries(OptionList::libraries)) {
-      argv.push_back("-l" + e.value);
-      libs += "-l" + e.value + " ";
-    }
-    for (const Entry& e : options.entries(OptionList::libraries_dirs)) {
-      argv.push_back("-L" + e.value);
-      libdirs += "-L" + e.value + " ";
-    }
+    add(OptionList::ldflags, ldflags, "-", false);
+    add(OptionList::libraries, libs, "-l", false);
+    add(OptionList::libraries_dirs, libdirs, "-L", false);
     cmd.inductor_line += " " + ldflags + " " + libs + " " + libdirs;
   }
   return cmd;

@@ -6,20 +6,13 @@ namespace kbuild {
 
 std::string_view list_name(OptionList list) {
   switch (list) {
-    case OptionList::definitions:
-      return "definitions";
-    case OptionList::include_dirs:
-      return "include_dirs";
-    case OptionList::cflags:
-      return "cflags";
-    case OptionList::ldflags:
-      return "ldflags";
-    case OptionList::libraries_dirs:
-      return "libraries_dirs";
-    case OptionList::libraries:
-      return "libraries";
-    case OptionList::passthrough_args:
-      return "passthrough_args";
+    case OptionList::definitions: return "definitions";
+    case OptionList::include_dirs: return "include_dirs";
+    case OptionList::cflags: return "cflags";
+    case OptionList::ldflags: return "ldflags";
+    case OptionList::libraries_dirs: return "libraries_dirs";
+    case OptionList::libraries: return "libraries";
+    case OptionList::passthrough_args: return "passthrough_args";
   }
   return "";
 }
@@ -32,14 +25,10 @@ std::optional<OptionList> list_from_name(std::string_view name) {
 
 std::string_view layer_name(Layer layer) {
   switch (layer) {
-    case Layer::base:
-      return "base";
-    case Layer::torch:
-      return "torch";
-    case Layer::device:
-      return "device";
-    case Layer::user:
-      return "user";
+    case Layer::base: return "base";
+    case Layer::torch: return "torch";
+    case Layer::device: return "device";
+    case Layer::user: return "user";
   }
   return "";
 }

@@ -32,6 +32,7 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
                 "--compile-only takes exactly one source (one object per source)");
 
   BuildPlan plan;
+  plan.kind = r.kind;
   plan.output = r.output.empty() ? default_output(r.sources.front(), r.kind) : r.output;
 
   BaseSettings base;

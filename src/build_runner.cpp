@@ -72,8 +72,62 @@ std::string temporary_output_path(const std::string& output) {
   return (p.parent_path() / name).string();
 }
 
-BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
-                       const Environment& env) {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+// Which provider (and file:line) asked for library `name`.
+std::string added_by(const BuildOptions& options, const std::string& name) {
+  for (const Entry& e : options.entries(OptionList::libraries)) {
+    if (e.value != name) continue;
+    std::string where = e.origin.provider;
+    if (!e.origin.file.empty()) where += ", " + e.origin.file + ":" + std::to_string(e.origin.line);
+    return where;
+  }
+  return "the passthrough or extra flags";
+}
+
+[[noreturn]] void throw_toolchain_failure(const BuildPlan& plan, const ProcessResult& p,
+                                          const FailureAnalysis& a) {
+  const std::string kept = "; " + plan.output + " left as it was";
+  if (a.step == FailedStep::link) {
+    if (!a.missing_libraries.empty()) {
+      std::string what;
+      for (const std::string& lib : a.missing_libraries)
+        what += (what.empty() ? "" : "; ") +
+                ("cannot find -l" + lib + " (added by " + added_by(plan.options, lib) + ")");
+      std::vector<std::string> dirs = plan.options.values(OptionList::libraries_dirs);
+      throw Error(ErrorKind::link_failed,
+                  "link failed: " + what + "; searched " +
+                      (dirs.empty() ? std::string("no -L dirs") : "-L " + join(dirs, ", ")) +
+                      " and the system's; fix the library dirs or install the library" + kept);
+    }
+    if (!a.undefined_symbols.empty())
+      throw Error(ErrorKind::link_failed,
+                  "link failed: undefined reference to '" + a.undefined_symbols.front() + "'" +
+                      (a.undefined_symbols.size() > 1
+                           ? " and " + std::to_string(a.undefined_symbols.size() - 1) + " more"
+                           : std::string()) +
+                      "; a library is missing from the link line" + kept);
+    throw Error(ErrorKind::link_failed,
+                "link failed (" + p.describe() + "): " + a.first_error + kept);
+  }
+  std::string first = a.first_error.empty() ? std::string() : ": " + a.first_error;
+  throw Error(ErrorKind::compile_failed, "compile failed (" + p.describe() + ")" + first + kept);
+}
+
+}  // namespace
+
+void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
+               const BuildSettings& settings, const Environment& env, BuildOutcome& outcome) {
   check_sources(sources, plan.output);
   check_output_dir(plan.output);
 
@@ -91,37 +145,51 @@ BuildOutcome run_build(const BuildPlan& plan, const std::vector<std::string>& so
   const std::string tmp = temporary_output_path(plan.output);
   reserve_temporary(tmp, plan.output);
   argv[plan.command.output_index] = tmp;
+  std::error_code ec;
+  struct RemoveUnlessKept {
+    const std::string& path;
+    bool keep = false;
+    ~RemoveUnlessKept() {
+      std::error_code ignored;
+      if (!keep) fs::remove(path, ignored);
+    }
+  } temporary{tmp};
 
   ProcessOptions opts;
   opts.handle_interrupts = true;
+  opts.capture_output = true;  // for the failure analysis and the report
+  opts.tee_output = true;      // ...while the user still sees it live
   opts.environment = &env;
   auto start = std::chrono::steady_clock::now();
-  BuildOutcome outcome;
-  std::error_code ec;
-  try {
-    outcome.process = run_process(argv, opts);
-  } catch (...) {
-    fs::remove(tmp, ec);
-    throw;
-  }
-  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.process = run_process(argv, opts);
+  outcome.timings.push_back({"compile", seconds_since(start)});
 
-  const ProcessResult& p = outcome.process;
+  const ProcessResult& p = *outcome.process;
+  if (p.interrupted_by)
+    throw Error(ErrorKind::interrupted,
+                "interrupted; the compiler was stopped and " + plan.output + " left as it was");
   if (!p.success()) {
-    fs::remove(tmp, ec);
-    if (p.interrupted_by)
-      throw Error(ErrorKind::interrupted,
-                  "interrupted; the compiler was stopped and " + plan.output + " left as it was");
-    throw Error(ErrorKind::toolchain_failed,
-                "compiler failed (" + p.describe() + "); " + plan.output + " left as it was");
+    outcome.failure = analyze_failure(p.out + p.err, links(plan.kind));
+    throw_toolchain_failure(plan, p, *outcome.failure);
+  }
+  if (settings.load_check.enabled) {
+    start = std::chrono::steady_clock::now();
+    outcome.load =
+        check_load(settings.load_check, tmp, plan.options.values(OptionList::libraries_dirs), env);
+    outcome.timings.push_back({"load", seconds_since(start)});
+    if (!outcome.load->ok) {
+      std::string why = outcome.load->message;
+      for (char& c : why)
+        if (c == '\n') c = ';';
+      throw Error(ErrorKind::load_failed,
+                  "load failed: " + why + "; " + plan.output + " left as it was");
+    }
   }
   fs::rename(tmp, plan.output, ec);
-  if (ec) {
-    std::string why = ec.message();
-    fs::remove(tmp, ec);
-    throw Error(ErrorKind::output, "cannot move the result into " + plan.output + ": " + why);
-  }
-  return outcome;
+  if (ec)
+    throw Error(ErrorKind::output,
+                "cannot move the result into " + plan.output + ": " + ec.message());
+  temporary.keep = true;
 }
 
 }  // namespace kbuild

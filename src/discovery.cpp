@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;
@@ -75,23 +76,6 @@ bool still_valid(const nlohmann::json& entry) {
   for (const auto& [dir, stamp] : entry["stamps"].items())
     if (!stamp.is_number_integer() || mtime_ns(dir) != stamp.get<long long>()) return false;
   return true;
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return;  // an unwritable cache only costs speed
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) {
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace
@@ -163,7 +147,7 @@ Discovery discover_python(const std::string& python, const Environment& env,
     if (answer.contains("sys_path") && answer["sys_path"].is_array())
       for (const auto& p : answer["sys_path"])
         if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
-    write_atomically(cache_file, entry.dump(1));
+    write_file_atomically(cache_file, entry.dump(1));  // failing only costs speed
   }
   return d;
 }

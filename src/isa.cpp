@@ -25,19 +25,14 @@ bool supports(const CpuFeatures& cpu, IsaKind kind) {
   bool avx512 = x86 && has(cpu, "avx512f") && has(cpu, "avx512dq") && has(cpu, "avx512vl") &&
                 has(cpu, "avx512bw");
   switch (kind) {
-    case IsaKind::none:
-      return true;
-    case IsaKind::avx2:
-      return x86 && has(cpu, "avx2") && has(cpu, "fma");
-    case IsaKind::avx512:
-      return avx512;
-    case IsaKind::avx512_vnni:
-      return avx512 && has(cpu, "avx512_vnni");
+    case IsaKind::none: return true;
+    case IsaKind::avx2: return x86 && has(cpu, "avx2") && has(cpu, "fma");
+    case IsaKind::avx512: return avx512;
+    case IsaKind::avx512_vnni: return avx512 && has(cpu, "avx512_vnni");
     case IsaKind::amx:
       return avx512 && has(cpu, "avx512_vnni") && has(cpu, "amx_tile") && has(cpu, "amx_bf16") &&
              has(cpu, "amx_int8");
-    case IsaKind::neon:
-      return arm && (has(cpu, "asimd") || cpu.machine == "arm64");
+    case IsaKind::neon: return arm && (has(cpu, "asimd") || cpu.machine == "arm64");
     case IsaKind::sve256:
       return arm && has(cpu, "sve") && has(cpu, "bf16") && cpu.sve_vector_bytes == 32;
   }
@@ -128,36 +123,25 @@ std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
 
 std::string_view isa_name(IsaKind kind) {
   switch (kind) {
-    case IsaKind::none:
-      return "none";
-    case IsaKind::avx2:
-      return "avx2";
-    case IsaKind::avx512:
-      return "avx512";
-    case IsaKind::avx512_vnni:
-      return "avx512_vnni";
-    case IsaKind::amx:
-      return "amx";
-    case IsaKind::neon:
-      return "neon";
-    case IsaKind::sve256:
-      return "sve256";
+    case IsaKind::none: return "none";
+    case IsaKind::avx2: return "avx2";
+    case IsaKind::avx512: return "avx512";
+    case IsaKind::avx512_vnni: return "avx512_vnni";
+    case IsaKind::amx: return "amx";
+    case IsaKind::neon: return "neon";
+    case IsaKind::sve256: return "sve256";
   }
   return "none";
 }
 
 std::vector<std::string> isa_macros(const Isa& isa) {
   switch (isa.kind) {
-    case IsaKind::none:
-      return {};
-    case IsaKind::avx2:
-      return {"CPU_CAPABILITY_AVX2"};
+    case IsaKind::none: return {};
+    case IsaKind::avx2: return {"CPU_CAPABILITY_AVX2"};
     case IsaKind::avx512:
     case IsaKind::avx512_vnni:
-    case IsaKind::amx:
-      return {"CPU_CAPABILITY_AVX512"};
-    case IsaKind::neon:
-      return {"CPU_CAPABILITY_NEON", "AT_BUILD_ARM_VEC256_WITH_SLEEF"};
+    case IsaKind::amx: return {"CPU_CAPABILITY_AVX512"};
+    case IsaKind::neon: return {"CPU_CAPABILITY_NEON", "AT_BUILD_ARM_VEC256_WITH_SLEEF"};
     case IsaKind::sve256:
       return {"CPU_CAPABILITY_SVE", "CPU_CAPABILITY_SVE256", "AT_BUILD_ARM_VEC256_WITH_SLEEF",
               "__ARM_FEATURE_BF16"};
@@ -168,10 +152,8 @@ std::vector<std::string> isa_macros(const Isa& isa) {
 std::optional<std::string> isa_flags(const Isa& isa) {
   std::string flags;
   switch (isa.kind) {
-    case IsaKind::none:
-      return std::nullopt;
-    case IsaKind::avx2:
-      return std::string("-mavx2 -mfma -mf16c");
+    case IsaKind::none: return std::nullopt;
+    case IsaKind::avx2: return std::string("-mavx2 -mfma -mf16c");
     case IsaKind::avx512:
       flags = kAvx512Flags;
       if (isa.avx512_bf16) flags += " -mavx512bf16";
@@ -186,10 +168,8 @@ std::optional<std::string> isa_flags(const Isa& isa) {
       if (isa.avx512_bf16) flags += " -mavx512bf16";
       if (isa.amx_fp16) flags += " -mamx-fp16";
       return flags;
-    case IsaKind::neon:
-      return std::string();
-    case IsaKind::sve256:
-      return std::string("-march=armv8-a+sve+bf16 -msve-vector-bits=256");
+    case IsaKind::neon: return std::string();
+    case IsaKind::sve256: return std::string("-march=armv8-a+sve+bf16 -msve-vector-bits=256");
   }
   return std::nullopt;
 }

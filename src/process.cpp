@@ -47,24 +47,36 @@ bool is_executable_file(const std::string& path) {
 // Reads a pipe to EOF into `sink`, keeping at most `limit` bytes.
 class PipeReader {
  public:
-  PipeReader(asio::readable_pipe& pipe, std::string& sink, std::size_t limit, bool& truncated)
-      : pipe_(pipe), sink_(sink), limit_(limit), truncated_(truncated) {}
+  // `forward_fd` >= 0: also write what is read there.
+  PipeReader(asio::readable_pipe& pipe, std::string& sink, std::size_t limit, bool& truncated,
+             int forward_fd)
+      : pipe_(pipe), sink_(sink), limit_(limit), truncated_(truncated), forward_fd_(forward_fd) {}
   void start() {
     pipe_.async_read_some(asio::buffer(buf_), [this](bp::error_code ec, std::size_t n) {
       if (n > 0) {
         std::size_t room = sink_.size() < limit_ ? limit_ - sink_.size() : 0;
         if (n > room) truncated_ = true;
         sink_.append(buf_.data(), std::min(n, room));
+        forward(n);
       }
       if (!ec) start();
     });
   }
 
  private:
+  void forward(std::size_t n) {
+    for (std::size_t done = 0; forward_fd_ >= 0 && done < n;) {
+      ssize_t w = ::write(forward_fd_, buf_.data() + done, n - done);
+      if (w <= 0) break;  // our own stderr is gone: keep capturing regardless
+      done += static_cast<std::size_t>(w);
+    }
+  }
+
   asio::readable_pipe& pipe_;
   std::string& sink_;
   std::size_t limit_;
   bool& truncated_;
+  int forward_fd_;
   std::array<char, 65536> buf_{};
 };
 
@@ -157,8 +169,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
       end_group(SIGTERM);
     });
   }
-  PipeReader out_reader(out_pipe, result.out, options.max_capture, result.output_truncated);
-  PipeReader err_reader(err_pipe, result.err, options.max_capture, result.output_truncated);
+  PipeReader out_reader(out_pipe, result.out, options.max_capture, result.output_truncated,
+                        options.tee_output ? STDOUT_FILENO : -1);
+  PipeReader err_reader(err_pipe, result.err, options.max_capture, result.output_truncated,
+                        options.tee_output ? STDERR_FILENO : -1);
   if (options.capture_output) {
     out_reader.start();
     err_reader.start();

@@ -109,9 +109,7 @@ Expansion TemplateString::expand(const TemplateContext& ctx) const {
   std::string out;
   for (const Segment& seg : segments_) {
     switch (seg.kind) {
-      case Segment::Kind::literal:
-        out += seg.text;
-        break;
+      case Segment::Kind::literal: out += seg.text; break;
       case Segment::Kind::variable: {
         auto value = variable_value(seg.text, ctx);
         if (!value) return Expansion{std::nullopt, "", seg.text};

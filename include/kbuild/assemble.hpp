@@ -46,4 +46,7 @@ struct Command {
 // for an entry with an unbalanced quote.
 Command assemble(const BuildOptions& options, const AssembleInput& input);
 
+// The argv words one entry of `list` becomes ("-D", "USE_NPU"; "-I/p"; ...).
+std::vector<std::string> render_entry(OptionList list, const Entry& entry);
+
 }  // namespace kbuild

@@ -32,6 +32,7 @@ struct BuildRequest {
 };
 
 struct BuildPlan {
+  OutputKind kind = OutputKind::shared_library;
   BuildOptions options;  // finalized, all layers
   Command command;
   std::string output;

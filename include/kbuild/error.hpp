@@ -8,16 +8,20 @@ namespace kbuild {
 
 // What went wrong, coarse enough for scripts to branch on.
 // The exit codes are part of the CLI contract (README, "Exit codes").
+// Each kind belongs to one failure stage (usage, config, provider, compile,
+// link, load, internal); interrupted is the one non-failure.
 enum class ErrorKind {
-  usage,             // bad command line
-  input,             // a source is missing, unreadable or not a file
-  output,            // the output location cannot be written
-  config,            // a device file is malformed or invalid
-  provider,          // a device provider failed (missing variable, exec failure, xpu...)
-  compiler_missing,  // the compiler cannot be found or started
-  toolchain_failed,  // the compiler ran and failed (exit status or signal)
+  usage,             // usage: bad command line
+  input,             // usage: a source is missing, unreadable or not a file
+  output,            // usage: the output location cannot be written
+  config,            // config: a device file is malformed or invalid
+  provider,          // provider: a device provider failed (variable, exec, xpu...)
+  compiler_missing,  // compile: the compiler cannot be found or started
+  compile_failed,    // compile: the compiler failed compiling (or crashed)
+  link_failed,       // link: the link step failed (missing library, undefined symbol)
+  load_failed,       // load: the built library does not load (--check-load)
   interrupted,       // kbuild was interrupted by a signal
-  internal,          // a bug in kbuild
+  internal,          // internal: a bug in kbuild
 };
 
 int exit_code(ErrorKind kind);

@@ -16,6 +16,9 @@ struct ProcessOptions {
   // Capture stdout/stderr (bounded by max_capture each); otherwise they pass
   // through to kbuild's own.
   bool capture_output = false;
+  // With capture_output: also pass the output through to kbuild's own
+  // stdout/stderr as it arrives (the compiler's diagnostics stay visible).
+  bool tee_output = false;
   std::size_t max_capture = 16u << 20;
   std::optional<std::chrono::milliseconds> timeout;
   // The child's environment; nullptr: inherit kbuild's own.

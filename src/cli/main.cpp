@@ -3,20 +3,29 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "console.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
+#include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
+#include "kbuild/doctor.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/load_check.hpp"
+#include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/site.hpp"
 #include "kbuild_config.h"
 
 namespace fs = std::filesystem;
 using namespace kbuild;
+using kbuild::cli::Console;
 
 namespace {
 
@@ -31,9 +40,12 @@ struct CommonOptions {
   bool strict = false;
   std::string cxx;
   std::string isa = "auto";
+  bool quiet = false;
+  bool verbose = false;
 };
 
-struct BuildOptionsCli {
+// What a build (and `explain`) is asked to do.
+struct BuildCli {
   std::vector<std::string> sources;
   std::string output;
   bool dry_run = false;
@@ -46,6 +58,10 @@ struct BuildOptionsCli {
   std::vector<std::string> extra_flags;
   std::string include_pch;
   std::vector<std::string> includes, definitions, lib_dirs, libs;
+  bool check_load = false;
+  std::vector<std::string> required_symbols;
+  std::string report;
+  std::string compile_commands;
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
@@ -68,11 +84,31 @@ void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--python-include", o.site.python_include, "Python include dir");
   app.add_option("--python-libdir", o.site.python_libdir, "Python LIBDIR");
   app.add_option("--cuda-home", o.site.cuda_home,
-                 "CUDA root (default: CUDA_HOME, else /usr/local/cuda)");
+                 "CUDA root (default: CUDA_HOME, CUDA_PATH, nvcc's prefix, /usr/local/cuda)");
   app.add_option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
   app.add_option("--isa", o.isa,
                  "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly "
                  "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
+  app.add_flag("-q,--quiet", o.quiet, "no notes or warnings (errors still)");
+  app.add_flag("-v,--verbose", o.verbose, "say what runs and how long it took");
+}
+
+void add_build(CLI::App& app, BuildCli& b) {
+  app.add_option("sources", b.sources, "sources (or objects to link)");
+  app.add_option("-o,--output", b.output, "output file (default: from the first source)");
+  app.add_flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
+  app.add_flag("--preprocess", b.preprocess, "preprocess to .i (-E -P)");
+  app.add_flag("--min-optimize", b.min_optimize, "-O1 instead of -O3 (Inductor's wrapper level)");
+  app.add_flag("--debug", b.debug, "-O0 -g instead of -O3 -DNDEBUG");
+  app.add_flag("--no-warning-all", b.no_warning_all, "no -Wall (as Inductor's ISA probe builds)");
+  app.add_option("--extra-flags", b.extra_flags, "extra flags, one passthrough entry (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--include-pch", b.include_pch,
+                 "-include this header (its .gch is used if present)");
+  app.add_option("-I", b.includes, "include dir (user layer)")->allow_extra_args(false);
+  app.add_option("-D", b.definitions, "definition (user layer)")->allow_extra_args(false);
+  app.add_option("-L", b.lib_dirs, "library dir (user layer)")->allow_extra_args(false);
+  app.add_option("-l", b.libs, "library (user layer)")->allow_extra_args(false);
 }
 
 std::string data_dir(const Environment& env) {
@@ -83,31 +119,31 @@ std::string data_dir(const Environment& env) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
     if (fs::is_directory(installed / "devices", ec)) return installed.string();
     // Running from the build tree: use the source tree's configs.
-    if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec) ||
-        fs::is_directory(exe.parent_path() / "meson-info", ec))
+    if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
       return KBUILD_SOURCE_DATA_DIR;
   }
   return KBUILD_INSTALLED_DATA_DIR;
 }
 
-void print_notes(const std::string& kind, const std::vector<std::string>& lines) {
-  for (const std::string& line : lines) std::cerr << "kbuild: " << kind << ": " << line << "\n";
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Everything a subcommand needs: paths, registry, environment.
+// Paths, device registry and timings of one run.
 struct Session {
-  Environment env = Environment::from_process();
+  const Environment& env;
   Site site;
   Registry registry;
-  std::vector<std::string> notes;
+  LoadedConfigs configs;
+  std::vector<StageTiming> timings;
 
-  explicit Session(const CommonOptions& o) {
+  Session(const CommonOptions& o, const Environment& e, const Console& console) : env(e) {
+    auto start = std::chrono::steady_clock::now();
     site = resolve_site(o.site, env);
-    notes = site.notes;
-    LoadedConfigs loaded =
-        register_device_files(config_sources(data_dir(env), env, o.config_files), registry);
-    print_notes("warning", loaded.warnings);
-    print_notes("warning", registry.warnings());
+    configs = register_device_files(config_sources(data_dir(env), env, o.config_files), registry);
+    timings.push_back({"config", seconds_since(start)});
+    console.warnings(configs.warnings);
+    console.warnings(registry.warnings());
   }
   ResolveContext context() const { return ResolveContext{site.paths, env}; }
 };
@@ -117,13 +153,11 @@ std::string compiler_of(const CommonOptions& o, const Environment& env) {
   return env.get_nonempty("CXX").value_or("g++");
 }
 
-int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
+BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const Environment& env) {
   if (b.precompile + b.preprocess + common.compile_only > 1)
     throw Error(ErrorKind::usage,
                 "--compile-only, --precompile and --preprocess exclude each other");
-  Session session(common);
   CpuFeatures cpu = read_cpu_features();
-
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
   r.kind = b.precompile          ? OutputKind::precompiled_header
@@ -132,14 +166,14 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
                                  : OutputKind::shared_library;
   r.sources = b.sources;
   r.output = b.output;
-  r.compiler = compiler_of(common, session.env);
+  r.compiler = compiler_of(common, env);
   r.machine = cpu.machine;
   r.strict = common.strict;
   r.min_optimize = b.min_optimize;
   r.debug = b.debug;
   r.warning_all = !b.no_warning_all;
   r.use_torch = !common.site.no_torch;
-  auto isa = parse_isa(common.isa, cpu, session.env);
+  auto isa = parse_isa(common.isa, cpu, env);
   if (!isa)
     throw Error(ErrorKind::usage, "unknown --isa '" + common.isa +
                                       "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, "
@@ -151,26 +185,127 @@ int run_build_command(const CommonOptions& common, const BuildOptionsCli& b) {
   r.definitions = b.definitions;
   r.libraries_dirs = b.lib_dirs;
   r.libraries = b.libs;
+  return r;
+}
 
-  BuildPlan plan = plan_build(r, session.registry, session.context());
-  print_notes("note", session.notes);
-  print_notes("note", plan.notes);
-  if (b.dry_run) {
-    std::cout << (b.inductor_line ? plan.command.inductor_line : shell_join(plan.command.argv))
-              << "\n";
-    return 0;
+std::string compiler_version(const std::string& compiler, const Environment& env) {
+  auto path = find_executable(compiler, env);
+  if (!path) return "";
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(20);
+  try {
+    ProcessResult r = run_process({*path, "--version"}, opts);
+    return r.out.substr(0, r.out.find('\n'));
+  } catch (const Error&) {
+    return "";
   }
-  run_build(plan, r.sources, session.env);
+}
+
+int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
+                  const Console& console, const std::vector<std::string>& kbuild_argv) {
+  std::optional<Session> session;
+  std::optional<BuildRequest> request;
+  std::optional<BuildPlan> plan;
+  BuildOutcome outcome;
+  std::optional<Error> failure;
+  std::vector<StageTiming> timings;
+  try {
+    session.emplace(common, env, console);
+    request = make_request(common, b, env);
+    auto start = std::chrono::steady_clock::now();
+    plan = plan_build(*request, session->registry, session->context());
+    session->timings.push_back({"resolve", seconds_since(start)});
+    console.notes(session->site.notes);
+    console.notes(plan->notes);
+    if (!b.compile_commands.empty()) {
+      std::string err = update_compile_commands(b.compile_commands, fs::current_path().string(),
+                                                plan->command.argv, request->sources, plan->output);
+      if (!err.empty()) throw Error(ErrorKind::output, "--compile-commands: " + err);
+    }
+    if (b.dry_run) {
+      std::cout << (b.inductor_line ? plan->command.inductor_line : shell_join(plan->command.argv))
+                << "\n";
+    } else {
+      console.info("running: " + shell_join(plan->command.argv));
+      BuildSettings settings;
+      settings.load_check.enabled = b.check_load || !b.required_symbols.empty();
+      settings.load_check.loader = {"/proc/self/exe", "__load-check"};
+      settings.load_check.required_symbols = b.required_symbols;
+      run_build(*plan, request->sources, settings, env, outcome);
+      for (const StageTiming& t : outcome.timings)
+        console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
+    }
+  } catch (const Error& e) {
+    failure = e;
+  }
+  int code = failure ? exit_code(failure->kind()) : 0;
+  if (!b.report.empty()) {
+    ReportInput in;
+    in.kbuild_argv = kbuild_argv;
+    in.cwd = fs::current_path().string();
+    in.request = request ? &*request : nullptr;
+    in.plan = plan ? &*plan : nullptr;
+    in.outcome = &outcome;
+    in.compiler_path = request ? request->compiler : compiler_of(common, env);
+    in.compiler_version = compiler_version(in.compiler_path, env);
+    if (session) {
+      in.config_files = session->configs.files;
+      in.timings = session->timings;
+      for (const DeviceListing& d : session->registry.list())
+        if (d.name == common.device) in.provider_kind = d.kind, in.provider_source = d.source;
+    }
+    in.env = &env;
+    in.error = failure ? &*failure : nullptr;
+    in.exit_code = code;
+    std::string err = write_file_atomically(b.report, build_report(in).dump(2) + "\n");
+    if (!err.empty()) console.warnings({"--report: " + err});
+  }
+  if (failure) console.error(*failure);
+  return code;
+}
+
+int explain_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
+                    const Console& console) {
+  Session session(common, env, console);
+  BuildRequest request = make_request(common, b, env);
+  if (request.sources.empty()) request.sources = {"kernel.cpp"};
+  BuildPlan plan = plan_build(request, session.registry, session.context());
+  console.notes(plan.notes);
+  std::cout << shell_join(plan.command.argv) << "\n\n";
+  auto where = [](const Origin& o) {
+    std::string s = std::string(layer_name(o.layer)) + "  " + o.provider;
+    if (!o.file.empty()) s += "  " + o.file + ":" + std::to_string(o.line);
+    return s;
+  };
+  for (OptionList list : kAllOptionLists) {
+    if (!links(plan.kind) && (list == OptionList::ldflags || list == OptionList::libraries ||
+                              list == OptionList::libraries_dirs))
+      continue;  // not on the command line
+    for (const Entry& e : plan.options.entries(list)) {
+      std::string words = shell_join(render_entry(list, e));
+      if (words.empty()) continue;
+      std::cout << words << std::string(words.size() < 48 ? 48 - words.size() : 1, ' ')
+                << where(e.origin) << "\n";
+    }
+  }
+  if (!plan.options.dropped().empty()) std::cout << "\ndropped:\n";
+  for (const DroppedEntry& d : plan.options.dropped()) {
+    std::string words = shell_join(render_entry(d.list, d.entry));
+    std::cout << "  " << (words.empty() ? "''" : words) << "    " << where(d.entry.origin) << "  ("
+              << d.reason << ")\n";
+  }
   return 0;
 }
 
-int run_options_command(const CommonOptions& common, bool json_output) {
-  Session session(common);
+int options_command(const CommonOptions& common, bool json_output, const Environment& env,
+                    const Console& console) {
+  Session session(common, env, console);
   OptionsResult device = session.registry.resolve(
       DeviceQuery{common.device, common.aot, common.compile_only, common.backend},
       session.context(), common.strict);
-  print_notes("note", session.notes);
-  print_notes("note", device.notes);
+  console.notes(session.site.notes);
+  console.notes(device.notes);
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (OptionList list : kAllOptionLists)
@@ -189,18 +324,19 @@ int run_options_command(const CommonOptions& common, bool json_output) {
   return 0;
 }
 
-int run_devices_command(const CommonOptions& common, bool json_output) {
-  Session session(common);
+int devices_command(const CommonOptions& common, bool json_output, const Environment& env,
+                    const Console& console) {
+  Session session(common, env, console);
   auto devices = session.registry.list();
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const DeviceListing& d : devices) {
       nlohmann::ordered_json backends = nlohmann::ordered_json::array();
-      for (const BackendInfo& b : d.backends)
-        backends.push_back({{"name", b.name},
-                            {"default", b.is_default},
-                            {"chain", b.chain},
-                            {"description", b.description}});
+      for (const BackendInfo& bk : d.backends)
+        backends.push_back({{"name", bk.name},
+                            {"default", bk.is_default},
+                            {"chain", bk.chain},
+                            {"description", bk.description}});
       out.push_back({{"name", d.name},
                      {"kind", d.kind},
                      {"source", d.source},
@@ -217,58 +353,108 @@ int run_devices_command(const CommonOptions& common, bool json_output) {
     std::cout << "\t" << d.source;
     for (const std::string& o : d.overridden) std::cout << "\t[overrides " << o << "]";
     std::cout << "\n";
-    for (const BackendInfo& b : d.backends) {
-      std::cout << "  backend " << b.name << (b.is_default ? " (default)" : "") << ": device";
-      for (const std::string& layer : b.chain) std::cout << " -> " << layer;
+    for (const BackendInfo& bk : d.backends) {
+      std::cout << "  backend " << bk.name << (bk.is_default ? " (default)" : "") << ": device";
+      for (const std::string& layer : bk.chain) std::cout << " -> " << layer;
       std::cout << "\n";
     }
   }
   return 0;
 }
 
+// Exit codes of `doctor`: the worst check.
+constexpr int kDoctorWarn = 11, kDoctorFail = 12;
+
+int doctor_command(const CommonOptions& common, bool json_output, const Environment& env,
+                   const Console&) {
+  Site site = resolve_site(common.site, env);
+  BuildCli none;
+  DoctorInput in{env, site, config_sources(data_dir(env), env, common.config_files),
+                 make_request(common, none, env)};
+  std::vector<DoctorCheck> checks = run_doctor(in);
+  if (json_output) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const DoctorCheck& c : checks)
+      out.push_back({{"check", c.name},
+                     {"status", status_name(c.status)},
+                     {"detail", c.detail},
+                     {"hint", c.hint}});
+    std::cout << out.dump(2) << "\n";
+  } else {
+    for (const DoctorCheck& c : checks) {
+      std::cout << status_name(c.status) << "\t" << c.name << "\t" << c.detail << "\n";
+      if (c.status != CheckStatus::ok && !c.hint.empty())
+        std::cout << "\t\thint: " << c.hint << "\n";
+    }
+  }
+  switch (worst(checks)) {
+    case CheckStatus::ok: return 0;
+    case CheckStatus::warn: return kDoctorWarn;
+    case CheckStatus::fail: return kDoctorFail;
+  }
+  return kDoctorFail;
+}
+
+std::string version_text(const Environment& env) {
+  std::string text = std::string("kbuild ") + KBUILD_VERSION + "\ndevice files are read from:";
+  for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
+  text += "\n  then each --config FILE";
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The load check's child: dlopen the library, look up the symbols.
+  if (argc >= 3 && std::string(argv[1]) == "__load-check") {
+    std::string message;
+    int status = probe_library(argv[2], std::vector<std::string>(argv + 3, argv + argc), message);
+    if (!message.empty()) std::cout << message << "\n";
+    return status;
+  }
+  const Environment env = Environment::from_process();
   CLI::App app{
       "kbuild: compile machine-generated kernels with the exact flags PyTorch Inductor uses"};
-  app.set_version_flag("--version", std::string("kbuild ") + KBUILD_VERSION);
+  app.set_version_flag("--version", [&env] { return version_text(env); });
   CommonOptions common;
-  BuildOptionsCli b;
+  BuildCli b;
   add_common(app, common);
-  app.add_option("sources", b.sources, "sources (or objects to link)");
-  app.add_option("-o,--output", b.output, "output file (default: from the first source)");
+  add_build(app, b);
   app.add_flag("--dry-run", b.dry_run, "print the compiler command instead of running it");
   app.add_flag("--inductor-line", b.inductor_line,
                "with --dry-run: print Inductor's exact command string");
-  app.add_flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
-  app.add_flag("--preprocess", b.preprocess, "preprocess to .i (-E -P)");
-  app.add_flag("--min-optimize", b.min_optimize, "-O1 instead of -O3 (Inductor's wrapper level)");
-  app.add_flag("--debug", b.debug, "-O0 -g instead of -O3 -DNDEBUG");
-  app.add_flag("--no-warning-all", b.no_warning_all, "no -Wall (as Inductor's ISA probe builds)");
-  app.add_option("--extra-flags", b.extra_flags, "extra flags, one passthrough entry (repeatable)")
+  app.add_flag(
+      "--check-load", b.check_load,
+      "open the built library (RTLD_NOW, in a child process) before it replaces the output");
+  app.add_option("--require-symbol", b.required_symbols,
+                 "with the load check: this symbol must be defined (repeatable)")
       ->allow_extra_args(false);
-  app.add_option("--include-pch", b.include_pch,
-                 "-include this header (its .gch is used if present)");
-  app.add_option("-I", b.includes, "include dir (user layer)")->allow_extra_args(false);
-  app.add_option("-D", b.definitions, "definition (user layer)")->allow_extra_args(false);
-  app.add_option("-L", b.lib_dirs, "library dir (user layer)")->allow_extra_args(false);
-  app.add_option("-l", b.libs, "library (user layer)")->allow_extra_args(false);
+  app.add_option("--report", b.report, "write an evidence report (JSON) on success and on failure");
+  app.add_option("--compile-commands", b.compile_commands,
+                 "add this build to a compile_commands.json (clangd, clang-tidy)");
 
-  CommonOptions options_common;
-  bool options_json = false;
+  CommonOptions options_common, devices_common, doctor_common, explain_common;
+  BuildCli explain_build;
+  bool options_json = false, devices_json = false, doctor_json = false;
   CLI::App* options_cmd = app.add_subcommand(
       "options", "print the device layer's 7 lists (the upstream hook's result)");
   add_common(*options_cmd, options_common);
   options_cmd->add_flag("--json", options_json, "as a JSON object with the 7 keys");
-
-  CommonOptions devices_common;
-  bool devices_json = false;
-  CLI::App* devices_cmd =
-      app.add_subcommand("devices", "list registered devices and where they came from");
+  CLI::App* devices_cmd = app.add_subcommand(
+      "devices", "list registered devices, their backends, and where they came from");
   add_common(*devices_cmd, devices_common);
   devices_cmd->add_flag("--json", devices_json, "as JSON");
+  CLI::App* explain_cmd = app.add_subcommand(
+      "explain", "show every flag of the command with the layer, provider and file that added it");
+  add_common(*explain_cmd, explain_common);
+  add_build(*explain_cmd, explain_build);
+  CLI::App* doctor_cmd =
+      app.add_subcommand("doctor", "check compiler, device files, variables, paths and libraries");
+  add_common(*doctor_cmd, doctor_common);
+  doctor_cmd->add_flag("--json", doctor_json, "as JSON");
   app.require_subcommand(0, 1);
 
+  Console usage_console(false, false, env.get_nonempty("NO_COLOR").has_value());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -278,20 +464,27 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "kbuild: error[usage]: " << e.what() << " (see kbuild --help)\n";
+    usage_console.error("usage", std::string(e.what()) + " (see kbuild --help)");
     return exit_code(ErrorKind::usage);
   }
 
+  const CommonOptions& active = *options_cmd   ? options_common
+                                : *devices_cmd ? devices_common
+                                : *doctor_cmd  ? doctor_common
+                                : *explain_cmd ? explain_common
+                                               : common;
+  Console console(active.quiet, active.verbose, env.get_nonempty("NO_COLOR").has_value());
   try {
-    if (*options_cmd) return run_options_command(options_common, options_json);
-    if (*devices_cmd) return run_devices_command(devices_common, devices_json);
-    return run_build_command(common, b);
+    if (*options_cmd) return options_command(options_common, options_json, env, console);
+    if (*devices_cmd) return devices_command(devices_common, devices_json, env, console);
+    if (*doctor_cmd) return doctor_command(doctor_common, doctor_json, env, console);
+    if (*explain_cmd) return explain_command(explain_common, explain_build, env, console);
+    return build_command(common, b, env, console, std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {
-    std::cerr << "kbuild: error[" << stage_name(e.kind()) << "]: " << e.what() << "\n";
-    if (!e.detail().empty()) std::cerr << e.detail() << (e.detail().back() == '\n' ? "" : "\n");
+    console.error(e);
     return exit_code(e.kind());
   } catch (const std::exception& e) {
-    std::cerr << "kbuild: error[internal]: " << e.what() << " (please report this)\n";
+    console.error("internal", std::string(e.what()) + " (please report this)");
     return exit_code(ErrorKind::internal);
   }
 }

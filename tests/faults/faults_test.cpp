@@ -10,8 +10,8 @@ using namespace kbuild_test;
 namespace {
 
 // Exit codes, as documented in the README.
-constexpr int kUsage = 2, kConfig = 3, kProvider = 4, kToolchain = 5, kCompilerMissing = 6,
-              kOutput = 7;
+constexpr int kUsage = 2, kConfig = 3, kProvider = 4, kCompile = 5, kLink = 6, kLoad = 7,
+              kInput = 8, kOutput = 9, kCompilerMissing = 10;
 
 // kbuild's own error line (the compiler's diagnostics may come before it).
 std::string error_line(const std::string& err) {
@@ -54,7 +54,7 @@ TEST_CASE("a failed build leaves the older library untouched and no temporary fi
   std::string before = read_file(c.dir / "kernel.so");
   write_file(c.kernel, "extern \"C\" int f() { return }\n");  // a syntax error
   RunResult r = c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "kernel.so"});
-  check_error(r, kToolchain, "toolchain", "compiler failed (exit code 1)");
+  check_error(r, kCompile, "compile", "compile failed (exit code 1): ");
   CHECK(r.err.find("kernel.cpp:1:") != std::string::npos);  // g++'s own diagnostics pass through
   CHECK(read_file(c.dir / "kernel.so") == before);
   CHECK(c.leftovers().empty());
@@ -65,7 +65,7 @@ TEST_CASE("a compiler killed by a signal is reported with the signal", "[faults]
   write_file(c.dir / "crashing-g++", "#!/bin/sh\nkill -SEGV $$\n", true);
   RunResult r =
       c.kbuild({"--no-torch", "--cxx", c.dir / "crashing-g++", c.kernel, "-o", c.dir / "k.so"});
-  check_error(r, kToolchain, "toolchain", "killed by signal 11");
+  check_error(r, kCompile, "compile", "compile failed (killed by signal 11");
   CHECK_FALSE(fs::exists(c.dir / "k.so"));
   CHECK(c.leftovers().empty());
 }
@@ -73,7 +73,7 @@ TEST_CASE("a compiler killed by a signal is reported with the signal", "[faults]
 TEST_CASE("a missing compiler: one line, its own exit code", "[faults]") {
   Case c;
   RunResult r = c.kbuild({"--no-torch", "--cxx", "no-such-compiler-xyz", c.kernel});
-  check_error(r, kCompilerMissing, "toolchain", "compiler 'no-such-compiler-xyz' not found");
+  check_error(r, kCompilerMissing, "compile", "compiler 'no-such-compiler-xyz' not found");
   CHECK(r.err.find("--cxx") != std::string::npos);
   RunResult env_cxx = c.kbuild({"--no-torch", c.kernel}, {{"CXX", c.dir / "missing/g++"}});
   CHECK(env_cxx.exit_code == kCompilerMissing);
@@ -81,10 +81,10 @@ TEST_CASE("a missing compiler: one line, its own exit code", "[faults]") {
 
 TEST_CASE("a missing source, a directory as source, output equal to input", "[faults]") {
   Case c;
-  check_error(c.kbuild({"--no-torch", c.dir / "nope.cpp"}), kUsage, "input",
+  check_error(c.kbuild({"--no-torch", c.dir / "nope.cpp"}), kInput, "usage",
               "nope.cpp: No such file");
   fs::create_directories(c.dir / "adir");
-  check_error(c.kbuild({"--no-torch", c.dir / "adir", "-o", c.dir / "x.so"}), kUsage, "input",
+  check_error(c.kbuild({"--no-torch", c.dir / "adir", "-o", c.dir / "x.so"}), kInput, "usage",
               "not a regular file");
   check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel}), kUsage, "usage",
               "is also a source");
@@ -93,15 +93,15 @@ TEST_CASE("a missing source, a directory as source, output equal to input", "[fa
 
 TEST_CASE("an output directory that is missing or cannot be written", "[faults]") {
   Case c;
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "missing/k.so"}), kOutput, "output",
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "missing/k.so"}), kOutput, "usage",
               "does not exist");
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel + "/k.so"}), kOutput, "output",
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.kernel + "/k.so"}), kOutput, "usage",
               "not a directory");
   // Even root cannot create files in /proc: the write is tried, not guessed.
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", "/proc/kbuild-test.so"}), kOutput, "output",
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", "/proc/kbuild-test.so"}), kOutput, "usage",
               "cannot write beside");
   fs::create_directories(c.dir / "out.so");
-  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "out.so"}), kOutput, "output",
+  check_error(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "out.so"}), kOutput, "usage",
               "is a directory");
 }
 
@@ -176,7 +176,7 @@ TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument"
   RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "evil.json", "--device", "evil",
                           "--cxx", c.dir / "record-g++", c.kernel, "-o", c.dir / "k.so"},
                          {{"ARGV_FILE", c.dir / "argv.txt"}});
-  CHECK(r.exit_code == kToolchain);
+  CHECK(r.exit_code == kCompile);
   std::string argv = read_file(c.dir / "argv.txt");
   CHECK(argv.find("\n-I; rm -rf ~\n") != std::string::npos);
   CHECK(argv.find("\n-I$(touch " + c.dir / "pwned" + ")\n") != std::string::npos);

@@ -1,0 +1,36 @@
+// `kbuild doctor`: checks the environment for a device without building.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kbuild/build_plan.hpp"
+#include "kbuild/config_search.hpp"
+#include "kbuild/registry.hpp"
+#include "kbuild/site.hpp"
+
+namespace kbuild {
+
+enum class CheckStatus { ok, warn, fail };
+const char* status_name(CheckStatus status);
+
+struct DoctorCheck {
+  std::string name;
+  CheckStatus status = CheckStatus::ok;
+  std::string detail;
+  std::string hint;  // what to do, for warn and fail
+};
+
+struct DoctorInput {
+  const Environment& env;
+  const Site& site;
+  std::vector<ConfigSource> config_sources;
+  BuildRequest request;  // device, backend, modes, compiler; sources unused
+};
+
+std::vector<DoctorCheck> run_doctor(const DoctorInput& in);
+
+// The worst status among `checks` (ok when empty).
+CheckStatus worst(const std::vector<DoctorCheck>& checks);
+
+}  // namespace kbuild

@@ -1,0 +1,19 @@
+// Small file helpers: whole-file reads, atomic writes, content hashes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kbuild {
+
+// The file's bytes, or nullopt when it cannot be read.
+std::optional<std::string> read_whole_file(const std::string& path);
+
+// Writes `text` to a temporary file beside `path` and renames it into place,
+// creating parent directories. Returns an error message, empty on success.
+std::string write_file_atomically(const std::string& path, const std::string& text);
+
+// SHA-1 of `bytes` as 40 hex digits (identifies file versions in reports).
+std::string sha1_hex(const std::string& bytes);
+
+}  // namespace kbuild

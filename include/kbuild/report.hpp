@@ -1,0 +1,39 @@
+// The evidence report (--report FILE.json): enough to reproduce a build, or
+// its failure, elsewhere. Schema: docs/report.md ("kbuild-report/1").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kbuild/build_plan.hpp"
+#include "kbuild/build_runner.hpp"
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+
+namespace kbuild {
+
+struct ReportInput {
+  std::vector<std::string> kbuild_argv;
+  std::string cwd;
+  const BuildRequest* request = nullptr;  // null when the command line did not parse
+  const BuildPlan* plan = nullptr;        // null when it failed before assembling
+  const BuildOutcome* outcome = nullptr;  // null when nothing ran
+  std::string compiler_path;
+  std::string compiler_version;                // `CXX --version`, first line
+  std::vector<std::string> config_files;       // device files read, in order
+  std::string provider_kind, provider_source;  // of the requested device
+  const Environment* env = nullptr;            // for the variables consulted
+  std::vector<StageTiming> timings;            // kbuild's own stages (config, resolve)
+  const Error* error = nullptr;                // null on success
+  int exit_code = 0;
+};
+
+nlohmann::ordered_json build_report(const ReportInput& in);
+
+// Compiler output kept in a report, at most this many bytes (the tail).
+inline constexpr std::size_t kReportOutputLimit = 64 * 1024;
+
+}  // namespace kbuild

@@ -1,0 +1,30 @@
+// The CLI's voice on stderr: `kbuild: error[STAGE]: ...`, warnings and notes,
+// coloured on a terminal (not with NO_COLOR), quiet or verbose on request.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kbuild/error.hpp"
+
+namespace kbuild::cli {
+
+class Console {
+ public:
+  // Colour when stderr is a terminal and NO_COLOR is unset or empty.
+  Console(bool quiet, bool verbose, bool no_color_env);
+
+  void error(const Error& e) const;
+  void error(const std::string& stage, const std::string& message) const;
+  void warnings(const std::vector<std::string>& lines) const;
+  void notes(const std::vector<std::string>& lines) const;
+  // Only with --verbose.
+  void info(const std::string& line) const;
+
+ private:
+  void emit(const char* colour, const std::string& label, const std::string& text) const;
+
+  bool quiet_, verbose_, colour_;
+};
+
+}  // namespace kbuild::cli

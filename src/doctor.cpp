@@ -1,0 +1,164 @@
+#include "kbuild/doctor.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "kbuild/builtin_devices.hpp"
+#include "kbuild/config_provider.hpp"
+#include "kbuild/device_file.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+bool is_dir(const std::string& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+std::string origin_text(const Origin& o) {
+  return o.file.empty() ? o.provider : o.provider + ", " + o.file + ":" + std::to_string(o.line);
+}
+
+void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
+  DoctorCheck c{"compiler", CheckStatus::ok, in.request.compiler, ""};
+  auto path = find_executable(in.request.compiler, in.env);
+  if (!path) {
+    out.push_back({"compiler", CheckStatus::fail, in.request.compiler + " not found",
+                   "install g++ or choose a compiler with --cxx PATH / CXX"});
+    return;
+  }
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(20);
+  ProcessResult r = run_process({*path, "--version"}, opts);
+  c.detail = *path + ": " + r.out.substr(0, r.out.find('\n'));
+  if (!r.success()) {
+    c.status = CheckStatus::fail;
+    c.hint = "`" + *path + " --version` failed (" + r.describe() + ")";
+  }
+  out.push_back(c);
+}
+
+// Each device file on its own, so one broken file does not hide the others.
+void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry) {
+  for (const ConfigSource& source : in.config_sources) {
+    try {
+      Registry one;
+      LoadedConfigs loaded = register_device_files({source}, one);
+      for (const std::string& file : loaded.files) {
+        DeviceFile f = load_device_file(file);
+        const std::string device = f.device;
+        out.push_back({"device file", CheckStatus::ok, file + " (device " + device + ")", ""});
+        registry.register_device(device, make_provider(std::move(f)));
+      }
+      for (const std::string& w : loaded.warnings)
+        out.push_back({"config path", CheckStatus::warn, w, "fix KBUILD_CONFIG_PATH"});
+    } catch (const Error& e) {
+      out.push_back({"device file", CheckStatus::fail, e.what(), "fix the file at that line"});
+    }
+  }
+}
+
+void check_site(const DoctorInput& in, std::vector<DoctorCheck>& out) {
+  const Paths& p = in.site.paths;
+  if (p.torch_root)
+    out.push_back({"torch", is_dir(*p.torch_root) ? CheckStatus::ok : CheckStatus::fail,
+                   *p.torch_root, "give the torch package dir with --torch-root"});
+  else if (in.request.use_torch)
+    out.push_back({"torch", CheckStatus::warn,
+                   in.site.discovery
+                       ? (in.site.discovery->problem.empty() ? "python has no torch package"
+                                                             : in.site.discovery->problem)
+                       : "not found",
+                   "plain kernels only; give --torch-root DIR (or --no-torch to mean it)"});
+  if (p.torch_root) {
+    out.push_back(
+        {"python include",
+         p.python_include && is_dir(*p.python_include) ? CheckStatus::ok : CheckStatus::warn,
+         p.python_include.value_or("unknown"), "give --python-include DIR"});
+    out.push_back(
+        {"python libdir",
+         p.python_libdir && is_dir(*p.python_libdir) ? CheckStatus::ok : CheckStatus::warn,
+         p.python_libdir.value_or("unknown"), "give --python-libdir DIR"});
+  }
+}
+
+// A library is resolvable when lib<name>.so or .a is in a -L dir or on the
+// system's search path.
+bool library_found(const std::string& name, const std::vector<std::string>& dirs,
+                   const Environment& env) {
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    if (fs::exists(d + "/lib" + name + ".so", ec) || fs::exists(d + "/lib" + name + ".a", ec))
+      return true;
+  }
+  return find_shared_library(name, env).has_value();
+}
+
+void check_plan(const DoctorInput& in, const Registry& registry, std::vector<DoctorCheck>& out) {
+  BuildRequest r = in.request;
+  r.sources = {"kernel.cpp"};
+  BuildPlan plan;
+  try {
+    plan = plan_build(r, registry, ResolveContext{in.site.paths, in.env});
+  } catch (const Error& e) {
+    out.push_back({"device " + r.query.device_type, CheckStatus::fail, e.what(),
+                   "fix what the message names, then run kbuild doctor again"});
+    return;
+  }
+  out.push_back({"device " + r.query.device_type, CheckStatus::ok,
+                 std::to_string(plan.command.argv.size()) + " arguments resolved", ""});
+  for (const std::string& note : plan.notes) out.push_back({"note", CheckStatus::warn, note, ""});
+  for (const Entry& e : plan.options.entries(OptionList::include_dirs))
+    if (!is_dir(e.value))
+      out.push_back({"include dir", CheckStatus::warn, e.value + " does not exist",
+                     "added by " + origin_text(e.origin)});
+  std::vector<std::string> lib_dirs = plan.options.values(OptionList::libraries_dirs);
+  for (const Entry& e : plan.options.entries(OptionList::libraries_dirs))
+    if (!is_dir(e.value))
+      out.push_back({"library dir", CheckStatus::warn, e.value + " does not exist",
+                     "added by " + origin_text(e.origin)});
+  for (const Entry& e : plan.options.entries(OptionList::libraries)) {
+    bool found = library_found(e.value, lib_dirs, in.env);
+    out.push_back({"library " + e.value, found ? CheckStatus::ok : CheckStatus::fail,
+                   found ? "found" : "lib" + e.value + ".so not in the -L dirs or the system's",
+                   found ? ""
+                         : "added by " + origin_text(e.origin) +
+                               "; install it or fix the library dirs (the link would fail)"});
+  }
+}
+
+}  // namespace
+
+const char* status_name(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok: return "ok";
+    case CheckStatus::warn: return "warn";
+    case CheckStatus::fail: return "fail";
+  }
+  return "fail";
+}
+
+std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
+  std::vector<DoctorCheck> out;
+  check_compiler(in, out);
+  Registry registry;
+  check_configs(in, out, registry);
+  check_site(in, out);
+  check_plan(in, registry, out);
+  return out;
+}
+
+CheckStatus worst(const std::vector<DoctorCheck>& checks) {
+  CheckStatus w = CheckStatus::ok;
+  for (const DoctorCheck& c : checks)
+    if (static_cast<int>(c.status) > static_cast<int>(w)) w = c.status;
+  return w;
+}
+
+}  // namespace kbuild

@@ -1,0 +1,68 @@
+#include "kbuild/load_check.hpp"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <regex>
+#include <sstream>
+
+#include "kbuild/error.hpp"
+#include "kbuild/process.hpp"
+
+namespace kbuild {
+
+LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
+                           const std::vector<std::string>& library_dirs, const Environment& env) {
+  std::vector<std::string> argv = settings.loader;
+  argv.push_back(library);
+  argv.insert(argv.end(), settings.required_symbols.begin(), settings.required_symbols.end());
+
+  Environment child = env;
+  std::string path;
+  for (const std::string& d : library_dirs) path += (path.empty() ? "" : ":") + d;
+  if (auto old = env.get_nonempty("LD_LIBRARY_PATH")) path += (path.empty() ? "" : ":") + *old;
+  if (!path.empty()) child.set("LD_LIBRARY_PATH", path);
+
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.max_capture = 1 << 20;
+  opts.timeout = std::chrono::seconds(60);
+  opts.environment = &child;
+  ProcessResult run = run_process(argv, opts);
+
+  LoadCheckResult r;
+  r.ok = run.success();
+  r.message = run.out;
+  while (!r.message.empty() && r.message.back() == '\n') r.message.pop_back();
+  if (!r.ok && r.message.empty())
+    r.message = "the load check itself failed (" + run.describe() + ")";
+  static const std::regex undefined(R"(undefined symbol: ([^\s,]+))");
+  static const std::regex missing(R"(^missing symbol: (\S+))");
+  std::istringstream lines(run.out);
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, m, undefined)) r.undefined_symbols.push_back(m[1]);
+    if (std::regex_search(line, m, missing)) r.missing_symbols.push_back(m[1]);
+  }
+  return r;
+}
+
+int probe_library(const std::string& library, const std::vector<std::string>& symbols,
+                  std::string& message) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    message = dlerror();
+    return 1;
+  }
+  int status = 0;
+  for (const std::string& s : symbols) {
+    if (!dlsym(handle, s.c_str())) {
+      message += (message.empty() ? "" : "\n") + ("missing symbol: " + s);
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace kbuild

@@ -1,0 +1,266 @@
+// Diagnosing failures: the earliest failing stage from what really failed,
+// the evidence report, the load check, doctor and explain.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+using nlohmann::json;
+
+namespace {
+
+struct Case {
+  TempDir home, dir;
+  RunResult kbuild(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    return run_kbuild(std::move(args), home.str(), std::move(env));
+  }
+  std::string kernel(const std::string& name, const std::string& text) {
+    write_file(dir / name, text);
+    return dir / name;
+  }
+  bool leftovers() const {
+    for (auto& e : fs::directory_iterator(dir.path()))
+      if (e.path().filename().string().find("kbuild-tmp") != std::string::npos) return true;
+    return false;
+  }
+};
+
+std::string error_line(const std::string& err) {
+  auto at = err.find("kbuild: error[");
+  return at == std::string::npos ? "" : err.substr(at, err.find('\n', at) - at);
+}
+
+const char* kCallsMissing =
+    "extern \"C\" int missing_fn();\nextern \"C\" int f() { return missing_fn(); }\n";
+
+}  // namespace
+
+TEST_CASE(
+    "a library that is not found fails at link, naming it, its provider and the dirs searched",
+    "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
+  write_file(c.dir / "dev.json",
+             "{\"device\": \"acc\",\n \"libraries_dirs\": [\"/opt/acc/lib\"],\n \"libraries\": "
+             "[\"acc_runtime_xyz\"]}");
+  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "dev.json", "--device", "acc", k, "-o",
+                          c.dir / "k.so", "--report", c.dir / "report.json"});
+  INFO(r.err);
+  CHECK(r.exit_code == 6);
+  std::string line = error_line(r.err);
+  CHECK(
+      line.find(
+          "kbuild: error[link]: link failed: cannot find -lacc_runtime_xyz (added by config acc, " +
+          c.dir / "dev.json:3)") == 0);
+  CHECK(line.find("searched -L /opt/acc/lib and the system's") != std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k.so"));
+  CHECK_FALSE(c.leftovers());
+  json report = json::parse(read_file(c.dir / "report.json"));
+  CHECK(report["result"]["stage"] == "link");
+  CHECK(report["result"]["exit_code"] == 6);
+  CHECK(report["failure_analysis"]["missing_libraries"] == json::array({"acc_runtime_xyz"}));
+}
+
+TEST_CASE("an undefined reference fails at link when the link requires every symbol",
+          "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", kCallsMissing);
+  RunResult r =
+      c.kbuild({"--no-torch", "--extra-flags", "-Wl,--no-undefined", k, "-o", c.dir / "k.so"});
+  CHECK(r.exit_code == 6);
+  CHECK(error_line(r.err).find("undefined reference to 'missing_fn'") != std::string::npos);
+}
+
+TEST_CASE("--check-load: an unresolved symbol is a load failure and the old library stays",
+          "[diagnose]") {
+  Case c;
+  write_file(c.dir / "k.so", "old");
+  std::string k = c.kernel("k.cpp", kCallsMissing);
+  RunResult r = c.kbuild(
+      {"--no-torch", "--check-load", k, "-o", c.dir / "k.so", "--report", c.dir / "r.json"});
+  INFO(r.err);
+  CHECK(r.exit_code == 7);
+  CHECK(error_line(r.err).find("kbuild: error[load]: load failed: ") == 0);
+  CHECK(error_line(r.err).find("undefined symbol: missing_fn") != std::string::npos);
+  CHECK(read_file(c.dir / "k.so") == "old");
+  CHECK_FALSE(c.leftovers());
+  json report = json::parse(read_file(c.dir / "r.json"));
+  CHECK(report["load_check"]["undefined_symbols"] == json::array({"missing_fn"}));
+  CHECK(report["result"]["stage"] == "load");
+  // Without the check the same library is built (the failure is only at load).
+  CHECK(c.kbuild({"--no-torch", k, "-o", c.dir / "k.so"}).exit_code == 0);
+}
+
+TEST_CASE("--require-symbol: a missing symbol is a load failure; present ones pass", "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", "extern \"C\" int kernel() { return 1; }\n");
+  RunResult ok = c.kbuild({"--no-torch", "--require-symbol", "kernel", k, "-o", c.dir / "k.so"});
+  INFO(ok.err);
+  CHECK(ok.exit_code == 0);
+  RunResult bad = c.kbuild({"--no-torch", "--require-symbol", "kernel", "--require-symbol", "other",
+                            k, "-o", c.dir / "k2.so"});
+  CHECK(bad.exit_code == 7);
+  CHECK(error_line(bad.err).find("missing symbol: other") != std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k2.so"));
+}
+
+TEST_CASE("the report of a compile failure holds what reproduces it", "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return }\n");
+  RunResult r = c.kbuild({"--no-torch", k, "-o", c.dir / "k.so", "--report", c.dir / "r.json"},
+                         {{"CXX", "g++"}});
+  CHECK(r.exit_code == 5);
+  json rep = json::parse(read_file(c.dir / "r.json"));
+  CHECK(rep["schema"] == "kbuild-report/1");
+  CHECK(rep["kbuild_version"].is_string());
+  CHECK(rep["compiler"]["path"] == "g++");
+  CHECK(rep["compiler"]["version"].get<std::string>().find("g++") != std::string::npos);
+  CHECK(rep["host"]["machine"].is_string());
+  CHECK(rep["request"]["device"] == "cpu");
+  CHECK(rep["argv"][0] == "g++");
+  CHECK(rep["argv"].back() == c.dir / "k.so");
+  CHECK(rep["cwd"].is_string());
+  CHECK(rep["environment"]["CXX"] == "g++");
+  CHECK(rep["config_files"][0]["sha1"].get<std::string>().size() == 40);
+  CHECK(rep["compiler_run"]["exit_code"] == 1);
+  CHECK(rep["compiler_run"]["stderr"].get<std::string>().find("k.cpp:1:") != std::string::npos);
+  CHECK(rep["failure_analysis"]["step"] == "compile");
+  CHECK(rep["result"]["stage"] == "compile");
+  CHECK(rep["timings_s"].contains("compile"));
+  CHECK(rep["timings_s"].contains("config"));
+}
+
+TEST_CASE("a report is written on success, and for a config failure before anything ran",
+          "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
+  REQUIRE(
+      c.kbuild({"--no-torch", k, "-o", c.dir / "k.so", "--report", c.dir / "ok.json"}).exit_code ==
+      0);
+  json ok = json::parse(read_file(c.dir / "ok.json"));
+  CHECK(ok["result"]["ok"] == true);
+  CHECK(ok["result"]["stage"].is_null());
+  write_file(c.dir / "bad.json", "{\"device\": 1}");
+  RunResult r =
+      c.kbuild({"--config", c.dir / "bad.json", k, "--report", c.dir / "bad-report.json"});
+  CHECK(r.exit_code == 3);
+  json bad = json::parse(read_file(c.dir / "bad-report.json"));
+  CHECK(bad["result"]["stage"] == "config");
+  CHECK(bad["result"]["message"].get<std::string>().find("bad.json") != std::string::npos);
+}
+
+TEST_CASE("doctor: all well is exit 0; a missing variable or library fails with a hint",
+          "[diagnose]") {
+  Case c;
+  RunResult ok = c.kbuild({"doctor", "--no-torch"});
+  INFO(ok.out << ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("ok\tcompiler\t") != std::string::npos);
+  CHECK(ok.out.find("ok\tdevice file\t" + source_root() + "/configs/devices/npu.json") !=
+        std::string::npos);
+
+  RunResult npu = c.kbuild({"doctor", "--no-torch", "--device", "npu", "--json"});
+  CHECK(npu.exit_code == 12);
+  json checks = json::parse(npu.out);
+  bool named = false;
+  for (const auto& ch : checks)
+    named = named || (ch["status"] == "fail" && ch["detail"].get<std::string>().find(
+                                                    "ASCEND_HOME_PATH") != std::string::npos);
+  CHECK(named);
+
+  write_file(
+      c.dir / "dev.json",
+      "{\"device\": \"acc\", \"libraries\": [\"acc_xyz\"], \"include_dirs\": [\"/nope/inc\"]}");
+  RunResult lib =
+      c.kbuild({"doctor", "--no-torch", "--config", c.dir / "dev.json", "--device", "acc"});
+  CHECK(lib.exit_code == 12);
+  CHECK(lib.out.find("fail\tlibrary acc_xyz\t") != std::string::npos);
+  CHECK(lib.out.find("warn\tinclude dir\t/nope/inc does not exist") != std::string::npos);
+  CHECK(lib.out.find("hint: added by config acc, " + c.dir / "dev.json:1") != std::string::npos);
+
+  RunResult cxx = c.kbuild({"doctor", "--no-torch", "--cxx", "no-such-cxx"});
+  CHECK(cxx.exit_code == 12);
+  CHECK(cxx.out.find("fail\tcompiler\tno-such-cxx not found") != std::string::npos);
+}
+
+TEST_CASE("explain names the layer, provider and file line of every flag, and what was dropped",
+          "[diagnose]") {
+  Case c;
+  make_fake_torch(c.dir / "torch", false);
+  RunResult r =
+      c.kbuild({"explain", "--device", "npu", "k.cpp", "--torch-root", c.dir / "torch",
+                "--python-include", "/py/inc", "--python-libdir", "/py/lib", "--isa", "none"},
+               {{"ASCEND_HOME_PATH", "/opt/ascend"}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::string npu_json = source_root() + "/configs/devices/npu.json";
+  CHECK(r.out.find("-D USE_NPU") != std::string::npos);
+  CHECK(r.out.find("device  config npu  " + npu_json + ":8") != std::string::npos);
+  CHECK(r.out.find("-O3") != std::string::npos);
+  CHECK(r.out.find("base  base") != std::string::npos);
+  CHECK(r.out.find("torch  torch") != std::string::npos);
+  // npu.json repeats torch's include and lib dirs: dropped, and said so.
+  auto dropped = r.out.find("dropped:");
+  REQUIRE(dropped != std::string::npos);
+  CHECK(r.out.find("-I" + c.dir / "torch/include", dropped) != std::string::npos);
+  CHECK(r.out.find("duplicate of the entry from torch", dropped) != std::string::npos);
+}
+
+TEST_CASE("--compile-commands adds and updates entries, also from parallel builds", "[diagnose]") {
+  Case c;
+  std::vector<std::thread> builds;
+  std::vector<int> codes(8, -1);
+  // Catch2's macros are not thread-safe: the threads only run processes.
+  const std::string bin = kbuild_binary(), db_path = c.dir / "compile_commands.json";
+  const std::map<std::string, std::string> env{{"HOME", c.home.str()}};
+  for (int i = 0; i < 8; ++i) {
+    std::string name = "k";
+    name += std::to_string(i);
+    name += ".cpp";
+    std::string k = c.kernel(name, "extern \"C\" int f() { return 1; }\n");
+    builds.emplace_back([&, i, k] {
+      codes[i] =
+          run({bin, "--no-torch", "--dry-run", k, "--compile-commands", db_path}, env).exit_code;
+    });
+  }
+  for (auto& t : builds) t.join();
+  for (int code : codes) CHECK(code == 0);
+  json db = json::parse(read_file(c.dir / "compile_commands.json"));
+  CHECK(db.size() == 8);
+  // The same build again replaces its entry.
+  REQUIRE(c.kbuild({"--no-torch", "--dry-run", c.dir / "k3.cpp", "-D", "X=1", "--compile-commands",
+                    c.dir / "compile_commands.json"})
+              .exit_code == 0);
+  db = json::parse(read_file(c.dir / "compile_commands.json"));
+  CHECK(db.size() == 8);
+  int with_x = 0;
+  for (const auto& e : db) {
+    CHECK(e["directory"].is_string());
+    CHECK(e["arguments"].is_array());
+    if (e["file"] == c.dir / "k3.cpp")
+      with_x =
+          std::find(e["arguments"].begin(), e["arguments"].end(), "X=1") != e["arguments"].end();
+  }
+  CHECK(with_x == 1);
+  write_file(c.dir / "broken.json", "{oops");
+  RunResult r = c.kbuild(
+      {"--no-torch", "--dry-run", c.dir / "k1.cpp", "--compile-commands", c.dir / "broken.json"});
+  CHECK(r.exit_code == 9);
+  CHECK(read_file(c.dir / "broken.json") == "{oops");
+}
+
+TEST_CASE(
+    "--quiet drops notes; output to a pipe has no colour codes; --version shows the config path",
+    "[diagnose]") {
+  Case c;
+  RunResult loud = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", "k.cpp"});
+  CHECK(loud.err.find("kbuild: note: unknown device 'tpu'") != std::string::npos);
+  CHECK(loud.err.find("\033[") == std::string::npos);
+  RunResult quiet = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", "-q", "k.cpp"});
+  CHECK(quiet.err.empty());
+  RunResult version = c.kbuild({"--version"});
+  CHECK(version.out.find("/etc/kbuild/devices.d") != std::string::npos);
+  CHECK(version.out.find(c.home / ".config/kbuild/devices.d") != std::string::npos);
+}
