@@ -1,0 +1,34 @@
+#!/bin/bash
+# Smoke: the bash completion completes subcommands, options, devices and
+# backends (from `kbuild devices`), and the man page was generated.
+# Usage: completion_test.sh KBUILD_BIN SOURCE_ROOT BUILD_ROOT
+set -u
+bin_dir=$(dirname "$1")
+source /usr/share/bash-completion/bash_completion || { echo "bash-completion missing"; exit 1; }
+source "$2/src/cli/kbuild.bash-completion"
+export PATH="$bin_dir:$PATH" HOME=$(mktemp -d)
+passed=0 failed=0
+complete_line() {  # the completions for a command line ending at the cursor
+  COMP_LINE="$1"; COMP_POINT=${#COMP_LINE}
+  read -r -a COMP_WORDS <<< "$COMP_LINE"
+  [[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+  COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+  COMPREPLY=()
+  _kbuild
+  echo "${COMPREPLY[*]}"
+}
+expect() {  # expect "LINE" "WANTED WORD"
+  local got; got=$(complete_line "$1")
+  if [[ " $got " == *" $2 "* ]]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: '$1' -> [$got], wanted '$2'"; fi
+}
+expect "kbuild --device n" npu
+expect "kbuild --device c" cuda
+expect "kbuild --device npu --backend a" ascendc
+expect "kbuild --check" --check-load
+expect "kbuild --isa am" amx
+expect "kbuild do" doctor
+if grep -qF -- '\-\-check\-load' "$3/src/kbuild.1"; then passed=$((passed + 1)); else
+  failed=$((failed + 1)); echo "FAIL: man page lacks --check-load"; fi
+echo "Ran $((passed + failed)) tests in 0s"
+if [ "$failed" -eq 0 ]; then echo "OK"; else echo "FAILED (failures=$failed)"; exit 1; fi
