@@ -32,6 +32,17 @@ std::string error_line(const std::string& err) {
   return at == std::string::npos ? "" : err.substr(at, err.find('\n', at) - at);
 }
 
+// Quotes words for sh -c (script(1) takes a command string).
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& w : words) {
+    std::string q = "'";
+    for (char ch : w) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    out += (out.empty() ? "" : " ") + q + "'";
+  }
+  return out;
+}
+
 const char* kCallsMissing =
     "extern \"C\" int missing_fn();\nextern \"C\" int f() { return missing_fn(); }\n";
 
@@ -263,4 +274,38 @@ TEST_CASE(
   RunResult version = c.kbuild({"--version"});
   CHECK(version.out.find("/etc/kbuild/devices.d") != std::string::npos);
   CHECK(version.out.find(c.home / ".config/kbuild/devices.d") != std::string::npos);
+}
+
+TEST_CASE("a failing exec provider: stage provider in the message and the report, nothing written",
+          "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
+  write_file(c.dir / "prov.sh", "#!/bin/sh\necho 'no driver' >&2\nexit 3\n", true);
+  write_file(c.dir / "dev.json", "{\"device\": \"ext\", \"exec\": {\"command\": [\"./prov.sh\"]}}");
+  RunResult r = c.kbuild({"--no-torch", "--config", c.dir / "dev.json", "--device", "ext", k, "-o",
+                          c.dir / "k.so", "--report", c.dir / "r.json"});
+  CHECK(r.exit_code == 4);
+  json rep = json::parse(read_file(c.dir / "r.json"));
+  CHECK(rep["result"]["stage"] == "provider");
+  CHECK(rep["provider"]["kind"] == "exec");
+  CHECK_FALSE(rep.contains("compiler_run"));
+  CHECK_FALSE(fs::exists(c.dir / "k.so"));
+}
+
+TEST_CASE("colours on a terminal, none with NO_COLOR; --verbose says what runs", "[diagnose]") {
+  Case c;
+  std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
+  std::string cmd = shell_words({kbuild_binary(), "--device", "tpu", "--dry-run", "--no-torch", k});
+  // script(1) gives kbuild a terminal.
+  RunResult tty =
+      run({"/usr/bin/script", "-qec", cmd, "/dev/null"}, {{"HOME", c.home.str()}}, {"NO_COLOR"});
+  CHECK(tty.out.find("\033[1;36mnote:") != std::string::npos);
+  RunResult plain = run({"/usr/bin/script", "-qec", cmd, "/dev/null"},
+                        {{"HOME", c.home.str()}, {"NO_COLOR", "1"}});
+  CHECK(plain.out.find("kbuild: note:") != std::string::npos);
+  CHECK(plain.out.find("\033[") == std::string::npos);
+  RunResult verbose = c.kbuild({"--no-torch", "-v", k, "-o", c.dir / "k.so"});
+  CHECK(verbose.exit_code == 0);
+  CHECK(verbose.err.find("kbuild: info: running: ") != std::string::npos);
+  CHECK(verbose.err.find("kbuild: info: compile took ") != std::string::npos);
 }
