@@ -95,6 +95,25 @@ std::string added_by(const BuildOptions& options, const std::string& name) {
   return "the passthrough or extra flags";
 }
 
+// True when every input is already compiled: a pure link reads no headers.
+bool only_objects(const std::vector<std::string>& sources) {
+  for (const std::string& s : sources) {
+    std::string ext = fs::path(s).extension().string();
+    if (ext != ".o" && ext != ".a" && ext != ".so") return false;
+  }
+  return true;
+}
+
+// Removes a file on scope exit unless told to keep it.
+struct RemoveUnlessKept {
+  const std::string& path;
+  bool keep = false;
+  ~RemoveUnlessKept() {
+    std::error_code ignored;
+    if (!keep) fs::remove(path, ignored);
+  }
+};
+
 [[noreturn]] void throw_toolchain_failure(const BuildPlan& plan, const ProcessResult& p,
                                           const FailureAnalysis& a) {
   const std::string kept = "; " + plan.output + " left as it was";
@@ -146,31 +165,45 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
   reserve_temporary(tmp, plan.output);
   argv[plan.command.output_index] = tmp;
   std::error_code ec;
-  struct RemoveUnlessKept {
-    const std::string& path;
-    bool keep = false;
-    ~RemoveUnlessKept() {
-      std::error_code ignored;
-      if (!keep) fs::remove(path, ignored);
-    }
-  } temporary{tmp};
+  RemoveUnlessKept temporary{tmp};
 
-  ProcessOptions opts;
-  opts.handle_interrupts = true;
-  opts.capture_output = true;  // for the failure analysis and the report
-  opts.tee_output = true;      // ...while the user still sees it live
-  opts.environment = &env;
+  OutputCache* cache = settings.cache && settings.cache->enabled() ? settings.cache : nullptr;
   auto start = std::chrono::steady_clock::now();
-  outcome.process = run_process(argv, opts);
-  outcome.timings.push_back({"compile", seconds_since(start)});
+  std::optional<std::string> key;
+  if (cache) {
+    key = cache->key(plan, sources, *compiler, env);
+    outcome.cache = key ? "miss" : "uncacheable";
+    if (key && cache->fetch(*key, tmp)) outcome.cache = "hit";
+    if (key) cache->count(outcome.cache == "hit");
+    outcome.timings.push_back({"cache", seconds_since(start)});
+  }
+  if (outcome.cache != "hit") {
+    // On a miss the compiler also lists the headers it reads (without a
+    // change to argv: g++ reads SUNPRO_DEPENDENCIES).
+    const std::string depfile = tmp + ".d";
+    RemoveUnlessKept remove_depfile{depfile};
+    Environment child = env;
+    if (key) child.set("SUNPRO_DEPENDENCIES", depfile + " " + plan.output);
+    ProcessOptions opts;
+    opts.handle_interrupts = true;
+    opts.capture_output = true;  // for the failure analysis and the report
+    opts.tee_output = true;      // ...while the user still sees it live
+    opts.environment = &child;
+    start = std::chrono::steady_clock::now();
+    outcome.process = run_process(argv, opts);
+    outcome.timings.push_back({"compile", seconds_since(start)});
 
-  const ProcessResult& p = *outcome.process;
-  if (p.interrupted_by)
-    throw Error(ErrorKind::interrupted,
-                "interrupted; the compiler was stopped and " + plan.output + " left as it was");
-  if (!p.success()) {
-    outcome.failure = analyze_failure(p.out + p.err, links(plan.kind));
-    throw_toolchain_failure(plan, p, *outcome.failure);
+    const ProcessResult& p = *outcome.process;
+    if (p.interrupted_by)
+      throw Error(ErrorKind::interrupted,
+                  "interrupted; the compiler was stopped and " + plan.output + " left as it was");
+    if (!p.success()) {
+      outcome.failure = analyze_failure(p.out + p.err, links(plan.kind));
+      throw_toolchain_failure(plan, p, *outcome.failure);
+    }
+    if (key && !cache->store(*key, tmp, depfile, !only_objects(sources)))
+      outcome.cache = "uncacheable";
+    if (key) cache->evict();
   }
   if (settings.load_check.enabled) {
     start = std::chrono::steady_clock::now();

@@ -66,6 +66,7 @@ ojson build_report(const ReportInput& in) {
     r["output"] = in.plan->output;
     r["notes"] = in.plan->notes;
   }
+  if (in.outcome) r["cache"] = in.outcome->cache;
   ojson timings = ojson::object();
   for (const StageTiming& t : in.timings) timings[t.stage] = t.seconds;
   if (in.outcome)

@@ -12,12 +12,14 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/failure_analysis.hpp"
 #include "kbuild/load_check.hpp"
+#include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
 
 namespace kbuild {
 
 struct BuildSettings {
   LoadCheckSettings load_check;
+  OutputCache* cache = nullptr;  // null or disabled: always compile
 };
 
 struct StageTiming {
@@ -30,6 +32,7 @@ struct BuildOutcome {
   std::optional<ProcessResult> process;  // the compiler run, output captured
   std::optional<FailureAnalysis> failure;
   std::optional<LoadCheckResult> load;
+  std::string cache = "off";  // "off", "hit", "miss", "uncacheable"
   std::vector<StageTiming> timings;
 };
 

@@ -62,6 +62,8 @@ struct BuildCli {
   std::vector<std::string> required_symbols;
   std::string report;
   std::string compile_commands;
+  bool no_cache = false;
+  std::string cache_max_size;
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
@@ -188,6 +190,41 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   return r;
 }
 
+// "500M", "4G", "1048576" -> bytes; nullopt when malformed.
+std::optional<std::uint64_t> parse_size(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string unit = text.substr(used);
+  double scale = unit.empty()  ? 1
+                 : unit == "K" ? 1024.0
+                 : unit == "M" ? 1024.0 * 1024
+                 : unit == "G" ? 1024.0 * 1024 * 1024
+                               : -1;
+  if (scale < 0 || value < 0) return std::nullopt;
+  return static_cast<std::uint64_t>(value * scale);
+}
+
+CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size) {
+  CacheSettings s;
+  s.root = cache_root(env);
+  s.enabled = enabled && !s.root.empty();
+  std::string size =
+      !max_size.empty() ? max_size : env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
+  if (!size.empty()) {
+    auto bytes = parse_size(size);
+    if (!bytes)
+      throw Error(ErrorKind::usage, "cache size '" + size + "' is not a size like 500M or 4G");
+    s.max_bytes = *bytes;
+  }
+  return s;
+}
+
 std::string compiler_version(const std::string& compiler, const Environment& env) {
   auto path = find_executable(compiler, env);
   if (!path) return "";
@@ -228,11 +265,14 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
                 << "\n";
     } else {
       console.info("running: " + shell_join(plan->command.argv));
+      OutputCache cache(cache_settings(env, !b.no_cache, b.cache_max_size));
       BuildSettings settings;
+      settings.cache = &cache;
       settings.load_check.enabled = b.check_load || !b.required_symbols.empty();
       settings.load_check.loader = {"/proc/self/exe", "__load-check"};
       settings.load_check.required_symbols = b.required_symbols;
       run_build(*plan, request->sources, settings, env, outcome);
+      console.info("cache: " + outcome.cache);
       for (const StageTiming& t : outcome.timings)
         console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
     }
@@ -395,6 +435,22 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
   return kDoctorFail;
 }
 
+int cache_command(const std::string& action, const Environment& env) {
+  OutputCache cache(cache_settings(env, true, ""));
+  if (action == "clear") {
+    cache.clear();
+    std::cout << "cleared " << cache_root(env) << "\n";
+    return 0;
+  }
+  CacheStats st = cache.stats();
+  std::cout << "cache directory  " << cache_root(env) << "\n"
+            << "entries          " << st.entries << "\n"
+            << "size             " << st.bytes << " bytes\n"
+            << "hits             " << st.hits << "\n"
+            << "misses           " << st.misses << "\n";
+  return 0;
+}
+
 std::string version_text(const Environment& env) {
   std::string text = std::string("kbuild ") + KBUILD_VERSION + "\ndevice files are read from:";
   for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
@@ -432,6 +488,9 @@ int main(int argc, char** argv) {
   app.add_option("--report", b.report, "write an evidence report (JSON) on success and on failure");
   app.add_option("--compile-commands", b.compile_commands,
                  "add this build to a compile_commands.json (clangd, clang-tidy)");
+  app.add_flag("--no-cache", b.no_cache, "do not use the output cache for this build");
+  app.add_option("--cache-max-size", b.cache_max_size,
+                 "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
 
   CommonOptions options_common, devices_common, doctor_common, explain_common;
   BuildCli explain_build;
@@ -452,6 +511,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("doctor", "check compiler, device files, variables, paths and libraries");
   add_common(*doctor_cmd, doctor_common);
   doctor_cmd->add_flag("--json", doctor_json, "as JSON");
+  std::string cache_action;
+  CLI::App* cache_cmd = app.add_subcommand("cache", "output cache: stats or clear");
+  cache_cmd->add_option("action", cache_action, "stats | clear")
+      ->required()
+      ->check(CLI::IsMember({"stats", "clear"}));
   app.require_subcommand(0, 1);
 
   Console usage_console(false, false, env.get_nonempty("NO_COLOR").has_value());
@@ -478,6 +542,7 @@ int main(int argc, char** argv) {
     if (*options_cmd) return options_command(options_common, options_json, env, console);
     if (*devices_cmd) return devices_command(devices_common, devices_json, env, console);
     if (*doctor_cmd) return doctor_command(doctor_common, doctor_json, env, console);
+    if (*cache_cmd) return cache_command(cache_action, env);
     if (*explain_cmd) return explain_command(explain_common, explain_build, env, console);
     return build_command(common, b, env, console, std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {

@@ -1,0 +1,151 @@
+// The output cache with real g++: hits skip the compiler, and any change to
+// a header, macro, flag or the compiler is a miss.
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+struct CacheCase {
+  TempDir home, dir;
+  std::string cxx, count;
+  CacheCase() : cxx(dir / "bin/counting-g++"), count(dir / "compiler-runs") {
+    // A compiler that counts its runs, then is g++.
+    write_file(cxx, "#!/bin/sh\necho run >> \"" + count + "\"\nexec /usr/bin/g++ \"$@\"\n", true);
+    write_file(dir / "h.h", "#define VALUE 41\n");
+    write_file(dir / "k.cpp", "#include \"h.h\"\nextern \"C\" int f() { return VALUE + X; }\n");
+  }
+  RunResult build(std::vector<std::string> extra = {}, const std::string& out = "k.so") {
+    std::vector<std::string> args{"--no-torch", "--cxx", cxx,   dir / "k.cpp", "-o",
+                                  dir / out,    "-D",    "X=1", "-v"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    RunResult r = run_kbuild(args, home.str());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return r;
+  }
+  int runs() const {
+    std::string text = read_file(count);
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  static bool hit(const RunResult& r) {
+    return r.err.find("kbuild: info: cache: hit") != std::string::npos;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the second identical build is a cache hit: same bytes, no compiler run",
+          "[e2e][cache]") {
+  CacheCase c;
+  CHECK_FALSE(CacheCase::hit(c.build()));
+  std::string first = read_file(c.dir / "k.so");
+  fs::remove(c.dir / "k.so");
+  CHECK(CacheCase::hit(c.build()));
+  CHECK(c.runs() == 1);
+  CHECK(read_file(c.dir / "k.so") == first);
+  RunResult stats = run_kbuild({"cache", "stats"}, c.home.str());
+  CHECK(stats.out.find("hits             1\n") != std::string::npos);
+  CHECK(stats.out.find("entries          1\n") != std::string::npos);
+}
+
+TEST_CASE("changing a header, a macro, a flag or the compiler misses", "[e2e][cache]") {
+  CacheCase c;
+  c.build();
+  write_file(c.dir / "h.h", "#define VALUE 42\n");  // a header the compiler read
+  CHECK_FALSE(CacheCase::hit(c.build()));
+  CHECK(CacheCase::hit(c.build()));
+  CHECK_FALSE(CacheCase::hit(c.build({"-D", "Y=2"})));            // a macro
+  CHECK_FALSE(CacheCase::hit(c.build({"--extra-flags", "-g"})));  // a flag
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(c.cxx, read_file(c.cxx) + "# changed\n", true);  // the compiler
+  CHECK_FALSE(CacheCase::hit(c.build()));
+  CHECK(c.runs() == 5);
+}
+
+TEST_CASE("a header touched but unchanged still hits; the source changing misses", "[e2e][cache]") {
+  CacheCase c;
+  c.build();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(c.dir / "h.h", "#define VALUE 41\n");  // same bytes, new mtime
+  CHECK(CacheCase::hit(c.build()));
+  write_file(c.dir / "k.cpp", "#include \"h.h\"\nextern \"C\" int f() { return VALUE - X; }\n");
+  CHECK_FALSE(CacheCase::hit(c.build()));
+}
+
+TEST_CASE("shared-library links of objects are cached too; --no-cache always compiles",
+          "[e2e][cache]") {
+  CacheCase c;
+  c.build({"-c"}, "k.o");
+  RunResult link1 = run_kbuild(
+      {"--no-torch", "--cxx", c.cxx, c.dir / "k.o", "-o", c.dir / "lib.so", "-v"}, c.home.str());
+  RunResult link2 = run_kbuild(
+      {"--no-torch", "--cxx", c.cxx, c.dir / "k.o", "-o", c.dir / "lib2.so", "-v"}, c.home.str());
+  CHECK(link1.exit_code == 0);
+  CHECK(link2.exit_code == 0);
+  CHECK(link2.err.find("cache: hit") != std::string::npos);
+  int before = c.runs();
+  c.build({"--no-cache"});
+  c.build({"--no-cache"});
+  CHECK(c.runs() == before + 2);
+}
+
+TEST_CASE("parallel builds of one kernel all succeed and publish one whole entry", "[e2e][cache]") {
+  CacheCase c;
+  const std::string bin = kbuild_binary();
+  const std::map<std::string, std::string> env{{"HOME", c.home.str()},
+                                               {"XDG_CACHE_HOME", c.home / ".cache"}};
+  std::vector<std::thread> threads;
+  std::vector<int> codes(8, -1);
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      std::string out = c.dir / "p";
+      out += std::to_string(i);
+      out += ".so";
+      codes[i] =
+          run({bin, "--no-torch", "--cxx", c.cxx, c.dir / "k.cpp", "-D", "X=1", "-o", out}, env)
+              .exit_code;
+    });
+  for (auto& t : threads) t.join();
+  for (int code : codes) CHECK(code == 0);
+  for (int i = 1; i < 8; ++i) {
+    std::string name = "p";
+    name += std::to_string(i);
+    name += ".so";
+    CHECK(read_file(c.dir / name) == read_file(c.dir / "p0.so"));
+  }
+  RunResult stats = run_kbuild({"cache", "stats"}, c.home.str());
+  CHECK(stats.out.find("entries          1\n") != std::string::npos);
+  bool litter =
+      fs::exists(c.home / ".cache/kbuild/tmp") && !fs::is_empty(c.home / ".cache/kbuild/tmp");
+  CHECK_FALSE(litter);
+}
+
+TEST_CASE("the least recently used entries go when the cache is over its size", "[e2e][cache]") {
+  CacheCase c;
+  for (int i = 0; i < 4; ++i) {
+    std::string macro = "V";
+    macro += std::to_string(i);
+    c.build({"-D", macro, "--cache-max-size", "20K"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  RunResult stats = run_kbuild({"cache", "stats"}, c.home.str());
+  CHECK(stats.out.find("entries          1\n") != std::string::npos);
+  CHECK(CacheCase::hit(c.build({"-D", "V3"})));  // the newest stayed
+  CHECK_FALSE(CacheCase::hit(c.build({"-D", "V0"})));
+  RunResult bad =
+      run_kbuild({"--no-torch", c.dir / "k.cpp", "--cache-max-size", "lots"}, c.home.str());
+  CHECK(bad.exit_code == 2);
+}
+
+TEST_CASE("cache clear empties it", "[e2e][cache]") {
+  CacheCase c;
+  c.build();
+  REQUIRE(run_kbuild({"cache", "clear"}, c.home.str()).exit_code == 0);
+  CHECK(run_kbuild({"cache", "stats"}, c.home.str()).out.find("entries          0\n") !=
+        std::string::npos);
+  CHECK_FALSE(CacheCase::hit(c.build()));
+}
