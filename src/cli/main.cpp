@@ -8,8 +8,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "console.hpp"
+#include "kbuild/batch.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/compile_commands.hpp"
@@ -435,6 +437,46 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
   return kDoctorFail;
 }
 
+// Exit code of `build-many` when any build failed.
+constexpr int kBatchFailed = 13;
+
+int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fast) {
+  std::vector<BatchJob> batch = load_batch_manifest(manifest);
+  const bool tty = isatty(STDERR_FILENO);
+  auto progress = [&](const BatchProgress& p) {
+    if (!tty) return;
+    double eta = p.done ? p.elapsed / p.done * (p.total - p.done) : 0;
+    std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu failed, %.0fs elapsed, ETA %.0fs", p.done, p.total,
+                 p.failed, p.elapsed, eta);
+    if (p.done == p.total) std::fprintf(stderr, "\r\033[K");
+  };
+  unsigned parallel = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<BatchResult> results =
+      run_batch(batch, {"/proc/self/exe"}, parallel, fail_fast, progress);
+  if (tty) std::fprintf(stderr, "\r\033[K");
+  std::size_t failed = 0, skipped = 0;
+  for (const BatchResult& r : results) {
+    if (!r.started) {
+      ++skipped;
+      continue;
+    }
+    if (r.exit_code != 0) {
+      ++failed;
+      std::cerr << "== " << r.name << " (exit " << r.exit_code << "):\n" << r.output;
+    }
+  }
+  std::printf("%-8s %8s  %s\n", "status", "seconds", "build");
+  for (const BatchResult& r : results)
+    std::printf("%-8s %8.2f  %s\n",
+                !r.started         ? "skipped"
+                : r.exit_code == 0 ? "ok"
+                                   : ("exit " + std::to_string(r.exit_code)).c_str(),
+                r.seconds, r.name.c_str());
+  std::printf("%zu built, %zu failed, %zu skipped, -j %u\n", results.size() - failed - skipped,
+              failed, skipped, parallel);
+  return failed || skipped ? kBatchFailed : 0;
+}
+
 int cache_command(const std::string& action, const Environment& env) {
   OutputCache cache(cache_settings(env, true, ""));
   if (action == "clear") {
@@ -511,6 +553,16 @@ int main(int argc, char** argv) {
       app.add_subcommand("doctor", "check compiler, device files, variables, paths and libraries");
   add_common(*doctor_cmd, doctor_common);
   doctor_cmd->add_flag("--json", doctor_json, "as JSON");
+  std::string manifest;
+  unsigned batch_jobs = 0;
+  bool fail_fast = false;
+  CLI::App* many_cmd =
+      app.add_subcommand("build-many", "build every kernel of a manifest, N at a time");
+  many_cmd
+      ->add_option("manifest", manifest, "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
+      ->required();
+  many_cmd->add_option("-j,--jobs", batch_jobs, "builds at a time (default: the number of cores)");
+  many_cmd->add_flag("--fail-fast", fail_fast, "start nothing new after a failure");
   std::string cache_action;
   CLI::App* cache_cmd = app.add_subcommand("cache", "output cache: stats or clear");
   cache_cmd->add_option("action", cache_action, "stats | clear")
@@ -543,6 +595,7 @@ int main(int argc, char** argv) {
     if (*devices_cmd) return devices_command(devices_common, devices_json, env, console);
     if (*doctor_cmd) return doctor_command(doctor_common, doctor_json, env, console);
     if (*cache_cmd) return cache_command(cache_action, env);
+    if (*many_cmd) return build_many_command(manifest, batch_jobs, fail_fast);
     if (*explain_cmd) return explain_command(explain_common, explain_build, env, console);
     return build_command(common, b, env, console, std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {

@@ -1,0 +1,81 @@
+// build-many: a manifest of builds run N at a time, a summary, and a
+// non-zero exit when any failed.
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+// prefix + i + suffix (appended: g++ 12 warns falsely on "lit" + std::string chains).
+std::string numbered(const std::string& prefix, int i, const char* suffix = "") {
+  std::string s = prefix;
+  s += std::to_string(i);
+  s += suffix;
+  return s;
+}
+
+struct Batch {
+  TempDir home, dir;
+  Batch() {
+    for (int i = 0; i < 6; ++i) {
+      std::string name = "k";
+      name += std::to_string(i);
+      write_file(dir / (name + ".cpp"), "extern \"C\" int f() { return 7; }\n");
+    }
+    write_file(dir / "bad.cpp", "int broken(\n");
+  }
+};
+}  // namespace
+
+TEST_CASE("build-many builds every entry in parallel and prints a summary", "[e2e][batch]") {
+  Batch b;
+  std::string builds;
+  for (int i = 0; i < 6; ++i) {
+    std::string k = numbered(b.dir / "k", i);
+    builds += std::string(i ? ", " : "") + "[\"" + k + ".cpp\", \"-o\", \"" + k + ".so\"]";
+  }
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [" + builds + "]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "2"}, b.home.str());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("6 built, 0 failed, 0 skipped, -j 2") != std::string::npos);
+  for (int i = 0; i < 6; ++i) CHECK(fs::exists(numbered(b.dir / "k", i, ".so")));
+}
+
+TEST_CASE("build-many goes on after a failure by default, and stops with --fail-fast",
+          "[e2e][batch]") {
+  Batch b;
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [{\"name\": \"broken\", "
+             "\"args\": [\"" +
+                 b.dir / "bad.cpp" + "\"]}, [\"" + b.dir / "k1.cpp" + "\"], [\"" +
+                 b.dir / "k2.cpp" + "\"]]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "1"}, b.home.str());
+  CHECK(r.exit_code == 13);
+  CHECK(r.out.find("exit 5") != std::string::npos);
+  CHECK(r.out.find("2 built, 1 failed, 0 skipped") != std::string::npos);
+  CHECK(r.err.find("== broken (exit 5):") != std::string::npos);
+  CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
+  CHECK(fs::exists(b.dir / "k2.so"));
+  fs::remove(b.dir / "k2.so");
+  RunResult ff =
+      run_kbuild({"build-many", b.dir / "m.json", "-j", "1", "--fail-fast"}, b.home.str());
+  CHECK(ff.exit_code == 13);
+  CHECK(ff.out.find("0 built, 1 failed, 2 skipped") != std::string::npos);
+  CHECK_FALSE(fs::exists(b.dir / "k2.so"));
+}
+
+TEST_CASE("a malformed manifest is a config error with its position", "[e2e][batch]") {
+  Batch b;
+  write_file(b.dir / "m.json", "{\"builds\": [\n  [\"a.cpp\", 3]\n]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json"}, b.home.str());
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find(b.dir / "m.json:2:") != std::string::npos);
+  CHECK(r.err.find("at /builds/0/1: expected a string") != std::string::npos);
+  write_file(b.dir / "m2.json", "{\"jobs\": []}");
+  CHECK(
+      run_kbuild({"build-many", b.dir / "m2.json"}, b.home.str()).err.find("unknown key 'jobs'") !=
+      std::string::npos);
+}
