@@ -42,6 +42,13 @@ void BuildOptions::append(const BuildOptions& other) {
     lists_[i].insert(lists_[i].end(), other.lists_[i].begin(), other.lists_[i].end());
 }
 
+void BuildOptions::remove(OptionList list, std::string_view value) {
+  auto& entries = lists_[static_cast<std::size_t>(list)];
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [&](const Entry& e) { return e.value == value; }),
+                entries.end());
+}
+
 std::vector<std::string> BuildOptions::values(OptionList list) const {
   std::vector<std::string> out;
   for (const Entry& e : entries(list)) out.push_back(e.value);

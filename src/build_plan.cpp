@@ -33,6 +33,7 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
 
   BuildPlan plan;
   plan.kind = r.kind;
+  plan.include_pch = r.include_pch;
   plan.output = r.output.empty() ? default_output(r.sources.front(), r.kind) : r.output;
 
   BaseSettings base;

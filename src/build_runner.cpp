@@ -4,12 +4,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
+#include <sstream>
 
 #include "kbuild/error.hpp"
+#include "kbuild/shell.hpp"
 
 namespace fs = std::filesystem;
 
@@ -106,7 +110,7 @@ bool only_objects(const std::vector<std::string>& sources) {
 
 // Removes a file on scope exit unless told to keep it.
 struct RemoveUnlessKept {
-  const std::string& path;
+  std::string path;
   bool keep = false;
   ~RemoveUnlessKept() {
     std::error_code ignored;
@@ -143,7 +147,113 @@ struct RemoveUnlessKept {
   throw Error(ErrorKind::compile_failed, "compile failed (" + p.describe() + ")" + first + kept);
 }
 
+// Runs one compiler step; throws the stage that failed.
+void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const Environment& env,
+              BuildOutcome& outcome) {
+  ProcessOptions opts;
+  opts.handle_interrupts = true;
+  opts.capture_output = true;  // for the failure analysis and the report
+  opts.tee_output = true;      // ...while the user still sees it live
+  opts.environment = &env;
+  outcome.process = run_process(argv, opts);
+  const ProcessResult& p = *outcome.process;
+  if (p.interrupted_by)
+    throw Error(ErrorKind::interrupted,
+                "interrupted; the compiler was stopped and " + plan.output + " left as it was");
+  if (!p.success()) {
+    bool step_links = std::find(argv.begin(), argv.end(), "-c") == argv.end() && links(plan.kind);
+    outcome.failure = analyze_failure(p.out + p.err, step_links);
+    throw_toolchain_failure(plan, p, *outcome.failure);
+  }
+}
+
+// The command itself, or (for a launcher that only handles compiling) each
+// source compiled through the launcher, then one local link into `tmp`.
+void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
+               const Launcher& launcher, const std::vector<std::string>& argv,
+               const std::string& tmp, const Environment& env, BuildOutcome& outcome) {
+  if (launcher.argv.empty()) return run_step(plan, argv, env, outcome);
+  if (!launcher.split || !links(plan.kind) || only_objects(sources)) {
+    std::vector<std::string> launched = launcher.argv;
+    launched.insert(launched.end(), argv.begin(), argv.end());
+    outcome.steps.push_back(launched);
+    return run_step(plan, launched, env, outcome);
+  }
+  BuildOptions compile_options = plan.options;
+  compile_options.remove(OptionList::cflags, "shared");
+  std::vector<std::string> object_names;
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    object_names.push_back(tmp + "." + std::to_string(i) + ".o");
+  std::vector<std::unique_ptr<RemoveUnlessKept>> cleanup;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    cleanup.push_back(std::make_unique<RemoveUnlessKept>(RemoveUnlessKept{object_names[i]}));
+    Command c =
+        assemble(compile_options,
+                 AssembleInput{
+                     argv[0], {sources[i]}, OutputKind::object, object_names[i], plan.include_pch});
+    std::vector<std::string> launched = launcher.argv;
+    for (const std::string& word : c.argv) {
+      if (word == "-march=native" && launcher.resolve_native) {
+        std::vector<std::string> native = resolve_native_flags(argv[0], env);
+        if (native.empty())
+          throw Error(ErrorKind::compiler_missing, "cannot tell what -march=native means for " +
+                                                       argv[0] +
+                                                       " (its -### output); drop --resolve-native");
+        launched.insert(launched.end(), native.begin(), native.end());
+      } else {
+        launched.push_back(word);
+      }
+    }
+    outcome.steps.push_back(launched);
+    run_step(plan, launched, env, outcome);
+  }
+  Command link =
+      assemble(plan.options,
+               AssembleInput{argv[0], object_names, OutputKind::shared_library, tmp, std::nullopt});
+  outcome.steps.push_back(link.argv);
+  Environment link_env = env;
+  link_env.unset("SUNPRO_DEPENDENCIES");  // the headers were listed by the compile steps
+  run_step(plan, link.argv, link_env, outcome);
+}
+
 }  // namespace
+
+std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env) {
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(30);
+  opts.environment = &env;
+  ProcessResult r =
+      run_process({compiler, "-###", "-march=native", "-E", "-x", "c++", "/dev/null"}, opts);
+  std::istringstream lines(r.err);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find("cc1") == std::string::npos) continue;
+    auto words = shell_split(line);
+    if (!words) break;
+    std::vector<std::string> flags;
+    bool after_march = false;
+    for (const std::string& w : *words) {
+      if (w.rfind("-march=", 0) == 0) after_march = true;
+      if (after_march && (w.rfind("-m", 0) == 0 || w.rfind("--param=", 0) == 0)) flags.push_back(w);
+    }
+    return flags;
+  }
+  return {};
+}
+
+Launcher parse_launcher(const std::string& text) {
+  Launcher l;
+  auto words = shell_split(text);
+  if (!words) throw Error(ErrorKind::usage, "--launcher '" + text + "' has an unbalanced quote");
+  l.argv = *words;
+  if (!l.argv.empty()) {
+    std::string name = fs::path(l.argv[0]).filename().string();
+    l.split = name == "ccache" || name == "sccache" || name == "distcc" || name == "icecc" ||
+              name == "pump";
+  }
+  return l;
+}
 
 void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                const BuildSettings& settings, const Environment& env, BuildOutcome& outcome) {
@@ -158,6 +268,14 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                     "' not found or not executable; install it, or choose "
                     "one with --cxx PATH or the CXX variable");
   argv[0] = *compiler;
+  Launcher launcher = settings.launcher;
+  if (!launcher.argv.empty()) {
+    auto found = find_executable(launcher.argv[0], env);
+    if (!found)
+      throw Error(ErrorKind::compiler_missing,
+                  "launcher '" + launcher.argv[0] + "' not found; install it or drop --launcher");
+    launcher.argv[0] = *found;
+  }
   // From here until the temporary is renamed or removed, an interrupt is
   // taken only while the compiler runs (where it is handled).
   InterruptGuard guard;
@@ -170,8 +288,12 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
   OutputCache* cache = settings.cache && settings.cache->enabled() ? settings.cache : nullptr;
   auto start = std::chrono::steady_clock::now();
   std::optional<std::string> key;
+  // Split builds of several sources would each list their headers in one
+  // depfile; they are not cached.
+  bool several_steps =
+      settings.launcher.split && links(plan.kind) && sources.size() > 1 && !only_objects(sources);
   if (cache) {
-    key = cache->key(plan, sources, *compiler, env);
+    if (!several_steps) key = cache->key(plan, sources, *compiler, env);
     outcome.cache = key ? "miss" : "uncacheable";
     if (key && cache->fetch(*key, tmp)) outcome.cache = "hit";
     if (key) cache->count(outcome.cache == "hit");
@@ -184,23 +306,14 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
     RemoveUnlessKept remove_depfile{depfile};
     Environment child = env;
     if (key) child.set("SUNPRO_DEPENDENCIES", depfile + " " + plan.output);
-    ProcessOptions opts;
-    opts.handle_interrupts = true;
-    opts.capture_output = true;  // for the failure analysis and the report
-    opts.tee_output = true;      // ...while the user still sees it live
-    opts.environment = &child;
     start = std::chrono::steady_clock::now();
-    outcome.process = run_process(argv, opts);
-    outcome.timings.push_back({"compile", seconds_since(start)});
-
-    const ProcessResult& p = *outcome.process;
-    if (p.interrupted_by)
-      throw Error(ErrorKind::interrupted,
-                  "interrupted; the compiler was stopped and " + plan.output + " left as it was");
-    if (!p.success()) {
-      outcome.failure = analyze_failure(p.out + p.err, links(plan.kind));
-      throw_toolchain_failure(plan, p, *outcome.failure);
+    try {
+      run_steps(plan, sources, launcher, argv, tmp, child, outcome);
+    } catch (...) {
+      outcome.timings.push_back({"compile", seconds_since(start)});  // failed builds are timed too
+      throw;
     }
+    outcome.timings.push_back({"compile", seconds_since(start)});
     if (key && !cache->store(*key, tmp, depfile, !only_objects(sources)))
       outcome.cache = "uncacheable";
     if (key) cache->evict();

@@ -60,6 +60,8 @@ class BuildOptions {
   void add(OptionList list, std::string value, const Origin& origin);
   // Appends every list of `other` after this one's (one layer after another).
   void append(const BuildOptions& other);
+  // Removes every entry of `list` equal to `value`.
+  void remove(OptionList list, std::string_view value);
 
   const std::vector<Entry>& entries(OptionList list) const {
     return lists_[static_cast<std::size_t>(list)];

@@ -33,6 +33,7 @@ struct BuildRequest {
 
 struct BuildPlan {
   OutputKind kind = OutputKind::shared_library;
+  std::optional<std::string> include_pch;
   BuildOptions options;  // finalized, all layers
   Command command;
   std::string output;

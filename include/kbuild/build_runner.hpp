@@ -17,8 +17,27 @@
 
 namespace kbuild {
 
+// A compiler launcher (ccache, sccache, distcc, icecc, or any command),
+// put before the compiler. The known ones can only cache or distribute
+// compiling, so a source-to-library build is split for them: each source
+// compiled to an object through the launcher, then one local link.
+struct Launcher {
+  std::vector<std::string> argv;  // empty: none
+  bool split = false;
+  // Replace -march=native in the launched compile steps by what it means on
+  // this machine (distcc and icecc compile -march=native only locally).
+  bool resolve_native = false;
+};
+
+// The flags -march=native stands for with `compiler` on this machine
+// (from `compiler -### -march=native`); empty when they cannot be read.
+std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env);
+// Parses --launcher: words split like a shell; split for the known names.
+Launcher parse_launcher(const std::string& text);
+
 struct BuildSettings {
   LoadCheckSettings load_check;
+  Launcher launcher;
   OutputCache* cache = nullptr;  // null or disabled: always compile
 };
 
@@ -29,7 +48,8 @@ struct StageTiming {
 
 // What happened, filled in as the build goes (also when it fails).
 struct BuildOutcome {
-  std::optional<ProcessResult> process;  // the compiler run, output captured
+  std::optional<ProcessResult> process;         // the (last) compiler run, output captured
+  std::vector<std::vector<std::string>> steps;  // what ran, when split for a launcher
   std::optional<FailureAnalysis> failure;
   std::optional<LoadCheckResult> load;
   std::string cache = "off";  // "off", "hit", "miss", "uncacheable"

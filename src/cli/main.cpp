@@ -66,6 +66,8 @@ struct BuildCli {
   std::string compile_commands;
   bool no_cache = false;
   std::string cache_max_size;
+  std::string launcher;
+  bool resolve_native = false;
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
@@ -270,11 +272,22 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       OutputCache cache(cache_settings(env, !b.no_cache, b.cache_max_size));
       BuildSettings settings;
       settings.cache = &cache;
+      settings.launcher = parse_launcher(b.launcher);
+      settings.launcher.resolve_native = b.resolve_native;
+      std::string launcher_name = settings.launcher.argv.empty()
+                                      ? ""
+                                      : fs::path(settings.launcher.argv[0]).filename().string();
+      if ((launcher_name == "distcc" || launcher_name == "icecc" || launcher_name == "pump") &&
+          !b.resolve_native)
+        console.notes({launcher_name +
+                       " compiles -march=native only on this machine; add --resolve-native "
+                       "to send the compile steps to other hosts"});
       settings.load_check.enabled = b.check_load || !b.required_symbols.empty();
       settings.load_check.loader = {"/proc/self/exe", "__load-check"};
       settings.load_check.required_symbols = b.required_symbols;
       run_build(*plan, request->sources, settings, env, outcome);
       console.info("cache: " + outcome.cache);
+      for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
       for (const StageTiming& t : outcome.timings)
         console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
     }
@@ -531,6 +544,12 @@ int main(int argc, char** argv) {
   app.add_option("--compile-commands", b.compile_commands,
                  "add this build to a compile_commands.json (clangd, clang-tidy)");
   app.add_flag("--no-cache", b.no_cache, "do not use the output cache for this build");
+  app.add_flag("--resolve-native", b.resolve_native,
+               "with --launcher: give the launched compile steps what -march=native means here "
+               "(distcc/icecc compile -march=native only locally)");
+  app.add_option("--launcher", b.launcher,
+                 "put this before the compiler: ccache, sccache, distcc, icecc (compile steps "
+                 "through it, link locally) or any command");
   app.add_option("--cache-max-size", b.cache_max_size,
                  "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
 

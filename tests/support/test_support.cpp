@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <signal.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
@@ -11,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -103,6 +105,28 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   int status = proc.native_exit_code();
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
   return r;
+}
+
+struct BackgroundProcess::State {
+  asio::io_context ctx;
+  std::optional<bp::process> proc;
+};
+
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv)
+    : state_(std::make_unique<State>()) {
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  state_->proc.emplace(state_->ctx, argv[0], args, bp::process_stdio{nullptr, nullptr, nullptr});
+}
+
+bool BackgroundProcess::running() {
+  return state_->proc && state_->proc->running();
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (!state_->proc) return;
+  ::kill(state_->proc->id(), SIGTERM);
+  bp::error_code ec;
+  state_->proc->wait(ec);
 }
 
 std::string kbuild_binary() {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,21 @@ struct RunResult {
 RunResult run(const std::vector<std::string>& argv,
               const std::map<std::string, std::string>& set = {},
               const std::vector<std::string>& unset = {});
+
+// A program running in the background for the life of the object (a
+// server a test talks to), its output discarded; ended with SIGTERM.
+class BackgroundProcess {
+ public:
+  explicit BackgroundProcess(const std::vector<std::string>& argv);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  bool running();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // The binary under test and the project's source tree (set by meson).
 std::string kbuild_binary();

@@ -1,0 +1,116 @@
+// Launchers with the real programs: ccache caches the compile step, distcc
+// sends it to a distccd (started here on 127.0.0.1) and its log says so.
+#include <catch2/catch.hpp>
+#include <random>
+#include <thread>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+bool have(const char* program) {
+  return run({"/bin/sh", "-c", std::string("command -v ") + program}).exit_code == 0;
+}
+
+struct LauncherCase {
+  TempDir home, dir;
+  std::string kernel;
+  LauncherCase() : kernel(dir / "k.cpp") {
+    write_file(kernel, "extern \"C\" int f() { return 5; }\n");
+  }
+};
+
+// A distccd on 127.0.0.1 for the life of the object, logging to `log`.
+struct Distccd {
+  std::string log;
+  int port = 0;
+  std::unique_ptr<BackgroundProcess> daemon;
+  explicit Distccd(const TempDir& dir) : log(dir / "distccd.log") {
+    std::mt19937 rng{std::random_device{}()};
+    for (int attempt = 0; attempt < 5 && port == 0; ++attempt) {
+      int candidate = 30000 + static_cast<int>(rng() % 9000);
+      write_file(log, "");
+      fs::permissions(log, fs::perms::all, fs::perm_options::add);  // distccd drops to nobody
+      daemon = std::make_unique<BackgroundProcess>(std::vector<std::string>{
+          "/usr/bin/distccd", "--daemon", "--no-detach", "--allow", "127.0.0.1", "--listen",
+          "127.0.0.1", "--port", std::to_string(candidate), "--log-file", log, "--verbose",
+          "--user", "nobody", "--jobs", "2"});
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+      if (daemon->running() && read_file(log).find("bind of") == std::string::npos)
+        port = candidate;
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("--launcher ccache: the compile step hits ccache the second time", "[e2e][launcher]") {
+  if (!have("ccache")) {
+    WARN("ccache not installed: skipped");
+    return;
+  }
+  LauncherCase c;
+  std::map<std::string, std::string> env{{"CCACHE_DIR", c.dir / "ccache"}};
+  for (const char* out : {"a.so", "b.so"}) {
+    RunResult r = run_kbuild(
+        {"--no-torch", "--no-cache", "--launcher", "ccache", "-v", c.kernel, "-o", c.dir / out},
+        c.home.str(), env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("ran: /usr/bin/ccache ") != std::string::npos);
+  }
+  RunResult stats = run({"/usr/bin/ccache", "--print-stats"}, env);
+  CHECK(stats.out.find("direct_cache_hit\t1") != std::string::npos);
+  CHECK(fs::exists(c.dir / "b.so"));
+}
+
+TEST_CASE("--launcher distcc --resolve-native: the compile runs on the distccd",
+          "[e2e][launcher]") {
+  if (!have("distccd") || !have("distcc")) {
+    WARN("distcc not installed: skipped");
+    return;
+  }
+  LauncherCase c;
+  Distccd daemon(c.dir);
+  REQUIRE(daemon.port != 0);
+  fs::create_directories(c.dir / "distcc");
+  std::map<std::string, std::string> env{
+      {"DISTCC_HOSTS", "127.0.0.1:" + std::to_string(daemon.port)},
+      {"DISTCC_FALLBACK", "0"},
+      {"DISTCC_DIR", c.dir / "distcc"}};
+  RunResult r = run_kbuild({"--no-torch", "--no-cache", "--launcher", "distcc", "--resolve-native",
+                            c.kernel, "-o", c.dir / "k.so"},
+                           c.home.str(), env);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::string log = read_file(daemon.log);
+  INFO(log);
+  CHECK(log.find("COMPILE_OK") != std::string::npos);
+  CHECK(log.find("k.cpp") != std::string::npos);
+  // Without --resolve-native distcc keeps -march=native local, and kbuild says so.
+  RunResult local = run_kbuild(
+      {"--no-torch", "--no-cache", "--launcher", "distcc", c.kernel, "-o", c.dir / "l.so"},
+      c.home.str(), env);
+  CHECK(local.exit_code == 0);
+  CHECK(local.err.find("add --resolve-native") != std::string::npos);
+}
+
+TEST_CASE("a custom launcher is put before the whole command; a missing one is an error",
+          "[e2e][launcher]") {
+  LauncherCase c;
+  write_file(c.dir / "wrap", "#!/bin/sh\necho \"$@\" > \"$WRAP_LOG\"\nexec \"$@\"\n", true);
+  RunResult r = run_kbuild(
+      {"--no-torch", "--no-cache", "--launcher", c.dir / "wrap", c.kernel, "-o", c.dir / "k.so"},
+      c.home.str(), {{"WRAP_LOG", c.dir / "wrap.log"}});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  std::string logged = read_file(c.dir / "wrap.log");
+  CHECK(logged.find(" -shared ") != std::string::npos);  // one step: compile and link
+  RunResult missing =
+      run_kbuild({"--no-torch", "--launcher", "no-such-launcher", c.kernel}, c.home.str());
+  CHECK(missing.exit_code == 10);
+  CHECK(missing.err.find("launcher 'no-such-launcher' not found") != std::string::npos);
+}
