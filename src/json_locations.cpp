@@ -81,8 +81,19 @@ class LocatingSax {
     std::string key;
   };
 
-  TextPosition here() const {
-    return position_of_offset(text_, static_cast<std::size_t>(*seen_ - text_.data()));
+  // Events come in text order, so the position advances from the last one
+  // (linear in the text, not quadratic).
+  TextPosition here() {
+    std::size_t offset = static_cast<std::size_t>(*seen_ - text_.data());
+    for (; scanned_ < offset && scanned_ < text_.size(); ++scanned_) {
+      if (text_[scanned_] == '\n') {
+        ++pos_.line;
+        pos_.column = 1;
+      } else {
+        ++pos_.column;
+      }
+    }
+    return pos_;
   }
 
   // Places `v` in the current container; returns where it lives.
@@ -120,6 +131,8 @@ class LocatingSax {
   }
 
   std::string_view text_;
+  std::size_t scanned_ = 0;
+  TextPosition pos_{1, 1};
   const char** seen_;
   std::map<std::string, TextPosition>& values_;
   std::map<std::string, TextPosition>& keys_;

@@ -529,49 +529,66 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", [&env] { return version_text(env); });
   CommonOptions common;
   BuildCli b;
-  add_common(app, common);
-  add_build(app, b);
-  app.add_flag("--dry-run", b.dry_run, "print the compiler command instead of running it");
-  app.add_flag("--inductor-line", b.inductor_line,
-               "with --dry-run: print Inductor's exact command string");
-  app.add_flag(
-      "--check-load", b.check_load,
-      "open the built library (RTLD_NOW, in a child process) before it replaces the output");
-  app.add_option("--require-symbol", b.required_symbols,
-                 "with the load check: this symbol must be defined (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--report", b.report, "write an evidence report (JSON) on success and on failure");
-  app.add_option("--compile-commands", b.compile_commands,
-                 "add this build to a compile_commands.json (clangd, clang-tidy)");
-  app.add_flag("--no-cache", b.no_cache, "do not use the output cache for this build");
-  app.add_flag("--resolve-native", b.resolve_native,
-               "with --launcher: give the launched compile steps what -march=native means here "
-               "(distcc/icecc compile -march=native only locally)");
-  app.add_option("--launcher", b.launcher,
-                 "put this before the compiler: ccache, sccache, distcc, icecc (compile steps "
-                 "through it, link locally) or any command");
-  app.add_option("--cache-max-size", b.cache_max_size,
-                 "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
+  // Only the options of what runs are registered (CLI11's set-up is most of
+  // kbuild's start-up time): a subcommand must come first.
+  const std::string first = argc > 1 ? argv[1] : "";
+  auto chosen = [&](const char* name) { return first == name; };
+  const bool build_mode = !(chosen("options") || chosen("devices") || chosen("explain") ||
+                            chosen("doctor") || chosen("build-many") || chosen("cache"));
+  if (build_mode) {
+    add_common(app, common);
+    add_build(app, b);
+    app.add_flag("--dry-run", b.dry_run, "print the compiler command instead of running it");
+    app.add_flag("--inductor-line", b.inductor_line,
+                 "with --dry-run: print Inductor's exact command string");
+    app.add_flag(
+        "--check-load", b.check_load,
+        "open the built library (RTLD_NOW, in a child process) before it replaces the output");
+    app.add_option("--require-symbol", b.required_symbols,
+                   "with the load check: this symbol must be defined (repeatable)")
+        ->allow_extra_args(false);
+    app.add_option("--report", b.report,
+                   "write an evidence report (JSON) on success and on failure");
+    app.add_option("--compile-commands", b.compile_commands,
+                   "add this build to a compile_commands.json (clangd, clang-tidy)");
+    app.add_flag("--no-cache", b.no_cache, "do not use the output cache for this build");
+    app.add_flag("--resolve-native", b.resolve_native,
+                 "with --launcher: give the launched compile steps what -march=native means here "
+                 "(distcc/icecc compile -march=native only locally)");
+    app.add_option("--launcher", b.launcher,
+                   "put this before the compiler: ccache, sccache, distcc, icecc (compile steps "
+                   "through it, link locally) or any command");
+    app.add_option("--cache-max-size", b.cache_max_size,
+                   "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
+  }
 
   CommonOptions options_common, devices_common, doctor_common, explain_common;
   BuildCli explain_build;
   bool options_json = false, devices_json = false, doctor_json = false;
   CLI::App* options_cmd = app.add_subcommand(
       "options", "print the device layer's 7 lists (the upstream hook's result)");
-  add_common(*options_cmd, options_common);
-  options_cmd->add_flag("--json", options_json, "as a JSON object with the 7 keys");
+  if (chosen("options")) {
+    add_common(*options_cmd, options_common);
+    options_cmd->add_flag("--json", options_json, "as a JSON object with the 7 keys");
+  }
   CLI::App* devices_cmd = app.add_subcommand(
       "devices", "list registered devices, their backends, and where they came from");
-  add_common(*devices_cmd, devices_common);
-  devices_cmd->add_flag("--json", devices_json, "as JSON");
+  if (chosen("devices")) {
+    add_common(*devices_cmd, devices_common);
+    devices_cmd->add_flag("--json", devices_json, "as JSON");
+  }
   CLI::App* explain_cmd = app.add_subcommand(
       "explain", "show every flag of the command with the layer, provider and file that added it");
-  add_common(*explain_cmd, explain_common);
-  add_build(*explain_cmd, explain_build);
+  if (chosen("explain")) {
+    add_common(*explain_cmd, explain_common);
+    add_build(*explain_cmd, explain_build);
+  }
   CLI::App* doctor_cmd =
       app.add_subcommand("doctor", "check compiler, device files, variables, paths and libraries");
-  add_common(*doctor_cmd, doctor_common);
-  doctor_cmd->add_flag("--json", doctor_json, "as JSON");
+  if (chosen("doctor")) {
+    add_common(*doctor_cmd, doctor_common);
+    doctor_cmd->add_flag("--json", doctor_json, "as JSON");
+  }
   std::string manifest;
   unsigned batch_jobs = 0;
   bool fail_fast = false;
