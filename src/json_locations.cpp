@@ -1,11 +1,24 @@
 #include "kbuild/json_locations.hpp"
 
+#include <algorithm>
 #include <iterator>
 #include <vector>
 
 namespace kbuild {
 
 namespace {
+
+// Moves `pos` over text[from, to).
+void advance_position(TextPosition& pos, std::string_view text, std::size_t from, std::size_t to) {
+  for (std::size_t i = from; i < to && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++pos.line;
+      pos.column = 1;
+    } else {
+      ++pos.column;
+    }
+  }
+}
 
 // Reads the text like `const char*`, remembering the furthest byte the
 // parser has looked at: at each SAX event that is the end of the token.
@@ -85,14 +98,8 @@ class LocatingSax {
   // (linear in the text, not quadratic).
   TextPosition here() {
     std::size_t offset = static_cast<std::size_t>(*seen_ - text_.data());
-    for (; scanned_ < offset && scanned_ < text_.size(); ++scanned_) {
-      if (text_[scanned_] == '\n') {
-        ++pos_.line;
-        pos_.column = 1;
-      } else {
-        ++pos_.column;
-      }
-    }
+    advance_position(pos_, text_, scanned_, offset);
+    scanned_ = std::max(scanned_, std::min(offset, text_.size()));
     return pos_;
   }
 
@@ -143,14 +150,7 @@ class LocatingSax {
 
 TextPosition position_of_offset(std::string_view text, std::size_t offset) {
   TextPosition pos{1, 1};
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++pos.line;
-      pos.column = 1;
-    } else {
-      ++pos.column;
-    }
-  }
+  advance_position(pos, text, 0, offset);
   return pos;
 }
 
