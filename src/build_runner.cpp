@@ -306,6 +306,8 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
     RemoveUnlessKept remove_depfile{depfile};
     Environment child = env;
     if (key) child.set("SUNPRO_DEPENDENCIES", depfile + " " + plan.output);
+    if (!settings.depfile.empty())
+      child.set("SUNPRO_DEPENDENCIES", settings.depfile + " " + plan.output);
     start = std::chrono::steady_clock::now();
     try {
       run_steps(plan, sources, launcher, argv, tmp, child, outcome);

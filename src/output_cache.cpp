@@ -111,6 +111,36 @@ std::vector<std::string> parse_depfile(const std::string& text) {
   return paths;
 }
 
+std::optional<std::string> input_manifest(const std::string& depfile_text) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const std::string& path : parse_depfile(depfile_text)) {
+    auto bytes = read_whole_file(path);
+    FileStamp st = stamp(path);
+    if (!bytes) return std::nullopt;
+    inputs.push_back(
+        {{"path", path}, {"size", st.size}, {"mtime_ns", st.mtime_ns}, {"sha1", sha1_hex(*bytes)}});
+  }
+  return nlohmann::json{{"inputs", inputs}}.dump();
+}
+
+bool inputs_unchanged(const std::string& manifest_text) {
+  try {
+    for (const auto& input : nlohmann::json::parse(manifest_text).at("inputs")) {
+      const std::string path = input.at("path");
+      FileStamp now = stamp(path);
+      if (now.size == input.at("size").get<std::int64_t>() &&
+          now.mtime_ns == input.at("mtime_ns").get<std::int64_t>())
+        continue;
+      // Touched, or gone: only identical content still counts.
+      auto bytes = read_whole_file(path);
+      if (!bytes || sha1_hex(*bytes) != input.at("sha1").get<std::string>()) return false;
+    }
+  } catch (const nlohmann::json::exception&) {
+    return false;  // a foreign or damaged manifest is a miss, never an error
+  }
+  return true;
+}
+
 std::optional<std::string> OutputCache::key(const BuildPlan& plan,
                                             const std::vector<std::string>& sources,
                                             const std::string& compiler_path,
@@ -159,23 +189,7 @@ std::string OutputCache::entry_dir(const std::string& key) const {
 bool OutputCache::fetch(const std::string& key, const std::string& dest) {
   const std::string dir = entry_dir(key);
   auto text = read_whole_file(dir + "/manifest.json");
-  if (!text) return false;
-  nlohmann::json manifest;
-  try {
-    manifest = nlohmann::json::parse(*text);
-    for (const auto& input : manifest.at("inputs")) {
-      const std::string path = input.at("path");
-      FileStamp now = stamp(path);
-      if (now.size == input.at("size").get<std::int64_t>() &&
-          now.mtime_ns == input.at("mtime_ns").get<std::int64_t>())
-        continue;
-      // Touched, or gone: only identical content still counts.
-      auto bytes = read_whole_file(path);
-      if (!bytes || sha1_hex(*bytes) != input.at("sha1").get<std::string>()) return false;
-    }
-  } catch (const nlohmann::json::exception&) {
-    return false;  // a foreign or damaged manifest is a miss, never an error
-  }
+  if (!text || !inputs_unchanged(*text)) return false;
   if (!copy_file_to(dir + "/output", dest)) return false;
   // Least recently used: a hit refreshes the entry.
   ::utimensat(AT_FDCWD, dir.c_str(), nullptr, 0);
@@ -186,23 +200,14 @@ bool OutputCache::store(const std::string& key, const std::string& built,
                         const std::string& depfile, bool needs_depfile) {
   auto deps = read_whole_file(depfile);
   if (!deps && needs_depfile) return false;  // the compiler did not say what it read
-  if (!deps) deps = std::string();
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const std::string& path : parse_depfile(*deps)) {
-    auto bytes = read_whole_file(path);
-    FileStamp st = stamp(path);
-    if (!bytes) return false;
-    inputs.push_back(
-        {{"path", path}, {"size", st.size}, {"mtime_ns", st.mtime_ns}, {"sha1", sha1_hex(*bytes)}});
-  }
+  auto manifest = input_manifest(deps.value_or(""));
+  if (!manifest) return false;
   std::error_code ec;
   const std::string staging = s_.root + "/tmp/" + random_name();
   fs::create_directories(staging, ec);
   if (ec) return false;
-  bool ok =
-      copy_file_to(built, staging + "/output") &&
-      write_file_atomically(staging + "/manifest.json", nlohmann::json{{"inputs", inputs}}.dump())
-          .empty();
+  bool ok = copy_file_to(built, staging + "/output") &&
+            write_file_atomically(staging + "/manifest.json", *manifest).empty();
   const std::string dir = entry_dir(key);
   if (ok) {
     fs::create_directories(fs::path(dir).parent_path(), ec);

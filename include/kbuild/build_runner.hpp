@@ -39,6 +39,8 @@ struct BuildSettings {
   LoadCheckSettings load_check;
   Launcher launcher;
   OutputCache* cache = nullptr;  // null or disabled: always compile
+  // When set, the compiler lists the files it read here (a make rule).
+  std::string depfile;
 };
 
 struct StageTiming {

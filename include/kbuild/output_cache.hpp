@@ -70,4 +70,11 @@ class OutputCache {
 // The paths a make-style dependency file lists (after the first ':').
 std::vector<std::string> parse_depfile(const std::string& text);
 
+// A record of the files a build read (from its depfile): path, size, mtime
+// and SHA-1 of each, as JSON text; nullopt when one cannot be read.
+std::optional<std::string> input_manifest(const std::string& depfile_text);
+// Whether every file of a manifest is unchanged (same size and mtime, else
+// the same content). A damaged manifest counts as changed.
+bool inputs_unchanged(const std::string& manifest_text);
+
 }  // namespace kbuild
