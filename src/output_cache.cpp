@@ -125,7 +125,10 @@ std::optional<std::string> input_manifest(const std::string& depfile_text) {
 
 bool inputs_unchanged(const std::string& manifest_text) {
   try {
-    for (const auto& input : nlohmann::json::parse(manifest_text).at("inputs")) {
+    // Kept in a variable: a range-for over parse(...).at(...) would iterate a
+    // destroyed temporary.
+    const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
+    for (const auto& input : manifest.at("inputs")) {
       const std::string path = input.at("path");
       FileStamp now = stamp(path);
       if (now.size == input.at("size").get<std::int64_t>() &&
