@@ -20,6 +20,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/load_check.hpp"
+#include "kbuild/pch.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/site.hpp"
@@ -68,6 +69,7 @@ struct BuildCli {
   std::string cache_max_size;
   std::string launcher;
   bool resolve_native = false;
+  std::string pch;
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
@@ -254,6 +256,15 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   try {
     session.emplace(common, env, console);
     request = make_request(common, b, env);
+    if (!b.pch.empty()) {
+      if (!b.include_pch.empty())
+        throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
+      BuildSettings pch_settings;
+      PchResult pch = prepare_pch(*request, b.pch, session->registry, session->context(),
+                                  cache_root(env), pch_settings, env);
+      console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include + ".gch");
+      request->include_pch = pch.include;
+    }
     auto start = std::chrono::steady_clock::now();
     plan = plan_build(*request, session->registry, session->context());
     session->timings.push_back({"resolve", seconds_since(start)});
@@ -555,7 +566,9 @@ int main(int argc, char** argv) {
     app.add_flag("--resolve-native", b.resolve_native,
                  "with --launcher: give the launched compile steps what -march=native means here "
                  "(distcc/icecc compile -march=native only locally)");
-    app.add_option("--launcher", b.launcher,
+    app.add_option("--pch", b.pch,
+                 "precompile this prefix header once (per content and flags) and -include it");
+  app.add_option("--launcher", b.launcher,
                    "put this before the compiler: ccache, sccache, distcc, icecc (compile steps "
                    "through it, link locally) or any command");
     app.add_option("--cache-max-size", b.cache_max_size,
