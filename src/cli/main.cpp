@@ -262,7 +262,8 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       BuildSettings pch_settings;
       PchResult pch = prepare_pch(*request, b.pch, session->registry, session->context(),
                                   cache_root(env), pch_settings, env);
-      console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include + ".gch");
+      console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
+                   ".gch");
       request->include_pch = pch.include;
     }
     auto start = std::chrono::steady_clock::now();
@@ -567,8 +568,8 @@ int main(int argc, char** argv) {
                  "with --launcher: give the launched compile steps what -march=native means here "
                  "(distcc/icecc compile -march=native only locally)");
     app.add_option("--pch", b.pch,
-                 "precompile this prefix header once (per content and flags) and -include it");
-  app.add_option("--launcher", b.launcher,
+                   "precompile this prefix header once (per content and flags) and -include it");
+    app.add_option("--launcher", b.launcher,
                    "put this before the compiler: ccache, sccache, distcc, icecc (compile steps "
                    "through it, link locally) or any command");
     app.add_option("--cache-max-size", b.cache_max_size,

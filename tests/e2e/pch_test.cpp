@@ -12,20 +12,27 @@ struct PchCase {
   TempDir home, dir;
   PchCase() {
     write_file(dir / "inner.h", "#pragma once\nconstexpr int kInner = 40;\n");
-    write_file(dir / "prefix.h", "#pragma once\n#include <vector>\n#include \"" + dir / "inner.h" + "\"\n");
-    write_file(dir / "a.cpp", "extern \"C\" int a() { return kInner + std::vector<int>{1, 2}.size(); }\n");
+    write_file(dir / "prefix.h",
+               "#pragma once\n#include <vector>\n#include \"" + dir / "inner.h" + "\"\n");
+    write_file(dir / "a.cpp",
+               "extern \"C\" int a() { return kInner + std::vector<int>{1, 2}.size(); }\n");
     write_file(dir / "b.cpp", "extern \"C\" int b() { return kInner; }\n");
   }
   RunResult build(const std::string& src, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{"--no-torch", "--no-cache", "-v", "--pch", dir / "prefix.h", dir / src};
+    std::vector<std::string> args{"--no-torch", "--no-cache",     "-v",
+                                  "--pch",      dir / "prefix.h", dir / src};
     args.insert(args.end(), extra.begin(), extra.end());
     RunResult r = run_kbuild(args, home.str());
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     return r;
   }
-  static bool built(const RunResult& r) { return r.err.find("kbuild: info: pch: built ") != std::string::npos; }
-  static bool reused(const RunResult& r) { return r.err.find("kbuild: info: pch: reused ") != std::string::npos; }
+  static bool built(const RunResult& r) {
+    return r.err.find("kbuild: info: pch: built ") != std::string::npos;
+  }
+  static bool reused(const RunResult& r) {
+    return r.err.find("kbuild: info: pch: reused ") != std::string::npos;
+  }
 };
 }  // namespace
 
@@ -49,7 +56,7 @@ TEST_CASE("--pch is rebuilt when a header it reads changes, or the flags do", "[
   c.build("a.cpp");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   write_file(c.dir / "inner.h", "#pragma once\nconstexpr int kInner = 41;\n");
-  CHECK(PchCase::built(c.build("b.cpp")));   // never the stale one
+  CHECK(PchCase::built(c.build("b.cpp")));  // never the stale one
   CHECK(PchCase::reused(c.build("a.cpp")));
   CHECK(PchCase::built(c.build("a.cpp", {"-D", "NEW_FLAG=1"})));  // other flags, other .gch
 }
@@ -60,7 +67,8 @@ TEST_CASE("--pch of a header that does not compile is a compile error", "[e2e][p
   RunResult r = run_kbuild({"--no-torch", "--pch", c.dir / "bad.h", c.dir / "a.cpp"}, c.home.str());
   CHECK(r.exit_code == 5);
   CHECK_FALSE(fs::exists(c.dir / "a.so"));
-  RunResult both = run_kbuild({"--no-torch", "--pch", c.dir / "prefix.h", "--include-pch", "x.h", c.dir / "a.cpp"},
-                              c.home.str());
+  RunResult both = run_kbuild(
+      {"--no-torch", "--pch", c.dir / "prefix.h", "--include-pch", "x.h", c.dir / "a.cpp"},
+      c.home.str());
   CHECK(both.exit_code == 2);
 }
