@@ -76,6 +76,7 @@ class ConfigProvider : public Provider {
   }
   std::string source() const override { return file_.path; }
   std::string kind() const override { return "config"; }
+  std::string launcher() const override { return file_.launcher; }
   RegistrationMode mode() const override { return file_.mode; }
 
  private:

@@ -19,9 +19,9 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
-const std::set<std::string> kTopLevelKeys = {"layers",   "backends",    "default_backend",
-                                             "device",   "description", "mode",
-                                             "env_help", "when",        "exec"};
+const std::set<std::string> kTopLevelKeys = {"layers",      "backends", "default_backend", "device",
+                                             "description", "mode",     "env_help",        "when",
+                                             "exec",        "launcher"};
 
 std::string type_name(const json& v) {
   if (v.is_string()) return "a string";
@@ -225,6 +225,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
                    "' (use lowercase letters, digits, '_' or '-', starting with a letter)");
   if (root.contains("description"))
     file.description = check.expect_string(root["description"], "/description");
+  if (root.contains("launcher")) file.launcher = check.expect_string(root["launcher"], "/launcher");
   if (root.contains("mode")) {
     const std::string& mode = check.expect_string(root["mode"], "/mode");
     if (mode == "replace")

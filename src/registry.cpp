@@ -40,6 +40,11 @@ bool Registry::is_registered(const std::string& name) const {
   return registered_.count(name) > 0;
 }
 
+std::string Registry::launcher_for(const std::string& name) const {
+  auto it = registered_.find(name);
+  return it == registered_.end() ? "" : it->second.provider->launcher();
+}
+
 OptionsResult Registry::resolve(const DeviceQuery& query, const ResolveContext& ctx,
                                 bool strict) const {
   const std::string& name = query.device_type;

@@ -62,6 +62,7 @@ struct DeviceFile {
   std::map<std::string, LayerDef> layers;
   std::map<std::string, LayerDef> backends;
   std::string default_backend;  // empty: none
+  std::string launcher;         // --launcher for this device's builds, unless given
 };
 
 // The layers `backend` applies, in order: each layer of its `extends` chain

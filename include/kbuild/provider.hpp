@@ -48,6 +48,8 @@ class Provider {
   // A short description of what it is ("built-in", "config", "exec").
   virtual std::string kind() const = 0;
   virtual RegistrationMode mode() const { return RegistrationMode::replace; }
+  // The compiler launcher its device file asks for ("" for none).
+  virtual std::string launcher() const { return ""; }
   // The backends this provider offers (--backend); none by default.
   virtual std::vector<BackendInfo> backends() const { return {}; }
 };

@@ -34,6 +34,8 @@ class Registry {
 
   bool is_builtin(const std::string& name) const;
   bool is_registered(const std::string& name) const;
+  // The launcher the device's file names ("" when none).
+  std::string launcher_for(const std::string& name) const;
 
   // The device layer for `query`. An unknown device gets the default device
   // options (as upstream) plus a note, or an error when `strict`.

@@ -284,7 +284,8 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       OutputCache cache(cache_settings(env, !b.no_cache, b.cache_max_size));
       BuildSettings settings;
       settings.cache = &cache;
-      settings.launcher = parse_launcher(b.launcher);
+      settings.launcher = parse_launcher(
+          b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
       settings.launcher.resolve_native = b.resolve_native;
       std::string launcher_name = settings.launcher.argv.empty()
                                       ? ""

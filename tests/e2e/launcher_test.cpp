@@ -114,3 +114,26 @@ TEST_CASE("a custom launcher is put before the whole command; a missing one is a
   CHECK(missing.exit_code == 10);
   CHECK(missing.err.find("launcher 'no-such-launcher' not found") != std::string::npos);
 }
+
+TEST_CASE("a device file can name the launcher its builds use; --launcher overrides it",
+          "[e2e][launcher]") {
+  LauncherCase c;
+  write_file(c.dir / "wrap", "#!/bin/sh\necho \"$@\" > \"$WRAP_LOG\"\nexec \"$@\"\n", true);
+  write_file(c.dir / "dev.json", "{\"device\": \"acc\", \"mode\": \"extend\", \"launcher\": \"" +
+                                     c.dir / "wrap" + "\"}");
+  std::map<std::string, std::string> env{{"WRAP_LOG", c.dir / "wrap.log"}};
+  RunResult r = run_kbuild({"--no-torch", "--no-cache", "--config", c.dir / "dev.json", "--device",
+                            "acc", c.kernel, "-o", c.dir / "k.so"},
+                           c.home.str(), env);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(c.dir / "wrap.log"));
+  fs::remove(c.dir / "wrap.log");
+  RunResult cpu = run_kbuild(
+      {"--no-torch", "--no-cache", "--config", c.dir / "dev.json", c.kernel, "-o", c.dir / "k2.so"},
+      c.home.str(), env);
+  CHECK(cpu.exit_code == 0);
+  CHECK_FALSE(fs::exists(c.dir / "wrap.log"));  // only that device's builds
+  write_file(c.dir / "bad.json", "{\"device\": \"acc\", \"launcher\": [\"ccache\"]}");
+  CHECK(run_kbuild({"devices", "--config", c.dir / "bad.json"}, c.home.str()).exit_code == 3);
+}
