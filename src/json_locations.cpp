@@ -83,9 +83,15 @@ class LocatingSax {
     keys_[f.pointer + "/" + json_pointer_token(k)] = here();
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+  // nlohmann's own message and byte position, kept for the error.
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) {
+    error_message = e.what();
+    error_byte = byte;
     return false;
   }
+
+  std::string error_message;
+  std::size_t error_byte = 0;
 
  private:
   struct Frame {
@@ -168,18 +174,6 @@ std::string json_pointer_token(std::string_view key) {
 }
 
 JsonDocument JsonDocument::parse(std::string_view text) {
-  // Syntax first, with nlohmann's own message and byte position.
-  try {
-    [[maybe_unused]] auto syntax_only = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    // Drop the "[json.exception.parse_error.101] parse error at line 1, column 2: " prefix;
-    // the position is reported separately.
-    auto colon = what.find(": ");
-    if (colon != std::string::npos && what.find("parse error") < colon)
-      what = what.substr(colon + 2);
-    throw JsonSyntaxError(what, position_of_offset(text, e.byte > 0 ? e.byte - 1 : 0));
-  }
   JsonDocument doc;
   const char* seen = text.data();
   LocatingSax sax(text, &seen, doc.values_, doc.keys_);
@@ -189,7 +183,15 @@ JsonDocument JsonDocument::parse(std::string_view text) {
   if (!ok) {
     if (!sax.duplicate_key.empty())
       throw JsonSyntaxError("duplicate key '" + sax.duplicate_key + "'", sax.duplicate_at);
-    throw JsonSyntaxError("malformed JSON", position_of_offset(text, seen - text.data()));
+    std::string what = sax.error_message;
+    // Drop the "[json.exception.parse_error.101] parse error at line 1, column 2: " prefix;
+    // the position is reported separately.
+    auto colon = what.find(": ");
+    if (colon != std::string::npos && what.find("parse error") < colon)
+      what = what.substr(colon + 2);
+    if (what.empty()) what = "malformed JSON";
+    std::size_t at = sax.error_byte > 0 ? sax.error_byte - 1 : 0;
+    throw JsonSyntaxError(what, position_of_offset(text, at));
   }
   doc.root_ = std::move(sax.result);
   return doc;
