@@ -86,20 +86,21 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   bp::process proc(ctx, argv[0], args, bp::process_stdio{nullptr, out, err},
                    bp::process_environment(env));
   RunResult r;
-  auto reader = [](asio::readable_pipe& pipe, std::string& sink) {
-    auto buf = std::make_shared<std::array<char, 8192>>();
-    auto step = std::make_shared<std::function<void()>>();
-    *step = [&pipe, &sink, buf, step] {
-      pipe.async_read_some(asio::buffer(*buf),
-                           [&sink, buf, step](bp::error_code ec, std::size_t n) {
-                             sink.append(buf->data(), n);
-                             if (!ec) (*step)();
-                           });
-    };
-    (*step)();
+  // Reads a pipe to EOF; lives on this stack frame until ctx.run() returns.
+  struct Reader {
+    asio::readable_pipe& pipe;
+    std::string& sink;
+    std::array<char, 8192> buf{};
+    void start() {
+      pipe.async_read_some(asio::buffer(buf), [this](bp::error_code ec, std::size_t n) {
+        sink.append(buf.data(), n);
+        if (!ec) start();
+      });
+    }
   };
-  reader(out, r.out);
-  reader(err, r.err);
+  Reader out_reader{out, r.out}, err_reader{err, r.err};
+  out_reader.start();
+  err_reader.start();
   ctx.run();
   proc.wait();
   int status = proc.native_exit_code();
