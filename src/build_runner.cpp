@@ -1,6 +1,7 @@
 #include "kbuild/build_runner.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,21 @@ void check_sources(const std::vector<std::string>& sources, const std::string& o
     std::error_code ec;
     if (fs::equivalent(s, output, ec))
       throw Error(ErrorKind::usage, "output " + output + " is also a source; choose another -o");
+  }
+}
+
+// Removes temporaries of `output` left by a kbuild that was killed (its pid
+// no longer runs): ".NAME.kbuild-tmp.PID.N", and their ".d"/".o" companions.
+void remove_stale_temporaries(const std::string& output) {
+  fs::path out(output);
+  fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+  const std::string prefix = "." + out.filename().string() + ".kbuild-tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+    if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) fs::remove(it->path(), ec);
   }
 }
 
@@ -149,8 +165,9 @@ struct RemoveUnlessKept {
 
 // Runs one compiler step; throws the stage that failed.
 void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const Environment& env,
-              BuildOutcome& outcome) {
+              std::optional<std::chrono::milliseconds> timeout, BuildOutcome& outcome) {
   ProcessOptions opts;
+  opts.timeout = timeout;
   opts.handle_interrupts = true;
   opts.capture_output = true;  // for the failure analysis and the report
   opts.tee_output = true;      // ...while the user still sees it live
@@ -160,6 +177,11 @@ void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const
   if (p.interrupted_by)
     throw Error(ErrorKind::interrupted,
                 "interrupted; the compiler was stopped and " + plan.output + " left as it was");
+  if (p.timed_out)
+    throw Error(ErrorKind::compile_failed,
+                "compile failed: the compiler ran past --timeout " +
+                    std::to_string(timeout->count() / 1000.0).substr(0, 5) + " s and was ended; " +
+                    plan.output + " left as it was");
   if (!p.success()) {
     bool step_links = std::find(argv.begin(), argv.end(), "-c") == argv.end() && links(plan.kind);
     outcome.failure = analyze_failure(p.out + p.err, step_links);
@@ -171,13 +193,14 @@ void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const
 // source compiled through the launcher, then one local link into `tmp`.
 void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
                const Launcher& launcher, const std::vector<std::string>& argv,
-               const std::string& tmp, const Environment& env, BuildOutcome& outcome) {
-  if (launcher.argv.empty()) return run_step(plan, argv, env, outcome);
+               const std::string& tmp, const Environment& env,
+               std::optional<std::chrono::milliseconds> timeout, BuildOutcome& outcome) {
+  if (launcher.argv.empty()) return run_step(plan, argv, env, timeout, outcome);
   if (!launcher.split || !links(plan.kind) || only_objects(sources)) {
     std::vector<std::string> launched = launcher.argv;
     launched.insert(launched.end(), argv.begin(), argv.end());
     outcome.steps.push_back(launched);
-    return run_step(plan, launched, env, outcome);
+    return run_step(plan, launched, env, timeout, outcome);
   }
   BuildOptions compile_options = plan.options;
   compile_options.remove(OptionList::cflags, "shared");
@@ -205,7 +228,7 @@ void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
       }
     }
     outcome.steps.push_back(launched);
-    run_step(plan, launched, env, outcome);
+    run_step(plan, launched, env, timeout, outcome);
   }
   Command link =
       assemble(plan.options,
@@ -213,7 +236,7 @@ void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
   outcome.steps.push_back(link.argv);
   Environment link_env = env;
   link_env.unset("SUNPRO_DEPENDENCIES");  // the headers were listed by the compile steps
-  run_step(plan, link.argv, link_env, outcome);
+  run_step(plan, link.argv, link_env, timeout, outcome);
 }
 
 }  // namespace
@@ -259,6 +282,7 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                const BuildSettings& settings, const Environment& env, BuildOutcome& outcome) {
   check_sources(sources, plan.output);
   check_output_dir(plan.output);
+  remove_stale_temporaries(plan.output);
 
   std::vector<std::string> argv = plan.command.argv;
   auto compiler = find_executable(argv[0], env);
@@ -310,7 +334,7 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
       child.set("SUNPRO_DEPENDENCIES", settings.depfile + " " + plan.output);
     start = std::chrono::steady_clock::now();
     try {
-      run_steps(plan, sources, launcher, argv, tmp, child, outcome);
+      run_steps(plan, sources, launcher, argv, tmp, child, settings.timeout, outcome);
     } catch (...) {
       outcome.timings.push_back({"compile", seconds_since(start)});  // failed builds are timed too
       throw;

@@ -4,6 +4,7 @@
 // a failed build leaves the previous one untouched.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,8 @@ Launcher parse_launcher(const std::string& text);
 
 struct BuildSettings {
   LoadCheckSettings load_check;
+  // Each compiler step is ended (its whole process group) after this long.
+  std::optional<std::chrono::milliseconds> timeout;
   Launcher launcher;
   OutputCache* cache = nullptr;  // null or disabled: always compile
   // When set, the compiler lists the files it read here (a make rule).

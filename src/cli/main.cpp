@@ -70,6 +70,7 @@ struct BuildCli {
   std::string launcher;
   bool resolve_native = false;
   std::string pch;
+  double timeout_s = 0;
 };
 
 void add_common(CLI::App& app, CommonOptions& o) {
@@ -287,6 +288,8 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       settings.launcher = parse_launcher(
           b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
       settings.launcher.resolve_native = b.resolve_native;
+      if (b.timeout_s > 0)
+        settings.timeout = std::chrono::milliseconds(static_cast<long>(b.timeout_s * 1000));
       std::string launcher_name = settings.launcher.argv.empty()
                                       ? ""
                                       : fs::path(settings.launcher.argv[0]).filename().string();
@@ -568,6 +571,9 @@ int main(int argc, char** argv) {
     app.add_flag("--resolve-native", b.resolve_native,
                  "with --launcher: give the launched compile steps what -march=native means here "
                  "(distcc/icecc compile -march=native only locally)");
+    app.add_option("--timeout", b.timeout_s,
+                   "end the compiler (its whole process group) after this many seconds")
+        ->check(CLI::PositiveNumber);
     app.add_option("--pch", b.pch,
                    "precompile this prefix header once (per content and flags) and -include it");
     app.add_option("--launcher", b.launcher,

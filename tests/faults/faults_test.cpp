@@ -209,3 +209,44 @@ TEST_CASE(
   CHECK(read_file(c.dir / "k.so") == "old library");
   CHECK(c.leftovers().empty());
 }
+
+TEST_CASE("--timeout ends a compiler that never finishes; the old output stays", "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "hanging-g++", "#!/bin/sh\nsleep 60\n", true);
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = c.kbuild({"--no-torch", "--no-cache", "--cxx", c.dir / "hanging-g++", "--timeout",
+                          "1", c.kernel, "-o", c.dir / "k.so"});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  check_error(r, kCompile, "compile", "ran past --timeout 1");
+  CHECK(took < 15);
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().empty());
+  CHECK(c.kbuild({"--no-torch", "--timeout", "0", c.kernel}).exit_code == kUsage);
+}
+
+TEST_CASE("SIGKILL of kbuild leaves the old output; the next build removes the stale temporary",
+          "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "slow-g++",
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo partial > "
+             "\"$1\"; fi; shift; done\ntouch \"$MARKER\"\nexec sleep 61\n",
+             true);
+  RunResult killed = run({"/bin/sh", "-c",
+                          "\"$@\" & pid=$!; while [ ! -f \"$MARKER\" ]; do sleep 0.05; done; "
+                          "kill -KILL $pid; wait $pid",
+                          "sh", kbuild_binary(), "--no-torch", "--no-cache", "--cxx",
+                          c.dir / "slow-g++", c.kernel, "-o", c.dir / "k.so"},
+                         {{"HOME", c.home.str()}, {"MARKER", c.dir / "started"}});
+  CHECK(killed.exit_code == 128 + 9);                 // the shell's report of a SIGKILLed child
+  run({"/usr/bin/pkill", "-f", c.dir / "slow-g++"});  // the orphaned compiler
+  run({"/usr/bin/pkill", "-x", "-f", "sleep 61"});
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().size() == 1);  // what the killed run could not remove
+  RunResult next = c.kbuild({"--no-torch", "--no-cache", c.kernel, "-o", c.dir / "k.so"});
+  INFO(next.err);
+  CHECK(next.exit_code == 0);
+  CHECK(c.leftovers().empty());
+  CHECK(read_file(c.dir / "k.so").substr(1, 3) == "ELF");
+}
