@@ -45,15 +45,7 @@ std::string output_of(const std::vector<std::string>& args) {
 std::vector<BatchJob> load_batch_manifest(const std::string& path) {
   auto text = read_whole_file(path);
   if (!text) throw Error(ErrorKind::config, "cannot read manifest " + path);
-  JsonDocument doc = [&] {
-    try {
-      return JsonDocument::parse(*text);
-    } catch (const JsonSyntaxError& e) {
-      throw Error(ErrorKind::config, path + ":" + std::to_string(e.at.line) + ":" +
-                                         std::to_string(e.at.column) +
-                                         ": malformed JSON: " + e.what());
-    }
-  }();
+  JsonDocument doc = parse_json_file_text(*text, path);
   const nlohmann::json& root = doc.root();
   if (!root.is_object()) manifest_error(path, doc, "", "expected an object with \"builds\"");
   for (const auto& [key, value] : root.items())

@@ -196,15 +196,7 @@ bool is_valid_device_name(std::string_view name) {
 }
 
 DeviceFile parse_device_file(std::string_view text, const std::string& path) {
-  JsonDocument doc = [&] {
-    try {
-      return JsonDocument::parse(text);
-    } catch (const JsonSyntaxError& e) {
-      throw Error(ErrorKind::config, path + ":" + std::to_string(e.at.line) + ":" +
-                                         std::to_string(e.at.column) +
-                                         ": malformed JSON: " + e.what());
-    }
-  }();
+  JsonDocument doc = parse_json_file_text(text, path);
   Validator check(doc, path);
   const json& root = doc.root();
   if (!root.is_object())

@@ -53,7 +53,9 @@ constexpr IsaKind kPreference[] = {IsaKind::amx,  IsaKind::avx512_vnni, IsaKind:
 
 }  // namespace
 
-CpuFeatures read_cpu_features() {
+namespace {
+
+CpuFeatures read_cpu_features_uncached() {
   CpuFeatures cpu;
   struct utsname names {};
   if (uname(&names) == 0) cpu.machine = names.machine;
@@ -72,6 +74,15 @@ CpuFeatures read_cpu_features() {
   }
   std::ifstream sve("/proc/sys/abi/sve_default_vector_length");
   sve >> cpu.sve_vector_bytes;
+  return cpu;
+}
+
+}  // namespace
+
+CpuFeatures read_cpu_features() {
+  // The CPU does not change while kbuild runs; the ISA pick and the cache
+  // key both ask.
+  static const CpuFeatures cpu = read_cpu_features_uncached();
   return cpu;
 }
 

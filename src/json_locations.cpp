@@ -4,6 +4,8 @@
 #include <iterator>
 #include <vector>
 
+#include "kbuild/error.hpp"
+
 namespace kbuild {
 
 namespace {
@@ -195,6 +197,16 @@ JsonDocument JsonDocument::parse(std::string_view text) {
   }
   doc.root_ = std::move(sax.result);
   return doc;
+}
+
+JsonDocument parse_json_file_text(std::string_view text, const std::string& path) {
+  try {
+    return JsonDocument::parse(text);
+  } catch (const JsonSyntaxError& e) {
+    throw Error(ErrorKind::config, path + ":" + std::to_string(e.at.line) + ":" +
+                                       std::to_string(e.at.column) +
+                                       ": malformed JSON: " + e.what());
+  }
 }
 
 TextPosition JsonDocument::value_position(const std::string& pointer) const {

@@ -21,7 +21,7 @@ struct Isa {
 };
 
 // What the running CPU supports: `machine` as uname -m, `flags` from
-// /proc/cpuinfo ("flags" on x86, "Features" on Arm).
+// /proc/cpuinfo ("flags" on x86, "Features" on Arm). Read once per process.
 struct CpuFeatures {
   std::string machine;
   std::set<std::string> flags;

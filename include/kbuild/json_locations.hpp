@@ -38,6 +38,10 @@ struct JsonSyntaxError : std::runtime_error {
   TextPosition at;
 };
 
+// Parses `text` from file `path`; malformed JSON or a duplicate key becomes
+// Error(config) "path:line:column: malformed JSON: ...".
+JsonDocument parse_json_file_text(std::string_view text, const std::string& path);
+
 // Escapes a key for a JSON pointer ("~" -> "~0", "/" -> "~1").
 std::string json_pointer_token(std::string_view key);
 
