@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kbuild/error.hpp"
+#include "kbuild/trust.hpp"
 #include "kbuild/process.hpp"
 
 namespace kbuild {
@@ -138,6 +139,9 @@ class ExecProvider : public Provider {
     if (!program)
       throw Error(ErrorKind::provider,
                   who() + ": program '" + argv[0] + "' not found or not executable");
+    if (file_.check_program_trust)
+      if (auto reason = untrusted_file_reason(*program, "program"))
+        throw Error(ErrorKind::config, who() + ": " + *reason);
     argv[0] = *program;
     argv.push_back("--device-type=" + query.device_type);
     argv.push_back(std::string("--aot-mode=") + (query.aot_mode ? "true" : "false"));

@@ -7,6 +7,7 @@
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/trust.hpp"
 
 namespace fs = std::filesystem;
 
@@ -31,10 +32,15 @@ std::vector<ConfigSource> config_sources(const std::string& data_dir, const Envi
   return sources;
 }
 
-LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry) {
+LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
+                                    bool allow_untrusted) {
   LoadedConfigs loaded;
+  auto require_trusted = [&](std::optional<std::string> reason) {
+    if (reason && !allow_untrusted) throw Error(ErrorKind::config, *reason);
+  };
   auto load = [&](const std::string& path) {
     DeviceFile file = load_device_file(path);
+    file.check_program_trust = !allow_untrusted;
     std::string device = file.device;
     registry.register_device(device, make_provider(std::move(file)));
     loaded.files.push_back(path);
@@ -46,6 +52,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
         throw Error(ErrorKind::config, "--config " + source.path + ": no such file");
       if (!fs::is_regular_file(source.path, ec))
         throw Error(ErrorKind::config, "--config " + source.path + ": not a regular file");
+      require_trusted(untrusted_file_reason(source.path, "device file"));
       load(source.path);
       continue;
     }
@@ -56,6 +63,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     }
     if (!fs::is_directory(source.path, ec))
       throw Error(ErrorKind::config, "config directory " + source.path + " is not a directory");
+    require_trusted(untrusted_reason(source.path, "config directory"));
     std::vector<std::string> files;
     fs::directory_iterator it(source.path, ec);
     if (ec)
@@ -69,6 +77,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     for (const std::string& f : files) {
       if (!fs::is_regular_file(f, ec))
         throw Error(ErrorKind::config, "device file " + f + " is not a regular file");
+      require_trusted(untrusted_reason(f, "device file"));
       load(f);
     }
   }

@@ -308,9 +308,13 @@ DeviceFile load_device_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(ErrorKind::config, "cannot read device file " + path + ": " + std::strerror(errno));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
+  // Read no more than just past the limit: a huge file is refused, not loaded.
+  std::string text;
+  char chunk[16384];
+  while (text.size() <= kMaxDeviceFileBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  if (in.bad())
+    throw Error(ErrorKind::config, "cannot read device file " + path + ": " + std::strerror(errno));
   if (text.size() > kMaxDeviceFileBytes)
     throw Error(ErrorKind::config,
                 path + ": device file larger than 1 MiB; is this the right file?");

@@ -101,6 +101,15 @@ Isa pick_isa(const CpuFeatures& cpu, const Environment& env) {
   return Isa{};
 }
 
+std::optional<std::string> aten_capability_warning(const Environment& env) {
+  auto capability = env.get_nonempty("ATEN_CPU_CAPABILITY");
+  if (!capability) return std::nullopt;
+  for (const char* known : {"default", "avx2", "avx512", "vsx", "zvector", "sve256"})
+    if (*capability == known) return std::nullopt;
+  return "ignoring ATEN_CPU_CAPABILITY=" + *capability +
+         " (known: default, avx2, avx512, vsx, zvector, sve256)";
+}
+
 std::optional<Isa> parse_isa(std::string_view spec, const CpuFeatures& cpu,
                              const Environment& env) {
   if (spec == "auto") return pick_isa(cpu, env);

@@ -29,7 +29,10 @@ struct LoadedConfigs {
 };
 
 // Reads every device file of `sources` (directories: their *.json, sorted by
-// name) and registers it. Throws Error(config) on the first bad file.
-LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry);
+// name) and registers it. Throws Error(config) on the first bad file, and on
+// a file or directory others could have written (trust.hpp) unless
+// `allow_untrusted`; exec providers check their program the same way.
+LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
+                                    bool allow_untrusted = false);
 
 }  // namespace kbuild

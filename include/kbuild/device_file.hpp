@@ -63,6 +63,7 @@ struct DeviceFile {
   std::map<std::string, LayerDef> backends;
   std::string default_backend;  // empty: none
   std::string launcher;         // --launcher for this device's builds, unless given
+  bool check_program_trust = true;  // refuse an exec program others could write
 };
 
 // The layers `backend` applies, in order: each layer of its `extends` chain

@@ -26,6 +26,7 @@ struct DoctorInput {
   const Site& site;
   std::vector<ConfigSource> config_sources;
   BuildRequest request;  // device, backend, modes, compiler; sources unused
+  bool allow_untrusted_config = false;
 };
 
 std::vector<DoctorCheck> run_doctor(const DoctorInput& in);

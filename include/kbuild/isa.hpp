@@ -32,6 +32,10 @@ CpuFeatures read_cpu_features();
 // The best ISA for `cpu`, honouring ATEN_CPU_CAPABILITY as Inductor does.
 Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
 
+// A warning when ATEN_CPU_CAPABILITY is set to a value torch does not know
+// (it is then ignored, by torch and by kbuild).
+std::optional<std::string> aten_capability_warning(const Environment& env);
+
 // Parses --isa: auto | none | avx2 | avx512 | avx512_vnni | amx | neon | sve256,
 // with optional extras `+bf16` (-mavx512bf16, avx512 family) and `+fp16`
 // (-mamx-fp16, amx), e.g. "amx+bf16". A named ISA means exactly those flags;

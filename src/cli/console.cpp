@@ -4,12 +4,15 @@
 
 #include <iostream>
 
+#include "kbuild/printable.hpp"
+
 namespace kbuild::cli {
 
 Console::Console(bool quiet, bool verbose, bool no_color_env)
     : quiet_(quiet), verbose_(verbose), colour_(!no_color_env && isatty(STDERR_FILENO)) {}
 
-void Console::emit(const char* colour, const std::string& label, const std::string& text) const {
+void Console::emit(const char* colour, const std::string& label, const std::string& raw) const {
+  const std::string text = printable_line(raw);  // one line, whatever paths it names
   if (colour_)
     std::cerr << "\033[1mkbuild:\033[0m " << colour << label << "\033[0m " << text << "\n";
   else

@@ -16,6 +16,8 @@
 #include "kbuild/build_runner.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
+#include "kbuild/device_file.hpp"
+#include "kbuild/isa.hpp"
 #include "kbuild/doctor.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
@@ -36,6 +38,7 @@ namespace {
 struct CommonOptions {
   SiteSettings site;
   std::vector<std::string> config_files;
+  bool allow_untrusted_config = false;
   std::string device = "cpu";
   std::string backend;
   bool aot = false;
@@ -73,8 +76,30 @@ struct BuildCli {
   double timeout_s = 0;
 };
 
+// Values CLI11 would take but kbuild cannot use; said before anything runs.
+const CLI::Validator kNotEmpty(
+    [](const std::string& value) { return value.empty() ? "must not be empty" : std::string(); },
+    "NOT EMPTY");
+const CLI::Validator kDeviceName(
+    [](const std::string& value) {
+      return is_valid_device_name(value) ? std::string()
+                                         : "'" + value +
+                                               "' is not a device name (lowercase letters, "
+                                               "digits, '_' and '-', starting with a letter)";
+    },
+    "DEVICE");
+const CLI::Validator kSeconds(
+    [](const std::string& value) {
+      double seconds = 0;
+      return CLI::detail::lexical_cast(value, seconds) && seconds > 0
+                 ? std::string()
+                 : "'" + value + "' is not a number of seconds above 0";
+    },
+    "SECONDS");
+
 void add_common(CLI::App& app, CommonOptions& o) {
-  app.add_option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)");
+  app.add_option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)")
+      ->check(kDeviceName);
   app.add_option("--backend", o.backend,
                  "the device's backend (npu: triton, mlir, dvm, ascendc); default: the file's "
                  "default_backend");
@@ -83,6 +108,9 @@ void add_common(CLI::App& app, CommonOptions& o) {
   app.add_flag("--strict", o.strict, "an unknown device is an error");
   app.add_option("--config", o.config_files, "device file to register (repeatable; last wins)")
       ->allow_extra_args(false);
+  app.add_flag("--allow-untrusted-config", o.allow_untrusted_config,
+                "load device files and exec programs others could have written (world-writable, "
+                "or owned by another user)");
   app.add_option("--torch-root", o.site.torch_root,
                  "torch package dir (default: KBUILD_TORCH_ROOT, else found via python3)");
   app.add_option("--torch-npu-root", o.site.torch_npu_root,
@@ -104,7 +132,8 @@ void add_common(CLI::App& app, CommonOptions& o) {
 
 void add_build(CLI::App& app, BuildCli& b) {
   app.add_option("sources", b.sources, "sources (or objects to link)");
-  app.add_option("-o,--output", b.output, "output file (default: from the first source)");
+  app.add_option("-o,--output", b.output, "output file (default: from the first source)")
+      ->check(kNotEmpty);
   app.add_flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
   app.add_flag("--preprocess", b.preprocess, "preprocess to .i (-E -P)");
   app.add_flag("--min-optimize", b.min_optimize, "-O1 instead of -O3 (Inductor's wrapper level)");
@@ -149,7 +178,8 @@ struct Session {
   Session(const CommonOptions& o, const Environment& e, const Console& console) : env(e) {
     auto start = std::chrono::steady_clock::now();
     site = resolve_site(o.site, env);
-    configs = register_device_files(config_sources(data_dir(env), env, o.config_files), registry);
+    configs = register_device_files(config_sources(data_dir(env), env, o.config_files), registry,
+                                    o.allow_untrusted_config);
     timings.push_back({"config", seconds_since(start)});
     console.warnings(configs.warnings);
     console.warnings(registry.warnings());
@@ -257,6 +287,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   try {
     session.emplace(common, env, console);
     request = make_request(common, b, env);
+    if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())
         throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
@@ -441,7 +472,7 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
   Site site = resolve_site(common.site, env);
   BuildCli none;
   DoctorInput in{env, site, config_sources(data_dir(env), env, common.config_files),
-                 make_request(common, none, env)};
+                 make_request(common, none, env), common.allow_untrusted_config};
   std::vector<DoctorCheck> checks = run_doctor(in);
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -573,7 +604,7 @@ int main(int argc, char** argv) {
                  "(distcc/icecc compile -march=native only locally)");
     app.add_option("--timeout", b.timeout_s,
                    "end the compiler (its whole process group) after this many seconds")
-        ->check(CLI::PositiveNumber);
+        ->check(kSeconds);
     app.add_option("--pch", b.pch,
                    "precompile this prefix header once (per content and flags) and -include it");
     app.add_option("--launcher", b.launcher,

@@ -1,0 +1,16 @@
+// Messages name user paths, which may hold newlines, control characters or
+// bytes that are not UTF-8. Shown raw they would split kbuild's one-line
+// errors or garble a terminal, so they are escaped first.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kbuild {
+
+// `text` with control characters written as \n, \t, \r or \xNN, and every
+// byte that is not part of valid UTF-8 as \xNN; a backslash stays as it is.
+// The result is one line of valid UTF-8.
+std::string printable_line(std::string_view text);
+
+}  // namespace kbuild

@@ -1,0 +1,21 @@
+// Device files and exec-provider programs are code-adjacent: whoever can
+// write them decides what kbuild compiles and runs. Like ssh and git, kbuild
+// refuses them when someone other than the user (or root) could have put
+// them there: a file or its directory that is world-writable, or owned by
+// another user.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kbuild {
+
+// Why `path` (a file or directory) is not trusted, with how to fix it, or
+// nothing when it is. `what` names it in the message ("device file").
+// A path that cannot be inspected is reported by the caller's own checks.
+std::optional<std::string> untrusted_reason(const std::string& path, const std::string& what);
+
+// As untrusted_reason, for a file and then the directory holding it.
+std::optional<std::string> untrusted_file_reason(const std::string& path, const std::string& what);
+
+}  // namespace kbuild
