@@ -5,15 +5,18 @@
 #include <nlohmann/json.hpp>
 
 #include "kbuild/error.hpp"
-#include "kbuild/trust.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/trust.hpp"
 
 namespace kbuild {
 
 namespace {
 
+// The directory of a device file, absolute ("--config x.json" lives in the
+// current directory, not in "").
 std::string dir_of(const std::string& path) {
-  return std::filesystem::path(path).parent_path().string();
+  std::error_code ec;
+  return std::filesystem::absolute(path, ec).parent_path().string();
 }
 
 [[noreturn]] void missing_env(const DeviceFile& file, const DeviceFileEntry& entry,
@@ -134,7 +137,7 @@ class ExecProvider : public Provider {
     }
     // A relative program path is relative to the device file.
     if (argv[0].find('/') != std::string::npos && argv[0][0] != '/')
-      argv[0] = dir_of(file_.path) + "/" + argv[0];
+      argv[0] = (std::filesystem::path(dir_of(file_.path)) / argv[0]).lexically_normal().string();
     auto program = find_executable(argv[0], ctx.env);
     if (!program)
       throw Error(ErrorKind::provider,

@@ -47,8 +47,15 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
   };
   for (const ConfigSource& source : sources) {
     std::error_code ec;
+    // A symlink loop or a permission problem is an error, never "missing".
+    fs::file_status status = fs::status(source.path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw Error(ErrorKind::config,
+                  "cannot use " +
+                      std::string(source.is_directory ? "config directory " : "--config ") +
+                      source.path + ": " + ec.message());
     if (!source.is_directory) {
-      if (!fs::exists(source.path, ec))
+      if (!fs::exists(status))
         throw Error(ErrorKind::config, "--config " + source.path + ": no such file");
       if (!fs::is_regular_file(source.path, ec))
         throw Error(ErrorKind::config, "--config " + source.path + ": not a regular file");
@@ -56,7 +63,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
       load(source.path);
       continue;
     }
-    if (!fs::exists(source.path, ec)) {
+    if (!fs::exists(status)) {
       if (source.must_exist)
         loaded.warnings.push_back("KBUILD_CONFIG_PATH entry " + source.path + " does not exist");
       continue;

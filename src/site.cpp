@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;
@@ -48,6 +49,14 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
 
   if (!s.no_torch) {
     p.torch_root = first_of(s.torch_root, env.get_nonempty("KBUILD_TORCH_ROOT"));
+    // A root the user named must exist: building without it would fail later
+    // with a confusing link error, or silently lose the torch flags.
+    if (p.torch_root && !is_dir(*p.torch_root))
+      throw Error(ErrorKind::usage,
+                  std::string(s.torch_root.empty() ? "KBUILD_TORCH_ROOT" : "--torch-root") + " " +
+                      *p.torch_root +
+                      " is not a directory; give the torch package dir (the one holding "
+                      "include/ and lib/), or --no-torch");
     bool need_python = !p.torch_root || !p.python_include || !p.python_libdir;
     if (need_python) {
       site.discovery = discover_python(s.python, env, cache_root(env));
@@ -65,7 +74,8 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
       }
     }
     if (p.torch_root && !is_dir(*p.torch_root))
-      site.notes.push_back("torch root " + *p.torch_root + " is not a directory");
+      site.notes.push_back("torch root " + *p.torch_root + " (found by " + s.python +
+                           ") is not a directory");
   }
   if (p.torch_root) p.torch_is_rocm = torch_is_rocm_build(*p.torch_root);
 

@@ -43,13 +43,12 @@ std::optional<Finding> inspect(const std::string& path) {
 std::optional<std::string> untrusted_reason(const std::string& path, const std::string& what) {
   auto finding = inspect(path);
   if (!finding) return std::nullopt;
-  std::string reason = what + " " + path + " " + finding->problem + "; refusing to use it: " +
-                       finding->fix;
+  std::string reason =
+      what + " " + path + " " + finding->problem + "; refusing to use it: " + finding->fix;
   return reason.append(kOverride);
 }
 
-std::optional<std::string> untrusted_file_reason(const std::string& path,
-                                                 const std::string& what) {
+std::optional<std::string> untrusted_file_reason(const std::string& path, const std::string& what) {
   if (auto reason = untrusted_reason(path, what)) return reason;
   std::error_code ec;
   fs::path dir = fs::absolute(path, ec).parent_path();

@@ -61,8 +61,8 @@ struct DeviceFile {
   std::optional<ExecSpec> exec;
   std::map<std::string, LayerDef> layers;
   std::map<std::string, LayerDef> backends;
-  std::string default_backend;  // empty: none
-  std::string launcher;         // --launcher for this device's builds, unless given
+  std::string default_backend;      // empty: none
+  std::string launcher;             // --launcher for this device's builds, unless given
   bool check_program_trust = true;  // refuse an exec program others could write
 };
 

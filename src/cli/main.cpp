@@ -17,10 +17,10 @@
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/device_file.hpp"
-#include "kbuild/isa.hpp"
 #include "kbuild/doctor.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/isa.hpp"
 #include "kbuild/load_check.hpp"
 #include "kbuild/pch.hpp"
 #include "kbuild/report.hpp"
@@ -109,8 +109,8 @@ void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--config", o.config_files, "device file to register (repeatable; last wins)")
       ->allow_extra_args(false);
   app.add_flag("--allow-untrusted-config", o.allow_untrusted_config,
-                "load device files and exec programs others could have written (world-writable, "
-                "or owned by another user)");
+               "load device files and exec programs others could have written (world-writable, "
+               "or owned by another user)");
   app.add_option("--torch-root", o.site.torch_root,
                  "torch package dir (default: KBUILD_TORCH_ROOT, else found via python3)");
   app.add_option("--torch-npu-root", o.site.torch_npu_root,

@@ -1,0 +1,454 @@
+// The bad-input matrix of docs/errors.md, one test per row. Each row runs
+// kbuild where an earlier output already exists and checks the exit code
+// (against this test and against the table in docs/errors.md), exactly one
+// error line naming what and where, the earlier output byte for byte, and
+// that no temporary file is left behind.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+const std::string kEarlierOutput = "the bytes of an earlier, good build\n";
+
+// Row id -> exit code, read from the tables of docs/errors.md.
+const std::map<std::string, int>& documented_exit_codes() {
+  static const std::map<std::string, int> codes = [] {
+    std::map<std::string, int> out;
+    std::ifstream doc(source_root() + "/docs/errors.md");
+    std::regex row(R"(^\| (E[0-9]+) \|[^|]*\| ([0-9]+) \|)");
+    std::smatch m;
+    for (std::string line; std::getline(doc, line);)
+      if (std::regex_search(line, m, row)) out[m[1]] = std::stoi(m[2]);
+    return out;
+  }();
+  return codes;
+}
+
+std::vector<std::string> error_lines(const std::string& err) {
+  std::vector<std::string> out;
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("kbuild: error[", 0) == 0) out.push_back(line);
+  return out;
+}
+
+struct Row {
+  TempDir home, dir;
+  std::string kernel = dir / "kernel.cpp";
+  std::string output = dir / "k.so";
+
+  Row() {
+    write_file(kernel, "extern \"C\" int f() { return 1; }\n");
+    write_file(output, kEarlierOutput);
+  }
+  // kbuild ARGS (no torch) kernel.cpp -o k.so
+  RunResult build(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    args.insert(args.begin(), "--no-torch");
+    args.insert(args.end(), {kernel, "-o", output});
+    return run_kbuild(args, home.str(), std::move(env));
+  }
+  RunResult kbuild(const std::vector<std::string>& args,
+                   std::map<std::string, std::string> env = {}) {
+    return run_kbuild(args, home.str(), std::move(env));
+  }
+  // A device file in this row's directory.
+  std::string device_file(const std::string& name, const std::string& text) {
+    write_file(dir / name, text);
+    return dir / name;
+  }
+  // An exec provider running `script` (a shell script body).
+  std::vector<std::string> exec_device(const std::string& script, int timeout_s = 30) {
+    write_file(dir / "provider.sh", "#!/bin/sh\n" + script, true);
+    std::string file =
+        device_file("ext.json",
+                    "{\"device\": \"ext\", \"exec\": {\"command\": [\"./provider.sh\"], "
+                    "\"timeout_s\": " +
+                        std::to_string(timeout_s) + "}}");
+    return {"--config", file, "--device", "ext"};
+  }
+
+  void expect(const std::string& id, const RunResult& r, int code, const std::string& stage,
+              const std::vector<std::string>& mentions) const {
+    INFO(id << " stderr: " << r.err);
+    auto documented = documented_exit_codes().find(id);
+    REQUIRE(documented != documented_exit_codes().end());
+    CHECK(documented->second == code);
+    CHECK(r.exit_code == code);
+    std::vector<std::string> lines = error_lines(r.err);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0].rfind("kbuild: error[" + stage + "]: ", 0) == 0);
+    for (const std::string& m : mentions) CHECK(lines[0].find(m) != std::string::npos);
+    CHECK(read_file(output) == kEarlierOutput);
+    for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+      std::string name = entry.path().filename().string();
+      CHECK(name.find("kbuild-tmp") == std::string::npos);
+      CHECK(name.find(".tmp.") == std::string::npos);
+    }
+  }
+};
+
+}  // namespace
+
+// Command line.
+
+TEST_CASE("E01 unknown option", "[matrix]") {
+  Row row;
+  row.expect("E01", row.build({"--frobnicate"}), 2, "usage", {"--frobnicate"});
+}
+
+TEST_CASE("E02 empty device name", "[matrix]") {
+  Row row;
+  row.expect("E02", row.build({"--device", ""}), 2, "usage", {"--device", "not a device name"});
+}
+
+TEST_CASE("E03 device name with a slash and dots", "[matrix]") {
+  Row row;
+  row.expect("E03", row.build({"--device", "../x"}), 2, "usage",
+             {"--device", "'../x' is not a device name"});
+}
+
+TEST_CASE("E04 unknown device with --strict", "[matrix]") {
+  Row row;
+  row.expect("E04", row.build({"--device", "tpu", "--strict"}), 2, "usage",
+             {"unknown device 'tpu' (--strict)", "known devices: cpu"});
+}
+
+TEST_CASE("E05 unknown backend", "[matrix]") {
+  Row row;
+  row.expect(
+      "E05",
+      row.build({"--device", "npu", "--backend", "nope"}, {{"ASCEND_HOME_PATH", row.dir.str()}}), 2,
+      "usage", {"no backend 'nope'", "triton", "npu.json"});
+}
+
+TEST_CASE("E06 unknown --isa", "[matrix]") {
+  Row row;
+  row.expect("E06", row.build({"--isa", "avx9"}), 2, "usage", {"unknown --isa 'avx9'"});
+}
+
+TEST_CASE("E07 --timeout that is not a positive number of seconds", "[matrix]") {
+  Row row;
+  row.expect("E07", row.build({"--timeout", "-1"}), 2, "usage", {"--timeout", "'-1'"});
+  row.expect("E07", row.build({"--timeout", "soon"}), 2, "usage", {"--timeout", "'soon'"});
+}
+
+TEST_CASE("E08 empty output name", "[matrix]") {
+  Row row;
+  row.expect("E08", row.kbuild({"--no-torch", row.kernel, "-o", ""}), 2, "usage",
+             {"--output", "must not be empty"});
+}
+
+TEST_CASE("E09 modes that exclude each other", "[matrix]") {
+  Row row;
+  row.expect("E09", row.build({"-c", "--preprocess"}), 2, "usage", {"exclude each other"});
+}
+
+TEST_CASE("E10 cache size that is not a size", "[matrix]") {
+  Row row;
+  row.expect("E10", row.build({"--cache-max-size", "12Q"}), 2, "usage", {"'12Q'", "500M"});
+}
+
+TEST_CASE("E11 torch root that is not a directory", "[matrix]") {
+  Row row;
+  std::string absent = row.dir / "absent";
+  row.expect("E11", row.kbuild({"--torch-root", absent, row.kernel, "-o", row.output}), 2, "usage",
+             {"--torch-root " + absent, "not a directory", "--no-torch"});
+  row.expect("E11", row.kbuild({row.kernel, "-o", row.output}, {{"KBUILD_TORCH_ROOT", absent}}), 2,
+             "usage", {"KBUILD_TORCH_ROOT " + absent});
+}
+
+TEST_CASE("E12 no source", "[matrix]") {
+  Row row;
+  row.expect("E12", row.kbuild({"--no-torch", "-o", row.output}), 2, "usage", {"no source given"});
+}
+
+TEST_CASE("E16 output equal to a source", "[matrix]") {
+  Row row;
+  std::string source = read_file(row.kernel);
+  row.expect("E16", row.kbuild({"--no-torch", row.kernel, "-o", row.kernel}), 2, "usage",
+             {"is also a source"});
+  CHECK(read_file(row.kernel) == source);
+}
+
+// Sources and outputs.
+
+TEST_CASE("E13 missing source", "[matrix]") {
+  Row row;
+  row.expect("E13", row.kbuild({"--no-torch", row.dir / "nope.cpp", "-o", row.output}), 8, "usage",
+             {row.dir / "nope.cpp", "No such file"});
+}
+
+TEST_CASE("E14 a directory as the source", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "adir");
+  row.expect("E14", row.kbuild({"--no-torch", row.dir / "adir", "-o", row.output}), 8, "usage",
+             {row.dir / "adir", "not a regular file"});
+}
+
+TEST_CASE("E15 a missing source named with a newline and a non-UTF-8 byte", "[matrix]") {
+  Row row;
+  RunResult r = row.kbuild({"--no-torch", row.dir / "we\nird\xff.cpp", "-o", row.output});
+  row.expect("E15", r, 8, "usage", {row.dir / "we\\nird\\xff.cpp", "No such file"});
+}
+
+TEST_CASE("E17 output directory missing", "[matrix]") {
+  Row row;
+  row.expect("E17", row.kbuild({"--no-torch", row.kernel, "-o", row.dir / "missing/k.so"}), 9,
+             "usage", {row.dir / "missing", "does not exist"});
+}
+
+TEST_CASE("E18 output directory is a file", "[matrix]") {
+  Row row;
+  row.expect("E18", row.kbuild({"--no-torch", row.kernel, "-o", row.kernel + "/k.so"}), 9, "usage",
+             {row.kernel, "not a directory"});
+}
+
+TEST_CASE("E19 output directory not writable", "[matrix]") {
+  Row row;
+  // Root may write anywhere a mode allows; nobody may create files in /proc.
+  std::string target = "/proc/kbuild-matrix.so";
+  if (geteuid() != 0) {
+    fs::create_directories(row.dir / "ro");
+    fs::permissions(row.dir / "ro", fs::perms::owner_read | fs::perms::owner_exec);
+    target = row.dir / "ro/k.so";
+  }
+  row.expect("E19", row.kbuild({"--no-torch", row.kernel, "-o", target}), 9, "usage",
+             {"cannot write beside " + target, "writable output directory"});
+  fs::permissions(row.dir.path(), fs::perms::owner_all, fs::perm_options::add);
+}
+
+TEST_CASE("E20 output is a directory", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "out.d");
+  row.expect("E20", row.kbuild({"--no-torch", row.kernel, "-o", row.dir / "out.d"}), 9, "usage",
+             {row.dir / "out.d", "is a directory"});
+}
+
+TEST_CASE("E46 --compile-commands file that is a directory", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "cc.json");
+  row.expect("E46", row.build({"--compile-commands", row.dir / "cc.json"}), 9, "usage",
+             {"--compile-commands", row.dir / "cc.json"});
+}
+
+// Device files and configuration.
+
+TEST_CASE("E21 malformed JSON", "[matrix]") {
+  Row row;
+  auto file = row.device_file("bad.json", "{\n  \"device\": \"x\"\n  \"libraries\": []\n}");
+  row.expect("E21", row.build({"--config", file}), 3, "config", {file + ":3:", "malformed JSON"});
+}
+
+TEST_CASE("E22 wrong type", "[matrix]") {
+  Row row;
+  auto file = row.device_file("type.json", "{\"device\": \"x\", \"cflags\": [true]}");
+  row.expect("E22", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "at /cflags/0: expected a string"});
+}
+
+TEST_CASE("E23 unknown key", "[matrix]") {
+  Row row;
+  auto file = row.device_file("typo.json", "{\"device\": \"x\", \"librarys\": []}");
+  row.expect("E23", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "unknown key 'librarys'"});
+}
+
+TEST_CASE("E24 duplicate key", "[matrix]") {
+  Row row;
+  auto file = row.device_file("dup.json", "{\"device\": \"x\", \"device\": \"y\"}");
+  row.expect("E24", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "duplicate key '/device'"});
+}
+
+TEST_CASE("E25 empty device name in a device file", "[matrix]") {
+  Row row;
+  auto file = row.device_file("empty.json", "{\"device\": \"\"}");
+  row.expect("E25", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "at /device: invalid device name ''"});
+}
+
+TEST_CASE("E26 device name with a slash and dots in a device file", "[matrix]") {
+  Row row;
+  auto file = row.device_file("dots.json", "{\"device\": \"../x\"}");
+  row.expect("E26", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "invalid device name '../x'"});
+}
+
+TEST_CASE("E27 extends cycle", "[matrix]") {
+  Row row;
+  auto file = row.device_file(
+      "cycle.json",
+      "{\"device\": \"x\", \"layers\": {\"a\": {\"extends\": [\"b\"]}, \"b\": {\"extends\": "
+      "[\"a\"]}}}");
+  row.expect("E27", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "in a cycle: a -> b -> a"});
+}
+
+TEST_CASE("E28 huge device file", "[matrix]") {
+  Row row;
+  auto file = row.device_file(
+      "huge.json", "{\"device\": \"x\", \"description\": \"" + std::string(2 << 20, 'x') + "\"}");
+  row.expect("E28", row.build({"--config", file}), 3, "config", {file, "larger than 1 MiB"});
+}
+
+TEST_CASE("E29 config directory that is a symlink loop", "[matrix]") {
+  Row row;
+  fs::create_directory_symlink("loop", row.dir / "loop");
+  row.expect("E29", row.build({}, {{"KBUILD_CONFIG_PATH", row.dir / "loop"}}), 3, "config",
+             {row.dir / "loop", "Too many levels of symbolic links"});
+}
+
+TEST_CASE("E30 unreadable device file", "[matrix]") {
+  Row row;
+  // Root reads any mode; /proc/self/mem fails every read at offset 0.
+  std::string file = "/proc/self/mem";
+  if (geteuid() != 0) {
+    file = row.device_file("secret.json", "{\"device\": \"x\"}");
+    fs::permissions(file, fs::perms::none);
+  }
+  row.expect("E30", row.build({"--config", file}), 3, "config",
+             {"cannot read device file " + file});
+}
+
+TEST_CASE("E31 --config file missing", "[matrix]") {
+  Row row;
+  row.expect("E31", row.build({"--config", row.dir / "absent.json"}), 3, "config",
+             {row.dir / "absent.json", "no such file"});
+}
+
+TEST_CASE("E32 world-writable device file; --allow-untrusted-config overrides", "[matrix]") {
+  Row row;
+  auto file = row.device_file("open.json", "{\"device\": \"x\", \"definitions\": [\"OPEN\"]}");
+  fs::permissions(file, fs::perms::others_write, fs::perm_options::add);
+  row.expect("E32", row.build({"--config", file}), 3, "config",
+             {file, "world-writable", "chmod o-w " + file, "--allow-untrusted-config"});
+  RunResult allowed = row.kbuild({"--no-torch", "--config", file, "--allow-untrusted-config",
+                                  "--device", "x", "--dry-run", row.kernel});
+  CHECK(allowed.exit_code == 0);
+  CHECK(allowed.out.find(" -D OPEN ") != std::string::npos);  // as Inductor renders it
+}
+
+TEST_CASE("E33 device file owned by another user", "[matrix]") {
+  if (geteuid() != 0) {
+    WARN("E33 needs root to give a file to another user; not run");
+    return;
+  }
+  Row row;
+  auto file = row.device_file("theirs.json", "{\"device\": \"x\"}");
+  REQUIRE(chown(file.c_str(), 65534, 65534) == 0);
+  row.expect("E33", row.build({"--config", file}), 3, "config",
+             {file, "owned by uid 65534", "--allow-untrusted-config"});
+}
+
+TEST_CASE("E34 device file in a world-writable directory", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "shared");
+  fs::permissions(row.dir / "shared", fs::perms::all | fs::perms::sticky_bit);
+  write_file(row.dir / "shared/dev.json", "{\"device\": \"x\"}");
+  row.expect("E34", row.build({"--config", row.dir / "shared/dev.json"}), 3, "config",
+             {row.dir / "shared/dev.json", "world-writable (mode 1777)", "move it"});
+  // The same for a directory of device files.
+  row.expect("E34", row.build({}, {{"KBUILD_CONFIG_PATH", row.dir / "shared"}}), 3, "config",
+             {"config directory " + row.dir / "shared", "world-writable"});
+}
+
+TEST_CASE("E41 exec provider program world-writable", "[matrix]") {
+  Row row;
+  auto args = row.exec_device("echo '{}'\n");
+  fs::permissions(row.dir / "provider.sh", fs::perms::others_write, fs::perm_options::add);
+  row.expect("E41", row.build(args), 3, "config",
+             {"exec provider", row.dir / "provider.sh", "world-writable"});
+}
+
+// Providers and environment.
+
+TEST_CASE("E35 required variable unset", "[matrix]") {
+  Row row;
+  row.expect("E35", row.build({"--device", "npu"}), 4, "provider",
+             {"device 'npu' (", "npu.json:", "Could not find ASCEND_HOME_PATH in env"});
+}
+
+TEST_CASE("E36 a variable whose default refers to itself", "[matrix]") {
+  Row row;
+  auto file = row.device_file(
+      "self.json", "{\"device\": \"selfy\", \"include_dirs\": [\"${env:SELF:-${env:SELF}}\"]}");
+  row.expect("E36", row.build({"--config", file, "--device", "selfy"}), 4, "provider",
+             {"self.json:1", "SELF is not set"});
+}
+
+TEST_CASE("E37 exec provider exits non-zero", "[matrix]") {
+  Row row;
+  RunResult r = row.build(row.exec_device("echo 'driver not loaded' >&2\nexit 9\n"));
+  row.expect("E37", r, 4, "provider", {"exec provider", "ext.json", "exit code 9"});
+  CHECK(r.err.find("driver not loaded") != std::string::npos);
+}
+
+TEST_CASE("E38 exec provider prints garbage", "[matrix]") {
+  Row row;
+  row.expect("E38", row.build(row.exec_device("echo 'hello, not json'\n")), 4, "provider",
+             {"exec provider", "not JSON"});
+}
+
+TEST_CASE("E39 exec provider prints 100 MB", "[matrix]") {
+  Row row;
+  row.expect("E39", row.build(row.exec_device("head -c 100000000 /dev/zero | tr '\\0' x\n")), 4,
+             "provider", {"exec provider", "more than 4 MiB"});
+}
+
+TEST_CASE("E40 exec provider hangs", "[matrix]") {
+  Row row;
+  auto start = std::chrono::steady_clock::now();
+  row.expect("E40", row.build(row.exec_device("sleep 60\n", 1)), 4, "provider",
+             {"exec provider", "timed out after 1s", "exec.timeout_s"});
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
+TEST_CASE("E42 compiler missing", "[matrix]") {
+  Row row;
+  row.expect("E42", row.build({}, {{"CXX", row.dir / "missing/g++"}}), 10, "compile",
+             {"compiler '" + row.dir / "missing/g++" + "' not found"});
+  row.expect("E42", row.build({"--cxx", "no-such-compiler-xyz"}), 10, "compile",
+             {"compiler 'no-such-compiler-xyz' not found", "--cxx"});
+}
+
+TEST_CASE("E43 compiler killed by a signal", "[matrix]") {
+  Row row;
+  write_file(row.dir / "crashing-g++", "#!/bin/sh\nkill -SEGV $$\n", true);
+  row.expect("E43", row.build({"--cxx", row.dir / "crashing-g++"}), 5, "compile",
+             {"killed by signal 11"});
+}
+
+TEST_CASE("E44 compiler that never ends, with --timeout", "[matrix]") {
+  Row row;
+  write_file(row.dir / "slow-g++", "#!/bin/sh\nsleep 60\n", true);
+  row.expect("E44", row.build({"--cxx", row.dir / "slow-g++", "--timeout", "0.5"}), 5, "compile",
+             {"--timeout 0.500 s", "left as it was"});
+}
+
+TEST_CASE("E45 build-many manifest malformed", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "[{\n");
+  row.expect("E45", row.kbuild({"build-many", row.dir / "m.json"}), 3, "config",
+             {row.dir / "m.json:2:", "malformed JSON"});
+}
+
+TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
+  // The ids this file tests; a row documented but untested fails here.
+  std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");
+  std::string text((std::istreambuf_iterator<char>(self)), {});
+  REQUIRE(documented_exit_codes().size() >= 30);
+  for (const auto& [id, code] : documented_exit_codes()) {
+    INFO(id);
+    CHECK(text.find("TEST_CASE(\"" + id + " ") != std::string::npos);
+  }
+}
