@@ -204,7 +204,7 @@ BuildOptions parse_provider_output(const std::string& text, const std::string& w
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // bad syntax, and numbers out of range
     std::string head = text.substr(0, 200);
     for (char& c : head)
       if (c == '\n') c = ' ';

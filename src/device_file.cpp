@@ -58,7 +58,13 @@ class Validator {
     try {
       return TemplateString::parse(s);
     } catch (const TemplateSyntaxError& e) {
-      fail(ptr, std::string(e.what()) + " in \"" + s + "\"");
+      // Quote the value around the error, not all of a possibly huge string.
+      constexpr std::size_t kContext = 40;
+      std::size_t from = e.offset > kContext ? e.offset - kContext : 0;
+      std::string excerpt = (from > 0 ? "..." : "") + s.substr(from, 2 * kContext) +
+                            (from + 2 * kContext < s.size() ? "..." : "");
+      fail(ptr, std::string(e.what()) + " at character " + std::to_string(e.offset + 1) + " of \"" +
+                    excerpt + "\"");
     }
   }
 

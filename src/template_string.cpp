@@ -4,6 +4,8 @@
 
 namespace kbuild {
 
+constexpr int kMaxNestedDefaults = 16;
+
 namespace {
 
 constexpr std::array<std::string_view, 6> kVariables = {
@@ -28,7 +30,7 @@ std::optional<std::string> variable_value(const std::string& name, const Templat
 
 TemplateString TemplateString::parse(std::string_view text) {
   std::size_t pos = 0;
-  TemplateString t = parse_part(text, pos, false);
+  TemplateString t = parse_part(text, pos, 0);
   t.text_ = std::string(text);
   return t;
 }
@@ -40,7 +42,8 @@ TemplateString TemplateString::literal(std::string text) {
   return t;
 }
 
-TemplateString TemplateString::parse_part(std::string_view text, std::size_t& pos, bool nested) {
+TemplateString TemplateString::parse_part(std::string_view text, std::size_t& pos, int depth) {
+  const bool nested = depth > 0;
   TemplateString t;
   const std::size_t start = pos;
   std::string literal;
@@ -76,7 +79,11 @@ TemplateString TemplateString::parse_part(std::string_view text, std::size_t& po
       Segment seg{Segment::Kind::env, name, nullptr};
       if (text.substr(pos, 2) == ":-") {
         pos += 2;
-        seg.fallback = std::make_shared<TemplateString>(parse_part(text, pos, true));
+        // Bounded: parsing, expanding and freeing all recurse this deep.
+        if (depth >= kMaxNestedDefaults)
+          throw TemplateSyntaxError(
+              "defaults nested more than " + std::to_string(kMaxNestedDefaults) + " deep", open);
+        seg.fallback = std::make_shared<TemplateString>(parse_part(text, pos, depth + 1));
       }
       if (pos >= text.size() || text[pos] != '}')
         throw TemplateSyntaxError("unterminated '${env:" + name + "' (missing '}')", open);

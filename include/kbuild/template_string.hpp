@@ -2,7 +2,8 @@
 // loaded (so a typo fails at load time) and expanded when a device is resolved.
 //
 //   ${env:NAME}            required environment variable
-//   ${env:NAME:-default}   NAME, or `default` (itself a template) if unset/empty
+//   ${env:NAME:-default}   NAME, or `default` (itself a template, nested at
+//                          most 16 deep) if unset/empty
 //   ${torch_root} ${torch_npu_root} ${cuda_home} ${python_include}
 //   ${python_libdir} ${config_dir}
 //   $$                     a literal $
@@ -53,7 +54,7 @@ class TemplateString {
     std::string text;  // the literal, the env var name, or the variable name
     std::shared_ptr<const TemplateString> fallback;  // for ${env:NAME:-fallback}
   };
-  static TemplateString parse_part(std::string_view text, std::size_t& pos, bool nested);
+  static TemplateString parse_part(std::string_view text, std::size_t& pos, int depth);
 
   std::string text_;
   std::vector<Segment> segments_;

@@ -104,3 +104,25 @@ TEST_CASE("an exec provider is told the chosen backend", "[unit][exec]") {
       read_file(f.dir / "args.txt") ==
       "first arg\n--device-type=fake\n--aot-mode=false\n--compile-only=true\n--backend=ascendc\n");
 }
+
+TEST_CASE("a number too large for a double is a provider error, not a crash (found by fuzzing)",
+          "[unit][exec]") {
+  try {
+    parse_provider_output("{\"cflags\": [1e999999]}", "prov", Origin{});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::provider);
+    CHECK(std::string(e.what()).find("prov: output is not JSON") == 0);
+  }
+}
+
+TEST_CASE("defaults nested too deep are a syntax error, not a stack overflow", "[unit][template]") {
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += "${env:A:-";
+  deep += std::string(10000, '}');
+  CHECK_THROWS_AS(TemplateString::parse(deep), TemplateSyntaxError);
+  std::string ok;  // 16 levels still parse
+  for (int i = 0; i < 16; ++i) ok += "${env:A:-";
+  ok += "x" + std::string(16, '}');
+  CHECK(TemplateString::parse(ok).expand({Environment{}, Paths{}, ""}).value == "x");
+}
