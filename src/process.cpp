@@ -1,5 +1,7 @@
 #include "kbuild/process.hpp"
 
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,6 +37,13 @@ struct NewProcessGroup {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Only stdin/stdout/stderr may cross exec. Boost 1.81's close_all leaves
+    // the fds below its error pipe open (a typo in its whitelist loop), so the
+    // write ends of kbuild's own pipes leaked into compilers: anything a
+    // compiler left running (an sccache server, a stray child) kept them open
+    // and kbuild waited for it. Runs after stdio's dup2.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+      for (int fd = 3; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
     return {};
   }
 };

@@ -225,3 +225,22 @@ TEST_CASE("16 concurrent builds of one output: each succeeds, the file is never 
   CHECK(value < 16);
   dlclose(handle);
 }
+
+TEST_CASE("a compiler that leaves a daemon behind does not keep kbuild waiting", "[faults]") {
+  // Like an sccache server: started by the compiler, stdio on /dev/null, it
+  // outlives the build. Only inherited pipe ends could make kbuild wait.
+  Case c;
+  write_file(c.dir / "daemonizing-g++",
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo built > "
+             "\"$1\"; fi; shift; done\nsleep 37 </dev/null >/dev/null 2>&1 &\nexit 0\n",
+             true);
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = c.kbuild({"--no-torch", "--no-cache", "--cxx", c.dir / "daemonizing-g++", c.kernel,
+                          "-o", c.dir / "k.so"});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run({"/usr/bin/pkill", "-x", "-f", "sleep 37"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(took < 10);
+  CHECK(read_file(c.dir / "k.so") == "built\n");
+}

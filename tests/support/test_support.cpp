@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <fcntl.h>
+#include <linux/close_range.h>
 #include <unistd.h>
 
 #include <signal.h>
@@ -22,6 +24,20 @@ namespace asio = boost::asio;
 namespace bp = boost::process::v2;
 
 namespace kbuild_test {
+
+namespace {
+
+// Only stdio crosses exec (Boost 1.81 leaves some of the parent's fds open:
+// a kbuild that left a child behind would then keep the test's pipes open).
+struct StdioOnly {
+  template <typename Launcher>
+  bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    return {};
+  }
+};
+
+}  // namespace
 
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
@@ -84,7 +100,7 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   asio::readable_pipe out(ctx), err(ctx);
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   bp::process proc(ctx, argv[0], args, bp::process_stdio{nullptr, out, err},
-                   bp::process_environment(env));
+                   bp::process_environment(env), StdioOnly{});
   RunResult r;
   // Reads a pipe to EOF; lives on this stack frame until ctx.run() returns.
   struct Reader {
@@ -116,7 +132,8 @@ struct BackgroundProcess::State {
 BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv)
     : state_(std::make_unique<State>()) {
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  state_->proc.emplace(state_->ctx, argv[0], args, bp::process_stdio{nullptr, nullptr, nullptr});
+  state_->proc.emplace(state_->ctx, argv[0], args, bp::process_stdio{nullptr, nullptr, nullptr},
+                       StdioOnly{});
 }
 
 bool BackgroundProcess::running() {
