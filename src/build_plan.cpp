@@ -47,7 +47,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   BuildOptions all = base_layer(base);
 
   if (r.use_torch && ctx.paths.torch_root) {
-    OptionsResult torch = torch_layer(TorchSettings{r.query.aot_mode, r.isa}, ctx.paths);
+    Isa isa = r.isa ? *r.isa : pick_isa(read_cpu_features(), ctx.env);
+    OptionsResult torch = torch_layer(TorchSettings{r.query.aot_mode, isa}, ctx.paths);
     all.append(torch.options);
     plan.notes.insert(plan.notes.end(), torch.notes.begin(), torch.notes.end());
   }

@@ -57,8 +57,7 @@ namespace {
 
 CpuFeatures read_cpu_features_uncached() {
   CpuFeatures cpu;
-  struct utsname names {};
-  if (uname(&names) == 0) cpu.machine = names.machine;
+  cpu.machine = machine_name();
   std::ifstream in("/proc/cpuinfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -78,6 +77,11 @@ CpuFeatures read_cpu_features_uncached() {
 }
 
 }  // namespace
+
+std::string machine_name() {
+  struct utsname names {};
+  return uname(&names) == 0 ? names.machine : "";
+}
 
 CpuFeatures read_cpu_features() {
   // The CPU does not change while kbuild runs; the ISA pick and the cache

@@ -1,7 +1,5 @@
 #include "kbuild/load_check.hpp"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <regex>
 #include <sstream>
@@ -46,23 +44,6 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
     if (std::regex_search(line, m, missing)) r.missing_symbols.push_back(m[1]);
   }
   return r;
-}
-
-int probe_library(const std::string& library, const std::vector<std::string>& symbols,
-                  std::string& message) {
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    message = dlerror();
-    return 1;
-  }
-  int status = 0;
-  for (const std::string& s : symbols) {
-    if (!dlsym(handle, s.c_str())) {
-      message += (message.empty() ? "" : "\n") + ("missing symbol: " + s);
-      status = 1;
-    }
-  }
-  return status;
 }
 
 }  // namespace kbuild

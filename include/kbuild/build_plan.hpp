@@ -24,7 +24,9 @@ struct BuildRequest {
   bool debug = false;
   bool warning_all = true;
   bool use_torch = true;  // off: no torch layer (plain C++ kernels)
-  Isa isa;
+  // The vector ISA; nullopt: the running CPU's best (as --isa auto), read
+  // only when the torch layer applies (a device dry run never reads the CPU).
+  std::optional<Isa> isa = Isa{};
   std::vector<std::string> extra_flags;
   std::optional<std::string> include_pch;
   // The user layer (-I -D -L -l), appended last.

@@ -29,6 +29,9 @@ struct CpuFeatures {
 };
 CpuFeatures read_cpu_features();
 
+// uname -m (cheap: no /proc/cpuinfo).
+std::string machine_name();
+
 // The best ISA for `cpu`, honouring ATEN_CPU_CAPABILITY as Inductor does.
 Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
 

@@ -11,8 +11,8 @@ namespace kbuild {
 
 struct LoadCheckSettings {
   bool enabled = false;
-  // The program that runs probe_library() in a child process: the CLI passes
-  // itself and its hidden `__load-check` command.
+  // The program that runs probe_library() in a child process
+  // (kbuild-load-check, a dynamically linked helper: kbuild itself is static).
   std::vector<std::string> loader;
   std::vector<std::string> required_symbols;
 };
@@ -28,10 +28,5 @@ struct LoadCheckResult {
 // LD_LIBRARY_PATH (the dirs the link used).
 LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
                            const std::vector<std::string>& library_dirs, const Environment& env);
-
-// The child side: dlopen(RTLD_NOW) and dlsym each symbol. Returns 0 when all
-// is well, else 1 with the reason in `message` (one line per problem).
-int probe_library(const std::string& library, const std::vector<std::string>& symbols,
-                  std::string& message);
 
 }  // namespace kbuild

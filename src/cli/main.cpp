@@ -163,6 +163,20 @@ std::string data_dir(const Environment& env) {
   return KBUILD_INSTALLED_DATA_DIR;
 }
 
+// kbuild-load-check: beside kbuild (the build tree), else in the libexec
+// dir of the installation kbuild belongs to.
+std::string load_check_helper() {
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const fs::path& candidate :
+       {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
+        fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"})
+    if (!ec && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  throw Error(ErrorKind::internal,
+              "kbuild-load-check (the --check-load helper) is missing beside " + exe_dir.string() +
+                  " and in " + KBUILD_INSTALLED_LIBEXEC_DIR + "; reinstall kbuild");
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -196,7 +210,6 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   if (b.precompile + b.preprocess + common.compile_only > 1)
     throw Error(ErrorKind::usage,
                 "--compile-only, --precompile and --preprocess exclude each other");
-  CpuFeatures cpu = read_cpu_features();
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
   r.kind = b.precompile          ? OutputKind::precompiled_header
@@ -206,18 +219,19 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   r.sources = b.sources;
   r.output = b.output;
   r.compiler = compiler_of(common, env);
-  r.machine = cpu.machine;
+  r.machine = machine_name();
   r.strict = common.strict;
   r.min_optimize = b.min_optimize;
   r.debug = b.debug;
   r.warning_all = !b.no_warning_all;
   r.use_torch = !common.site.no_torch;
-  auto isa = parse_isa(common.isa, cpu, env);
-  if (!isa)
+  // "auto" is picked from the CPU only if the plan needs an ISA.
+  auto isa = common.isa == "auto" ? std::nullopt : parse_isa(common.isa, CpuFeatures{}, env);
+  if (common.isa != "auto" && !isa)
     throw Error(ErrorKind::usage, "unknown --isa '" + common.isa +
                                       "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, "
                                       "sve256, with optional +bf16/+fp16)");
-  r.isa = *isa;
+  r.isa = isa;
   r.extra_flags = b.extra_flags;
   if (!b.include_pch.empty()) r.include_pch = b.include_pch;
   r.include_dirs = b.includes;
@@ -330,7 +344,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
                        " compiles -march=native only on this machine; add --resolve-native "
                        "to send the compile steps to other hosts"});
       settings.load_check.enabled = b.check_load || !b.required_symbols.empty();
-      settings.load_check.loader = {"/proc/self/exe", "__load-check"};
+      if (settings.load_check.enabled) settings.load_check.loader = {load_check_helper()};
       settings.load_check.required_symbols = b.required_symbols;
       run_build(*plan, request->sources, settings, env, outcome);
       console.info("cache: " + outcome.cache);
@@ -563,13 +577,6 @@ std::string version_text(const Environment& env) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // The load check's child: dlopen the library, look up the symbols.
-  if (argc >= 3 && std::string(argv[1]) == "__load-check") {
-    std::string message;
-    int status = probe_library(argv[2], std::vector<std::string>(argv + 3, argv + argc), message);
-    if (!message.empty()) std::cout << message << "\n";
-    return status;
-  }
   const Environment env = Environment::from_process();
   CLI::App app{
       "kbuild: compile machine-generated kernels with the exact flags PyTorch Inductor uses"};
@@ -617,26 +624,36 @@ int main(int argc, char** argv) {
   CommonOptions options_common, devices_common, doctor_common, explain_common;
   BuildCli explain_build;
   bool options_json = false, devices_json = false, doctor_json = false;
-  CLI::App* options_cmd = app.add_subcommand(
-      "options", "print the device layer's 7 lists (the upstream hook's result)");
+  // A plain build needs no subcommand objects; --help lists them.
+  bool wants_help = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    wants_help = wants_help || arg == "-h" || arg == "--help" || arg == "--help-all";
+  }
+  auto subcommand = [&](const char* name, const char* description) -> CLI::App* {
+    return build_mode && !wants_help ? nullptr : app.add_subcommand(name, description);
+  };
+  auto ran = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
+  CLI::App* options_cmd =
+      subcommand("options", "print the device layer's 7 lists (the upstream hook's result)");
   if (chosen("options")) {
     add_common(*options_cmd, options_common);
     options_cmd->add_flag("--json", options_json, "as a JSON object with the 7 keys");
   }
-  CLI::App* devices_cmd = app.add_subcommand(
-      "devices", "list registered devices, their backends, and where they came from");
+  CLI::App* devices_cmd =
+      subcommand("devices", "list registered devices, their backends, and where they came from");
   if (chosen("devices")) {
     add_common(*devices_cmd, devices_common);
     devices_cmd->add_flag("--json", devices_json, "as JSON");
   }
-  CLI::App* explain_cmd = app.add_subcommand(
+  CLI::App* explain_cmd = subcommand(
       "explain", "show every flag of the command with the layer, provider and file that added it");
   if (chosen("explain")) {
     add_common(*explain_cmd, explain_common);
     add_build(*explain_cmd, explain_build);
   }
   CLI::App* doctor_cmd =
-      app.add_subcommand("doctor", "check compiler, device files, variables, paths and libraries");
+      subcommand("doctor", "check compiler, device files, variables, paths and libraries");
   if (chosen("doctor")) {
     add_common(*doctor_cmd, doctor_common);
     doctor_cmd->add_flag("--json", doctor_json, "as JSON");
@@ -644,18 +661,21 @@ int main(int argc, char** argv) {
   std::string manifest;
   unsigned batch_jobs = 0;
   bool fail_fast = false;
-  CLI::App* many_cmd =
-      app.add_subcommand("build-many", "build every kernel of a manifest, N at a time");
-  many_cmd
-      ->add_option("manifest", manifest, "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
-      ->required();
-  many_cmd->add_option("-j,--jobs", batch_jobs, "builds at a time (default: the number of cores)");
-  many_cmd->add_flag("--fail-fast", fail_fast, "start nothing new after a failure");
+  CLI::App* many_cmd = subcommand("build-many", "build every kernel of a manifest, N at a time");
+  if (chosen("build-many")) {
+    many_cmd
+        ->add_option("manifest", manifest, "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
+        ->required();
+    many_cmd->add_option("-j,--jobs", batch_jobs,
+                         "builds at a time (default: the number of cores)");
+    many_cmd->add_flag("--fail-fast", fail_fast, "start nothing new after a failure");
+  }
   std::string cache_action;
-  CLI::App* cache_cmd = app.add_subcommand("cache", "output cache: stats or clear");
-  cache_cmd->add_option("action", cache_action, "stats | clear")
-      ->required()
-      ->check(CLI::IsMember({"stats", "clear"}));
+  CLI::App* cache_cmd = subcommand("cache", "output cache: stats or clear");
+  if (chosen("cache"))
+    cache_cmd->add_option("action", cache_action, "stats | clear")
+        ->required()
+        ->check(CLI::IsMember({"stats", "clear"}));
   app.require_subcommand(0, 1);
 
   Console usage_console(false, false, env.get_nonempty("NO_COLOR").has_value());
@@ -672,19 +692,19 @@ int main(int argc, char** argv) {
     return exit_code(ErrorKind::usage);
   }
 
-  const CommonOptions& active = *options_cmd   ? options_common
-                                : *devices_cmd ? devices_common
-                                : *doctor_cmd  ? doctor_common
-                                : *explain_cmd ? explain_common
-                                               : common;
+  const CommonOptions& active = ran(options_cmd)   ? options_common
+                                : ran(devices_cmd) ? devices_common
+                                : ran(doctor_cmd)  ? doctor_common
+                                : ran(explain_cmd) ? explain_common
+                                                   : common;
   Console console(active.quiet, active.verbose, env.get_nonempty("NO_COLOR").has_value());
   try {
-    if (*options_cmd) return options_command(options_common, options_json, env, console);
-    if (*devices_cmd) return devices_command(devices_common, devices_json, env, console);
-    if (*doctor_cmd) return doctor_command(doctor_common, doctor_json, env, console);
-    if (*cache_cmd) return cache_command(cache_action, env);
-    if (*many_cmd) return build_many_command(manifest, batch_jobs, fail_fast);
-    if (*explain_cmd) return explain_command(explain_common, explain_build, env, console);
+    if (ran(options_cmd)) return options_command(options_common, options_json, env, console);
+    if (ran(devices_cmd)) return devices_command(devices_common, devices_json, env, console);
+    if (ran(doctor_cmd)) return doctor_command(doctor_common, doctor_json, env, console);
+    if (ran(cache_cmd)) return cache_command(cache_action, env);
+    if (ran(many_cmd)) return build_many_command(manifest, batch_jobs, fail_fast);
+    if (ran(explain_cmd)) return explain_command(explain_common, explain_build, env, console);
     return build_command(common, b, env, console, std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {
     console.error(e);
