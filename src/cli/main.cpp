@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "command_line.hpp"
 #include "console.hpp"
 #include "kbuild/batch.hpp"
 #include "kbuild/build_plan.hpp"
@@ -30,124 +31,12 @@
 
 namespace fs = std::filesystem;
 using namespace kbuild;
+using kbuild::cli::BuildCli;
+using kbuild::cli::CommandLine;
+using kbuild::cli::CommonOptions;
 using kbuild::cli::Console;
 
 namespace {
-
-// Options every subcommand understands (discovery, configuration, device).
-struct CommonOptions {
-  SiteSettings site;
-  std::vector<std::string> config_files;
-  bool allow_untrusted_config = false;
-  std::string device = "cpu";
-  std::string backend;
-  bool aot = false;
-  bool compile_only = false;
-  bool strict = false;
-  std::string cxx;
-  std::string isa = "auto";
-  bool quiet = false;
-  bool verbose = false;
-};
-
-// What a build (and `explain`) is asked to do.
-struct BuildCli {
-  std::vector<std::string> sources;
-  std::string output;
-  bool dry_run = false;
-  bool inductor_line = false;
-  bool precompile = false;
-  bool preprocess = false;
-  bool min_optimize = false;
-  bool debug = false;
-  bool no_warning_all = false;
-  std::vector<std::string> extra_flags;
-  std::string include_pch;
-  std::vector<std::string> includes, definitions, lib_dirs, libs;
-  bool check_load = false;
-  std::vector<std::string> required_symbols;
-  std::string report;
-  std::string compile_commands;
-  bool no_cache = false;
-  std::string cache_max_size;
-  std::string launcher;
-  bool resolve_native = false;
-  std::string pch;
-  double timeout_s = 0;
-};
-
-// Values CLI11 would take but kbuild cannot use; said before anything runs.
-const CLI::Validator kNotEmpty(
-    [](const std::string& value) { return value.empty() ? "must not be empty" : std::string(); },
-    "NOT EMPTY");
-const CLI::Validator kDeviceName(
-    [](const std::string& value) {
-      return is_valid_device_name(value) ? std::string()
-                                         : "'" + value +
-                                               "' is not a device name (lowercase letters, "
-                                               "digits, '_' and '-', starting with a letter)";
-    },
-    "DEVICE");
-const CLI::Validator kSeconds(
-    [](const std::string& value) {
-      double seconds = 0;
-      return CLI::detail::lexical_cast(value, seconds) && seconds > 0
-                 ? std::string()
-                 : "'" + value + "' is not a number of seconds above 0";
-    },
-    "SECONDS");
-
-void add_common(CLI::App& app, CommonOptions& o) {
-  app.add_option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)")
-      ->check(kDeviceName);
-  app.add_option("--backend", o.backend,
-                 "the device's backend (npu: triton, mlir, dvm, ascendc); default: the file's "
-                 "default_backend");
-  app.add_flag("--aot", o.aot, "AOT mode (no torch_python)");
-  app.add_flag("-c,--compile-only", o.compile_only, "compile to an object (-c), do not link");
-  app.add_flag("--strict", o.strict, "an unknown device is an error");
-  app.add_option("--config", o.config_files, "device file to register (repeatable; last wins)")
-      ->allow_extra_args(false);
-  app.add_flag("--allow-untrusted-config", o.allow_untrusted_config,
-               "load device files and exec programs others could have written (world-writable, "
-               "or owned by another user)");
-  app.add_option("--torch-root", o.site.torch_root,
-                 "torch package dir (default: KBUILD_TORCH_ROOT, else found via python3)");
-  app.add_option("--torch-npu-root", o.site.torch_npu_root,
-                 "torch_npu package dir (default: KBUILD_TORCH_NPU_ROOT, else beside torch)");
-  app.add_flag("--no-torch", o.site.no_torch, "no torch layer: plain C++ kernels");
-  app.add_option("--python", o.site.python,
-                 "Python interpreter used for discovery (default python3)");
-  app.add_option("--python-include", o.site.python_include, "Python include dir");
-  app.add_option("--python-libdir", o.site.python_libdir, "Python LIBDIR");
-  app.add_option("--cuda-home", o.site.cuda_home,
-                 "CUDA root (default: CUDA_HOME, CUDA_PATH, nvcc's prefix, /usr/local/cuda)");
-  app.add_option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
-  app.add_option("--isa", o.isa,
-                 "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly "
-                 "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
-  app.add_flag("-q,--quiet", o.quiet, "no notes or warnings (errors still)");
-  app.add_flag("-v,--verbose", o.verbose, "say what runs and how long it took");
-}
-
-void add_build(CLI::App& app, BuildCli& b) {
-  app.add_option("sources", b.sources, "sources (or objects to link)");
-  app.add_option("-o,--output", b.output, "output file (default: from the first source)")
-      ->check(kNotEmpty);
-  app.add_flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
-  app.add_flag("--preprocess", b.preprocess, "preprocess to .i (-E -P)");
-  app.add_flag("--min-optimize", b.min_optimize, "-O1 instead of -O3 (Inductor's wrapper level)");
-  app.add_flag("--debug", b.debug, "-O0 -g instead of -O3 -DNDEBUG");
-  app.add_flag("--no-warning-all", b.no_warning_all, "no -Wall (as Inductor's ISA probe builds)");
-  app.add_option("--extra-flags", b.extra_flags, "extra flags, one passthrough entry (repeatable)")
-      ->allow_extra_args(false);
-  app.add_option("--include-pch", b.include_pch,
-                 "-include this header (its .gch is used if present)");
-  app.add_option("-I", b.includes, "include dir (user layer)")->allow_extra_args(false);
-  app.add_option("-D", b.definitions, "definition (user layer)")->allow_extra_args(false);
-  app.add_option("-L", b.lib_dirs, "library dir (user layer)")->allow_extra_args(false);
-  app.add_option("-l", b.libs, "library (user layer)")->allow_extra_args(false);
-}
 
 std::string data_dir(const Environment& env) {
   if (auto dir = env.get_nonempty("KBUILD_DATA_DIR")) return *dir;
@@ -578,134 +467,22 @@ std::string version_text(const Environment& env) {
 
 int main(int argc, char** argv) {
   const Environment env = Environment::from_process();
-  CLI::App app{
-      "kbuild: compile machine-generated kernels with the exact flags PyTorch Inductor uses"};
-  app.set_version_flag("--version", [&env] { return version_text(env); });
-  CommonOptions common;
-  BuildCli b;
-  // Only the options of what runs are registered (CLI11's set-up is most of
-  // kbuild's start-up time): a subcommand must come first.
-  const std::string first = argc > 1 ? argv[1] : "";
-  auto chosen = [&](const char* name) { return first == name; };
-  const bool build_mode = !(chosen("options") || chosen("devices") || chosen("explain") ||
-                            chosen("doctor") || chosen("build-many") || chosen("cache"));
-  if (build_mode) {
-    add_common(app, common);
-    add_build(app, b);
-    app.add_flag("--dry-run", b.dry_run, "print the compiler command instead of running it");
-    app.add_flag("--inductor-line", b.inductor_line,
-                 "with --dry-run: print Inductor's exact command string");
-    app.add_flag(
-        "--check-load", b.check_load,
-        "open the built library (RTLD_NOW, in a child process) before it replaces the output");
-    app.add_option("--require-symbol", b.required_symbols,
-                   "with the load check: this symbol must be defined (repeatable)")
-        ->allow_extra_args(false);
-    app.add_option("--report", b.report,
-                   "write an evidence report (JSON) on success and on failure");
-    app.add_option("--compile-commands", b.compile_commands,
-                   "add this build to a compile_commands.json (clangd, clang-tidy)");
-    app.add_flag("--no-cache", b.no_cache, "do not use the output cache for this build");
-    app.add_flag("--resolve-native", b.resolve_native,
-                 "with --launcher: give the launched compile steps what -march=native means here "
-                 "(distcc/icecc compile -march=native only locally)");
-    app.add_option("--timeout", b.timeout_s,
-                   "end the compiler (its whole process group) after this many seconds")
-        ->check(kSeconds);
-    app.add_option("--pch", b.pch,
-                   "precompile this prefix header once (per content and flags) and -include it");
-    app.add_option("--launcher", b.launcher,
-                   "put this before the compiler: ccache, sccache, distcc, icecc (compile steps "
-                   "through it, link locally) or any command");
-    app.add_option("--cache-max-size", b.cache_max_size,
-                   "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
-  }
+  const bool no_color = env.get_nonempty("NO_COLOR").has_value();
+  CommandLine cl;
+  if (auto answered = parse_command_line(
+          argc, argv, [&env] { return version_text(env); }, Console(false, false, no_color), cl))
+    return *answered;
 
-  CommonOptions options_common, devices_common, doctor_common, explain_common;
-  BuildCli explain_build;
-  bool options_json = false, devices_json = false, doctor_json = false;
-  // A plain build needs no subcommand objects; --help lists them.
-  bool wants_help = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    wants_help = wants_help || arg == "-h" || arg == "--help" || arg == "--help-all";
-  }
-  auto subcommand = [&](const char* name, const char* description) -> CLI::App* {
-    return build_mode && !wants_help ? nullptr : app.add_subcommand(name, description);
-  };
-  auto ran = [](const CLI::App* cmd) { return cmd != nullptr && cmd->parsed(); };
-  CLI::App* options_cmd =
-      subcommand("options", "print the device layer's 7 lists (the upstream hook's result)");
-  if (chosen("options")) {
-    add_common(*options_cmd, options_common);
-    options_cmd->add_flag("--json", options_json, "as a JSON object with the 7 keys");
-  }
-  CLI::App* devices_cmd =
-      subcommand("devices", "list registered devices, their backends, and where they came from");
-  if (chosen("devices")) {
-    add_common(*devices_cmd, devices_common);
-    devices_cmd->add_flag("--json", devices_json, "as JSON");
-  }
-  CLI::App* explain_cmd = subcommand(
-      "explain", "show every flag of the command with the layer, provider and file that added it");
-  if (chosen("explain")) {
-    add_common(*explain_cmd, explain_common);
-    add_build(*explain_cmd, explain_build);
-  }
-  CLI::App* doctor_cmd =
-      subcommand("doctor", "check compiler, device files, variables, paths and libraries");
-  if (chosen("doctor")) {
-    add_common(*doctor_cmd, doctor_common);
-    doctor_cmd->add_flag("--json", doctor_json, "as JSON");
-  }
-  std::string manifest;
-  unsigned batch_jobs = 0;
-  bool fail_fast = false;
-  CLI::App* many_cmd = subcommand("build-many", "build every kernel of a manifest, N at a time");
-  if (chosen("build-many")) {
-    many_cmd
-        ->add_option("manifest", manifest, "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
-        ->required();
-    many_cmd->add_option("-j,--jobs", batch_jobs,
-                         "builds at a time (default: the number of cores)");
-    many_cmd->add_flag("--fail-fast", fail_fast, "start nothing new after a failure");
-  }
-  std::string cache_action;
-  CLI::App* cache_cmd = subcommand("cache", "output cache: stats or clear");
-  if (chosen("cache"))
-    cache_cmd->add_option("action", cache_action, "stats | clear")
-        ->required()
-        ->check(CLI::IsMember({"stats", "clear"}));
-  app.require_subcommand(0, 1);
-
-  Console usage_console(false, false, env.get_nonempty("NO_COLOR").has_value());
+  Console console(cl.common.quiet, cl.common.verbose, no_color);
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    usage_console.error("usage", std::string(e.what()) + " (see kbuild --help)");
-    return exit_code(ErrorKind::usage);
-  }
-
-  const CommonOptions& active = ran(options_cmd)   ? options_common
-                                : ran(devices_cmd) ? devices_common
-                                : ran(doctor_cmd)  ? doctor_common
-                                : ran(explain_cmd) ? explain_common
-                                                   : common;
-  Console console(active.quiet, active.verbose, env.get_nonempty("NO_COLOR").has_value());
-  try {
-    if (ran(options_cmd)) return options_command(options_common, options_json, env, console);
-    if (ran(devices_cmd)) return devices_command(devices_common, devices_json, env, console);
-    if (ran(doctor_cmd)) return doctor_command(doctor_common, doctor_json, env, console);
-    if (ran(cache_cmd)) return cache_command(cache_action, env);
-    if (ran(many_cmd)) return build_many_command(manifest, batch_jobs, fail_fast);
-    if (ran(explain_cmd)) return explain_command(explain_common, explain_build, env, console);
-    return build_command(common, b, env, console, std::vector<std::string>(argv, argv + argc));
+    if (cl.command == "options") return options_command(cl.common, cl.json, env, console);
+    if (cl.command == "devices") return devices_command(cl.common, cl.json, env, console);
+    if (cl.command == "doctor") return doctor_command(cl.common, cl.json, env, console);
+    if (cl.command == "cache") return cache_command(cl.cache_action, env);
+    if (cl.command == "build-many") return build_many_command(cl.manifest, cl.jobs, cl.fail_fast);
+    if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);
+    return build_command(cl.common, cl.build, env, console,
+                         std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {
     console.error(e);
     return exit_code(e.kind());

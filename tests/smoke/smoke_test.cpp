@@ -38,3 +38,40 @@ TEST_CASE("kbuild devices lists the four built-ins and npu", "[smoke]") {
   for (const char* d : {"cpu\t", "cuda\t", "xpu\t", "mps\t", "npu\t"})
     CHECK(r.out.find(d) != std::string::npos);
 }
+
+TEST_CASE("every spelling of an option is understood: =value, attached, combined, after --",
+          "[smoke]") {
+  // kbuild registers only the options a command line names (start-up time);
+  // each spelling must still reach its option.
+  TempDir home, dir;
+  write_file(dir / "k.cpp", "int x;\n");
+  auto dry = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--no-torch", "--dry-run"});
+    return run_kbuild(args, home.str());
+  };
+  RunResult equals = dry({"--device=cuda", "--cuda-home=/opt/cu", dir / "k.cpp"});
+  INFO(equals.err);
+  REQUIRE(equals.exit_code == 0);
+  CHECK(equals.out.find("-I/opt/cu/include") != std::string::npos);
+  RunResult attached = dry({"-DFAST=1", "-I/inc", "-o" + dir / "out.so", dir / "k.cpp"});
+  REQUIRE(attached.exit_code == 0);
+  CHECK(attached.out.find(" -D FAST=1 ") != std::string::npos);  // rendered as Inductor does
+  CHECK(attached.out.find(" -I/inc") != std::string::npos);
+  CHECK(attached.out.find(" -o " + dir / "out.so") != std::string::npos);
+  RunResult combined = dry({"-qc", dir / "k.cpp"});  // quiet + compile-only
+  REQUIRE(combined.exit_code == 0);
+  CHECK(combined.out.find(" -c ") != std::string::npos);
+  CHECK(combined.err.empty());
+  // After "--" a word that looks like an option is a source.
+  write_file(dir / "-odd.cpp", "int y;\n");
+  RunResult dashed = run({"/bin/sh", "-c", "cd \"$1\" && \"$2\" --no-torch --dry-run -- -odd.cpp",
+                          "sh", dir.str(), kbuild_binary()},
+                         {{"HOME", home.str()}});
+  INFO(dashed.err);
+  CHECK(dashed.exit_code == 0);
+  CHECK(dashed.out.find("g++ -odd.cpp ") == 0);
+  // A misspelt option is reported as CLI11 reports it with every option known.
+  RunResult typo = dry({"--devcie", "npu", dir / "k.cpp"});
+  CHECK(typo.exit_code == 2);
+  CHECK(typo.err.find("--devcie") != std::string::npos);
+}

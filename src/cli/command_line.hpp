@@ -1,0 +1,76 @@
+// kbuild's command line: what each command accepts, parsed with CLI11.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "console.hpp"
+#include "kbuild/site.hpp"
+
+namespace kbuild::cli {
+
+// Options every subcommand understands (discovery, configuration, device).
+struct CommonOptions {
+  SiteSettings site;
+  std::vector<std::string> config_files;
+  bool allow_untrusted_config = false;
+  std::string device = "cpu";
+  std::string backend;
+  bool aot = false;
+  bool compile_only = false;
+  bool strict = false;
+  std::string cxx;
+  std::string isa = "auto";
+  bool quiet = false;
+  bool verbose = false;
+};
+
+// What a build (and `explain`) is asked to do.
+struct BuildCli {
+  std::vector<std::string> sources;
+  std::string output;
+  bool dry_run = false;
+  bool inductor_line = false;
+  bool precompile = false;
+  bool preprocess = false;
+  bool min_optimize = false;
+  bool debug = false;
+  bool no_warning_all = false;
+  std::vector<std::string> extra_flags;
+  std::string include_pch;
+  std::vector<std::string> includes, definitions, lib_dirs, libs;
+  bool check_load = false;
+  std::vector<std::string> required_symbols;
+  std::string report;
+  std::string compile_commands;
+  bool no_cache = false;
+  std::string cache_max_size;
+  std::string launcher;
+  bool resolve_native = false;
+  std::string pch;
+  double timeout_s = 0;
+};
+
+// One parsed command line. `command` is empty for a build, else the
+// subcommand: options, devices, explain, doctor, build-many or cache.
+struct CommandLine {
+  std::string command;
+  CommonOptions common;
+  BuildCli build;
+  bool json = false;         // options, devices, doctor
+  std::string manifest;      // build-many
+  unsigned jobs = 0;         // build-many
+  bool fail_fast = false;    // build-many
+  std::string cache_action;  // cache
+};
+
+// Parses argv into `out`. Returns an exit code when the command line has
+// been answered (--help, --version) or is wrong (a usage error, said on
+// `console`); nullopt when `out` is ready to run.
+std::optional<int> parse_command_line(int argc, char** argv,
+                                      const std::function<std::string()>& version_text,
+                                      const Console& console, CommandLine& out);
+
+}  // namespace kbuild::cli
