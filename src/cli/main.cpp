@@ -2,7 +2,6 @@
 // all printing and the exit code.
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
