@@ -1,6 +1,10 @@
-// Launchers with the real programs: ccache caches the compile step, distcc
-// sends it to a distccd (started here on 127.0.0.1) and its log says so.
+// Launchers with the real programs: ccache and sccache cache the compile
+// step; distcc sends it to a distccd and icecc asks an icecream scheduler
+// (both started here on 127.0.0.1), and their logs say so.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <random>
 #include <thread>
 
@@ -40,6 +44,34 @@ struct Distccd {
       std::this_thread::sleep_for(std::chrono::milliseconds(400));
       if (daemon->running() && read_file(log).find("bind of") == std::string::npos)
         port = candidate;
+    }
+  }
+};
+
+int random_port() {
+  std::mt19937 rng{std::random_device{}()};
+  return 30000 + static_cast<int>(rng() % 9000);
+}
+
+// An icecream scheduler and daemon on 127.0.0.1 for the life of the object.
+struct Icecream {
+  std::string daemon_log;
+  bool ready = false;
+  std::unique_ptr<BackgroundProcess> scheduler, daemon;
+  explicit Icecream(const TempDir& dir) : daemon_log(dir / "iceccd.log") {
+    int port = random_port();
+    fs::create_directories(dir / "icecc-envs");
+    run({"/bin/chown", "icecc:icecc", dir / "icecc-envs"});  // iceccd builds as user icecc
+    fs::permissions(dir.path(), fs::perms::all, fs::perm_options::add);
+    scheduler = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{"/usr/sbin/icecc-scheduler", "-p", std::to_string(port)});
+    daemon = std::make_unique<BackgroundProcess>(std::vector<std::string>{
+        "/usr/sbin/iceccd", "-s", "127.0.0.1:" + std::to_string(port), "-b", dir / "icecc-envs",
+        "-N", "kbuild-test", "-p", std::to_string(port + 5), "-l", daemon_log, "-vv"});
+    for (int i = 0; i < 100 && !ready; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      ready = fs::exists(daemon_log) &&
+              read_file(daemon_log).find("Connected to scheduler") != std::string::npos;
     }
   }
 };
@@ -136,4 +168,52 @@ TEST_CASE("a device file can name the launcher its builds use; --launcher overri
   CHECK_FALSE(fs::exists(c.dir / "wrap.log"));  // only that device's builds
   write_file(c.dir / "bad.json", "{\"device\": \"acc\", \"launcher\": [\"ccache\"]}");
   CHECK(run_kbuild({"devices", "--config", c.dir / "bad.json"}, c.home.str()).exit_code == 3);
+}
+
+TEST_CASE("--launcher sccache: the second compile is an sccache hit", "[e2e][launcher]") {
+  if (!have("sccache")) {
+    WARN("sccache not installed: skipped");
+    return;
+  }
+  LauncherCase c;
+  std::map<std::string, std::string> env{{"SCCACHE_DIR", c.dir / "sccache"},
+                                         {"SCCACHE_SERVER_PORT", std::to_string(random_port())},
+                                         {"SCCACHE_IDLE_TIMEOUT", "60"}};
+  for (const char* out : {"a.so", "b.so"}) {
+    auto start = std::chrono::steady_clock::now();
+    RunResult r = run_kbuild(
+        {"--no-torch", "--no-cache", "--launcher", "sccache", "-v", c.kernel, "-o", c.dir / out},
+        c.home.str(), env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("ran: /usr/bin/sccache ") != std::string::npos);
+    // The sccache server the first build starts outlives it; kbuild does not wait for it.
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  }
+  RunResult stats = run({"/usr/bin/sccache", "--show-stats"}, env);
+  run({"/usr/bin/sccache", "--stop-server"}, env);
+  INFO(stats.out);
+  CHECK(stats.out.find("Cache hits (C/C++)                    1") != std::string::npos);
+  CHECK(fs::exists(c.dir / "b.so"));
+}
+
+TEST_CASE("--launcher icecc: the compile is scheduled by an icecream scheduler",
+          "[e2e][launcher]") {
+  if (!have("icecc") || !fs::exists("/usr/sbin/iceccd") || geteuid() != 0 ||
+      run({"/usr/bin/id", "icecc"}).exit_code != 0) {
+    WARN("icecc not installed, or not root (iceccd needs root): skipped");
+    return;
+  }
+  LauncherCase c;
+  Icecream icecream(c.dir);
+  INFO(read_file(icecream.daemon_log));
+  REQUIRE(icecream.ready);
+  RunResult r = run_kbuild({"--no-torch", "--no-cache", "--launcher", "icecc", "--resolve-native",
+                            c.kernel, "-o", c.dir / "k.so"},
+                           c.home.str(), {{"ICECC_DEBUG", "debug"}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The icecc client asked the daemon, which asked the scheduler, for a host.
+  CHECK(r.err.find("asking for host to use") != std::string::npos);
+  CHECK(fs::exists(c.dir / "k.so"));
 }
