@@ -204,6 +204,10 @@ TEST_CASE("--launcher icecc: the compile is scheduled by an icecream scheduler",
     WARN("icecc not installed, or not root (iceccd needs root): skipped");
     return;
   }
+  if (run({"/usr/bin/pgrep", "-x", "iceccd"}).exit_code == 0) {
+    WARN("an iceccd already runs here and owns the client socket: skipped");
+    return;
+  }
   LauncherCase c;
   Icecream icecream(c.dir);
   INFO(read_file(icecream.daemon_log));
