@@ -379,3 +379,34 @@ TEST_CASE("devices shows the npu backends and their layer chains; --backend reso
   CHECK(bad.err.find("has no backend 'cuda' (backends: ascendc, dvm, mlir, triton") !=
         std::string::npos);
 }
+
+TEST_CASE("installed kbuild: finds its device files and its load-check helper", "[e2e]") {
+  // meson install into a scratch prefix, then run the installed copy from
+  // elsewhere: npu.json comes from <prefix>/share/kbuild, --check-load runs
+  // <prefix>/libexec/kbuild-load-check.
+  const char* build_root = std::getenv("KBUILD_BUILD_ROOT");
+  REQUIRE(build_root != nullptr);
+  TempDir home, dest, dir;
+  RunResult install = run({"/usr/bin/env", "meson", "install", "-C", build_root, "--no-rebuild",
+                           "--quiet", "--destdir", dest.str()});
+  INFO(install.out << install.err);
+  REQUIRE(install.exit_code == 0);
+  std::string bin;
+  for (const auto& entry : fs::recursive_directory_iterator(dest.path()))
+    if (entry.path().filename() == "kbuild" && entry.path().parent_path().filename() == "bin")
+      bin = entry.path().string();
+  REQUIRE_FALSE(bin.empty());
+  RunResult devices = run({bin, "devices"}, {{"HOME", home.str()}}, {"KBUILD_DATA_DIR"});
+  INFO(devices.err);
+  CHECK(devices.exit_code == 0);
+  CHECK(devices.out.find("npu\t") != std::string::npos);
+  CHECK(devices.out.find(dest.str()) != std::string::npos);  // the installed npu.json
+  write_file(dir / "k.cpp", "extern \"C\" int f() { return 3; }\n");
+  RunResult built = run({bin, "--no-torch", "--check-load", "--require-symbol", "f", dir / "k.cpp",
+                         "-o", dir / "k.so"},
+                        {{"HOME", home.str()}}, {"KBUILD_DATA_DIR"});
+  INFO(built.err);
+  CHECK(built.exit_code == 0);
+  Loaded lib(dir / "k.so", {});
+  CHECK(lib.symbol<int (*)()>("f")() == 3);
+}
