@@ -101,8 +101,11 @@ TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument"
 }
 
 TEST_CASE(
-    "SIGTERM during a build ends the compiler, removes the temporary and keeps the old output",
+    "SIGTERM or SIGINT during a build ends the compiler, removes the temporary, keeps the old "
+    "output",
     "[faults]") {
+  const std::string sig = GENERATE(std::string("TERM"), std::string("INT"));
+  INFO("SIG" << sig);
   Case c;
   write_file(c.dir / "k.so", "old library");
   // A compiler that starts writing its output, says so, then takes its time.
@@ -112,10 +115,11 @@ TEST_CASE(
              "touch \"$MARKER\"\nsleep 30\n",
              true);
   auto start = std::chrono::steady_clock::now();
-  // SIGTERM to kbuild once its compiler runs; the shell reports kbuild's status.
+  // The signal to kbuild once its compiler runs; the shell reports kbuild's status.
   RunResult r = run({"/bin/sh", "-c",
                      "\"$@\" & pid=$!; while [ ! -f \"$MARKER\" ]; do sleep 0.05; done; "
-                     "kill -TERM $pid; wait $pid",
+                     "kill -" +
+                         sig + " $pid; wait $pid",
                      "sh", kbuild_binary(), "--no-torch", "--cxx", c.dir / "slow-g++", c.kernel,
                      "-o", c.dir / "k.so"},
                     {{"HOME", c.home.str()}, {"MARKER", c.dir / "started"}});
