@@ -102,12 +102,13 @@ Discovery discover_python(const std::string& python, const Environment& env,
   std::string cache_file;
   if (!cache_dir.empty()) {
     std::ostringstream name;
-    name << cache_dir << "/discovery/python-" << std::hex << fnv1a(key) << ".json";
+    // CBOR, not JSON text: it is read on every run, and decodes faster.
+    name << cache_dir << "/discovery/python-" << std::hex << fnv1a(key) << ".cbor";
     cache_file = name.str();
-    std::ifstream in(cache_file);
-    if (in) {
+    std::optional<std::string> bytes = read_whole_file(cache_file);
+    if (bytes) {
       try {
-        nlohmann::json entry = nlohmann::json::parse(in);
+        nlohmann::json entry = nlohmann::json::from_cbor(*bytes);
         if (entry.value("key", "") == key && still_valid(entry)) {
           d.info = info_from_json(entry["answer"], *exe);
           d.from_cache = true;
@@ -147,7 +148,8 @@ Discovery discover_python(const std::string& python, const Environment& env,
     if (answer.contains("sys_path") && answer["sys_path"].is_array())
       for (const auto& p : answer["sys_path"])
         if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
-    write_file_atomically(cache_file, entry.dump(1));  // failing only costs speed
+    std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
+    write_file_atomically(cache_file, std::string(cbor.begin(), cbor.end()));  // failing only costs speed
   }
   return d;
 }

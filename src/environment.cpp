@@ -1,5 +1,7 @@
 #include "kbuild/environment.hpp"
 
+#include <string_view>
+
 extern char** environ;
 
 namespace kbuild {
@@ -7,10 +9,10 @@ namespace kbuild {
 Environment Environment::from_process() {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {
-    std::string entry(*e);
+    std::string_view entry(*e);
     auto eq = entry.find('=');
-    if (eq == std::string::npos) continue;
-    vars.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+    if (eq == std::string_view::npos) continue;
+    vars.emplace(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
   }
   return Environment(std::move(vars));
 }
