@@ -349,7 +349,7 @@ TEST_CASE("torch is discovered from python3's path once, then from the cache", "
         nlohmann::json::array({dir / "site/torch/lib"}));
   bool cached = false;
   for (auto& e : fs::directory_iterator(home / ".cache/kbuild/discovery"))
-    cached = cached || e.path().extension() == ".json";
+    cached = cached || e.path().extension() == ".cbor";
   CHECK(cached);
   // The second run answers the same from the cache (unit tests check the
   // cache's hit and invalidation rules).
