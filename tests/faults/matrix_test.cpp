@@ -336,6 +336,10 @@ TEST_CASE("E32 world-writable device file; --allow-untrusted-config overrides", 
                                   "--device", "x", "--dry-run", row.kernel});
   CHECK(allowed.exit_code == 0);
   CHECK(allowed.out.find(" -D OPEN ") != std::string::npos);  // as Inductor renders it
+  // doctor reports it as a failed check.
+  RunResult doctor = row.kbuild({"doctor", "--no-torch", "--config", file});
+  CHECK(doctor.exit_code == 12);
+  CHECK(doctor.out.find("world-writable") != std::string::npos);
 }
 
 TEST_CASE("E33 device file owned by another user", "[matrix]") {
