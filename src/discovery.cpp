@@ -149,7 +149,8 @@ Discovery discover_python(const std::string& python, const Environment& env,
       for (const auto& p : answer["sys_path"])
         if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
     std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
-    write_file_atomically(cache_file, std::string(cbor.begin(), cbor.end()));  // failing only costs speed
+    write_file_atomically(cache_file,
+                          std::string(cbor.begin(), cbor.end()));  // failing only costs speed
   }
   return d;
 }
