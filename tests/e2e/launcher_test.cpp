@@ -68,7 +68,7 @@ struct Icecream {
     daemon = std::make_unique<BackgroundProcess>(std::vector<std::string>{
         "/usr/sbin/iceccd", "-s", "127.0.0.1:" + std::to_string(port), "-b", dir / "icecc-envs",
         "-N", "kbuild-test", "-p", std::to_string(port + 5), "-l", daemon_log, "-vv"});
-    for (int i = 0; i < 100 && !ready; ++i) {
+    for (int i = 0; i < 300 && !ready; ++i) {  // up to 30 s: iceccd retries every few seconds
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       ready = fs::exists(daemon_log) &&
               read_file(daemon_log).find("Connected to scheduler") != std::string::npos;
