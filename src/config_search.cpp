@@ -57,7 +57,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     if (!source.is_directory) {
       if (!fs::exists(status))
         throw Error(ErrorKind::config, "--config " + source.path + ": no such file");
-      if (!fs::is_regular_file(source.path, ec))
+      if (!fs::is_regular_file(status))
         throw Error(ErrorKind::config, "--config " + source.path + ": not a regular file");
       require_trusted(untrusted_file_reason(source.path, "device file"));
       load(source.path);
@@ -68,7 +68,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
         loaded.warnings.push_back("KBUILD_CONFIG_PATH entry " + source.path + " does not exist");
       continue;
     }
-    if (!fs::is_directory(source.path, ec))
+    if (!fs::is_directory(status))
       throw Error(ErrorKind::config, "config directory " + source.path + " is not a directory");
     require_trusted(untrusted_reason(source.path, "config directory"));
     std::vector<std::string> files;

@@ -16,7 +16,6 @@
 #include "kbuild/build_runner.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/doctor.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
