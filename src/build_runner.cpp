@@ -13,7 +13,9 @@
 #include <random>
 #include <sstream>
 
+#include "kbuild/atomic_output.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 #include "kbuild/shell.hpp"
 
 namespace fs = std::filesystem;
@@ -37,21 +39,6 @@ void check_sources(const std::vector<std::string>& sources, const std::string& o
   }
 }
 
-// Removes temporaries of `output` left by a kbuild that was killed (its pid
-// no longer runs): ".NAME.kbuild-tmp.PID.N", and their ".d"/".o" companions.
-void remove_stale_temporaries(const std::string& output) {
-  fs::path out(output);
-  fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
-  const std::string prefix = "." + out.filename().string() + ".kbuild-tmp.";
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
-    if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) fs::remove(it->path(), ec);
-  }
-}
-
 void check_output_dir(const std::string& output) {
   std::string dir = fs::path(output).parent_path().string();
   if (dir.empty()) dir.assign(1, '.');
@@ -66,31 +53,7 @@ void check_output_dir(const std::string& output) {
                 "output " + output + " is a directory; give a file name with -o");
 }
 
-// Creates the temporary file the compiler will overwrite: proves the
-// directory is writable (permission bits alone say nothing for root or on a
-// read-only mount) and reserves the unique name.
-void reserve_temporary(const std::string& tmp, const std::string& output) {
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error(ErrorKind::output, "cannot write beside " + output + ": " + std::strerror(errno) +
-                                       "; choose a writable output directory");
-  ::close(fd);
-}
-
 }  // namespace
-
-std::string temporary_output_path(const std::string& output) {
-  fs::path p(output);
-  static std::mt19937_64 rng{std::random_device{}()};
-  // Built by appending: g++ 12 warns falsely (-Wrestrict) on literal + string chains here.
-  std::string name = ".";
-  name += p.filename().string();
-  name += ".kbuild-tmp.";
-  name += std::to_string(getpid());
-  name += '.';
-  name += std::to_string(rng() % 1000000);
-  return (p.parent_path() / name).string();
-}
 
 namespace {
 
@@ -123,16 +86,6 @@ bool only_objects(const std::vector<std::string>& sources) {
   }
   return true;
 }
-
-// Removes a file on scope exit unless told to keep it.
-struct RemoveUnlessKept {
-  std::string path;
-  bool keep = false;
-  ~RemoveUnlessKept() {
-    std::error_code ignored;
-    if (!keep) fs::remove(path, ignored);
-  }
-};
 
 [[noreturn]] void throw_toolchain_failure(const BuildPlan& plan, const ProcessResult& p,
                                           const FailureAnalysis& a) {
@@ -189,16 +142,31 @@ void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const
   }
 }
 
+// Where the compiler lists what it read: a known launcher (ccache refuses
+// SUNPRO_DEPENDENCIES) is given -MD -MF on its own compile steps; anything
+// else gets SUNPRO_DEPENDENCIES, which keeps argv Inductor's.
+struct DepfileRoute {
+  std::string path;  // "": not recorded
+  bool through_argv = false;
+};
+
+std::vector<std::string> with_depfile(std::vector<std::string> argv, const DepfileRoute& route) {
+  if (route.through_argv && !route.path.empty())
+    argv.insert(argv.end(), {"-MD", "-MF", route.path});
+  return argv;
+}
+
 // The command itself, or (for a launcher that only handles compiling) each
-// source compiled through the launcher, then one local link into `tmp`.
+// source compiled through the launcher, then one local link into the result.
 void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
                const Launcher& launcher, const std::vector<std::string>& argv,
-               const std::string& tmp, const Environment& env,
+               const AtomicOutput& out, const DepfileRoute& route, const Environment& env,
                std::optional<std::chrono::milliseconds> timeout, BuildOutcome& outcome) {
   if (launcher.argv.empty()) return run_step(plan, argv, env, timeout, outcome);
   if (!launcher.split || !links(plan.kind) || only_objects(sources)) {
     std::vector<std::string> launched = launcher.argv;
     launched.insert(launched.end(), argv.begin(), argv.end());
+    if (!only_objects(sources)) launched = with_depfile(launched, route);
     outcome.steps.push_back(launched);
     return run_step(plan, launched, env, timeout, outcome);
   }
@@ -206,10 +174,8 @@ void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
   compile_options.remove(OptionList::cflags, "shared");
   std::vector<std::string> object_names;
   for (std::size_t i = 0; i < sources.size(); ++i)
-    object_names.push_back(tmp + "." + std::to_string(i) + ".o");
-  std::vector<std::unique_ptr<RemoveUnlessKept>> cleanup;
+    object_names.push_back(out.scratch(std::to_string(i) + ".o"));
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    cleanup.push_back(std::make_unique<RemoveUnlessKept>(RemoveUnlessKept{object_names[i]}));
     Command c =
         assemble(compile_options,
                  AssembleInput{
@@ -227,16 +193,54 @@ void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
         launched.push_back(word);
       }
     }
+    launched = with_depfile(launched, route);
     outcome.steps.push_back(launched);
     run_step(plan, launched, env, timeout, outcome);
   }
-  Command link =
-      assemble(plan.options,
-               AssembleInput{argv[0], object_names, OutputKind::shared_library, tmp, std::nullopt});
+  Command link = assemble(
+      plan.options,
+      AssembleInput{argv[0], object_names, OutputKind::shared_library, out.path(), std::nullopt});
   outcome.steps.push_back(link.argv);
-  Environment link_env = env;
-  link_env.unset("SUNPRO_DEPENDENCIES");  // the headers were listed by the compile steps
-  run_step(plan, link.argv, link_env, timeout, outcome);
+  run_step(plan, link.argv, env, timeout, outcome);
+}
+
+// The key's inputs for the command as it will run.
+KeyInput key_input(const BuildPlan& plan, const std::vector<std::string>& sources,
+                   const Launcher& launcher, const std::vector<std::string>& argv,
+                   const BuildSettings& settings) {
+  KeyInput in;
+  in.argv = launcher.argv;
+  in.argv.insert(in.argv.end(), argv.begin(), argv.end());
+  in.output_index = launcher.argv.size() + plan.command.output_index;
+  in.output = plan.output;
+  in.sources = sources;
+  in.programs = {argv[0]};
+  if (!launcher.argv.empty()) in.programs.push_back(launcher.argv[0]);
+  in.extra = settings.key_extra;
+  in.links = links(plan.kind);
+  in.libraries = plan.options.values(OptionList::libraries);
+  in.libraries_dirs = plan.options.values(OptionList::libraries_dirs);
+  return in;
+}
+
+// The headers a depfile lists, less the sources (checked by content).
+std::string headers_only(const std::string& depfile_text, const std::vector<std::string>& sources) {
+  std::string rule = "deps:";
+  for (const std::string& path : parse_depfile(depfile_text)) {
+    bool is_source = false;
+    std::error_code ec;
+    for (const std::string& s : sources) is_source = is_source || fs::equivalent(path, s, ec);
+    if (is_source) continue;
+    std::string escaped;
+    for (char c : path) escaped += c == ' ' ? std::string("\\ ") : std::string(1, c);
+    rule += " " + escaped;
+  }
+  return rule + "\n";
+}
+
+mode_t output_mode(OutputKind kind) {
+  // What the compiler gives a new file: executable for a linked library.
+  return kind == OutputKind::shared_library ? 0777 : 0666;
 }
 
 }  // namespace
@@ -278,11 +282,45 @@ Launcher parse_launcher(const std::string& text) {
   return l;
 }
 
+std::optional<std::string> malformed_output(int fd, OutputKind kind) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::string("it cannot be read");
+  unsigned char head[64] = {};
+  ssize_t got = ::pread(fd, head, sizeof head, 0);
+  if (got < 0) return std::string("it cannot be read");
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (kind == OutputKind::preprocessed) return std::nullopt;  // text; may be empty
+  if (size == 0) return std::string("it is empty");
+  if (kind == OutputKind::precompiled_header) {
+    if (got >= 4 && (std::memcmp(head, "gpch", 4) == 0 || std::memcmp(head, "CPCH", 4) == 0))
+      return std::nullopt;
+    return std::string("it is not a precompiled header");
+  }
+  if (got < 52 || std::memcmp(head,
+                              "\x7f"
+                              "ELF",
+                              4) != 0)
+    return std::string("it is not an ELF file");
+  auto number = [&head](std::size_t at, std::size_t bytes) {
+    std::uint64_t v = 0;  // ELFDATA2LSB: little-endian, as on every host kbuild supports
+    for (std::size_t i = 0; i < bytes; ++i)
+      v |= static_cast<std::uint64_t>(head[at + i]) << (8 * i);
+    return v;
+  };
+  bool is64 = head[4] == 2;
+  if (is64 && got < 64) return std::string("its ELF header is cut short");
+  std::uint64_t shoff = is64 ? number(0x28, 8) : number(0x20, 4);
+  std::uint64_t shentsize = is64 ? number(0x3A, 2) : number(0x2E, 2);
+  std::uint64_t shnum = is64 ? number(0x3C, 2) : number(0x30, 2);
+  if (shoff + shentsize * shnum > size)
+    return std::string("it is cut short (its section headers end past its size)");
+  return std::nullopt;
+}
+
 void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                const BuildSettings& settings, const Environment& env, BuildOutcome& outcome) {
   check_sources(sources, plan.output);
   check_output_dir(plan.output);
-  remove_stale_temporaries(plan.output);
 
   std::vector<std::string> argv = plan.command.argv;
   auto compiler = find_executable(argv[0], env);
@@ -300,54 +338,83 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                   "launcher '" + launcher.argv[0] + "' not found; install it or drop --launcher");
     launcher.argv[0] = *found;
   }
-  // From here until the temporary is renamed or removed, an interrupt is
-  // taken only while the compiler runs (where it is handled).
+  // From here until the work directory is removed, an interrupt is taken
+  // only while the compiler runs (where it is handled).
   InterruptGuard guard;
-  const std::string tmp = temporary_output_path(plan.output);
-  reserve_temporary(tmp, plan.output);
-  argv[plan.command.output_index] = tmp;
-  std::error_code ec;
-  RemoveUnlessKept temporary{tmp};
+  AtomicOutput out(plan.output);
+  argv[plan.command.output_index] = out.path();
 
   OutputCache* cache = settings.cache && settings.cache->enabled() ? settings.cache : nullptr;
   auto start = std::chrono::steady_clock::now();
-  std::optional<std::string> key;
+  std::optional<CacheKey> key;
   // Split builds of several sources would each list their headers in one
   // depfile; they are not cached.
   bool several_steps =
-      settings.launcher.split && links(plan.kind) && sources.size() > 1 && !only_objects(sources);
+      launcher.split && links(plan.kind) && sources.size() > 1 && !only_objects(sources);
+  KeyInput key_in = key_input(plan, sources, launcher, argv, settings);
   if (cache) {
-    if (!several_steps) key = cache->key(plan, sources, *compiler, env);
+    if (!several_steps) key = cache_key(key_in, env);
     outcome.cache = key ? "miss" : "uncacheable";
-    if (key && cache->fetch(*key, tmp)) outcome.cache = "hit";
-    if (key) cache->count(outcome.cache == "hit");
+    if (key) {
+      Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
+      if (result && cache->fetch(key->hex, result->get())) outcome.cache = "hit";
+      if (outcome.cache != "hit") out.discard_result();
+      cache->count(outcome.cache == "hit");
+    }
     outcome.timings.push_back({"cache", seconds_since(start)});
   }
   if (outcome.cache != "hit") {
-    // On a miss the compiler also lists the headers it reads (without a
-    // change to argv: g++ reads SUNPRO_DEPENDENCIES).
-    const std::string depfile = tmp + ".d";
-    RemoveUnlessKept remove_depfile{depfile};
+    const bool record = key.has_value() || settings.record_inputs;
+    DepfileRoute route;
     Environment child = env;
-    if (key) child.set("SUNPRO_DEPENDENCIES", depfile + " " + plan.output);
-    if (!settings.depfile.empty())
-      child.set("SUNPRO_DEPENDENCIES", settings.depfile + " " + plan.output);
+    if (record && !only_objects(sources)) {
+      route.path = out.depfile_path();
+      route.through_argv = launcher.split;
+      // g++ takes the file name up to the first blank (depfile_path has
+      // none) and the rule's target after it.
+      if (!route.through_argv) child.set("SUNPRO_DEPENDENCIES", route.path + " " + plan.output);
+    }
     start = std::chrono::steady_clock::now();
     try {
-      run_steps(plan, sources, launcher, argv, tmp, child, settings.timeout, outcome);
+      run_steps(plan, sources, launcher, argv, out, route, child, settings.timeout, outcome);
     } catch (...) {
       outcome.timings.push_back({"compile", seconds_since(start)});  // failed builds are timed too
       throw;
     }
     outcome.timings.push_back({"compile", seconds_since(start)});
-    if (key && !cache->store(*key, tmp, depfile, !only_objects(sources)))
-      outcome.cache = "uncacheable";
-    if (key) cache->evict();
+    Result<UniqueFd> result = out.open_result();
+    std::optional<std::string> bad = result ? malformed_output(result->get(), plan.kind)
+                                            : std::optional<std::string>(result.why());
+    if (bad)
+      throw Error(ErrorKind::compile_failed,
+                  "compile failed: the compiler exited 0 but its output is not usable (" + *bad +
+                      "); " + plan.output + " left as it was");
+    std::optional<std::string> depfile_text;
+    if (!route.path.empty()) depfile_text = read_whole_file(route.path);
+    if (settings.record_inputs) outcome.depfile_text = depfile_text;
+    outcome.started = out.started();
+    if (key) {
+      BuildInputs inputs;
+      inputs.started = out.started();
+      Status stored = Failure{"the compiler did not list the files it read"};
+      if (depfile_text || only_objects(sources)) {
+        inputs.depfile_text = headers_only(depfile_text.value_or(""), sources);
+        inputs.include_search = include_search_dirs(argv, env);
+        if (links(plan.kind) && !key_in.libraries.empty())
+          inputs.library_search = library_search_dirs(argv[0], key_in.libraries_dirs, env);
+        stored = cache->store(*key, result->get(), key_in, inputs);
+      }
+      if (!stored) {
+        outcome.cache = "uncacheable";
+        outcome.cache_detail = stored.why();
+      }
+      cache->evict();
+    }
   }
   if (settings.load_check.enabled) {
     start = std::chrono::steady_clock::now();
-    outcome.load =
-        check_load(settings.load_check, tmp, plan.options.values(OptionList::libraries_dirs), env);
+    outcome.load = check_load(settings.load_check, out.path(),
+                              plan.options.values(OptionList::libraries_dirs), env);
     outcome.timings.push_back({"load", seconds_since(start)});
     if (!outcome.load->ok) {
       std::string why = outcome.load->message;
@@ -357,11 +424,7 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                   "load failed: " + why + "; " + plan.output + " left as it was");
     }
   }
-  fs::rename(tmp, plan.output, ec);
-  if (ec)
-    throw Error(ErrorKind::output,
-                "cannot move the result into " + plan.output + ": " + ec.message());
-  temporary.keep = true;
+  out.commit();
 }
 
 }  // namespace kbuild

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
@@ -19,8 +20,12 @@ namespace kbuild {
 
 namespace {
 
-constexpr const char* kProbe = R"PY(
-import importlib.util, json, sys, sysconfig
+// The first line drops the current directory from the search path (a
+// torch/ folder there must not answer for the installed one); only then is
+// anything imported.
+constexpr const char* kProbe =
+    R"PY(import sys; sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import importlib.util, json, sysconfig
 def root(name):
     try:
         spec = importlib.util.find_spec(name)
@@ -35,6 +40,7 @@ print(json.dumps({
     "include": sysconfig.get_path("include"),
     "libdir": sysconfig.get_config_var("LIBDIR") or "",
     "sys_path": [p for p in sys.path if p],
+    "executable": sys.executable,
 }))
 )PY";
 
@@ -80,11 +86,36 @@ bool still_valid(const nlohmann::json& entry) {
 
 }  // namespace
 
-std::string cache_root(const Environment& env) {
-  if (auto dir = env.get_nonempty("KBUILD_CACHE_DIR")) return *dir;
-  if (auto xdg = env.get_nonempty("XDG_CACHE_HOME")) return *xdg + "/kbuild";
-  if (auto home = env.get_nonempty("HOME")) return *home + "/.cache/kbuild";
-  return "";
+// What decides which interpreter `program` runs. A native program (ELF) runs
+// itself: nothing more. A pyenv shim picks a version by pyenv's documented
+// rules: PYENV_VERSION, else the nearest .python-version from the current
+// directory up, else $PYENV_ROOT/version; those go into the key. Any other
+// script picks by rules kbuild cannot see: nullopt, and its answer is not
+// cached.
+std::optional<std::string> interpreter_choice(const std::string& program, const Environment& env) {
+  char head[4] = {};
+  std::ifstream in(program, std::ios::binary);
+  if (in.read(head, sizeof head) && std::string(head, 4) ==
+                                        "\x7f"
+                                        "ELF")
+    return "";
+  auto text = read_whole_file(program);
+  if (!text || text->size() > 65536 || text->find("pyenv") == std::string::npos)
+    return std::nullopt;
+  std::string choice = "pyenv PYENV_VERSION=" + env.get("PYENV_VERSION").value_or("<unset>");
+  std::error_code ec;
+  for (fs::path dir = fs::current_path(ec); !ec; dir = dir.parent_path()) {
+    const std::string file = (dir / ".python-version").string();
+    if (auto version = read_whole_file(file)) {
+      choice += "\n" + file + "=" + *version;
+      break;
+    }
+    if (dir == dir.parent_path()) break;
+  }
+  std::string pyenv_root =
+      env.get_nonempty("PYENV_ROOT").value_or(env.get("HOME").value_or("") + "/.pyenv");
+  choice += "\nglobal=" + read_whole_file(pyenv_root + "/version").value_or("<none>");
+  return choice;
 }
 
 Discovery discover_python(const std::string& python, const Environment& env,
@@ -95,17 +126,29 @@ Discovery discover_python(const std::string& python, const Environment& env,
     d.problem = "'" + python + "' not found on PATH";
     return d;
   }
-  // Everything that changes which packages the interpreter sees.
-  std::string key = *exe + "\n" + std::to_string(mtime_ns(*exe));
+  // Everything that changes which packages the interpreter sees: the
+  // interpreter that really runs (a venv's python is a link to it).
+  std::error_code ec;
+  const std::string real = fs::canonical(*exe, ec).string();
+  std::optional<std::string> choice = interpreter_choice(real, env);
+  std::string key =
+      *exe + "\n" + real + "\n" + std::to_string(mtime_ns(real)) + "\n" + choice.value_or("");
   for (const char* var : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV", "HOME"})
     key += std::string("\n") + var + "=" + env.get(var).value_or("<unset>");
   std::string cache_file;
-  if (!cache_dir.empty()) {
+  std::optional<TrustedDir> cache;
+  if (!cache_dir.empty() && choice) {
+    Result<TrustedDir> root = open_cache_root(cache_dir, true);
+    Result<TrustedDir> dir =
+        root ? root->sub("discovery", true) : Result<TrustedDir>(Failure{root.why()});
+    if (dir) cache.emplace(std::move(*dir));
+  }
+  if (cache) {
     std::ostringstream name;
     // CBOR, not JSON text: it is read on every run, and decodes faster.
-    name << cache_dir << "/discovery/python-" << std::hex << fnv1a(key) << ".cbor";
+    name << "python-" << std::hex << fnv1a(key) << ".cbor";
     cache_file = name.str();
-    std::optional<std::string> bytes = read_whole_file(cache_file);
+    Result<std::string> bytes = cache->read(cache_file, 1u << 20);
     if (bytes) {
       try {
         nlohmann::json entry = nlohmann::json::from_cbor(*bytes);
@@ -123,7 +166,9 @@ Discovery discover_python(const std::string& python, const Environment& env,
   ProcessOptions opts;
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
-  opts.environment = &env;
+  Environment child = env;
+  child.set("PYTHONSAFEPATH", "1");  // Python 3.11+: no script or current directory on the path
+  opts.environment = &child;
   ProcessResult run;
   try {
     run = run_process({*exe, "-c", kProbe}, opts);
@@ -143,14 +188,18 @@ Discovery discover_python(const std::string& python, const Environment& env,
     return d;
   }
   d.info = info_from_json(answer, *exe);
-  if (!cache_file.empty()) {
+  if (cache) {
     nlohmann::json entry{{"key", key}, {"answer", answer}, {"stamps", nlohmann::json::object()}};
     if (answer.contains("sys_path") && answer["sys_path"].is_array())
       for (const auto& p : answer["sys_path"])
         if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
+    // The interpreter that really answered: replaced or upgraded, ask again.
+    if (answer.contains("executable") && answer["executable"].is_string())
+      entry["stamps"][answer["executable"].get<std::string>()] =
+          mtime_ns(answer["executable"].get<std::string>());
     std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
-    write_file_atomically(cache_file,
-                          std::string(cbor.begin(), cbor.end()));  // failing only costs speed
+    // Failing only costs speed.
+    (void)cache->write_atomically(cache_file, std::string(cbor.begin(), cbor.end()));
   }
   return d;
 }

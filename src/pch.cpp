@@ -1,5 +1,9 @@
 #include "kbuild/pch.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "kbuild/error.hpp"
@@ -11,10 +15,52 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
+namespace {
+
+// A directory made by mkdtemp, removed with everything in it.
+struct ScratchDir {
+  std::string path;
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+std::shared_ptr<ScratchDir> make_scratch() {
+  std::string pattern = "/tmp/kbuild-pch.XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr)
+    throw Error(ErrorKind::output, std::string("--pch: cannot make a private directory in /tmp: ") +
+                                       std::strerror(errno));
+  auto dir = std::make_shared<ScratchDir>();
+  dir->path = pattern;
+  return dir;
+}
+
+std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
+  auto st = dir.status(name);
+  if (!st || !S_ISREG(st->st_mode)) return "";
+  return std::to_string(st->st_size) + ":" + std::to_string(st->st_mtim.tv_sec) + "." +
+         std::to_string(st->st_mtim.tv_nsec) + ":" + std::to_string(st->st_ino);
+}
+
+// The recorded manifest when the .gch can be reused as it is.
+std::optional<std::string> reusable(const TrustedDir& dir, const std::string& key) {
+  Result<std::string> deps = dir.read(key + ".deps", 16u << 20);
+  if (!deps || !inputs_unchanged(*deps) || !dir.exists(key + ".h")) return std::nullopt;
+  try {
+    auto manifest = nlohmann::json::from_cbor(*deps);
+    if (manifest.value("gch", "") != gch_stamp(dir, key + ".h.gch")) return std::nullopt;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  return *deps;
+}
+
+}  // namespace
+
 PchResult prepare_pch(const BuildRequest& kernel, const std::string& header,
-                      const Registry& registry, const ResolveContext& ctx,
-                      const std::string& cache_root, const BuildSettings& settings,
-                      const Environment& env) {
+                      const Registry& registry, const ResolveContext& ctx, const TrustedDir* cache,
+                      const BuildSettings& settings, const Environment& env) {
   auto bytes = read_whole_file(header);
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
   // The header step: the kernel's flags, precompiling (no link part).
@@ -29,43 +75,68 @@ PchResult prepare_pch(const BuildRequest& kernel, const std::string& header,
   if (!compiler)
     throw Error(ErrorKind::compiler_missing,
                 "compiler '" + probe.command.argv[0] + "' not found or not executable");
-  CacheSettings cs;
-  cs.root = cache_root;
-  auto key = OutputCache(cs).key(probe, {header}, *compiler, env);
+  KeyInput key_in;
+  key_in.argv = probe.command.argv;
+  key_in.output_index = probe.command.output_index;
+  key_in.output = probe.output;
+  key_in.sources = {header};
+  key_in.programs = {*compiler};
+  auto key = cache_key(key_in, env);
   if (!key) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
 
-  const std::string dir = cache_root + "/pch";
-  const std::string copy = dir + "/" + *key + ".h", gch = copy + ".gch";
-  const std::string deps = dir + "/" + *key + ".deps.json";
-  if (fs::exists(gch) && fs::exists(copy)) {
-    auto manifest = read_whole_file(deps);
-    if (manifest && inputs_unchanged(*manifest)) return {copy, false};
+  PchResult result;
+  std::optional<TrustedDir> dir;
+  if (cache) {
+    Result<TrustedDir> pch = cache->sub("pch", true);
+    if (pch) dir.emplace(std::move(*pch));
   }
-  std::string err = write_file_atomically(copy, *bytes);
-  if (!err.empty()) throw Error(ErrorKind::output, "--pch: " + err);
-  r.sources = {copy};
-  r.output = gch;
+  if (!dir) {
+    auto scratch = make_scratch();
+    Result<TrustedDir> opened = TrustedDir::open(scratch->path, false);
+    if (!opened) throw Error(ErrorKind::output, "--pch: " + opened.why());
+    dir.emplace(std::move(*opened));
+    result.scratch = scratch;
+  }
+  const std::string name = key->hex + ".h";
+  result.include = dir->path() + "/" + name;
+  if (auto deps = reusable(*dir, key->hex)) {
+    result.identity = sha1_hex(*deps);
+    return result;
+  }
+  if (Status written = dir->write_atomically(name, *bytes); !written)
+    throw Error(ErrorKind::output, "--pch: " + written.why());
+  r.sources = {result.include};
+  r.output = result.include + ".gch";
   BuildPlan plan = plan_build(r, registry, ctx);
   BuildSettings step = settings;
   step.cache = nullptr;  // the .gch lives in the pch directory, keyed the same way
   step.load_check.enabled = false;
-  step.depfile = dir + "/" + *key + ".d";
+  step.record_inputs = true;
   BuildOutcome outcome;
-  run_build(plan, {copy}, step, env, outcome);
-  auto depfile = read_whole_file(step.depfile);
-  std::error_code ec;
-  fs::remove(step.depfile, ec);
-  auto manifest = input_manifest(depfile.value_or(""));
-  if (!depfile || !manifest) {
+  run_build(plan, {result.include}, step, env, outcome);
+  std::vector<std::string> read;
+  if (outcome.depfile_text)
+    for (const std::string& path : parse_depfile(*outcome.depfile_text))
+      if (path != result.include) read.push_back(path);  // the copy: only kbuild writes it
+  Result<std::string> manifest = outcome.depfile_text ? input_manifest(read, outcome.started)
+                                                      : Result<std::string>(Failure{"no list"});
+  if (!manifest) {
     // Without the list of what it read, the .gch could go stale unseen.
-    fs::remove(gch, ec);
+    (void)dir->remove_file(name + ".gch");
     throw Error(ErrorKind::compile_failed,
                 "--pch: the compiler did not list the files " + header +
-                    " reads (it must honour SUNPRO_DEPENDENCIES, as g++ does)");
+                    " reads, or one changed while it ran (" + manifest.why() +
+                    "); build again, with a compiler that honours SUNPRO_DEPENDENCIES as g++ does");
   }
-  err = write_file_atomically(deps, *manifest);
-  if (!err.empty()) throw Error(ErrorKind::output, "--pch: " + err);
-  return {copy, true};
+  nlohmann::json record = nlohmann::json::from_cbor(*manifest);
+  record["gch"] = gch_stamp(*dir, name + ".gch");
+  std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(record);
+  const std::string deps(cbor.begin(), cbor.end());
+  if (Status written = dir->write_atomically(key->hex + ".deps", deps); !written)
+    throw Error(ErrorKind::output, "--pch: " + written.why());
+  result.built = true;
+  result.identity = sha1_hex(deps);
+  return result;
 }
 
 }  // namespace kbuild

@@ -1,7 +1,8 @@
-// Runs a planned build: the compiler writes a temporary file beside the
-// output, which is renamed into place only on success (and, with a load
-// check, only once it loads), so the output appears whole or not at all and
-// a failed build leaves the previous one untouched.
+// Runs a planned build: the compiler writes into a private work directory
+// beside the output (atomic_output.hpp); the result is renamed into place
+// only when the compiler succeeded and wrote a well-formed output (and,
+// with a load check, only once it loads), so the output appears whole or
+// not at all and a failed build leaves the previous one untouched.
 #pragma once
 
 #include <chrono>
@@ -42,8 +43,11 @@ struct BuildSettings {
   std::optional<std::chrono::milliseconds> timeout;
   Launcher launcher;
   OutputCache* cache = nullptr;  // null or disabled: always compile
-  // When set, the compiler lists the files it read here (a make rule).
-  std::string depfile;
+  // Have the compiler list the files it read (BuildOutcome::depfile_text).
+  bool record_inputs = false;
+  // Added to the cache key: what the command line cannot show (the identity
+  // of the precompiled header it includes).
+  std::vector<std::string> key_extra;
 };
 
 struct StageTiming {
@@ -58,7 +62,10 @@ struct BuildOutcome {
   std::optional<FailureAnalysis> failure;
   std::optional<LoadCheckResult> load;
   std::string cache = "off";  // "off", "hit", "miss", "uncacheable"
+  std::string cache_detail;   // why a miss was not stored
   std::vector<StageTiming> timings;
+  std::optional<std::string> depfile_text;  // with record_inputs: what the compiler read
+  struct timespec started {};               // file-system time the build started
 };
 
 // Throws Error: input (source missing or not a file), output (directory
@@ -67,7 +74,9 @@ struct BuildOutcome {
 void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
                const BuildSettings& settings, const Environment& env, BuildOutcome& outcome);
 
-// The temporary name used for `output` (same directory, hidden, unique).
-std::string temporary_output_path(const std::string& output);
+// Why the file open as `fd` is not a whole output of `kind` (an ELF object or
+// library whose section headers fit in the file, a precompiled header), or
+// nothing when it is.
+std::optional<std::string> malformed_output(int fd, OutputKind kind);
 
 }  // namespace kbuild

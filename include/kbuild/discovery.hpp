@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "kbuild/cache_root.hpp"
 #include "kbuild/environment.hpp"
 
 namespace kbuild {
@@ -23,9 +24,6 @@ struct Discovery {
   std::string problem;  // why info is missing (python not found, failed...)
   bool from_cache = false;
 };
-
-// The cache root: $KBUILD_CACHE_DIR, else $XDG_CACHE_HOME/kbuild, else ~/.cache/kbuild.
-std::string cache_root(const Environment& env);
 
 // Asks `python` (a name looked up on PATH, or a path). Uses and refreshes the
 // cache under `cache_dir` (empty: no cache).

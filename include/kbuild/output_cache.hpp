@@ -1,15 +1,21 @@
 // Content-addressed cache of build outputs (objects, headers, preprocessed
-// files and linked shared libraries).
+// files and linked shared libraries). docs/cache.md lists every input of a
+// build and where the cache covers it, and the threat model.
 //
-// The key covers everything that changes the output: the argv without the
-// output path, the compiler's identity (path, size, mtime), the bytes of
-// every source, the CPU (for -march=native), the linked libraries found in
-// the -L dirs (path, size, mtime), the working directory and the compiler's
-// environment variables that change what it reads. On a miss the compiler
-// also writes the headers it read (SUNPRO_DEPENDENCIES, so argv is
-// unchanged); they are recorded in the entry's manifest and re-validated on
-// every hit (size and mtime, else content), like ccache's direct mode.
+// The key covers the command as it runs (launcher included, output path
+// left out), the compiler's and the launcher's identity (path, size, mtime),
+// the bytes of every source and of every file named on the command line
+// (response files, -specs, -fplugin), the CPU (for -march=native), the
+// working directory, the compiler's environment variables and anything the
+// caller adds (the identity of a precompiled header). The entry's manifest
+// records what the key cannot: the headers the compiler read (size, mtime,
+// SHA-1, all hashed and checked to be older than the build), the include
+// paths that would shadow each of them if a file appeared there, the
+// libraries a link could pick up, and the output's size and SHA-1. A hit
+// re-checks all of it; anything else is a miss.
 #pragma once
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <optional>
@@ -18,12 +24,14 @@
 
 #include "kbuild/build_plan.hpp"
 #include "kbuild/environment.hpp"
+#include "kbuild/result.hpp"
+#include "kbuild/trusted_dir.hpp"
 
 namespace kbuild {
 
 struct CacheSettings {
-  bool enabled = false;
-  std::string root;                      // <root>/objects/ab/<key>/{output,manifest.json}
+  bool enabled = false;                  // asked for (not --no-cache)
+  std::string root;                      // "": none could be named
   std::uint64_t max_bytes = 4ull << 30;  // LRU eviction beyond this
 };
 
@@ -34,47 +42,92 @@ struct CacheStats {
   std::uint64_t misses = 0;
 };
 
+// Everything a key is made of, besides the sources' bytes.
+struct KeyInput {
+  std::vector<std::string> argv;  // as it runs, launcher first
+  std::size_t output_index = 0;   // argv[output_index] is the output (left out)
+  std::string output;             // its extension can matter to the compiler
+  std::vector<std::string> sources;
+  std::vector<std::string> programs;  // resolved compiler and launcher paths
+  std::vector<std::string> extra;     // e.g. a precompiled header's identity
+  bool links = false;
+  std::vector<std::string> libraries, libraries_dirs;  // -l and -L of a link
+};
+
+struct CacheKey {
+  std::string hex;
+  // SHA-1 of each source as hashed into the key (compared after the build:
+  // a source edited while the compiler ran is never stored).
+  std::vector<std::string> source_sha1;
+};
+
+// What the compiler read, for the manifest.
+struct BuildInputs {
+  std::string depfile_text;                 // a make rule; "" for a link of objects
+  std::vector<std::string> include_search;  // the compiler's include dirs, in order
+  std::vector<std::string> library_search;  // the linker's library dirs, in order
+  struct timespec started {};               // file-system time the build started
+};
+
+// The key of a build; nullopt when it cannot be cached (a source or a file
+// named on the command line cannot be read).
+std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env);
+
 class OutputCache {
  public:
-  explicit OutputCache(CacheSettings settings) : s_(std::move(settings)) {}
+  // Opens the cache: a cache that cannot be used (none named, untrusted,
+  // not kbuild's) is disabled, and problem() says why and what to do.
+  static OutputCache open(const CacheSettings& settings);
 
-  bool enabled() const { return s_.enabled; }
+  bool enabled() const { return root_.has_value(); }
+  // Why it is disabled ("" when enabled or when not asked for); a warning
+  // when `problem_is_warning`, else a note.
+  const std::string& problem() const { return problem_; }
+  bool problem_is_warning() const { return problem_is_warning_; }
 
-  // The key of `plan`; nullopt when it cannot be cached (e.g. a source that
-  // cannot be read).
-  std::optional<std::string> key(const BuildPlan& plan, const std::vector<std::string>& sources,
-                                 const std::string& compiler_path, const Environment& env) const;
+  // On a valid, whole hit writes the output to `dest` and returns true. A
+  // damaged entry is removed.
+  bool fetch(const std::string& key, int dest);
 
-  // On a valid hit, copies the output to `dest` and returns true.
-  bool fetch(const std::string& key, const std::string& dest);
+  // Publishes `built` under `key` with what it read. Fails (nothing stored)
+  // when an input changed during the build or cannot be read; never leaves
+  // a torn entry.
+  Status store(const CacheKey& key, int built, const KeyInput& input, const BuildInputs& inputs);
 
-  // Publishes `built` under `key`, with the headers listed in `depfile`
-  // (a make rule; a link of objects alone reads no headers and has none).
-  // Never publishes a torn entry: the entry directory is renamed into place
-  // whole. Returns false when it was not stored.
-  bool store(const std::string& key, const std::string& built, const std::string& depfile,
-             bool needs_depfile);
-
-  // Counts a hit or a miss in the statistics.
   void count(bool hit);
   CacheStats stats() const;
-  void clear();
   // Removes least recently used entries until the cache is under its limit.
   void evict();
 
+  // The opened root (for the PCH and discovery caches); null when disabled.
+  const TrustedDir* root() const { return root_ ? &*root_ : nullptr; }
+
  private:
-  std::string entry_dir(const std::string& key) const;
-  CacheSettings s_;
+  std::optional<TrustedDir> root_;
+  std::uint64_t max_bytes_ = 0;
+  std::string problem_;
+  bool problem_is_warning_ = false;
 };
 
 // The paths a make-style dependency file lists (after the first ':').
 std::vector<std::string> parse_depfile(const std::string& text);
 
-// A record of the files a build read (from its depfile): path, size, mtime
-// and SHA-1 of each, as JSON text; nullopt when one cannot be read.
-std::optional<std::string> input_manifest(const std::string& depfile_text);
+// A record of files (path, size, mtime, SHA-1), as CBOR bytes; a failure
+// when one cannot be read or changed at or after `started`.
+Result<std::string> input_manifest(const std::vector<std::string>& paths,
+                                   const struct timespec& started);
 // Whether every file of a manifest is unchanged (same size and mtime, else
 // the same content). A damaged manifest counts as changed.
-bool inputs_unchanged(const std::string& manifest_text);
+bool inputs_unchanged(const std::string& manifest);
+
+// The include search list the compiler uses for `argv` (its -v output),
+// quote dirs first; empty when it cannot be read.
+std::vector<std::string> include_search_dirs(const std::vector<std::string>& argv,
+                                             const Environment& env);
+// The directories the linker searches for -l (-L, then LIBRARY_PATH, then
+// the compiler's own), in order.
+std::vector<std::string> library_search_dirs(const std::string& compiler,
+                                             const std::vector<std::string>& libraries_dirs,
+                                             const Environment& env);
 
 }  // namespace kbuild

@@ -14,6 +14,7 @@
 #include "kbuild/batch.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
+#include "kbuild/cache_root.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/doctor.hpp"
@@ -151,7 +152,7 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
 CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size) {
   CacheSettings s;
   s.root = cache_root(env);
-  s.enabled = enabled && !s.root.empty();
+  s.enabled = enabled;
   std::string size =
       !max_size.empty() ? max_size : env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
   if (!size.empty()) {
@@ -189,15 +190,41 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     session.emplace(common, env, console);
     request = make_request(common, b, env);
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
+    // The settings come first: the PCH step runs with them too.
+    OutputCache cache = OutputCache::open(cache_settings(env, !b.no_cache, b.cache_max_size));
+    if (!cache.problem().empty()) {
+      if (cache.problem_is_warning())
+        console.warnings({cache.problem()});
+      else
+        console.notes({cache.problem()});
+    }
+    BuildSettings settings;
+    settings.cache = &cache;
+    settings.launcher = parse_launcher(
+        b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
+    settings.launcher.resolve_native = b.resolve_native;
+    if (b.timeout_s > 0)
+      settings.timeout = std::chrono::milliseconds(static_cast<long>(b.timeout_s * 1000));
+    PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())
         throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
-      BuildSettings pch_settings;
-      PchResult pch = prepare_pch(*request, b.pch, session->registry, session->context(),
-                                  cache_root(env), pch_settings, env);
+      // --no-cache turns off the output cache; the .gch is still kept.
+      const TrustedDir* pch_root = cache.root();
+      std::optional<TrustedDir> own_root;
+      if (!pch_root && b.no_cache) {
+        Result<TrustedDir> root = open_cache_root(cache_root(env), true);
+        if (root)
+          pch_root = &own_root.emplace(std::move(*root));
+        else
+          console.warnings({root.why() + "; the precompiled header is built for this build only"});
+      }
+      pch = prepare_pch(*request, b.pch, session->registry, session->context(), pch_root, settings,
+                        env);
       console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
                    ".gch");
       request->include_pch = pch.include;
+      settings.key_extra.push_back("pch " + pch.identity);
     }
     auto start = std::chrono::steady_clock::now();
     plan = plan_build(*request, session->registry, session->context());
@@ -214,14 +241,6 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
                 << "\n";
     } else {
       console.info("running: " + shell_join(plan->command.argv));
-      OutputCache cache(cache_settings(env, !b.no_cache, b.cache_max_size));
-      BuildSettings settings;
-      settings.cache = &cache;
-      settings.launcher = parse_launcher(
-          b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
-      settings.launcher.resolve_native = b.resolve_native;
-      if (b.timeout_s > 0)
-        settings.timeout = std::chrono::milliseconds(static_cast<long>(b.timeout_s * 1000));
       std::string launcher_name = settings.launcher.argv.empty()
                                       ? ""
                                       : fs::path(settings.launcher.argv[0]).filename().string();
@@ -234,7 +253,8 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       if (settings.load_check.enabled) settings.load_check.loader = {load_check_helper()};
       settings.load_check.required_symbols = b.required_symbols;
       run_build(*plan, request->sources, settings, env, outcome);
-      console.info("cache: " + outcome.cache);
+      console.info("cache: " + outcome.cache +
+                   (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
       for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
       for (const StageTiming& t : outcome.timings)
         console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
@@ -439,14 +459,22 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
 }
 
 int cache_command(const std::string& action, const Environment& env) {
-  OutputCache cache(cache_settings(env, true, ""));
-  if (action == "clear") {
-    cache.clear();
-    std::cout << "cleared " << cache_root(env) << "\n";
+  const std::string root = cache_root(env);
+  if (root.empty()) throw Error(ErrorKind::usage, kNoCacheRoot);
+  std::error_code ec;
+  if (!fs::exists(root, ec)) {
+    std::cout << (action == "clear" ? "nothing to clear: " : "no cache yet at ") << root << "\n";
     return 0;
   }
-  CacheStats st = cache.stats();
-  std::cout << "cache directory  " << cache_root(env) << "\n"
+  Result<TrustedDir> dir = open_cache_root(root, false);
+  if (!dir) throw Error(ErrorKind::usage, dir.why());
+  if (action == "clear") {
+    if (Status cleared = clear_cache(*dir); !cleared) throw Error(ErrorKind::usage, cleared.why());
+    std::cout << "cleared " << root << "\n";
+    return 0;
+  }
+  CacheStats st = OutputCache::open(cache_settings(env, true, "")).stats();
+  std::cout << "cache directory  " << root << "\n"
             << "entries          " << st.entries << "\n"
             << "size             " << st.bytes << " bytes\n"
             << "hits             " << st.hits << "\n"

@@ -13,8 +13,13 @@ struct CacheCase {
   TempDir home, dir;
   std::string cxx, count;
   CacheCase() : cxx(dir / "bin/counting-g++"), count(dir / "compiler-runs") {
-    // A compiler that counts its runs, then is g++.
-    write_file(cxx, "#!/bin/sh\necho run >> \"" + count + "\"\nexec /usr/bin/g++ \"$@\"\n", true);
+    // A compiler that counts its compiles (not kbuild's questions about its
+    // search dirs: -v on /dev/null, -print-search-dirs), then is g++.
+    write_file(cxx,
+               "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v -x c++ /dev/null\"*) ;; "
+               "*) echo run >> \"" +
+                   count + "\";; esac\nexec /usr/bin/g++ \"$@\"\n",
+               true);
     write_file(dir / "h.h", "#define VALUE 41\n");
     write_file(dir / "k.cpp", "#include \"h.h\"\nextern \"C\" int f() { return VALUE + X; }\n");
   }
