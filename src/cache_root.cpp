@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 
 namespace kbuild {
@@ -24,6 +25,30 @@ constexpr std::array<const char*, 7> kLayout = {"objects",    "tmp",        "pch
 bool is_layout_name(const std::string& name) {
   return std::any_of(kLayout.begin(), kLayout.end(), [&](const char* n) { return name == n; }) ||
          name.rfind(".stats.json.tmp.", 0) == 0;
+}
+
+bool hex_name(const std::string& name, std::size_t size) {
+  return name.size() >= size &&
+         std::all_of(name.begin(), name.begin() + static_cast<long>(size),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Whether everything in `name` (one of kLayout) has the shape kbuild gives
+// it: an unmarked directory is adopted only then (a cache of an older kbuild).
+bool layout_holds(const TrustedDir& dir, const std::string& name) {
+  auto st = dir.status(name);
+  if (!st) return true;
+  if (!S_ISDIR(st->st_mode)) return S_ISREG(st->st_mode) && name.find('.') != std::string::npos;
+  Result<TrustedDir> sub = dir.sub(name, false);
+  if (!sub) return false;
+  for (const std::string& entry : sub->list()) {
+    bool fits = name == "objects"     ? entry.size() == 2 && hex_name(entry, 2)
+                : name == "pch"       ? hex_name(entry, 40)
+                : name == "discovery" ? entry.rfind("python-", 0) == 0
+                                      : false;  // tmp/ holds only what a build is making
+    if (!fits) return false;
+  }
+  return true;
 }
 
 bool marked(const TrustedDir& dir) {
@@ -56,7 +81,9 @@ Result<TrustedDir> open_cache_root(const std::string& root, bool create) {
         "; fix it (chmod go-w, chown) or set KBUILD_CACHE_DIR to a directory only you can write"};
   if (marked(*dir)) return dir;
   std::vector<std::string> names = dir->list();
-  if (!std::all_of(names.begin(), names.end(), is_layout_name))
+  if (!std::all_of(names.begin(), names.end(), [&dir](const std::string& n) {
+        return is_layout_name(n) && layout_holds(*dir, n);
+      }))
     return Failure{"cache directory " + root +
                    " is not kbuild's (no CACHEDIR.TAG, and it holds other files); set "
                    "KBUILD_CACHE_DIR to an empty or new directory"};

@@ -182,21 +182,27 @@ std::string normal(const std::string& path) {
   return p;
 }
 
-// Paths that, if they appeared, would be found before `header`: the same
-// relative name in each directory searched before the one it was found in.
+// Paths that, if they appeared, would be found before `header`: for each
+// search directory the header lies under, the same relative name in every
+// directory searched before it. Which directory and name the compiler used
+// is not known, so every reading counts, less those whose candidate exists
+// now (it existed when the compiler searched, so that reading was not it).
 std::vector<std::string> shadowing_candidates(const std::string& header,
                                               const std::vector<std::string>& search) {
   const std::string h = normal(header);
+  std::vector<std::string> out;
   for (std::size_t i = 0; i < search.size(); ++i) {
     const std::string& dir = search[i];
     if (h.size() <= dir.size() + 1 || h.compare(0, dir.size(), dir) != 0 || h[dir.size()] != '/')
       continue;
     const std::string rel = h.substr(dir.size() + 1);
-    std::vector<std::string> out;
-    for (std::size_t j = 0; j < i; ++j) out.push_back(search[j] + "/" + rel);
-    return out;
+    for (std::size_t j = 0; j < i; ++j) {
+      std::string candidate = search[j] + "/" + rel;
+      struct stat st {};
+      if (::stat(candidate.c_str(), &st) != 0) out.push_back(std::move(candidate));
+    }
   }
-  return {};
+  return out;
 }
 
 }  // namespace

@@ -46,7 +46,10 @@ std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
 // The recorded manifest when the .gch can be reused as it is.
 std::optional<std::string> reusable(const TrustedDir& dir, const std::string& key) {
   Result<std::string> deps = dir.read(key + ".deps", 16u << 20);
-  if (!deps || !inputs_unchanged(*deps) || !dir.exists(key + ".h")) return std::nullopt;
+  // The compiler reads both by name: each must be a trusted regular file.
+  if (!deps || !inputs_unchanged(*deps) || !dir.open_file(key + ".h") ||
+      !dir.open_file(key + ".h.gch"))
+    return std::nullopt;
   try {
     auto manifest = nlohmann::json::from_cbor(*deps);
     if (manifest.value("gch", "") != gch_stamp(dir, key + ".h.gch")) return std::nullopt;
