@@ -446,6 +446,36 @@ TEST_CASE("E45 build-many manifest malformed", "[matrix]") {
              {row.dir / "m.json:2:", "malformed JSON"});
 }
 
+// Caches.
+
+TEST_CASE("E50 cache stats with no cache directory", "[matrix]") {
+  Row row;
+  row.expect("E50", row.kbuild({"cache", "stats"}, {{"HOME", ""}, {"XDG_CACHE_HOME", ""}}), 2,
+             "usage", {"no cache directory", "set KBUILD_CACHE_DIR"});
+}
+
+TEST_CASE("E51 cache clear on a directory that is not kbuild's", "[matrix]") {
+  Row row;
+  write_file(row.dir / "cache/tmp/mine.txt", "mine\n");
+  row.expect("E51", row.kbuild({"cache", "clear"}, {{"KBUILD_CACHE_DIR", row.dir / "cache"}}), 2,
+             "usage", {"is not kbuild's", "CACHEDIR.TAG"});
+  CHECK(read_file(row.dir / "cache/tmp/mine.txt") == "mine\n");
+}
+
+TEST_CASE("E52 cache stats on a cache directory others can write", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "cache");
+  fs::permissions(row.dir / "cache", fs::perms::all);
+  row.expect("E52", row.kbuild({"cache", "stats"}, {{"KBUILD_CACHE_DIR", row.dir / "cache"}}), 2,
+             "usage", {"world-writable", "chmod go-w"});
+}
+
+TEST_CASE("E53 a launcher that exits 0 without writing the output", "[matrix]") {
+  Row row;
+  row.expect("E53", row.build({"--launcher", "true"}), 5, "compile",
+             {"exited 0 but its output is not usable", "left as it was"});
+}
+
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
   // The ids this file tests; a row documented but untested fails here.
   std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");
