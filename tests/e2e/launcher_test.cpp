@@ -86,9 +86,11 @@ TEST_CASE("--launcher ccache: the compile step hits ccache the second time", "[e
   LauncherCase c;
   std::map<std::string, std::string> env{{"CCACHE_DIR", c.dir / "ccache"}};
   for (const char* out : {"a.so", "b.so"}) {
-    RunResult r = run_kbuild(
-        {"--no-torch", "--no-cache", "--launcher", "ccache", "-v", c.kernel, "-o", c.dir / out},
-        c.home.str(), env);
+    // kbuild's own cache on, one per build: both reach the launcher.
+    env["KBUILD_CACHE_DIR"] = c.dir / (std::string("kbuild-cache-") + out);
+    RunResult r =
+        run_kbuild({"--no-torch", "--launcher", "ccache", "-v", c.kernel, "-o", c.dir / out},
+                   c.home.str(), env);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find("ran: /usr/bin/ccache ") != std::string::npos);
@@ -112,9 +114,9 @@ TEST_CASE("--launcher distcc --resolve-native: the compile runs on the distccd",
       {"DISTCC_HOSTS", "127.0.0.1:" + std::to_string(daemon.port)},
       {"DISTCC_FALLBACK", "0"},
       {"DISTCC_DIR", c.dir / "distcc"}};
-  RunResult r = run_kbuild({"--no-torch", "--no-cache", "--launcher", "distcc", "--resolve-native",
-                            c.kernel, "-o", c.dir / "k.so"},
-                           c.home.str(), env);
+  RunResult r = run_kbuild(
+      {"--no-torch", "--launcher", "distcc", "--resolve-native", c.kernel, "-o", c.dir / "k.so"},
+      c.home.str(), env);
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -189,9 +191,11 @@ TEST_CASE("--launcher sccache: the second compile is an sccache hit", "[e2e][lau
   REQUIRE(started.exit_code == 0);
   for (const char* out : {"a.so", "b.so"}) {
     auto start = std::chrono::steady_clock::now();
-    RunResult r = run_kbuild(
-        {"--no-torch", "--no-cache", "--launcher", "sccache", "-v", c.kernel, "-o", c.dir / out},
-        c.home.str(), env);
+    // kbuild's own cache on, one per build: both reach the launcher.
+    env["KBUILD_CACHE_DIR"] = c.dir / (std::string("kbuild-cache-") + out);
+    RunResult r =
+        run_kbuild({"--no-torch", "--launcher", "sccache", "-v", c.kernel, "-o", c.dir / out},
+                   c.home.str(), env);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find("ran: /usr/bin/sccache ") != std::string::npos);
@@ -219,9 +223,9 @@ TEST_CASE("--launcher icecc: the compile is scheduled by an icecream scheduler",
   Icecream icecream(c.dir);
   INFO(read_file(icecream.daemon_log));
   REQUIRE(icecream.ready);
-  RunResult r = run_kbuild({"--no-torch", "--no-cache", "--launcher", "icecc", "--resolve-native",
-                            c.kernel, "-o", c.dir / "k.so"},
-                           c.home.str(), {{"ICECC_DEBUG", "debug"}});
+  RunResult r = run_kbuild(
+      {"--no-torch", "--launcher", "icecc", "--resolve-native", c.kernel, "-o", c.dir / "k.so"},
+      c.home.str(), {{"ICECC_DEBUG", "debug"}});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   // The icecc client asked the daemon, which asked the scheduler, for a host.
