@@ -15,6 +15,7 @@
 
 #include "kbuild/atomic_output.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/failure_message.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/shell.hpp"
 
@@ -55,77 +56,34 @@ void check_output_dir(const std::string& output) {
 
 }  // namespace
 
+const char* cache_status_name(CacheStatus status) {
+  switch (status) {
+    case CacheStatus::off: return "off";
+    case CacheStatus::hit: return "hit";
+    case CacheStatus::miss: return "miss";
+    case CacheStatus::uncacheable: return "uncacheable";
+  }
+  return "off";
+}
+
 namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (const std::string& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
-
-// Which provider (and file:line) asked for library `name`.
-std::string added_by(const BuildOptions& options, const std::string& name) {
-  for (const Entry& e : options.entries(OptionList::libraries)) {
-    if (e.value != name) continue;
-    std::string where = e.origin.provider;
-    if (!e.origin.file.empty()) where += ", " + e.origin.file + ":" + std::to_string(e.origin.line);
-    return where;
-  }
-  return "the passthrough or extra flags";
-}
-
-// True when every input is already compiled: a pure link reads no headers.
-bool only_objects(const std::vector<std::string>& sources) {
-  for (const std::string& s : sources) {
-    std::string ext = fs::path(s).extension().string();
-    if (ext != ".o" && ext != ".a" && ext != ".so") return false;
-  }
-  return true;
-}
-
-[[noreturn]] void throw_toolchain_failure(const BuildPlan& plan, const ProcessResult& p,
-                                          const FailureAnalysis& a) {
-  const std::string kept = "; " + plan.output + " left as it was";
-  if (a.step == FailedStep::link) {
-    if (!a.missing_libraries.empty()) {
-      std::string what;
-      for (const std::string& lib : a.missing_libraries)
-        what += (what.empty() ? "" : "; ") +
-                ("cannot find -l" + lib + " (added by " + added_by(plan.options, lib) + ")");
-      std::vector<std::string> dirs = plan.options.values(OptionList::libraries_dirs);
-      throw Error(ErrorKind::link_failed,
-                  "link failed: " + what + "; searched " +
-                      (dirs.empty() ? std::string("no -L dirs") : "-L " + join(dirs, ", ")) +
-                      " and the system's; fix the library dirs or install the library" + kept);
-    }
-    if (!a.undefined_symbols.empty())
-      throw Error(ErrorKind::link_failed,
-                  "link failed: undefined reference to '" + a.undefined_symbols.front() + "'" +
-                      (a.undefined_symbols.size() > 1
-                           ? " and " + std::to_string(a.undefined_symbols.size() - 1) + " more"
-                           : std::string()) +
-                      "; a library is missing from the link line" + kept);
-    throw Error(ErrorKind::link_failed,
-                "link failed (" + p.describe() + "): " + a.first_error + kept);
-  }
-  std::string first = a.first_error.empty() ? std::string() : ": " + a.first_error;
-  throw Error(ErrorKind::compile_failed, "compile failed (" + p.describe() + ")" + first + kept);
-}
-
 // Runs one compiler step; throws the stage that failed.
-void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const Environment& env,
-              std::optional<std::chrono::milliseconds> timeout, BuildOutcome& outcome) {
+void run_step(const BuildPlan& plan, const Step& step, const std::vector<std::string>& argv,
+              const Environment& env, const BuildSettings& settings, ProcessRunner& processes,
+              BuildOutcome& outcome) {
   ProcessOptions opts;
-  opts.timeout = timeout;
+  opts.timeout = settings.timeout;
   opts.handle_interrupts = true;
   opts.capture_output = true;  // for the failure analysis and the report
   opts.tee_output = true;      // ...while the user still sees it live
   opts.environment = &env;
-  outcome.process = run_process(argv, opts);
+  outcome.steps.push_back(argv);
+  outcome.process = processes.run(argv, opts);
   const ProcessResult& p = *outcome.process;
   if (p.interrupted_by)
     throw Error(ErrorKind::interrupted,
@@ -133,89 +91,73 @@ void run_step(const BuildPlan& plan, const std::vector<std::string>& argv, const
   if (p.timed_out)
     throw Error(ErrorKind::compile_failed,
                 "compile failed: the compiler ran past --timeout " +
-                    std::to_string(timeout->count() / 1000.0).substr(0, 5) + " s and was ended; " +
-                    plan.output + " left as it was");
+                    std::to_string(settings.timeout->count() / 1000.0).substr(0, 5) +
+                    " s and was ended; " + plan.output + " left as it was");
   if (!p.success()) {
-    bool step_links = std::find(argv.begin(), argv.end(), "-c") == argv.end() && links(plan.kind);
-    outcome.failure = analyze_failure(p.out + p.err, step_links);
-    throw_toolchain_failure(plan, p, *outcome.failure);
+    outcome.failure = analyze_failure(p.out + p.err, step.links);
+    throw toolchain_error(plan.options, plan.output, p, *outcome.failure);
   }
 }
 
-// Where the compiler lists what it read: a known launcher (ccache refuses
-// SUNPRO_DEPENDENCIES) is given -MD -MF on its own compile steps; anything
-// else gets SUNPRO_DEPENDENCIES, which keeps argv Inductor's.
-struct DepfileRoute {
-  std::string path;  // "": not recorded
-  bool through_argv = false;
+// The programs the steps name, resolved once: the compiler and the launcher.
+struct Programs {
+  std::string compiler, launcher;
 };
 
-std::vector<std::string> with_depfile(std::vector<std::string> argv, const DepfileRoute& route) {
-  if (route.through_argv && !route.path.empty())
-    argv.insert(argv.end(), {"-MD", "-MF", route.path});
+Programs find_programs(const std::vector<Step>& steps, const Environment& env) {
+  Programs found;
+  for (const Step& s : steps) {
+    if (s.kind != StepKind::command) continue;
+    const std::string& compiler = s.argv[s.compiler_index];
+    auto path = find_executable(compiler, env);
+    if (!path)
+      throw Error(ErrorKind::compiler_missing,
+                  "compiler '" + compiler +
+                      "' not found or not executable; install it, or choose "
+                      "one with --cxx PATH or the CXX variable");
+    found.compiler = *path;
+    if (s.compiler_index > 0) {
+      auto launcher = find_executable(s.argv[0], env);
+      if (!launcher)
+        throw Error(ErrorKind::compiler_missing,
+                    "launcher '" + s.argv[0] + "' not found; install it or drop --launcher");
+      found.launcher = *launcher;
+    }
+    break;  // every step names the same programs
+  }
+  return found;
+}
+
+// A step's argv as it runs: programs resolved, its own files in the work
+// directory.
+std::vector<std::string> as_run(const Step& step, const Programs& programs,
+                                const AtomicOutput& out) {
+  std::vector<std::string> argv = step.argv;
+  if (step.compiler_index > 0) argv[0] = programs.launcher;
+  argv[step.compiler_index] = programs.compiler;
+  for (std::size_t i : step.work_files)
+    argv[i] = out.scratch(fs::path(argv[i]).filename().string());
   return argv;
 }
 
-// The command itself, or (for a launcher that only handles compiling) each
-// source compiled through the launcher, then one local link into the result.
-void run_steps(const BuildPlan& plan, const std::vector<std::string>& sources,
-               const Launcher& launcher, const std::vector<std::string>& argv,
-               const AtomicOutput& out, const DepfileRoute& route, const Environment& env,
-               std::optional<std::chrono::milliseconds> timeout, BuildOutcome& outcome) {
-  if (launcher.argv.empty()) return run_step(plan, argv, env, timeout, outcome);
-  if (!launcher.split || !links(plan.kind) || only_objects(sources)) {
-    std::vector<std::string> launched = launcher.argv;
-    launched.insert(launched.end(), argv.begin(), argv.end());
-    if (!only_objects(sources)) launched = with_depfile(launched, route);
-    outcome.steps.push_back(launched);
-    return run_step(plan, launched, env, timeout, outcome);
-  }
-  BuildOptions compile_options = plan.options;
-  compile_options.remove(OptionList::cflags, "shared");
-  std::vector<std::string> object_names;
-  for (std::size_t i = 0; i < sources.size(); ++i)
-    object_names.push_back(out.scratch(std::to_string(i) + ".o"));
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    Command c =
-        assemble(compile_options,
-                 AssembleInput{
-                     argv[0], {sources[i]}, OutputKind::object, object_names[i], plan.include_pch});
-    std::vector<std::string> launched = launcher.argv;
-    for (const std::string& word : c.argv) {
-      if (word == "-march=native" && launcher.resolve_native) {
-        std::vector<std::string> native = resolve_native_flags(argv[0], env);
-        if (native.empty())
-          throw Error(ErrorKind::compiler_missing, "cannot tell what -march=native means for " +
-                                                       argv[0] +
-                                                       " (its -### output); drop --resolve-native");
-        launched.insert(launched.end(), native.begin(), native.end());
-      } else {
-        launched.push_back(word);
-      }
-    }
-    launched = with_depfile(launched, route);
-    outcome.steps.push_back(launched);
-    run_step(plan, launched, env, timeout, outcome);
-  }
-  Command link = assemble(
-      plan.options,
-      AssembleInput{argv[0], object_names, OutputKind::shared_library, out.path(), std::nullopt});
-  outcome.steps.push_back(link.argv);
-  run_step(plan, link.argv, env, timeout, outcome);
-}
-
-// The key's inputs for the command as it will run.
-KeyInput key_input(const BuildPlan& plan, const std::vector<std::string>& sources,
-                   const Launcher& launcher, const std::vector<std::string>& argv,
+// The key's inputs: every command step as planned, its own files by
+// extension only (their names follow the output's), and the programs.
+KeyInput key_input(const BuildPlan& plan, const std::vector<Step>& steps,
+                   const std::vector<std::string>& sources, const Programs& programs,
                    const BuildSettings& settings) {
   KeyInput in;
-  in.argv = launcher.argv;
-  in.argv.insert(in.argv.end(), argv.begin(), argv.end());
-  in.output_index = launcher.argv.size() + plan.command.output_index;
+  for (const Step& s : steps) {
+    if (s.kind != StepKind::command) continue;
+    std::vector<std::string> argv = s.argv;
+    for (std::size_t i : s.work_files) argv[i] = "<work>" + fs::path(argv[i]).extension().string();
+    in.argv.insert(in.argv.end(), argv.begin(), argv.end());
+    in.argv.emplace_back("<next step>");
+  }
+  in.output_index = in.argv.size();  // the output is among the work files
   in.output = plan.output;
   in.sources = sources;
-  in.programs = {argv[0]};
-  if (!launcher.argv.empty()) in.programs.push_back(launcher.argv[0]);
+  in.programs = {programs.compiler};
+  if (!programs.launcher.empty()) in.programs.push_back(programs.launcher);
   in.extra = settings.key_extra;
   in.links = links(plan.kind);
   in.libraries = plan.options.values(OptionList::libraries);
@@ -223,18 +165,21 @@ KeyInput key_input(const BuildPlan& plan, const std::vector<std::string>& source
   return in;
 }
 
-// The headers a depfile lists, less the sources (checked by content).
-std::string headers_only(const std::string& depfile_text, const std::vector<std::string>& sources) {
+// The headers the depfiles list (one make rule each), less the sources
+// (checked by content), as one rule.
+std::string headers_only(const std::vector<std::string>& depfile_texts,
+                         const std::vector<std::string>& sources) {
   std::string rule = "deps:";
-  for (const std::string& path : parse_depfile(depfile_text)) {
-    bool is_source = false;
-    std::error_code ec;
-    for (const std::string& s : sources) is_source = is_source || fs::equivalent(path, s, ec);
-    if (is_source) continue;
-    std::string escaped;
-    for (char c : path) escaped += c == ' ' ? std::string("\\ ") : std::string(1, c);
-    rule += " " + escaped;
-  }
+  for (const std::string& text : depfile_texts)
+    for (const std::string& path : parse_depfile(text)) {
+      bool is_source = false;
+      std::error_code ec;
+      for (const std::string& s : sources) is_source = is_source || fs::equivalent(path, s, ec);
+      if (is_source) continue;
+      std::string escaped;
+      for (char c : path) escaped += c == ' ' ? std::string("\\ ") : std::string(1, c);
+      rule += " " + escaped;
+    }
   return rule + "\n";
 }
 
@@ -243,44 +188,71 @@ mode_t output_mode(OutputKind kind) {
   return kind == OutputKind::shared_library ? 0777 : 0666;
 }
 
-}  // namespace
-
-std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env) {
-  ProcessOptions opts;
-  opts.capture_output = true;
-  opts.timeout = std::chrono::seconds(30);
-  opts.environment = &env;
-  ProcessResult r =
-      run_process({compiler, "-###", "-march=native", "-E", "-x", "c++", "/dev/null"}, opts);
-  std::istringstream lines(r.err);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.find("cc1") == std::string::npos) continue;
-    auto words = shell_split(line);
-    if (!words) break;
-    std::vector<std::string> flags;
-    bool after_march = false;
-    for (const std::string& w : *words) {
-      if (w.rfind("-march=", 0) == 0) after_march = true;
-      if (after_march && (w.rfind("-m", 0) == 0 || w.rfind("--param=", 0) == 0)) flags.push_back(w);
+// Runs the command steps; returns the texts of the dependency lists, or
+// nothing when a step that should have written one did not.
+std::optional<std::vector<std::string>> run_steps(const BuildPlan& plan,
+                                                  const std::vector<Step>& steps,
+                                                  const Programs& programs, AtomicOutput& out,
+                                                  const BuildSettings& settings,
+                                                  const Environment& env, ProcessRunner& processes,
+                                                  BuildOutcome& outcome) {
+  std::vector<std::string> lists;
+  bool complete = true;
+  for (const Step& step : steps) {
+    if (step.kind != StepKind::command) continue;
+    std::vector<std::string> argv = as_run(step, programs, out);
+    std::string list_file;
+    if (step.input_list == InputList::argv) list_file = argv[step.input_list_index];
+    if (step.input_list == InputList::environment) {
+      // g++ takes the file name up to the first blank (depfile_path has
+      // none) and the rule's target after it.
+      list_file = out.depfile_path();
+      Environment child = env;
+      child.set("SUNPRO_DEPENDENCIES", list_file + " " + plan.output);
+      run_step(plan, step, argv, child, settings, processes, outcome);
+    } else {
+      run_step(plan, step, argv, env, settings, processes, outcome);
     }
-    return flags;
+    if (!list_file.empty()) {
+      auto text = read_whole_file(list_file);
+      if (text) lists.push_back(*text);
+      complete = complete && text.has_value();
+    }
   }
-  return {};
+  if (!complete) return std::nullopt;
+  return lists;
 }
 
-Launcher parse_launcher(const std::string& text) {
-  Launcher l;
-  auto words = shell_split(text);
-  if (!words) throw Error(ErrorKind::usage, "--launcher '" + text + "' has an unbalanced quote");
-  l.argv = *words;
-  if (!l.argv.empty()) {
-    std::string name = fs::path(l.argv[0]).filename().string();
-    l.split = name == "ccache" || name == "sccache" || name == "distcc" || name == "icecc" ||
-              name == "pump";
+void store(OutputCache& cache, const CacheKey& key, const KeyInput& key_in, int result,
+           const std::optional<std::vector<std::string>>& lists, const BuildPlan& plan,
+           const std::vector<Step>& steps, const std::vector<std::string>& sources,
+           const AtomicOutput& out, const Programs& programs, const Environment& env,
+           ProcessRunner& processes, BuildOutcome& outcome) {
+  BuildInputs inputs;
+  inputs.started = out.started();
+  Status stored = Failure{"the compiler did not list the files it read"};
+  if ((lists && !lists->empty()) || links_objects_only(sources)) {
+    inputs.depfile_text = headers_only(lists.value_or(std::vector<std::string>{}), sources);
+    for (const Step& s : steps)
+      if (s.kind == StepKind::command && !s.links) {
+        inputs.include_search = include_search_dirs(as_run(s, programs, out), env, processes);
+        break;
+      }
+    if (inputs.include_search.empty() && !steps.empty())
+      inputs.include_search = include_search_dirs(as_run(steps[0], programs, out), env, processes);
+    if (links(plan.kind) && !key_in.libraries.empty())
+      inputs.library_search =
+          library_search_dirs(programs.compiler, key_in.libraries_dirs, env, processes);
+    stored = cache.store(key, result, key_in, inputs);
   }
-  return l;
+  if (!stored) {
+    outcome.cache = CacheStatus::uncacheable;
+    outcome.cache_detail = stored.why();
+  }
+  cache.evict();
 }
+
+}  // namespace
 
 std::optional<std::string> malformed_output(int fd, OutputKind kind) {
   struct stat st {};
@@ -317,66 +289,38 @@ std::optional<std::string> malformed_output(int fd, OutputKind kind) {
   return std::nullopt;
 }
 
-void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
-               const BuildSettings& settings, const Environment& env, BuildOutcome& outcome) {
+void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
+               const std::vector<std::string>& sources, const BuildSettings& settings,
+               const Environment& env, BuildOutcome& outcome) {
   check_sources(sources, plan.output);
   check_output_dir(plan.output);
-
-  std::vector<std::string> argv = plan.command.argv;
-  auto compiler = find_executable(argv[0], env);
-  if (!compiler)
-    throw Error(ErrorKind::compiler_missing,
-                "compiler '" + argv[0] +
-                    "' not found or not executable; install it, or choose "
-                    "one with --cxx PATH or the CXX variable");
-  argv[0] = *compiler;
-  Launcher launcher = settings.launcher;
-  if (!launcher.argv.empty()) {
-    auto found = find_executable(launcher.argv[0], env);
-    if (!found)
-      throw Error(ErrorKind::compiler_missing,
-                  "launcher '" + launcher.argv[0] + "' not found; install it or drop --launcher");
-    launcher.argv[0] = *found;
-  }
+  ProcessRunner& processes = settings.processes ? *settings.processes : real_processes();
+  const Programs programs = find_programs(steps, env);
   // From here until the work directory is removed, an interrupt is taken
   // only while the compiler runs (where it is handled).
   InterruptGuard guard;
   AtomicOutput out(plan.output);
-  argv[plan.command.output_index] = out.path();
 
   OutputCache* cache = settings.cache && settings.cache->enabled() ? settings.cache : nullptr;
   auto start = std::chrono::steady_clock::now();
   std::optional<CacheKey> key;
-  // Split builds of several sources would each list their headers in one
-  // depfile; they are not cached.
-  bool several_steps =
-      launcher.split && links(plan.kind) && sources.size() > 1 && !only_objects(sources);
-  KeyInput key_in = key_input(plan, sources, launcher, argv, settings);
+  const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
   if (cache) {
-    if (!several_steps) key = cache_key(key_in, env);
-    outcome.cache = key ? "miss" : "uncacheable";
+    key = cache_key(key_in, env);
+    outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
     if (key) {
       Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
-      if (result && cache->fetch(key->hex, result->get())) outcome.cache = "hit";
-      if (outcome.cache != "hit") out.discard_result();
-      cache->count(outcome.cache == "hit");
+      if (result && cache->fetch(key->hex, result->get())) outcome.cache = CacheStatus::hit;
+      if (outcome.cache != CacheStatus::hit) out.discard_result();
+      cache->count(outcome.cache == CacheStatus::hit);
     }
     outcome.timings.push_back({"cache", seconds_since(start)});
   }
-  if (outcome.cache != "hit") {
-    const bool record = key.has_value() || settings.record_inputs;
-    DepfileRoute route;
-    Environment child = env;
-    if (record && !only_objects(sources)) {
-      route.path = out.depfile_path();
-      route.through_argv = launcher.split;
-      // g++ takes the file name up to the first blank (depfile_path has
-      // none) and the rule's target after it.
-      if (!route.through_argv) child.set("SUNPRO_DEPENDENCIES", route.path + " " + plan.output);
-    }
+  if (outcome.cache != CacheStatus::hit) {
     start = std::chrono::steady_clock::now();
+    std::optional<std::vector<std::string>> lists;
     try {
-      run_steps(plan, sources, launcher, argv, out, route, child, settings.timeout, outcome);
+      lists = run_steps(plan, steps, programs, out, settings, env, processes, outcome);
     } catch (...) {
       outcome.timings.push_back({"compile", seconds_since(start)});  // failed builds are timed too
       throw;
@@ -389,32 +333,18 @@ void run_build(const BuildPlan& plan, const std::vector<std::string>& sources,
       throw Error(ErrorKind::compile_failed,
                   "compile failed: the compiler exited 0 but its output is not usable (" + *bad +
                       "); " + plan.output + " left as it was");
-    std::optional<std::string> depfile_text;
-    if (!route.path.empty()) depfile_text = read_whole_file(route.path);
-    if (settings.record_inputs) outcome.depfile_text = depfile_text;
+    if (settings.record_inputs && lists && !lists->empty())
+      outcome.depfile_text = headers_only(*lists, {});
     outcome.started = out.started();
-    if (key) {
-      BuildInputs inputs;
-      inputs.started = out.started();
-      Status stored = Failure{"the compiler did not list the files it read"};
-      if (depfile_text || only_objects(sources)) {
-        inputs.depfile_text = headers_only(depfile_text.value_or(""), sources);
-        inputs.include_search = include_search_dirs(argv, env);
-        if (links(plan.kind) && !key_in.libraries.empty())
-          inputs.library_search = library_search_dirs(argv[0], key_in.libraries_dirs, env);
-        stored = cache->store(*key, result->get(), key_in, inputs);
-      }
-      if (!stored) {
-        outcome.cache = "uncacheable";
-        outcome.cache_detail = stored.why();
-      }
-      cache->evict();
-    }
+    if (key)
+      store(*cache, *key, key_in, result->get(), lists, plan, steps, sources, out, programs, env,
+            processes, outcome);
   }
-  if (settings.load_check.enabled) {
+  for (const Step& step : steps) {
+    if (step.kind != StepKind::load_check) continue;
     start = std::chrono::steady_clock::now();
     outcome.load = check_load(settings.load_check, out.path(),
-                              plan.options.values(OptionList::libraries_dirs), env);
+                              plan.options.values(OptionList::libraries_dirs), env, processes);
     outcome.timings.push_back({"load", seconds_since(start)});
     if (!outcome.load->ok) {
       std::string why = outcome.load->message;

@@ -5,12 +5,13 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
+#include "kbuild/process_runner.hpp"
 
 namespace kbuild {
 
 LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
-                           const std::vector<std::string>& library_dirs, const Environment& env) {
+                           const std::vector<std::string>& library_dirs, const Environment& env,
+                           ProcessRunner& processes) {
   std::vector<std::string> argv = settings.loader;
   argv.push_back(library);
   argv.insert(argv.end(), settings.required_symbols.begin(), settings.required_symbols.end());
@@ -26,7 +27,7 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
   opts.max_capture = 1 << 20;
   opts.timeout = std::chrono::seconds(60);
   opts.environment = &child;
-  ProcessResult run = run_process(argv, opts);
+  ProcessResult run = processes.run(argv, opts);
 
   LoadCheckResult r;
   r.ok = run.success();

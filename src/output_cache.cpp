@@ -16,7 +16,7 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
-#include "kbuild/process.hpp"
+#include "kbuild/process_runner.hpp"
 #include "kbuild/shell.hpp"
 
 namespace fs = std::filesystem;
@@ -294,7 +294,7 @@ bool inputs_unchanged(const std::string& manifest_bytes) {
 }
 
 std::vector<std::string> include_search_dirs(const std::vector<std::string>& argv,
-                                             const Environment& env) {
+                                             const Environment& env, ProcessRunner& processes) {
   if (argv.empty()) return {};
   // Only the words that change the search list.
   std::vector<std::string> probe{argv[0]};
@@ -319,7 +319,7 @@ std::vector<std::string> include_search_dirs(const std::vector<std::string>& arg
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
   opts.environment = &env;
-  ProcessResult r = run_process(probe, opts);
+  ProcessResult r = processes.run(probe, opts);
   if (!r.success()) return {};
   std::vector<std::string> dirs;
   std::istringstream lines(r.err);
@@ -344,7 +344,7 @@ std::vector<std::string> include_search_dirs(const std::vector<std::string>& arg
 
 std::vector<std::string> library_search_dirs(const std::string& compiler,
                                              const std::vector<std::string>& libraries_dirs,
-                                             const Environment& env) {
+                                             const Environment& env, ProcessRunner& processes) {
   std::vector<std::string> dirs = libraries_dirs;
   auto split = [&dirs](const std::string& list) {
     std::size_t start = 0;
@@ -362,7 +362,7 @@ std::vector<std::string> library_search_dirs(const std::string& compiler,
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
   opts.environment = &env;
-  ProcessResult r = run_process({compiler, "-print-search-dirs"}, opts);
+  ProcessResult r = processes.run({compiler, "-print-search-dirs"}, opts);
   std::istringstream lines(r.out);
   std::string line;
   while (std::getline(lines, line))
@@ -371,7 +371,7 @@ std::vector<std::string> library_search_dirs(const std::string& compiler,
   return dirs;
 }
 
-OutputCache OutputCache::open(const CacheSettings& settings) {
+OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   OutputCache cache;
   cache.max_bytes_ = settings.max_bytes;
   if (!settings.enabled) return cache;
@@ -379,7 +379,9 @@ OutputCache OutputCache::open(const CacheSettings& settings) {
     cache.problem_ = std::string(kNoCacheRoot) + "; building without the cache";
     return cache;
   }
-  Result<TrustedDir> root = open_cache_root(settings.root, true);
+  struct stat st {};
+  if (!create && ::stat(settings.root.c_str(), &st) != 0) return cache;
+  Result<TrustedDir> root = open_cache_root(settings.root, create);
   if (!root) {
     cache.problem_ = root.why() + "; building without the cache";
     cache.problem_is_warning_ = true;

@@ -1,21 +1,23 @@
 #include "kbuild/pch.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/shell.hpp"
 
 namespace fs = std::filesystem;
 
 namespace kbuild {
 
 namespace {
+
+constexpr const char* kPrivateDir = "/tmp/kbuild-pch.XXXXXX";
 
 // A directory made by mkdtemp, removed with everything in it.
 struct ScratchDir {
@@ -27,7 +29,7 @@ struct ScratchDir {
 };
 
 std::shared_ptr<ScratchDir> make_scratch() {
-  std::string pattern = "/tmp/kbuild-pch.XXXXXX";
+  std::string pattern = kPrivateDir;
   if (::mkdtemp(pattern.data()) == nullptr)
     throw Error(ErrorKind::output, std::string("--pch: cannot make a private directory in /tmp: ") +
                                        std::strerror(errno));
@@ -59,21 +61,36 @@ std::optional<std::string> reusable(const TrustedDir& dir, const std::string& ke
   return *deps;
 }
 
-}  // namespace
-
-PchResult prepare_pch(const BuildRequest& kernel, const std::string& header,
-                      const Registry& registry, const ResolveContext& ctx, const TrustedDir* cache,
-                      const BuildSettings& settings, const Environment& env) {
-  auto bytes = read_whole_file(header);
-  if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
-  // The header step: the kernel's flags, precompiling (no link part).
+// The header build: the kernel's flags, precompiling (no link part).
+BuildRequest header_request(const BuildRequest& kernel, const std::string& source) {
   BuildRequest r = kernel;
   r.kind = OutputKind::precompiled_header;
   r.query.compile_only = false;
-  r.sources = {header};
-  r.output = header + ".gch";
+  r.sources = {source};
+  r.output = source + ".gch";
   r.include_pch.reset();
-  BuildPlan probe = plan_build(r, registry, ctx);
+  return r;
+}
+
+std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
+                               const Launcher& launcher) {
+  StepInput in;
+  in.sources = {source};
+  in.launcher = launcher;
+  in.record_inputs = true;  // a .gch is only reused while what it read is unchanged
+  return plan_steps(plan, in);
+}
+
+}  // namespace
+
+PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
+                 const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
+                 const Launcher& launcher, const Environment& env) {
+  auto bytes = read_whole_file(header);
+  if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
+  PchPlan p;
+  p.header = header;
+  BuildPlan probe = plan_build(header_request(kernel, header), registry, ctx);
   auto compiler = find_executable(probe.command.argv[0], env);
   if (!compiler)
     throw Error(ErrorKind::compiler_missing,
@@ -86,37 +103,67 @@ PchResult prepare_pch(const BuildRequest& kernel, const std::string& header,
   key_in.programs = {*compiler};
   auto key = cache_key(key_in, env);
   if (!key) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
-
-  PchResult result;
+  p.key = key->hex;
   std::optional<TrustedDir> dir;
-  if (cache) {
-    Result<TrustedDir> pch = cache->sub("pch", true);
-    if (pch) dir.emplace(std::move(*pch));
+  if (cache)
+    if (Result<TrustedDir> pch = cache->sub("pch", false)) dir.emplace(std::move(*pch));
+  if (!cache_dir.empty()) p.dir = cache_dir + "/pch";
+  p.include = (p.dir.empty() ? std::string(kPrivateDir) : p.dir) + "/" + p.key + ".h";
+  if (dir) {
+    if (auto deps = reusable(*dir, p.key)) {
+      p.reuse = true;
+      p.identity = sha1_hex(*deps);
+      return p;
+    }
   }
+  p.build = plan_build(header_request(kernel, p.include), registry, ctx);
+  p.steps = header_steps(p.build, p.include, launcher);
+  return p;
+}
+
+std::vector<std::string> pch_lines(const PchPlan& plan) {
+  if (plan.reuse) return {"# reuse " + plan.include + ".gch (what it was built from is unchanged)"};
+  std::vector<std::string> lines{"# copy " + shell_quote(plan.header) + " to " +
+                                 shell_quote(plan.include)};
+  for (const std::string& line : step_lines(plan.steps)) lines.push_back(line);
+  return lines;
+}
+
+PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSettings& settings,
+                  const Registry& registry, const ResolveContext& ctx, const BuildRequest& kernel,
+                  const Environment& env) {
+  PchResult result;
+  result.include = plan.include;
+  if (plan.reuse) {
+    result.identity = plan.identity;
+    return result;
+  }
+  std::optional<TrustedDir> dir;
+  if (cache)
+    if (Result<TrustedDir> pch = cache->sub("pch", true)) dir.emplace(std::move(*pch));
+  BuildPlan build = plan.build;
+  std::vector<Step> steps = plan.steps;
   if (!dir) {
+    // No cache to keep it in (or it went away): a private directory.
     auto scratch = make_scratch();
     Result<TrustedDir> opened = TrustedDir::open(scratch->path, false);
     if (!opened) throw Error(ErrorKind::output, "--pch: " + opened.why());
     dir.emplace(std::move(*opened));
     result.scratch = scratch;
+    result.include = scratch->path + "/" + plan.key + ".h";
+    build = plan_build(header_request(kernel, result.include), registry, ctx);
+    steps = header_steps(build, result.include, settings.launcher);
   }
-  const std::string name = key->hex + ".h";
-  result.include = dir->path() + "/" + name;
-  if (auto deps = reusable(*dir, key->hex)) {
-    result.identity = sha1_hex(*deps);
-    return result;
-  }
+  const std::string name = plan.key + ".h";
+  auto bytes = read_whole_file(plan.header);
+  if (!bytes) throw Error(ErrorKind::input, "--pch header " + plan.header + " cannot be read");
   if (Status written = dir->write_atomically(name, *bytes); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
-  r.sources = {result.include};
-  r.output = result.include + ".gch";
-  BuildPlan plan = plan_build(r, registry, ctx);
   BuildSettings step = settings;
   step.cache = nullptr;  // the .gch lives in the pch directory, keyed the same way
-  step.load_check.enabled = false;
   step.record_inputs = true;
   BuildOutcome outcome;
-  run_build(plan, {result.include}, step, env, outcome);
+  run_build(build, steps, {result.include}, step, env, outcome);
   std::vector<std::string> read;
   if (outcome.depfile_text)
     for (const std::string& path : parse_depfile(*outcome.depfile_text))
@@ -127,7 +174,7 @@ PchResult prepare_pch(const BuildRequest& kernel, const std::string& header,
     // Without the list of what it read, the .gch could go stale unseen.
     (void)dir->remove_file(name + ".gch");
     throw Error(ErrorKind::compile_failed,
-                "--pch: the compiler did not list the files " + header +
+                "--pch: the compiler did not list the files " + plan.header +
                     " reads, or one changed while it ran (" + manifest.why() +
                     "); build again, with a compiler that honours SUNPRO_DEPENDENCIES as g++ does");
   }
@@ -135,7 +182,7 @@ PchResult prepare_pch(const BuildRequest& kernel, const std::string& header,
   record["gch"] = gch_stamp(*dir, name + ".gch");
   std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(record);
   const std::string deps(cbor.begin(), cbor.end());
-  if (Status written = dir->write_atomically(key->hex + ".deps", deps); !written)
+  if (Status written = dir->write_atomically(plan.key + ".deps", deps); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
   result.built = true;
   result.identity = sha1_hex(deps);

@@ -64,9 +64,10 @@ ojson build_report(const ReportInput& in) {
   if (in.plan) {
     r["argv"] = in.plan->command.argv;
     r["output"] = in.plan->output;
+    r["steps"] = in.steps;
     r["notes"] = in.plan->notes;
   }
-  if (in.outcome) r["cache"] = in.outcome->cache;
+  if (in.outcome) r["cache"] = cache_status_name(in.outcome->cache);
   ojson timings = ojson::object();
   for (const StageTiming& t : in.timings) timings[t.stage] = t.seconds;
   if (in.outcome)

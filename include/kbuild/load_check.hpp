@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
+#include "kbuild/process_runner.hpp"
 
 namespace kbuild {
 
@@ -27,6 +28,7 @@ struct LoadCheckResult {
 // Runs the loader on `library` with `library_dirs` prepended to
 // LD_LIBRARY_PATH (the dirs the link used).
 LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
-                           const std::vector<std::string>& library_dirs, const Environment& env);
+                           const std::vector<std::string>& library_dirs, const Environment& env,
+                           ProcessRunner& processes = real_processes());
 
 }  // namespace kbuild

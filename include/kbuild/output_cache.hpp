@@ -24,6 +24,7 @@
 
 #include "kbuild/build_plan.hpp"
 #include "kbuild/environment.hpp"
+#include "kbuild/process_runner.hpp"
 #include "kbuild/result.hpp"
 #include "kbuild/trusted_dir.hpp"
 
@@ -77,7 +78,9 @@ class OutputCache {
  public:
   // Opens the cache: a cache that cannot be used (none named, untrusted,
   // not kbuild's) is disabled, and problem() says why and what to do.
-  static OutputCache open(const CacheSettings& settings);
+  // `create`: make (and mark) a missing cache directory; without it a
+  // missing one is simply not used (a dry run writes nothing).
+  static OutputCache open(const CacheSettings& settings, bool create = true);
 
   bool enabled() const { return root_.has_value(); }
   // Why it is disabled ("" when enabled or when not asked for); a warning
@@ -123,11 +126,11 @@ bool inputs_unchanged(const std::string& manifest);
 // The include search list the compiler uses for `argv` (its -v output),
 // quote dirs first; empty when it cannot be read.
 std::vector<std::string> include_search_dirs(const std::vector<std::string>& argv,
-                                             const Environment& env);
+                                             const Environment& env, ProcessRunner& processes);
 // The directories the linker searches for -l (-L, then LIBRARY_PATH, then
 // the compiler's own), in order.
 std::vector<std::string> library_search_dirs(const std::string& compiler,
                                              const std::vector<std::string>& libraries_dirs,
-                                             const Environment& env);
+                                             const Environment& env, ProcessRunner& processes);
 
 }  // namespace kbuild

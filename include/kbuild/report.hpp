@@ -21,6 +21,7 @@ struct ReportInput {
   const BuildRequest* request = nullptr;  // null when the command line did not parse
   const BuildPlan* plan = nullptr;        // null when it failed before assembling
   const BuildOutcome* outcome = nullptr;  // null when nothing ran
+  std::vector<std::string> steps;         // the planned steps, as --dry-run prints them
   std::string compiler_path;
   std::string compiler_version;                // `CXX --version`, first line
   std::vector<std::string> config_files;       // device files read, in order

@@ -14,6 +14,7 @@
 #include "kbuild/batch.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
+#include "kbuild/build_steps.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
@@ -21,6 +22,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
+#include "kbuild/launcher.hpp"
 #include "kbuild/load_check.hpp"
 #include "kbuild/pch.hpp"
 #include "kbuild/report.hpp"
@@ -178,11 +180,28 @@ std::string compiler_version(const std::string& compiler, const Environment& env
   }
 }
 
+// The steps' entries in the compilation database (each compile step, or
+// the one command), exactly as a dry run or a build plans them.
+void record_compile_commands(const std::string& database, const std::vector<Step>& steps,
+                             const BuildRequest& request, const BuildPlan& plan) {
+  for (const Step& step : steps) {
+    if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
+      continue;  // a split build's link compiles nothing
+    std::vector<std::string> sources =
+        step.source.empty() ? request.sources : std::vector<std::string>{step.source};
+    std::string err = update_compile_commands(database, fs::current_path().string(), step.argv,
+                                              sources, step.argv[step.output_index]);
+    if (!err.empty()) throw Error(ErrorKind::output, "--compile-commands: " + err);
+  }
+  (void)plan;
+}
+
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                   const Console& console, const std::vector<std::string>& kbuild_argv) {
   std::optional<Session> session;
   std::optional<BuildRequest> request;
   std::optional<BuildPlan> plan;
+  std::vector<Step> steps;
   BuildOutcome outcome;
   std::optional<Error> failure;
   std::vector<StageTiming> timings;
@@ -190,8 +209,10 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     session.emplace(common, env, console);
     request = make_request(common, b, env);
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
-    // The settings come first: the PCH step runs with them too.
-    OutputCache cache = OutputCache::open(cache_settings(env, !b.no_cache, b.cache_max_size));
+    // Every setting first: the PCH step runs with them too. A dry run
+    // writes nothing, so it makes no cache directory.
+    OutputCache cache =
+        OutputCache::open(cache_settings(env, !b.no_cache, b.cache_max_size), !b.dry_run);
     if (!cache.problem().empty()) {
       if (cache.problem_is_warning())
         console.warnings({cache.problem()});
@@ -205,6 +226,10 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     settings.launcher.resolve_native = b.resolve_native;
     if (b.timeout_s > 0)
       settings.timeout = std::chrono::milliseconds(static_cast<long>(b.timeout_s * 1000));
+    const bool load_check = b.check_load || !b.required_symbols.empty();
+    if (load_check && !b.dry_run) settings.load_check.loader = {load_check_helper()};
+    settings.load_check.required_symbols = b.required_symbols;
+    std::vector<std::string> pch_steps;
     PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())
@@ -213,49 +238,72 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       const TrustedDir* pch_root = cache.root();
       std::optional<TrustedDir> own_root;
       if (!pch_root && b.no_cache) {
-        Result<TrustedDir> root = open_cache_root(cache_root(env), true);
+        Result<TrustedDir> root = open_cache_root(cache_root(env), !b.dry_run);
         if (root)
           pch_root = &own_root.emplace(std::move(*root));
-        else
+        else if (!b.dry_run)
           console.warnings({root.why() + "; the precompiled header is built for this build only"});
       }
-      pch = prepare_pch(*request, b.pch, session->registry, session->context(), pch_root, settings,
-                        env);
-      console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
-                   ".gch");
-      request->include_pch = pch.include;
-      settings.key_extra.push_back("pch " + pch.identity);
+      // Where the run will keep it: the cache, also when a dry run has not
+      // made that directory yet.
+      std::string pch_dir = pch_root ? pch_root->path() : "";
+      std::error_code ec;
+      if (!pch_root && b.dry_run && !fs::exists(cache_root(env), ec)) pch_dir = cache_root(env);
+      PchPlan pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), pch_dir,
+                                  pch_root, settings.launcher, env);
+      pch_steps = pch_lines(pch_plan);
+      request->include_pch = pch_plan.include;
+      if (!b.dry_run) {
+        pch = run_pch(pch_plan, pch_root, settings, session->registry, session->context(), *request,
+                      env);
+        console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
+                     ".gch");
+        request->include_pch = pch.include;
+        settings.key_extra.push_back("pch " + pch.identity);
+      }
     }
     auto start = std::chrono::steady_clock::now();
     plan = plan_build(*request, session->registry, session->context());
+    StepInput step_input;
+    step_input.sources = request->sources;
+    step_input.launcher = settings.launcher;
+    step_input.record_inputs = !b.no_cache && !cache_root(env).empty();
+    step_input.load_check = load_check;
+    step_input.required_symbols = b.required_symbols;
+    if (settings.launcher.resolve_native && settings.launcher.split) {
+      auto compiler = find_executable(plan->command.argv[0], env);
+      if (compiler) step_input.native_flags = resolve_native_flags(*compiler, env);
+    }
+    steps = plan_steps(*plan, step_input);
     session->timings.push_back({"resolve", seconds_since(start)});
     console.notes(session->site.notes);
     console.notes(plan->notes);
-    if (!b.compile_commands.empty()) {
-      std::string err = update_compile_commands(b.compile_commands, fs::current_path().string(),
-                                                plan->command.argv, request->sources, plan->output);
-      if (!err.empty()) throw Error(ErrorKind::output, "--compile-commands: " + err);
-    }
+    if (settings.launcher.distributes && !b.resolve_native)
+      console.notes({settings.launcher.name() +
+                     " compiles -march=native only on this machine; add --resolve-native "
+                     "to send the compile steps to other hosts"});
+    if (!b.compile_commands.empty())
+      record_compile_commands(b.compile_commands, steps, *request, *plan);
     if (b.dry_run) {
-      std::cout << (b.inductor_line ? plan->command.inductor_line : shell_join(plan->command.argv))
-                << "\n";
+      std::size_t commands = 0;
+      for (const Step& s : steps) commands += s.kind == StepKind::command;
+      if (b.inductor_line && (commands != 1 || !pch_steps.empty() || steps.size() != 1))
+        throw Error(ErrorKind::usage, "--inductor-line prints a one-step plan, and this one has " +
+                                          std::to_string(steps.size() + pch_steps.size()) +
+                                          " steps; drop --inductor-line to see them");
+      if (b.inductor_line) {
+        std::cout << plan->command.inductor_line << "\n";
+      } else {
+        for (const std::string& line : pch_steps) std::cout << line << "\n";
+        for (const std::string& line : step_lines(steps)) std::cout << line << "\n";
+      }
     } else {
-      console.info("running: " + shell_join(plan->command.argv));
-      std::string launcher_name = settings.launcher.argv.empty()
-                                      ? ""
-                                      : fs::path(settings.launcher.argv[0]).filename().string();
-      if ((launcher_name == "distcc" || launcher_name == "icecc" || launcher_name == "pump") &&
-          !b.resolve_native)
-        console.notes({launcher_name +
-                       " compiles -march=native only on this machine; add --resolve-native "
-                       "to send the compile steps to other hosts"});
-      settings.load_check.enabled = b.check_load || !b.required_symbols.empty();
-      if (settings.load_check.enabled) settings.load_check.loader = {load_check_helper()};
-      settings.load_check.required_symbols = b.required_symbols;
-      run_build(*plan, request->sources, settings, env, outcome);
-      console.info("cache: " + outcome.cache +
+      for (const std::string& line : step_lines(steps)) console.info("running: " + line);
+      run_build(*plan, steps, request->sources, settings, env, outcome);
+      console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
                    (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
-      for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
+      if (steps.size() > 1 || settings.launcher.argv.size())
+        for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
       for (const StageTiming& t : outcome.timings)
         console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
     }
@@ -270,6 +318,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     in.request = request ? &*request : nullptr;
     in.plan = plan ? &*plan : nullptr;
     in.outcome = &outcome;
+    in.steps = step_lines(steps);
     in.compiler_path = request ? request->compiler : compiler_of(common, env);
     in.compiler_version = compiler_version(in.compiler_path, env);
     if (session) {
@@ -295,7 +344,16 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
   if (request.sources.empty()) request.sources = {"kernel.cpp"};
   BuildPlan plan = plan_build(request, session.registry, session.context());
   console.notes(plan.notes);
-  std::cout << shell_join(plan.command.argv) << "\n\n";
+  StepInput step_input;
+  step_input.sources = request.sources;
+  step_input.launcher = parse_launcher(
+      b.launcher.empty() ? session.registry.launcher_for(common.device) : b.launcher);
+  step_input.record_inputs = !b.no_cache && !cache_root(env).empty();
+  step_input.load_check = b.check_load || !b.required_symbols.empty();
+  step_input.required_symbols = b.required_symbols;
+  for (const std::string& line : step_lines(plan_steps(plan, step_input)))
+    std::cout << line << "\n";
+  std::cout << "\n";
   auto where = [](const Origin& o) {
     std::string s = std::string(layer_name(o.layer)) + "  " + o.provider;
     if (!o.file.empty()) s += "  " + o.file + ":" + std::to_string(o.line);

@@ -1,0 +1,20 @@
+// The one-line error for a failed compiler step, from its analysis: a
+// missing library names the provider and device file that added it and the
+// dirs searched; an undefined reference says a library is missing; a
+// compile error quotes the first diagnostic.
+#pragma once
+
+#include <string>
+
+#include "kbuild/build_options.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/failure_analysis.hpp"
+#include "kbuild/process.hpp"
+
+namespace kbuild {
+
+// `options` are the build's (for provenance), `output` the path kept as it was.
+Error toolchain_error(const BuildOptions& options, const std::string& output,
+                      const ProcessResult& process, const FailureAnalysis& analysis);
+
+}  // namespace kbuild
