@@ -1,0 +1,194 @@
+// run_build through a fake process runner: the runner's own logic (cache
+// hit and miss, split steps, what a failed step or load check leaves) with
+// no compiler at all.
+#include "kbuild/build_runner.hpp"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+
+using namespace kbuild;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+
+namespace {
+
+// The smallest file malformed_output() accepts as an ELF object.
+std::string tiny_elf(char tag) {
+  std::string elf(64, '\0');
+  elf.replace(0, 4,
+              "\x7f"
+              "ELF");
+  elf[4] = 2;  // 64-bit
+  elf[5] = 1;  // little-endian
+  elf[63] = tag;
+  return elf;
+}
+
+// Plays the compiler: writes what `-o` names (and the dependency list),
+// answers kbuild's questions, fails when told to.
+class FakeProcesses : public ProcessRunner {
+ public:
+  std::vector<std::vector<std::string>> ran;
+  char tag = 'a';
+  bool write_output = true;
+  int exit_code = 0;
+  std::string load_answer;  // what the load check prints; "" loads fine
+  ProcessResult run(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+    ProcessResult r;
+    r.exited = true;
+    r.exit_code = 0;
+    for (const std::string& w : argv)
+      if (w == "-print-search-dirs" || w == "/dev/null") return r;  // a question, not a step
+    ran.push_back(argv);
+    if (argv[0] == "/bin/true") {  // the load checker
+      r.exit_code = load_answer.empty() ? 0 : 1;
+      r.out = load_answer;
+      return r;
+    }
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+      if (argv[i] == "-o" && write_output) write_file(argv[i + 1], tiny_elf(tag));
+      if (argv[i] == "-MF") write_file(argv[i + 1], "x.o: " + header + "\n");
+    }
+    if (options.environment)
+      if (auto deps = options.environment->get("SUNPRO_DEPENDENCIES"))
+        write_file(deps->substr(0, deps->find(' ')), "x.o: " + header + "\n");
+    r.exit_code = exit_code;
+    if (exit_code != 0) r.err = "k.cpp:1:1: error: expected something\n";
+    return r;
+  }
+  std::string header;
+};
+
+struct RunnerCase {
+  TempDir dir;
+  FakeProcesses fake;
+  BuildPlan plan;
+  std::vector<std::string> sources;
+  BuildSettings settings;
+  std::optional<OutputCache> cache;
+  RunnerCase() {
+    fake.header = dir / "h.h";
+    write_file(dir / "h.h", "#define H 1\n");
+    write_file(dir / "k.cpp", "int f() { return H; }\n");
+    sources = {dir / "k.cpp"};
+    plan.kind = OutputKind::object;
+    plan.output = dir / "k.o";
+    plan.command.argv = {"/usr/bin/g++", sources[0], "-c", "-o", plan.output};
+    plan.command.output_index = 4;
+    settings.processes = &fake;
+  }
+  void with_cache() {
+    CacheSettings cs;
+    cs.enabled = true;
+    cs.root = dir / "cache";
+    cache.emplace(OutputCache::open(cs));
+    REQUIRE(cache->enabled());
+    settings.cache = &*cache;
+  }
+  BuildOutcome build(const StepInput& extra = {}) {
+    StepInput in = extra;
+    in.sources = sources;
+    in.record_inputs = settings.cache != nullptr;
+    BuildOutcome outcome;
+    run_build(plan, plan_steps(plan, in), sources, settings, Environment{}, outcome);
+    return outcome;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a miss runs the one step and stores it; the next build is a hit that runs nothing",
+          "[unit][runner]") {
+  RunnerCase c;
+  c.with_cache();
+  BuildOutcome first = c.build();
+  CHECK(first.cache == CacheStatus::miss);
+  REQUIRE(c.fake.ran.size() == 1);
+  CHECK(read_file(c.plan.output) == tiny_elf('a'));
+  c.fake.tag = 'b';  // were the compiler to run again, it would write other bytes
+  BuildOutcome second = c.build();
+  CHECK(second.cache == CacheStatus::hit);
+  CHECK(c.fake.ran.size() == 1);
+  CHECK(read_file(c.plan.output) == tiny_elf('a'));
+  // A header it read changes: a miss again.
+  write_file(c.dir / "h.h", "#define H 2\n");
+  CHECK(c.build().cache == CacheStatus::miss);
+  CHECK(read_file(c.plan.output) == tiny_elf('b'));
+}
+
+TEST_CASE("a split build runs the compile through the launcher, then links the objects locally",
+          "[unit][runner]") {
+  RunnerCase c;
+  c.with_cache();
+  c.plan.kind = OutputKind::shared_library;
+  c.plan.output = c.dir / "k.so";
+  c.plan.command.argv = {"/usr/bin/g++", c.sources[0], "-shared", "-o", c.plan.output};
+  c.plan.command.output_index = 4;
+  StepInput in;
+  in.launcher.argv = {"/usr/bin/env"};
+  in.launcher.split = true;
+  BuildOutcome outcome = c.build(in);
+  REQUIRE(c.fake.ran.size() == 2);
+  const auto& compile = c.fake.ran[0];
+  const auto& link = c.fake.ran[1];
+  CHECK(compile[0] == "/usr/bin/env");
+  CHECK(std::find(compile.begin(), compile.end(), "-MF") != compile.end());
+  CHECK(link[0] == "/usr/bin/g++");
+  // The link reads the object the compile wrote, in the private work directory.
+  auto object = std::find(compile.begin(), compile.end(), "-o");
+  REQUIRE(object != compile.end());
+  CHECK(std::find(link.begin(), link.end(), *(object + 1)) != link.end());
+  CHECK((object + 1)->find(".k.so.kbuild-tmp.") != std::string::npos);
+  CHECK(outcome.cache == CacheStatus::miss);
+  CHECK(read_file(c.plan.output) == tiny_elf('a'));
+}
+
+TEST_CASE("a failed load check leaves the earlier output and stores nothing", "[unit][runner]") {
+  RunnerCase c;
+  c.plan.kind = OutputKind::shared_library;
+  c.plan.output = c.dir / "k.so";
+  c.plan.command.argv = {"/usr/bin/g++", c.sources[0], "-shared", "-o", c.plan.output};
+  write_file(c.plan.output, "earlier\n");
+  c.settings.load_check.loader = {"/bin/true"};
+  c.fake.load_answer = "undefined symbol: g\n";
+  StepInput in;
+  in.load_check = true;
+  try {
+    c.build(in);
+    FAIL("the load check passed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::load_failed);
+    CHECK(std::string(e.what()).find("undefined symbol: g") != std::string::npos);
+  }
+  CHECK(read_file(c.plan.output) == "earlier\n");
+}
+
+TEST_CASE("a compiler that fails, or exits 0 without writing, leaves the output alone",
+          "[unit][runner]") {
+  RunnerCase c;
+  c.with_cache();
+  write_file(c.plan.output, "earlier\n");
+  c.fake.exit_code = 1;
+  try {
+    c.build();
+    FAIL("the build passed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::compile_failed);
+    CHECK(std::string(e.what()).find("expected something") != std::string::npos);
+  }
+  c.fake.exit_code = 0;
+  c.fake.write_output = false;
+  try {
+    c.build();
+    FAIL("the build passed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::compile_failed);
+    CHECK(std::string(e.what()).find("not usable") != std::string::npos);
+  }
+  CHECK(read_file(c.plan.output) == "earlier\n");
+  CHECK(c.cache->stats().entries == 0);
+}
