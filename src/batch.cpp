@@ -154,6 +154,9 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
       opts.capture_output = true;  // no interleaving: shown per job
       opts.max_capture = 1 << 20;
       opts.handle_interrupts = true;
+      // Longer than a build's own grace and kill wait, so that each build
+      // ends its compiler before it could be killed itself.
+      opts.exit_grace = std::chrono::seconds(8);
       auto t0 = std::chrono::steady_clock::now();
       try {
         ProcessResult p = run_process(argv, opts);

@@ -109,10 +109,8 @@ class PipeSink {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
-// After passing an interrupt on: how long the group may take to exit (a
-// compiler removing its files, a child kbuild ending its own compiler) before
-// it is killed; then how long to wait for the killed group to go.
-constexpr milliseconds kExitGrace{3000};
+// After a SIGKILL: how long to wait for the group to go (the grace before
+// it is ProcessOptions::exit_grace).
 constexpr milliseconds kKillWait{2000};
 // How often an ending group is looked at.
 constexpr milliseconds kTick{10};
@@ -171,7 +169,7 @@ class GroupWait {
     ending_ = true;
     ::kill(-pid_, sig);
     killed_ = sig == SIGKILL;
-    give_up_at_ = now + (killed_ ? kKillWait : kExitGrace);
+    give_up_at_ = now + (killed_ ? kKillWait : options_.exit_grace);
   }
   // True once the group is gone, or when the bounded wait is over; kills
   // the group when its grace period runs out.
@@ -244,11 +242,19 @@ class InterruptsTaken {
     sigset_t set = interrupt_signals();
     pthread_sigmask(SIG_UNBLOCK, &set, &before_);
   }
-  ~InterruptsTaken() {
-    if (watch_) pthread_sigmask(SIG_SETMASK, &before_, nullptr);
-  }
+  ~InterruptsTaken() { stop(); }
   InterruptsTaken(const InterruptsTaken&) = delete;
   InterruptsTaken& operator=(const InterruptsTaken&) = delete;
+
+  // Restores the signal mask; then the interrupt caught, if any (also one
+  // that came as the child ended, after the wait stopped looking).
+  int stop() {
+    if (!watch_) return 0;
+    pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+    const int caught = interrupt_received();
+    watch_.reset();
+    return caught;
+  }
 
  private:
   std::optional<InterruptWatch> watch_;
@@ -314,6 +320,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   {
     InterruptsTaken interrupts(options.handle_interrupts);
     status = GroupWait(child->id(), options, result, {&out, &err}).run();
+    if (int late = interrupts.stop(); late && !result.interrupted_by) result.interrupted_by = late;
   }
   child->detach();  // reaped here (or given up on): Boost must neither wait nor kill
   if (status && WIFEXITED(*status)) {

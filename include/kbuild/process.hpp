@@ -26,6 +26,10 @@ struct ProcessOptions {
   // the child's process group, wait (bounded) until the group is gone, and
   // report `interrupted_by`.
   bool handle_interrupts = false;
+  // After passing an interrupt on: how long the group may take to exit (a
+  // compiler removing its files) before it is killed (SIGKILL, then at most
+  // 2 s more of waiting for it to go).
+  std::chrono::milliseconds exit_grace{3000};
 };
 
 struct ProcessResult {
