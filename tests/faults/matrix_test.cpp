@@ -465,6 +465,11 @@ TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
              "{\"builds\": [\n  [\"build-many\", \"" + row.dir / "inner.json" + "\"]\n]}");
   row.expect("E91", row.kbuild({"build-many", row.dir / "m.json"}), 3, "config",
              {row.dir / "m.json:2:", "at /builds/0/0", "build-many"});
+  // A manifest naming itself, through `common`: refused, not run without end.
+  write_file(row.dir / "self.json",
+             "{\"common\": [\"build-many\"], \"builds\": [[\"" + row.dir / "self.json" + "\"]]}");
+  row.expect("E91", row.kbuild({"build-many", row.dir / "self.json"}), 3, "config",
+             {"at /common/0", "build-many"});
 }
 
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
