@@ -20,6 +20,7 @@ int wake_read = -1;
 std::mutex watch_mutex;
 int watches = 0;
 std::array<struct sigaction, kInterrupts.size()> saved_actions;
+struct sigaction saved_pipe_action;
 
 extern "C" void remember_interrupt(int sig) {
   const int saved_errno = errno;
@@ -28,6 +29,10 @@ extern "C" void remember_interrupt(int sig) {
   if (int fd = wake_write.load(); fd >= 0) (void)!::write(fd, "!", 1);
   errno = saved_errno;
 }
+
+// kbuild's own stdout or stderr closed under it is no reason to leave the
+// compiler running and its temporary behind: the write fails instead.
+extern "C" void ignore_broken_pipe(int) {}
 
 void open_wake_pipe() {
   if (wake_read >= 0) {
@@ -71,6 +76,9 @@ InterruptWatch::InterruptWatch() {
   action.sa_flags = SA_RESTART;
   for (std::size_t i = 0; i < kInterrupts.size(); ++i)
     sigaction(kInterrupts[i], &action, &saved_actions[i]);
+  // A handler, not SIG_IGN: exec resets it, so the compiler keeps the default.
+  action.sa_handler = ignore_broken_pipe;
+  sigaction(SIGPIPE, &action, &saved_pipe_action);
 }
 
 InterruptWatch::~InterruptWatch() {
@@ -78,6 +86,7 @@ InterruptWatch::~InterruptWatch() {
   if (--watches > 0) return;
   for (std::size_t i = 0; i < kInterrupts.size(); ++i)
     sigaction(kInterrupts[i], &saved_actions[i], nullptr);
+  sigaction(SIGPIPE, &saved_pipe_action, nullptr);
 }
 
 int interrupt_received() {

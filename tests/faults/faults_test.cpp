@@ -436,3 +436,22 @@ TEST_CASE("Ctrl-C on build-many is passed on to every build, which ends its comp
   CHECK(read_file(c.dir / "b.so") == "old library");
   CHECK(c.leftovers().empty());
 }
+
+TEST_CASE("a closed stderr while the compiler's diagnostics pass through does not kill kbuild",
+          "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "chatty-g++",
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo built > "
+             "\"$1\"; fi; shift; done\ni=0; while [ $i -lt 3000 ]; do echo \"warning: line $i\" "
+             ">&2; i=$((i+1)); done\nsleep 0.5\n",
+             true);
+  // kbuild's stdout and stderr: a pipe whose reader is gone after one byte.
+  RunResult r = run({"/bin/sh", "-c", "{ \"$@\"; echo $? > \"$STATUS\"; } 2>&1 | head -c 1", "sh",
+                     kbuild_binary(), "--no-torch", "--no-cache", "--cxx", c.dir / "chatty-g++",
+                     c.kernel, "-o", c.dir / "k.so"},
+                    {{"HOME", c.home.str()}, {"STATUS", c.dir / "status"}});
+  CHECK(read_file(c.dir / "status") == "0\n");
+  CHECK(read_file(c.dir / "k.so") == "built\n");
+  CHECK(c.leftovers().empty());
+}
