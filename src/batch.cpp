@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "kbuild/error.hpp"
@@ -184,7 +185,12 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
   const std::size_t threads =
       std::clamp<std::size_t>(parallel, 1, std::max<std::size_t>(1, jobs.size()));
   std::vector<std::thread> pool;
-  for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  try {
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  } catch (const std::system_error& e) {  // out of threads: the ones started do the work
+    if (pool.empty())
+      throw Error(ErrorKind::internal, std::string("cannot start a thread: ") + e.what());
+  }
   for (std::thread& t : pool) t.join();
   if (int sig = interrupt_received()) {
     std::size_t not_started = std::count_if(results.begin(), results.end(),
