@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <mutex>
 
 namespace kbuild {
@@ -42,7 +43,8 @@ void open_wake_pipe() {
     return;
   }
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return;  // then poll wakes on a tick
+  // Without it, a caught signal still ends the poll() of the thread it hit (EINTR).
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return;
   wake_read = fds[0];
   wake_write = fds[1];
 }
