@@ -290,39 +290,50 @@ std::optional<std::string> find_executable(const std::string& program, const Env
   return std::nullopt;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  adopt_orphans();
-  asio::io_context ctx;
-  ProcessResult result;
-  std::vector<std::string> args(argv.begin() + 1, argv.end());
+namespace {
 
-  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
-  std::optional<bp::process> child;
+// Starts argv[0] in its own process group, its stdout and stderr into the
+// pipes when capturing.
+bp::process start_child(asio::io_context& ctx, const std::vector<std::string>& argv,
+                        const ProcessOptions& options, asio::readable_pipe& out_pipe,
+                        asio::readable_pipe& err_pipe) {
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
     bp::process_stdio stdio = options.capture_output
                                   ? bp::process_stdio{nullptr, out_pipe, err_pipe}
                                   : bp::process_stdio{nullptr, {}, {}};
-    if (options.environment) {
-      std::vector<std::string> env = options.environment->entries();
-      child.emplace(ctx, argv[0], args, std::move(stdio), bp::process_environment(env),
-                    NewProcessGroup{});
-    } else {
-      child.emplace(ctx, argv[0], args, std::move(stdio), NewProcessGroup{});
-    }
+    if (!options.environment)
+      return bp::process(ctx, argv[0], args, std::move(stdio), NewProcessGroup{});
+    std::vector<std::string> env = options.environment->entries();
+    return bp::process(ctx, argv[0], args, std::move(stdio), bp::process_environment(env),
+                       NewProcessGroup{});
   } catch (const bp::system_error& e) {
     throw Error(ErrorKind::compiler_missing, "cannot start " + argv[0] + ": " + e.code().message());
   }
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  adopt_orphans();
+  ProcessResult result;
+  // Taken before the child starts, so that no interrupt from then on is lost
+  // (ignored, or ending kbuild and leaving the child running).
+  InterruptsTaken interrupts(options.handle_interrupts);
+  if (options.handle_interrupts && interrupt_received()) {
+    result.interrupted_by = interrupts.stop();  // no child started
+    return result;
+  }
+  asio::io_context ctx;
+  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
+  bp::process child = start_child(ctx, argv, options, out_pipe, err_pipe);
   PipeSink out(options.capture_output ? out_pipe.release() : -1, result.out, options.max_capture,
                result.output_truncated, options.tee_output ? STDOUT_FILENO : -1);
   PipeSink err(options.capture_output ? err_pipe.release() : -1, result.err, options.max_capture,
                result.output_truncated, options.tee_output ? STDERR_FILENO : -1);
-  std::optional<int> status;
-  {
-    InterruptsTaken interrupts(options.handle_interrupts);
-    status = GroupWait(child->id(), options, result, {&out, &err}).run();
-    if (int late = interrupts.stop(); late && !result.interrupted_by) result.interrupted_by = late;
-  }
-  child->detach();  // reaped here (or given up on): Boost must neither wait nor kill
+  std::optional<int> status = GroupWait(child.id(), options, result, {&out, &err}).run();
+  if (int late = interrupts.stop(); late && !result.interrupted_by) result.interrupted_by = late;
+  child.detach();  // reaped here (or given up on): Boost must neither wait nor kill
   if (status && WIFEXITED(*status)) {
     result.exited = true;
     result.exit_code = WEXITSTATUS(*status);
