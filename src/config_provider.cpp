@@ -156,6 +156,7 @@ class ExecProvider : public Provider {
     opts.max_capture = 4u << 20;
     opts.timeout = std::chrono::milliseconds(static_cast<long>(spec.timeout_s * 1000));
     opts.environment = &ctx.env;
+    opts.handle_interrupts = true;  // end the provider's group on Ctrl-C, not just kbuild
     ProcessResult run;
     try {
       run = run_process(argv, opts);
@@ -164,6 +165,9 @@ class ExecProvider : public Provider {
     }
     std::string stderr_tail =
         run.err.size() > 4000 ? run.err.substr(run.err.size() - 4000) : run.err;
+    if (run.interrupted_by)
+      throw Error(ErrorKind::interrupted,
+                  who() + ": " + run.describe() + "; the provider was stopped", stderr_tail);
     if (run.timed_out)
       throw Error(ErrorKind::provider,
                   who() + ": timed out after " + format_seconds(spec.timeout_s) +

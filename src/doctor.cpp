@@ -7,6 +7,7 @@
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;
@@ -152,6 +153,13 @@ std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
   check_configs(in, out, registry);
   check_site(in, out);
   check_plan(in, registry, out);
+  // Paths and device files' texts (env_help) may hold newlines, control
+  // characters or bytes that are not UTF-8: each check stays one line.
+  for (DoctorCheck& c : out) {
+    c.name = printable_line(c.name);
+    c.detail = printable_line(c.detail);
+    c.hint = printable_line(c.hint);
+  }
   return out;
 }
 

@@ -2,19 +2,22 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/process/v2/environment.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
+#include <cerrno>
 #include <cstring>
 #include <sstream>
 
@@ -33,7 +36,11 @@ struct NewProcessGroup {
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
     if (setpgid(0, 0) != 0) return bp::error_code(errno, bp::system_category());
-    // kbuild may hold interrupts pending (InterruptGuard); the compiler must not.
+    // kbuild may hold interrupts pending (InterruptGuard) or catch them
+    // (InterruptWatch); the compiler must not.
+    sigset_t interrupts = interrupt_signals();
+    for (int sig = 1; sig < NSIG; ++sig)
+      if (sigismember(&interrupts, sig) == 1) ::signal(sig, SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -53,26 +60,37 @@ bool is_executable_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-// Reads a pipe to EOF into `sink`, keeping at most `limit` bytes.
-class PipeReader {
+// A pipe's read end, read as data arrives into `sink` (at most `limit`
+// bytes kept), optionally also written to `forward_fd`.
+class PipeSink {
  public:
-  // `forward_fd` >= 0: also write what is read there.
-  PipeReader(asio::readable_pipe& pipe, std::string& sink, std::size_t limit, bool& truncated,
-             int forward_fd)
-      : pipe_(pipe), sink_(sink), limit_(limit), truncated_(truncated), forward_fd_(forward_fd) {}
-  void start() {
-    pipe_.async_read_some(asio::buffer(buf_), [this](bp::error_code ec, std::size_t n) {
-      if (n > 0) {
-        std::size_t room = sink_.size() < limit_ ? limit_ - sink_.size() : 0;
-        if (n > room) truncated_ = true;
-        sink_.append(buf_.data(), std::min(n, room));
-        forward(n);
-      }
-      if (!ec) start();
-    });
+  PipeSink(int fd, std::string& sink, std::size_t limit, bool& truncated, int forward_fd)
+      : fd_(fd), sink_(sink), limit_(limit), truncated_(truncated), forward_fd_(forward_fd) {}
+  ~PipeSink() { close(); }
+  PipeSink(const PipeSink&) = delete;
+  PipeSink& operator=(const PipeSink&) = delete;
+
+  int fd() const { return fd_; }
+  bool open() const { return fd_ >= 0; }
+  // Reads what poll() said is there; closes at end of file.
+  void read_some() {
+    ssize_t n = ::read(fd_, buf_.data(), buf_.size());
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) return close();
+    keep(static_cast<std::size_t>(n));
+    forward(static_cast<std::size_t>(n));
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
   }
 
  private:
+  void keep(std::size_t n) {
+    std::size_t room = sink_.size() < limit_ ? limit_ - sink_.size() : 0;
+    if (n > room) truncated_ = true;
+    sink_.append(buf_.data(), std::min(n, room));
+  }
   void forward(std::size_t n) {
     for (std::size_t done = 0; forward_fd_ >= 0 && done < n;) {
       ssize_t w = ::write(forward_fd_, buf_.data() + done, n - done);
@@ -81,7 +99,7 @@ class PipeReader {
     }
   }
 
-  asio::readable_pipe& pipe_;
+  int fd_;
   std::string& sink_;
   std::size_t limit_;
   bool& truncated_;
@@ -89,24 +107,161 @@ class PipeReader {
   std::array<char, 65536> buf_{};
 };
 
-sigset_t interrupt_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  return set;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+// After a SIGKILL: how long to wait for the group to go (the grace before
+// it is ProcessOptions::exit_grace).
+constexpr milliseconds kKillWait{2000};
+// How often an ending group is looked at.
+constexpr milliseconds kTick{10};
+
+// Waits for a child that leads its own process group: for it to exit and its
+// pipes to close, or for the deadline or an interrupt, after which the whole
+// group is ended and waited for (bounded).
+class GroupWait {
+ public:
+  GroupWait(pid_t pid, const ProcessOptions& options, ProcessResult& result,
+            std::vector<PipeSink*> pipes)
+      : pid_(pid),
+        pidfd_(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))),
+        options_(options),
+        result_(result),
+        pipes_(std::move(pipes)) {
+    if (options.timeout) deadline_ = Clock::now() + *options.timeout;
+  }
+  ~GroupWait() {
+    if (pidfd_ >= 0) ::close(pidfd_);
+  }
+  GroupWait(const GroupWait&) = delete;
+  GroupWait& operator=(const GroupWait&) = delete;
+
+  // The child's wait status, if it was reaped.
+  std::optional<int> run() {
+    for (;;) {
+      const Clock::time_point now = Clock::now();
+      if (!ending_) notice_end(now);
+      if (!ending_ && reaped() && pipes_closed()) break;
+      if (ending_ && ended(now)) break;
+      wait_for_events(now);
+      reap();
+    }
+    return status_;
+  }
+
+ private:
+  bool reaped() const { return status_.has_value(); }
+  bool pipes_closed() const {
+    return std::none_of(pipes_.begin(), pipes_.end(), [](PipeSink* p) { return p->open(); });
+  }
+  bool group_gone() const { return ::kill(-pid_, 0) != 0 && errno == ESRCH; }
+
+  // An interrupt or the deadline starts ending the group.
+  void notice_end(Clock::time_point now) {
+    if (options_.handle_interrupts && interrupt_received()) {
+      const int sig = result_.interrupted_by = interrupt_received();
+      begin_ending(sig == SIGINT || sig == SIGTERM ? sig : SIGTERM, now);
+    } else if (deadline_ && now >= *deadline_) {
+      result_.timed_out = true;
+      begin_ending(SIGKILL, now);
+    }
+  }
+  void begin_ending(int sig, Clock::time_point now) {
+    ending_ = true;
+    ::kill(-pid_, sig);
+    killed_ = sig == SIGKILL;
+    give_up_at_ = now + (killed_ ? kKillWait : options_.exit_grace);
+  }
+  // True once the group is gone, or when the bounded wait is over; kills
+  // the group when its grace period runs out.
+  bool ended(Clock::time_point now) {
+    if (reaped() && group_gone()) return true;
+    if (now < give_up_at_) return false;
+    if (killed_) return true;
+    ::kill(-pid_, SIGKILL);
+    killed_ = true;
+    give_up_at_ = now + kKillWait;
+    return false;
+  }
+
+  void wait_for_events(Clock::time_point now) {
+    std::vector<pollfd> fds;
+    if (options_.handle_interrupts && !ending_ && interrupt_fd() >= 0)
+      fds.push_back({interrupt_fd(), POLLIN, 0});
+    if (!reaped() && pidfd_ >= 0) fds.push_back({pidfd_, POLLIN, 0});
+    const std::size_t first_pipe = fds.size();
+    for (PipeSink* p : pipes_)
+      if (p->open()) fds.push_back({p->fd(), POLLIN, 0});
+    ::poll(fds.data(), fds.size(), poll_timeout(now));
+    for (std::size_t i = first_pipe; i < fds.size(); ++i)
+      for (PipeSink* p : pipes_)
+        if (fds[i].revents && p->fd() == fds[i].fd) p->read_some();
+  }
+  int poll_timeout(Clock::time_point now) const {
+    // Without a pidfd (an old kernel) the child's exit is looked for on a tick.
+    milliseconds wait = ending_ || pidfd_ < 0 ? kTick : milliseconds::max();
+    auto until = [&](Clock::time_point t) {
+      return std::max(milliseconds(0), std::chrono::ceil<milliseconds>(t - now));
+    };
+    if (deadline_ && !ending_) wait = std::min(wait, until(*deadline_));
+    if (ending_) wait = std::min(wait, until(give_up_at_));
+    return wait == milliseconds::max() ? -1 : static_cast<int>(wait.count());
+  }
+  // Reaps the child and what of its group was left to kbuild (see
+  // adopt_orphans), so that a group of zombies counts as gone.
+  void reap() {
+    int status = 0;
+    for (pid_t p; (p = ::waitpid(-pid_, &status, WNOHANG)) > 0;)
+      if (p == pid_) status_ = status;
+  }
+
+  pid_t pid_;
+  int pidfd_;
+  const ProcessOptions& options_;
+  ProcessResult& result_;
+  std::vector<PipeSink*> pipes_;
+  std::optional<Clock::time_point> deadline_;
+  std::optional<int> status_;
+  bool ending_ = false, killed_ = false;
+  Clock::time_point give_up_at_;
+};
+
+// Orphans of a child's group become kbuild's own children (instead of
+// init's, which may never reap them), so the group can be seen to be gone.
+void adopt_orphans() {
+  static const bool adopted = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  (void)adopted;
 }
+
+// While alive (and asked to), interrupts are caught, and those an
+// InterruptGuard held pending arrive.
+class InterruptsTaken {
+ public:
+  explicit InterruptsTaken(bool take) {
+    if (!take) return;
+    watch_.emplace();
+    sigset_t set = interrupt_signals();
+    pthread_sigmask(SIG_UNBLOCK, &set, &before_);
+  }
+  ~InterruptsTaken() { stop(); }
+  InterruptsTaken(const InterruptsTaken&) = delete;
+  InterruptsTaken& operator=(const InterruptsTaken&) = delete;
+
+  // Restores the signal mask; then the interrupt caught, if any (also one
+  // that came as the child ended, after the wait stopped looking).
+  int stop() {
+    if (!watch_) return 0;
+    pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+    const int caught = interrupt_received();
+    watch_.reset();
+    return caught;
+  }
+
+ private:
+  std::optional<InterruptWatch> watch_;
+  sigset_t before_{};
+};
 
 }  // namespace
-
-InterruptGuard::InterruptGuard() {
-  sigset_t set = interrupt_signals();
-  pthread_sigmask(SIG_BLOCK, &set, &saved_);
-}
-
-InterruptGuard::~InterruptGuard() {
-  pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
-}
 
 std::string ProcessResult::describe() const {
   std::ostringstream s;
@@ -135,77 +290,56 @@ std::optional<std::string> find_executable(const std::string& program, const Env
   return std::nullopt;
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
-  asio::io_context ctx;
-  ProcessResult result;
-  std::vector<std::string> args(argv.begin() + 1, argv.end());
+namespace {
 
-  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
-  std::optional<bp::process> child;
+// Starts argv[0] in its own process group, its stdout and stderr into the
+// pipes when capturing.
+bp::process start_child(asio::io_context& ctx, const std::vector<std::string>& argv,
+                        const ProcessOptions& options, asio::readable_pipe& out_pipe,
+                        asio::readable_pipe& err_pipe) {
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
     bp::process_stdio stdio = options.capture_output
                                   ? bp::process_stdio{nullptr, out_pipe, err_pipe}
                                   : bp::process_stdio{nullptr, {}, {}};
-    if (options.environment) {
-      std::vector<std::string> env = options.environment->entries();
-      child.emplace(ctx, argv[0], args, std::move(stdio), bp::process_environment(env),
-                    NewProcessGroup{});
-    } else {
-      child.emplace(ctx, argv[0], args, std::move(stdio), NewProcessGroup{});
-    }
+    if (!options.environment)
+      return bp::process(ctx, argv[0], args, std::move(stdio), NewProcessGroup{});
+    std::vector<std::string> env = options.environment->entries();
+    return bp::process(ctx, argv[0], args, std::move(stdio), bp::process_environment(env),
+                       NewProcessGroup{});
   } catch (const bp::system_error& e) {
     throw Error(ErrorKind::compiler_missing, "cannot start " + argv[0] + ": " + e.code().message());
   }
-  const pid_t pgid = child->id();
-  auto end_group = [&](int sig) { ::kill(-pgid, sig); };
+}
 
-  bool done = false;
-  asio::steady_timer timer(ctx);
-  if (options.timeout) {
-    timer.expires_after(*options.timeout);
-    timer.async_wait([&](bp::error_code ec) {
-      if (ec || done) return;
-      result.timed_out = true;
-      end_group(SIGKILL);
-    });
-  }
-  std::optional<asio::signal_set> signals;
-  if (options.handle_interrupts) {
-    signals.emplace(ctx, SIGINT, SIGTERM);
-    signals->async_wait([&](bp::error_code ec, int sig) {
-      if (ec || done) return;
-      result.interrupted_by = sig;
-      end_group(SIGTERM);
-    });
-  }
-  PipeReader out_reader(out_pipe, result.out, options.max_capture, result.output_truncated,
-                        options.tee_output ? STDOUT_FILENO : -1);
-  PipeReader err_reader(err_pipe, result.err, options.max_capture, result.output_truncated,
-                        options.tee_output ? STDERR_FILENO : -1);
-  if (options.capture_output) {
-    out_reader.start();
-    err_reader.start();
-  }
-  child->async_wait([&](bp::error_code, int) {
-    done = true;
-    timer.cancel();
-    if (signals) signals->cancel();
-  });
-  // Interrupts held pending by an InterruptGuard arrive now, at the handler.
-  sigset_t set = interrupt_signals(), before;
-  if (options.handle_interrupts) pthread_sigmask(SIG_UNBLOCK, &set, &before);
-  ctx.run();
-  if (options.handle_interrupts) pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}  // namespace
 
-  const int status = child->native_exit_code();
-  if (WIFEXITED(status)) {
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  adopt_orphans();
+  ProcessResult result;
+  // Taken before the child starts, so that no interrupt from then on is lost
+  // (ignored, or ending kbuild and leaving the child running).
+  InterruptsTaken interrupts(options.handle_interrupts);
+  if (options.handle_interrupts && interrupt_received()) {
+    result.interrupted_by = interrupts.stop();  // no child started
+    return result;
+  }
+  asio::io_context ctx;
+  asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
+  bp::process child = start_child(ctx, argv, options, out_pipe, err_pipe);
+  PipeSink out(options.capture_output ? out_pipe.release() : -1, result.out, options.max_capture,
+               result.output_truncated, options.tee_output ? STDOUT_FILENO : -1);
+  PipeSink err(options.capture_output ? err_pipe.release() : -1, result.err, options.max_capture,
+               result.output_truncated, options.tee_output ? STDERR_FILENO : -1);
+  std::optional<int> status = GroupWait(child.id(), options, result, {&out, &err}).run();
+  if (int late = interrupts.stop(); late && !result.interrupted_by) result.interrupted_by = late;
+  child.detach();  // reaped here (or given up on): Boost must neither wait nor kill
+  if (status && WIFEXITED(*status)) {
     result.exited = true;
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
+    result.exit_code = WEXITSTATUS(*status);
+  } else if (status && WIFSIGNALED(*status)) {
+    result.signal = WTERMSIG(*status);
   }
-  // Whatever the group left running (a timed-out or interrupted build).
-  if (result.timed_out || result.interrupted_by) end_group(SIGKILL);
   return result;
 }
 

@@ -15,7 +15,8 @@ struct BatchJob {
 
 // The manifest: {"common": [args...], "builds": [[args...] | {"name": s, "args": [...]}, ...]}
 // `common` is prepended to every build's args. Throws Error(config) with
-// file:line:column and key path when malformed.
+// file:line:column and key path when malformed or when a build would run
+// build-many itself, Error(usage) when two builds name one output.
 std::vector<BatchJob> load_batch_manifest(const std::string& path);
 
 struct BatchResult {
@@ -34,7 +35,8 @@ struct BatchProgress {
 // Runs `jobs` with at most `parallel` at a time through `kbuild` (argv
 // prefix, e.g. {"/proc/self/exe"}). With `fail_fast`, nothing new starts
 // after a failure. `progress` is called after each job (from one thread at
-// a time).
+// a time). An interrupt (interrupts.hpp) is passed on to the running builds,
+// which are waited for; then Error(interrupted) is thrown.
 std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
                                    const std::vector<std::string>& kbuild, unsigned parallel,
                                    bool fail_fast,

@@ -1,14 +1,13 @@
 // Running a program: argv only, never a shell (Boost.Process v2).
 #pragma once
 
-#include <signal.h>
-
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "kbuild/environment.hpp"
+#include "kbuild/interrupts.hpp"
 
 namespace kbuild {
 
@@ -23,8 +22,14 @@ struct ProcessOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // The child's environment; nullptr: inherit kbuild's own.
   const Environment* environment = nullptr;
-  // End the child's process group and report `interrupted` on SIGINT/SIGTERM.
+  // On an interrupt (interrupts.hpp) received while waiting: pass it on to
+  // the child's process group, wait (bounded) until the group is gone, and
+  // report `interrupted_by`.
   bool handle_interrupts = false;
+  // After passing an interrupt on: how long the group may take to exit (a
+  // compiler removing its files) before it is killed (SIGKILL, then at most
+  // 2 s more of waiting for it to go).
+  std::chrono::milliseconds exit_grace{3000};
 };
 
 struct ProcessResult {
@@ -32,7 +37,7 @@ struct ProcessResult {
   int exit_code = -1;
   int signal = 0;  // the signal that ended it, when !exited
   bool timed_out = false;
-  int interrupted_by = 0;  // SIGINT/SIGTERM received by kbuild while waiting
+  int interrupted_by = 0;  // the interrupt signal kbuild received while waiting
   bool output_truncated = false;
   std::string out;
   std::string err;
@@ -42,28 +47,16 @@ struct ProcessResult {
   std::string describe() const;
 };
 
-// Holds SIGINT and SIGTERM pending while alive (restoring the mask after), so
-// a build can create its temporary file and clean it up without a window in
-// which an interrupt would leave it behind. run_process() takes them while it
-// waits for the child.
-class InterruptGuard {
- public:
-  InterruptGuard();
-  ~InterruptGuard();
-  InterruptGuard(const InterruptGuard&) = delete;
-  InterruptGuard& operator=(const InterruptGuard&) = delete;
-
- private:
-  sigset_t saved_;
-};
-
 // Finds `program` like execvp: a name containing '/' is used as it is,
 // otherwise each directory of PATH is searched. nullopt when not found or not
 // executable.
 std::optional<std::string> find_executable(const std::string& program, const Environment& env);
 
 // Runs argv[0] (already resolved to a path) with argv[1..]. The child runs in
-// its own process group so a time-out or interrupt ends all of it.
+// its own process group so a time-out or interrupt ends all of it: neither
+// waits for pipes that something the child left running still holds, and
+// run_process returns only once that group is gone (or after a bounded
+// wait), so nothing of it writes after kbuild cleaned up.
 // Throws Error(compiler_missing) only if the process cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options);
 

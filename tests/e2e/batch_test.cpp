@@ -79,3 +79,16 @@ TEST_CASE("a malformed manifest is a config error with its position", "[e2e][bat
       run_kbuild({"build-many", b.dir / "m2.json"}, b.home.str()).err.find("unknown key 'jobs'") !=
       std::string::npos);
 }
+
+TEST_CASE("an absurd -j runs no more builds at a time than there are builds", "[e2e][batch]") {
+  Batch b;
+  write_file(b.dir / "m.json", "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [[\"" +
+                                   b.dir / "k0.cpp" + "\", \"-o\", \"" + b.dir / "k0.so" +
+                                   "\"], [\"" + b.dir / "k1.cpp" + "\", \"-o\", \"" +
+                                   b.dir / "k1.so" + "\"]]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "4000000000"}, b.home.str());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(b.dir / "k0.so"));
+  CHECK(fs::exists(b.dir / "k1.so"));
+}

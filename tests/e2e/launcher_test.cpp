@@ -76,6 +76,19 @@ struct Icecream {
   }
 };
 
+// The sccache servers a test started, on every port it tried: stopped on
+// scope exit, also when a REQUIRE ends the test half-way.
+struct SccacheServers {
+  std::map<std::string, std::string> env;
+  std::vector<std::string> ports;
+  ~SccacheServers() {
+    for (const std::string& port : ports) {
+      env["SCCACHE_SERVER_PORT"] = port;
+      run({"/usr/bin/sccache", "--stop-server"}, env);
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("--launcher ccache: the compile step hits ccache the second time", "[e2e][launcher]") {
@@ -180,10 +193,12 @@ TEST_CASE("--launcher sccache: the second compile is an sccache hit", "[e2e][lau
   LauncherCase c;
   std::map<std::string, std::string> env{{"SCCACHE_DIR", c.dir / "sccache"},
                                          {"SCCACHE_IDLE_TIMEOUT", "60"}};
+  SccacheServers servers{env, {}};
   // The server on a port of its own; a port someone else holds gets another.
   RunResult started;
   for (int attempt = 0; attempt < 3; ++attempt) {
     env["SCCACHE_SERVER_PORT"] = std::to_string(random_port());
+    servers.ports.push_back(env["SCCACHE_SERVER_PORT"]);
     started = run({"/usr/bin/sccache", "--start-server"}, env);
     if (started.exit_code == 0) break;
   }
@@ -202,7 +217,6 @@ TEST_CASE("--launcher sccache: the second compile is an sccache hit", "[e2e][lau
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
   }
   RunResult stats = run({"/usr/bin/sccache", "--show-stats"}, env);
-  run({"/usr/bin/sccache", "--stop-server"}, env);
   INFO(stats.out);
   CHECK(stats.out.find("Cache hits (C/C++)                    1") != std::string::npos);
   CHECK(fs::exists(c.dir / "b.so"));

@@ -309,3 +309,25 @@ TEST_CASE("colours on a terminal, none with NO_COLOR; --verbose says what runs",
   CHECK(verbose.err.find("kbuild: info: running: ") != std::string::npos);
   CHECK(verbose.err.find("kbuild: info: compile took ") != std::string::npos);
 }
+
+TEST_CASE("doctor escapes newlines and control characters of paths and env_help", "[diagnose]") {
+  Case c;
+  RunResult cxx = c.kbuild({"doctor", "--no-torch", "--cxx", "/no/such\ncxx\x1b[31m"});
+  INFO(cxx.out);
+  CHECK(cxx.exit_code == 12);
+  CHECK(cxx.out.find("fail\tcompiler\t/no/such\\ncxx\\x1b[31m not found") != std::string::npos);
+  CHECK(cxx.out.find('\x1b') == std::string::npos);
+
+  write_file(c.dir / "help.json",
+             "{\"device\": \"acc\", \"cflags\": [\"${env:ACC_HOME_XYZ}\"], \"env_help\": "
+             "{\"ACC_HOME_XYZ\": \"run set_env.sh\\nthen \\u0007retry\"}}");
+  RunResult help =
+      c.kbuild({"doctor", "--no-torch", "--config", c.dir / "help.json", "--device", "acc"});
+  INFO(help.out);
+  CHECK(help.exit_code == 12);
+  CHECK(help.out.find("run set_env.sh\\nthen \\x07retry") != std::string::npos);
+  CHECK(help.out.find('\a') == std::string::npos);
+  RunResult json_out = c.kbuild(
+      {"doctor", "--no-torch", "--json", "--config", c.dir / "help.json", "--device", "acc"});
+  CHECK(json_out.out.find("run set_env.sh\\\\nthen") != std::string::npos);
+}

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -247,4 +249,209 @@ TEST_CASE("a compiler that leaves a daemon behind does not keep kbuild waiting",
   CHECK(r.exit_code == 0);
   CHECK(took < 10);
   CHECK(read_file(c.dir / "k.so") == read_file("/bin/true"));
+}
+
+namespace {
+
+// Processes of process group `pgid` that are still alive (zombies are dead:
+// nothing here reaps the orphans a killed compiler leaves).
+int live_members(int pgid) {
+  int live = 0;
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string stat;
+    try {
+      stat = read_file(e.path() / "stat");
+    } catch (...) {
+      continue;
+    }
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0, group = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d %d", &state, &ppid, &group) == 3 &&
+        group == pgid && state != 'Z' && state != 'X')
+      ++live;
+  }
+  return live;
+}
+
+// A compiler whose group (its pid) is written to $MARKER once it runs. It
+// leaves `background` running (a shell fragment ending in '&').
+std::string compiler_with_background(const std::string& background) {
+  return "#!/bin/sh\nout=\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; out=$1; echo "
+         "partial > \"$1\"; fi; shift; done\n" +
+         background + "\necho $$ > \"$MARKER.tmp\"; mv \"$MARKER.tmp\" \"$MARKER\"\n";
+}
+
+// Runs kbuild with `args`; once $MARKER exists, sends it `signal` (none: "").
+RunResult kbuild_signalled(const Case& c, const std::string& signal,
+                           const std::vector<std::string>& args) {
+  std::vector<std::string> argv{
+      "/bin/sh", "-c",
+      "\"$@\" & pid=$!; while [ ! -f \"$MARKER\" ]; do sleep 0.05; done; " +
+          (signal.empty() ? std::string() : "kill -" + signal + " $pid; ") + "wait $pid",
+      "sh", kbuild_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, {{"HOME", c.home.str()}, {"MARKER", c.dir / "started"}});
+}
+
+int compiler_group(const Case& c) {
+  return std::atoi(read_file(c.dir / "started").c_str());
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE("--timeout holds when the compiler's background child keeps its stdout open",
+          "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  // Exits at once, but a child it leaves behind holds kbuild's pipes.
+  write_file(c.dir / "holding-g++", compiler_with_background("sleep 20 &") + "exit 0\n", true);
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = kbuild_signalled(c, "",
+                                 {"--no-torch", "--no-cache", "--cxx", c.dir / "holding-g++",
+                                  "--timeout", "1", c.kernel, "-o", c.dir / "k.so"});
+  double took = seconds_since(start);
+  check_error(r, kCompile, "compile", "ran past --timeout 1");
+  CHECK(took < 8);
+  CHECK(live_members(compiler_group(c)) == 0);
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("SIGTERM or SIGINT while a background child holds the compiler's pipes: 130, group ended",
+          "[faults]") {
+  const std::string sig = GENERATE(std::string("TERM"), std::string("INT"));
+  INFO("SIG" << sig);
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "holding-g++", compiler_with_background("sleep 20 &") + "exit 0\n", true);
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = kbuild_signalled(
+      c, sig,
+      {"--no-torch", "--no-cache", "--cxx", c.dir / "holding-g++", c.kernel, "-o", c.dir / "k.so"});
+  double took = seconds_since(start);
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("kbuild: error[interrupted]: ") != std::string::npos);
+  CHECK(took < 8);
+  CHECK(live_members(compiler_group(c)) == 0);
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("SIGHUP or SIGQUIT during a build ends the compiler and removes the temporary",
+          "[faults]") {
+  const std::string sig = GENERATE(std::string("HUP"), std::string("QUIT"));
+  INFO("SIG" << sig);
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "slow-g++", compiler_with_background("") + "sleep 20\n", true);
+  RunResult r = kbuild_signalled(
+      c, sig,
+      {"--no-torch", "--no-cache", "--cxx", c.dir / "slow-g++", c.kernel, "-o", c.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("kbuild: error[interrupted]: ") != std::string::npos);
+  CHECK(live_members(compiler_group(c)) == 0);
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("after an interrupt kbuild waits until the compiler's group is gone, then cleans up",
+          "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  // A "linker" (no pipes of kbuild's) that finishes writing the output when
+  // told to stop: kbuild must remove the temporary only after it is gone.
+  write_file(c.dir / "linking-g++",
+             compiler_with_background("(trap 'sleep 0.5; echo late > \"$out\"; exit 1' TERM; "
+                                      "sleep 20 & wait) </dev/null >/dev/null 2>&1 &") +
+                 "sleep 20\n",
+             true);
+  RunResult r = kbuild_signalled(
+      c, "TERM",
+      {"--no-torch", "--no-cache", "--cxx", c.dir / "linking-g++", c.kernel, "-o", c.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(live_members(compiler_group(c)) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // a late write would land now
+  CHECK(read_file(c.dir / "k.so") == "old library");
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("SIGINT or SIGTERM while an exec provider runs ends its group and exits 130",
+          "[faults]") {
+  const std::string sig = GENERATE(std::string("INT"), std::string("TERM"));
+  INFO("SIG" << sig);
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "provider.sh", compiler_with_background("sleep 20 &") + "wait\n", true);
+  write_file(c.dir / "ext.json",
+             "{\"device\": \"ext\", \"exec\": {\"command\": [\"./provider.sh\"]}}");
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = kbuild_signalled(c, sig,
+                                 {"--no-torch", "--no-cache", "--config", c.dir / "ext.json",
+                                  "--device", "ext", c.kernel, "-o", c.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("kbuild: error[interrupted]: ") != std::string::npos);
+  CHECK(seconds_since(start) < 8);
+  CHECK(live_members(compiler_group(c)) == 0);
+  CHECK(read_file(c.dir / "k.so") == "old library");
+}
+
+TEST_CASE("Ctrl-C on build-many is passed on to every build, which ends its compiler", "[faults]") {
+  Case c;
+  // Each compiler notes its group in compilers/PID, then takes its time.
+  fs::create_directories(c.dir / "compilers");
+  write_file(c.dir / "slow-g++",
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; echo partial > "
+             "\"$1\"; fi; shift; done\ntouch \"$GROUPS_DIR/$$\"\nsleep 20\n",
+             true);
+  std::string builds;
+  for (const char* name : {"a", "b"}) {
+    write_file(c.dir / (std::string(name) + ".so"), "old library");
+    builds += std::string(builds.empty() ? "" : ", ") + "[\"" + c.kernel + "\", \"-o\", \"" +
+              c.dir / (std::string(name) + ".so") + "\"]";
+  }
+  write_file(c.dir / "m.json", "{\"common\": [\"--no-torch\", \"--no-cache\", \"--cxx\", \"" +
+                                   c.dir / "slow-g++" + "\"], \"builds\": [" + builds + "]}");
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = run({"/bin/sh", "-c",
+                     "\"$@\" & pid=$!; while [ $(ls \"$GROUPS_DIR\" | wc -l) -lt 2 ]; do sleep "
+                     "0.05; done; kill -INT $pid; wait $pid",
+                     "sh", kbuild_binary(), "build-many", c.dir / "m.json", "-j", "2"},
+                    {{"HOME", c.home.str()}, {"GROUPS_DIR", c.dir / "compilers"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(seconds_since(start) < 10);
+  for (auto& e : fs::directory_iterator(c.dir / "compilers"))
+    CHECK(live_members(std::atoi(e.path().filename().c_str())) == 0);
+  CHECK(read_file(c.dir / "a.so") == "old library");
+  CHECK(read_file(c.dir / "b.so") == "old library");
+  CHECK(c.leftovers().empty());
+}
+
+TEST_CASE("a closed stderr while the compiler's diagnostics pass through does not kill kbuild",
+          "[faults]") {
+  Case c;
+  write_file(c.dir / "k.so", "old library");
+  write_file(c.dir / "chatty-g++",
+             "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then shift; cp /bin/true "
+             "\"$1\"; fi; shift; done\ni=0; while [ $i -lt 3000 ]; do echo \"warning: line $i\" "
+             ">&2; i=$((i+1)); done\nsleep 0.5\n",
+             true);
+  // kbuild's stdout and stderr: a pipe whose reader is gone after one byte.
+  RunResult r = run({"/bin/sh", "-c", "{ \"$@\"; echo $? > \"$STATUS\"; } 2>&1 | head -c 1", "sh",
+                     kbuild_binary(), "--no-torch", "--no-cache", "--cxx", c.dir / "chatty-g++",
+                     c.kernel, "-o", c.dir / "k.so"},
+                    {{"HOME", c.home.str()}, {"STATUS", c.dir / "status"}});
+  CHECK(read_file(c.dir / "status") == "0\n");
+  CHECK(read_file(c.dir / "k.so") == read_file("/bin/true"));
+  CHECK(c.leftovers().empty());
 }

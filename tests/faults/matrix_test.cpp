@@ -476,6 +476,32 @@ TEST_CASE("E53 a launcher that exits 0 without writing the output", "[matrix]") 
              {"exited 0 but its output is not usable", "left as it was"});
 }
 
+TEST_CASE("E90 build-many manifest with two builds of one output", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [\n  [\"" + row.kernel +
+                 "\", \"-o\", \"" + row.output + "\"],\n  [\"" + row.kernel + "\", \"-o\", \"" +
+                 row.dir / "sub/../k.so" + "\"]\n]}");
+  fs::create_directories(row.dir / "sub");
+  row.expect("E90", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
+             {row.dir / "m.json:3:", "at /builds/1", "also the output of /builds/0"});
+}
+
+TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
+  Row row;
+  write_file(row.dir / "inner.json", "{\"builds\": [[\"--no-torch\", \"" + row.kernel +
+                                         "\", \"-o\", \"" + row.output + "\"]]}");
+  write_file(row.dir / "m.json",
+             "{\"builds\": [\n  [\"build-many\", \"" + row.dir / "inner.json" + "\"]\n]}");
+  row.expect("E91", row.kbuild({"build-many", row.dir / "m.json"}), 3, "config",
+             {row.dir / "m.json:2:", "at /builds/0/0", "build-many"});
+  // A manifest naming itself, through `common`: refused, not run without end.
+  write_file(row.dir / "self.json",
+             "{\"common\": [\"build-many\"], \"builds\": [[\"" + row.dir / "self.json" + "\"]]}");
+  row.expect("E91", row.kbuild({"build-many", row.dir / "self.json"}), 3, "config",
+             {"at /common/0", "build-many"});
+}
+
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
   // The ids this file tests; a row documented but untested fails here.
   std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");
