@@ -133,6 +133,7 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
                                    bool fail_fast,
                                    const std::function<void(const BatchProgress&)>& progress) {
   std::vector<BatchResult> results(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) results[i].name = jobs[i].name;  // skipped too
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex mutex;
@@ -147,7 +148,6 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
     for (std::size_t i = next++; i < jobs.size(); i = next++) {
       if (stop || interrupt_received()) break;
       BatchResult& r = results[i];
-      r.name = jobs[i].name;
       r.started = true;
       std::vector<std::string> argv = kbuild;
       argv.insert(argv.end(), jobs[i].args.begin(), jobs[i].args.end());

@@ -36,4 +36,13 @@ const char* stage_name(ErrorKind kind) {
   return "internal";
 }
 
+const char* stage_of_exit_code(int code) {
+  for (ErrorKind kind :
+       {ErrorKind::usage, ErrorKind::input, ErrorKind::output, ErrorKind::config,
+        ErrorKind::provider, ErrorKind::compiler_missing, ErrorKind::compile_failed,
+        ErrorKind::link_failed, ErrorKind::load_failed, ErrorKind::interrupted, ErrorKind::internal})
+    if (exit_code(kind) == code) return stage_name(kind);
+  return "";
+}
+
 }  // namespace kbuild

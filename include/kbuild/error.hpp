@@ -27,6 +27,8 @@ enum class ErrorKind {
 int exit_code(ErrorKind kind);
 // The stage name printed as `kbuild: error[STAGE]: ...`.
 const char* stage_name(ErrorKind kind);
+// The stage a documented exit code stands for ("" for 0 or an unknown code).
+const char* stage_of_exit_code(int code);
 
 class Error : public std::runtime_error {
  public:

@@ -505,12 +505,15 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
     }
   }
   std::printf("%-8s %8s  %s\n", "status", "seconds", "build");
-  for (const BatchResult& r : results)
-    std::printf("%-8s %8.2f  %s\n",
-                !r.started         ? "skipped"
-                : r.exit_code == 0 ? "ok"
-                                   : ("exit " + std::to_string(r.exit_code)).c_str(),
-                r.seconds, r.name.c_str());
+  for (const BatchResult& r : results) {
+    // The stage that failed, as kbuild's own error line names it.
+    std::string status = !r.started ? "skipped" : r.exit_code == 0 ? "ok" : "";
+    if (status.empty()) {
+      const char* stage = stage_of_exit_code(r.exit_code);
+      status = std::string(*stage ? stage : "failed") + " (exit " + std::to_string(r.exit_code) + ")";
+    }
+    std::printf("%-18s %8.2f  %s\n", status.c_str(), r.seconds, r.name.c_str());
+  }
   std::printf("%zu built, %zu failed, %zu skipped, -j %u\n", results.size() - failed - skipped,
               failed, skipped, parallel);
   return failed || skipped ? kBatchFailed : 0;

@@ -1,6 +1,7 @@
 // build-many: a manifest of builds run N at a time, a summary, and a
 // non-zero exit when any failed.
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "../support/test_support.hpp"
 
@@ -54,7 +55,7 @@ TEST_CASE("build-many goes on after a failure by default, and stops with --fail-
                  b.dir / "k2.cpp" + "\"]]}");
   RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "1"}, b.home.str());
   CHECK(r.exit_code == 13);
-  CHECK(r.out.find("exit 5") != std::string::npos);
+  CHECK(r.out.find("compile (exit 5)") != std::string::npos);  // the stage, not only the code
   CHECK(r.out.find("2 built, 1 failed, 0 skipped") != std::string::npos);
   CHECK(r.err.find("== broken (exit 5):") != std::string::npos);
   CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
@@ -64,6 +65,15 @@ TEST_CASE("build-many goes on after a failure by default, and stops with --fail-
       run_kbuild({"build-many", b.dir / "m.json", "-j", "1", "--fail-fast"}, b.home.str());
   CHECK(ff.exit_code == 13);
   CHECK(ff.out.find("0 built, 1 failed, 2 skipped") != std::string::npos);
+  // Skipped rows name their build too.
+  std::istringstream rows(ff.out);
+  int skipped_rows = 0;
+  for (std::string row; std::getline(rows, row);) {
+    if (row.rfind("skipped", 0) != 0) continue;
+    ++skipped_rows;
+    CHECK(row.find("job ") != std::string::npos);
+  }
+  CHECK(skipped_rows == 2);
   CHECK_FALSE(fs::exists(b.dir / "k2.so"));
 }
 
