@@ -140,7 +140,8 @@ class BridgeTest(unittest.TestCase):
         return path
 
     def test_a_hanging_kbuild_times_out(self):
-        fake = self.fake_kbuild("exec sleep 60\n")
+        # It leaves a child behind that holds the output pipe: ended too.
+        fake = self.fake_kbuild("sleep 60 &\nexec sleep 60\n")
         start = time.monotonic()
         with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
             kbuild_inductor.device_options("npu", kbuild=fake, timeout=1)
