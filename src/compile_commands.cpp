@@ -82,8 +82,7 @@ std::string read_database(const std::string& path, nlohmann::ordered_json& db) {
 
 }  // namespace
 
-CompileCommandsUpdate update_compile_commands(const std::string& path,
-                                              const std::string& directory,
+CompileCommandsUpdate update_compile_commands(const std::string& path, const std::string& directory,
                                               const std::vector<std::string>& argv,
                                               const std::vector<std::string>& sources,
                                               const std::string& output) {

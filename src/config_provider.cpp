@@ -239,8 +239,8 @@ BuildOptions parse_provider_output(const std::string& text, const std::string& w
     throw Error(ErrorKind::provider, who +
                                          ": output is not JSON (expected an object with the 7 "
                                          "lists): " +
-                                         e.what() + "; it began with: " +
-                                         printable_line(text.substr(0, 200)));
+                                         e.what() +
+                                         "; it began with: " + printable_line(text.substr(0, 200)));
   }
   if (!doc.is_object())
     throw Error(ErrorKind::provider, who + ": output is JSON but not an object");
@@ -252,9 +252,8 @@ BuildOptions parse_provider_output(const std::string& text, const std::string& w
       throw Error(ErrorKind::provider, who + ": output key '" + key + "' is not an array");
     for (const auto& item : value) {
       if (!item.is_string())
-        throw Error(ErrorKind::provider,
-                    who + ": output key '" + key + "' holds a non-string: " +
-                        printable_line(dump_json(item).substr(0, 200)));
+        throw Error(ErrorKind::provider, who + ": output key '" + key + "' holds a non-string: " +
+                                             printable_line(dump_json(item).substr(0, 200)));
       const std::string& value = item.get_ref<const std::string&>();
       if (value.find('\0') != std::string::npos)
         throw Error(ErrorKind::provider, who + ": output key '" + key +

@@ -321,7 +321,8 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
 
 DeviceFile load_device_file(const std::string& path, bool check_trust) {
   auto unreadable = [&](int error) {
-    return Error(ErrorKind::config, "cannot read device file " + path + ": " + std::strerror(error));
+    return Error(ErrorKind::config,
+                 "cannot read device file " + path + ": " + std::strerror(error));
   };
   // Checked on the real path and on the opened file, never on a name that
   // could be swapped between the check and the read.

@@ -19,8 +19,7 @@ struct CompileCommandsUpdate {
 // (parallel builds each get their entry), writing it atomically. A symlink
 // is followed: its target is updated, the link stays. A path that is not a
 // regular file (a FIFO, a device node) is refused, never replaced.
-CompileCommandsUpdate update_compile_commands(const std::string& path,
-                                              const std::string& directory,
+CompileCommandsUpdate update_compile_commands(const std::string& path, const std::string& directory,
                                               const std::vector<std::string>& argv,
                                               const std::vector<std::string>& sources,
                                               const std::string& output);

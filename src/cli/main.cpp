@@ -167,8 +167,8 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
   if (!size.empty()) {
     auto bytes = parse_size(size);
     if (!bytes)
-      throw Error(ErrorKind::usage, from + ": cache size '" + size +
-                                        "' is not a size like 500M or 4G (0 to 1024T)");
+      throw Error(ErrorKind::usage,
+                  from + ": cache size '" + size + "' is not a size like 500M or 4G (0 to 1024T)");
     s.max_bytes = *bytes;
   }
   return s;
@@ -206,7 +206,7 @@ std::optional<Error> report_target_problem(const CommonOptions& common, const Bu
                     : b.preprocess        ? OutputKind::preprocessed
                     : common.compile_only ? OutputKind::object
                                           : OutputKind::shared_library;
-  std::string output = !b.output.empty()    ? b.output
+  std::string output = !b.output.empty()   ? b.output
                        : b.sources.empty() ? ""
                                            : default_output(b.sources.front(), kind);
   if (!output.empty() && same_file(output))

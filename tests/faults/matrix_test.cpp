@@ -591,8 +591,7 @@ TEST_CASE("E82 compile database entry whose file or output is not a string", "[m
   CHECK(read_file(row.output) != kEarlierOutput);  // built
 }
 
-TEST_CASE("E83 device file launcher world-writable, or relative to the device file",
-          "[matrix]") {
+TEST_CASE("E83 device file launcher world-writable, or relative to the device file", "[matrix]") {
   Row row;
   write_file(row.dir / "wrap.sh", "#!/bin/sh\nexec \"$@\"\n", true);
   fs::permissions(row.dir / "wrap.sh", fs::perms::others_write, fs::perm_options::add);
@@ -622,8 +621,7 @@ TEST_CASE("E84 exec provider script argument world-writable", "[matrix]") {
   CHECK(r.exit_code == 0);
 }
 
-TEST_CASE("E85 device file reached through a symlink into a world-writable directory",
-          "[matrix]") {
+TEST_CASE("E85 device file reached through a symlink into a world-writable directory", "[matrix]") {
   Row row;
   fs::create_directories(row.dir / "shared");
   fs::permissions(row.dir / "shared", fs::perms::all | fs::perms::sticky_bit);
