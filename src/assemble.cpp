@@ -21,6 +21,11 @@ void add_words(std::vector<std::string>& argv, const std::string& text, const En
   argv.insert(argv.end(), words->begin(), words->end());
 }
 
+// A source named like an option ("-rf.cpp") reaches the compiler as a file.
+std::string as_file_argument(const std::string& path) {
+  return !path.empty() && path[0] == '-' ? "./" + path : path;
+}
+
 }  // namespace
 
 bool links(OutputKind kind) {
@@ -76,7 +81,8 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
     argv.insert(argv.end(), {"-x", "c++-header"});
     sources = "-x c++-header ";
   }
-  for (const std::string& s : in.sources) {
+  for (const std::string& source : in.sources) {
+    std::string s = as_file_argument(source);
     argv.push_back(s);
     sources += (sources.empty() || sources.back() == ' ' ? "" : " ") + s;
   }

@@ -81,8 +81,11 @@ void refuse_shared_outputs(const std::string& path, const JsonDocument& doc,
 }  // namespace
 
 std::vector<BatchJob> load_batch_manifest(const std::string& path) {
-  auto text = read_whole_file(path);
+  constexpr std::size_t kMaxManifestBytes = 16u << 20;
+  auto text = read_file_up_to(path, kMaxManifestBytes + 1);
   if (!text) throw Error(ErrorKind::config, "cannot read manifest " + path);
+  if (text->size() > kMaxManifestBytes)
+    throw Error(ErrorKind::config, path + ": manifest larger than 16 MiB; is this the right file?");
   JsonDocument doc = parse_json_file_text(*text, path);
   const nlohmann::json& root = doc.root();
   if (!root.is_object()) manifest_error(path, doc, "", "expected an object with \"builds\"");

@@ -52,6 +52,12 @@ void check_output_dir(const std::string& output) {
   if (stat(output.c_str(), &out) == 0 && S_ISDIR(out.st_mode))
     throw Error(ErrorKind::output,
                 "output " + output + " is a directory; give a file name with -o");
+  // Renaming over a FIFO or a device node (-o /dev/null as root) would
+  // replace it with a regular file.
+  if (stat(output.c_str(), &out) == 0 && !S_ISREG(out.st_mode))
+    throw Error(ErrorKind::output, "output " + output +
+                                       " is not a regular file; kbuild replaces only regular "
+                                       "files: choose another -o");
 }
 
 }  // namespace

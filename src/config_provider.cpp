@@ -5,7 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include "kbuild/error.hpp"
+#include "kbuild/json_locations.hpp"
+#include "kbuild/json_text.hpp"
+#include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/shell.hpp"
 #include "kbuild/trust.hpp"
 
 namespace kbuild {
@@ -80,7 +84,19 @@ class ConfigProvider : public Provider {
   }
   std::string source() const override { return file_.path; }
   std::string kind() const override { return "config"; }
-  std::string launcher() const override { return file_.launcher; }
+  std::string launcher() const override {
+    auto words = shell_split(file_.launcher);
+    if (!words || words->empty()) return file_.launcher;  // parse_launcher says what is wrong
+    std::string& program = words->front();
+    // A relative path is relative to the device file, as exec programs are.
+    if (program.find('/') != std::string::npos && program[0] != '/')
+      program = (std::filesystem::path(dir_of(file_.path)) / program).lexically_normal().string();
+    if (file_.check_program_trust && program.find('/') != std::string::npos)
+      if (auto reason = untrusted_file_reason(program, "program"))
+        throw Error(ErrorKind::config,
+                    "device '" + file_.device + "' launcher (" + file_.path + "): " + *reason);
+    return shell_join(*words);
+  }
   RegistrationMode mode() const override { return file_.mode; }
 
  private:
@@ -146,6 +162,7 @@ class ExecProvider : public Provider {
       if (auto reason = untrusted_file_reason(*program, "program"))
         throw Error(ErrorKind::config, who() + ": " + *reason);
     argv[0] = *program;
+    for (std::size_t i = 1; i < argv.size(); ++i) resolve_script(argv[i]);
     argv.push_back("--device-type=" + query.device_type);
     argv.push_back(std::string("--aot-mode=") + (query.aot_mode ? "true" : "false"));
     argv.push_back(std::string("--compile-only=") + (query.compile_only ? "true" : "false"));
@@ -192,6 +209,20 @@ class ExecProvider : public Provider {
     return "device '" + file_.device + "' exec provider (" + file_.path + ":" +
            std::to_string(file_.exec->line) + ")";
   }
+  // An argument naming a file (the script of ["/bin/sh", "p.sh"]) is
+  // resolved from the device file, not the current directory, and trusted
+  // only as the program itself would be.
+  void resolve_script(std::string& arg) const {
+    if (arg.empty() || arg[0] == '-') return;
+    std::filesystem::path path(arg);
+    if (path.is_relative()) path = std::filesystem::path(dir_of(file_.path)) / path;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return;
+    arg = path.lexically_normal().string();
+    if (file_.check_program_trust)
+      if (auto reason = untrusted_file_reason(arg, "script"))
+        throw Error(ErrorKind::config, who() + ": " + *reason);
+  }
   static std::string format_seconds(double s) {
     std::string t = std::to_string(s);
     t.erase(t.find_last_not_of('0') + 1);
@@ -207,15 +238,13 @@ BuildOptions parse_provider_output(const std::string& text, const std::string& w
                                    const Origin& origin) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception&) {  // bad syntax, and numbers out of range
-    std::string head = text.substr(0, 200);
-    for (char& c : head)
-      if (c == '\n') c = ' ';
+    doc = parse_json_text(text);
+  } catch (const JsonSyntaxError& e) {  // bad syntax, too deep, numbers out of range
     throw Error(ErrorKind::provider, who +
                                          ": output is not JSON (expected an object with the 7 "
-                                         "lists); it began with: " +
-                                         head);
+                                         "lists): " +
+                                         e.what() +
+                                         "; it began with: " + printable_line(text.substr(0, 200)));
   }
   if (!doc.is_object())
     throw Error(ErrorKind::provider, who + ": output is JSON but not an object");
@@ -227,9 +256,14 @@ BuildOptions parse_provider_output(const std::string& text, const std::string& w
       throw Error(ErrorKind::provider, who + ": output key '" + key + "' is not an array");
     for (const auto& item : value) {
       if (!item.is_string())
-        throw Error(ErrorKind::provider,
-                    who + ": output key '" + key + "' holds a non-string: " + item.dump());
-      options.add(*list, item.get<std::string>(), origin);
+        throw Error(ErrorKind::provider, who + ": output key '" + key + "' holds a non-string: " +
+                                             printable_line(dump_json(item).substr(0, 200)));
+      const std::string& value = item.get_ref<const std::string&>();
+      if (value.find('\0') != std::string::npos)
+        throw Error(ErrorKind::provider, who + ": output key '" + key +
+                                             "' holds a NUL character, which would cut the "
+                                             "argument short");
+      options.add(*list, value, origin);
     }
   }
   return options;

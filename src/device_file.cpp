@@ -1,7 +1,12 @@
 #include "kbuild/device_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -10,6 +15,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/json_locations.hpp"
+#include "kbuild/trust.hpp"
 
 namespace kbuild {
 
@@ -47,7 +53,10 @@ class Validator {
 
   const std::string& expect_string(const json& v, const std::string& ptr) const {
     if (!v.is_string()) fail(ptr, "expected a string, got " + type_name(v));
-    return v.get_ref<const std::string&>();
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.find('\0') != std::string::npos)
+      fail(ptr, "a NUL character (\\u0000) would cut the argument short; remove it");
+    return s;
   }
   bool expect_bool(const json& v, const std::string& ptr) const {
     if (!v.is_boolean()) fail(ptr, "expected true or false, got " + type_name(v));
@@ -310,17 +319,40 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   return file;
 }
 
-DeviceFile load_device_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error(ErrorKind::config, "cannot read device file " + path + ": " + std::strerror(errno));
+DeviceFile load_device_file(const std::string& path, bool check_trust) {
+  auto unreadable = [&](int error) {
+    return Error(ErrorKind::config,
+                 "cannot read device file " + path + ": " + std::strerror(error));
+  };
+  // Checked on the real path and on the opened file, never on a name that
+  // could be swapped between the check and the read.
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) throw unreadable(errno);
+  const std::string real = resolved;
+  std::free(resolved);
+  int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw unreadable(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw unreadable(errno);
+  if (!S_ISREG(st.st_mode))
+    throw Error(ErrorKind::config, "device file " + path + " is not a regular file");
+  if (check_trust)
+    if (auto reason = untrusted_opened_file_reason(fd, real, path, "device file"))
+      throw Error(ErrorKind::config, *reason);
   // Read no more than just past the limit: a huge file is refused, not loaded.
   std::string text;
   char chunk[16384];
-  while (text.size() <= kMaxDeviceFileBytes && in.read(chunk, sizeof chunk).gcount() > 0)
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-  if (in.bad())
-    throw Error(ErrorKind::config, "cannot read device file " + path + ": " + std::strerror(errno));
+  while (text.size() <= kMaxDeviceFileBytes) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw unreadable(errno);
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
   if (text.size() > kMaxDeviceFileBytes)
     throw Error(ErrorKind::config,
                 path + ": device file larger than 1 MiB; is this the right file?");

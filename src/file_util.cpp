@@ -1,5 +1,6 @@
 #include "kbuild/file_util.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/uuid/detail/sha1.hpp>
@@ -20,6 +21,27 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   s << in.rdbuf();
   if (in.bad()) return std::nullopt;
   return s.str();
+}
+
+std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text;
+  char chunk[16384];
+  while (text.size() < limit && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  if (in.bad()) return std::nullopt;
+  if (text.size() > limit) text.resize(limit);
+  return text;
+}
+
+std::string check_replaceable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "";  // absent: created
+  if (S_ISDIR(st.st_mode)) return path + " is a directory";
+  if (!S_ISREG(st.st_mode))
+    return path + " is not a regular file; kbuild replaces only regular files";
+  return "";
 }
 
 std::string write_file_atomically(const std::string& path, const std::string& text) {

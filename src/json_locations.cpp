@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
+#include "kbuild/json_text.hpp"
 
 namespace kbuild {
 
@@ -176,6 +177,11 @@ std::string json_pointer_token(std::string_view key) {
 }
 
 JsonDocument JsonDocument::parse(std::string_view text) {
+  // Refused before parsing: each level costs a frame and a longer pointer.
+  std::size_t deep = json_depth_exceeded_at(text);
+  if (deep != std::string_view::npos)
+    throw JsonSyntaxError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                          position_of_offset(text, deep));
   JsonDocument doc;
   const char* seen = text.data();
   LocatingSax sax(text, &seen, doc.values_, doc.keys_);

@@ -3,11 +3,8 @@
 #include <cstdio>
 
 namespace kbuild {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at text[i], or 0 if invalid
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t utf8_length(std::string_view text, size_t i) {
+size_t utf8_sequence_length(std::string_view text, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   unsigned char lead = byte(i);
   size_t length;
@@ -32,6 +29,8 @@ size_t utf8_length(std::string_view text, size_t i) {
   return length;
 }
 
+namespace {
+
 void append_hex(std::string& out, unsigned char c) {
   char hex[5];
   std::snprintf(hex, sizeof hex, "\\x%02x", c);
@@ -54,7 +53,7 @@ std::string printable_line(std::string_view text) {
       out += "\\t", ++i;
     } else if (c == '\r') {
       out += "\\r", ++i;
-    } else if (size_t n = c >= 0x80 ? utf8_length(text, i) : 0) {
+    } else if (size_t n = c >= 0x80 ? utf8_sequence_length(text, i) : 0) {
       out.append(text.substr(i, n));
       i += n;
     } else {

@@ -7,13 +7,21 @@
 
 namespace kbuild {
 
+// What became of an update. A database that holds something else (not JSON,
+// not an array of compile commands) is `foreign`: left as it is, and no
+// reason not to build.
+struct CompileCommandsUpdate {
+  std::string error;  // empty: written
+  bool foreign = false;
+};
+
 // Updates the database at `path` under an exclusive lock on `path + ".lock"`
-// (parallel builds each get their entry), writing it atomically. Returns an
-// error message, empty on success. A file that is not a JSON array is an
-// error, never overwritten.
-std::string update_compile_commands(const std::string& path, const std::string& directory,
-                                    const std::vector<std::string>& argv,
-                                    const std::vector<std::string>& sources,
-                                    const std::string& output);
+// (parallel builds each get their entry), writing it atomically. A symlink
+// is followed: its target is updated, the link stays. A path that is not a
+// regular file (a FIFO, a device node) is refused, never replaced.
+CompileCommandsUpdate update_compile_commands(const std::string& path, const std::string& directory,
+                                              const std::vector<std::string>& argv,
+                                              const std::vector<std::string>& sources,
+                                              const std::string& output);
 
 }  // namespace kbuild

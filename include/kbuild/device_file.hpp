@@ -73,7 +73,10 @@ std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::st
 
 // Throws Error(config) naming file:line:column and key path.
 DeviceFile parse_device_file(std::string_view text, const std::string& path);
-DeviceFile load_device_file(const std::string& path);
+// Reads the file through its real path (symlinks resolved) with O_NOFOLLOW.
+// With `check_trust`, the opened file and every directory on its real path
+// must be trusted (trust.hpp), else Error(config).
+DeviceFile load_device_file(const std::string& path, bool check_trust = false);
 
 // Device names: lowercase letters, digits, '_' and '-', starting with a letter.
 bool is_valid_device_name(std::string_view name);

@@ -13,4 +13,8 @@ namespace kbuild {
 // The result is one line of valid UTF-8.
 std::string printable_line(std::string_view text);
 
+// Length of the valid UTF-8 sequence starting at text[i], or 0 if invalid
+// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+size_t utf8_sequence_length(std::string_view text, size_t i);
+
 }  // namespace kbuild

@@ -1,6 +1,7 @@
 #include "command_line.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <string_view>
 
 #include "kbuild/device_file.hpp"
@@ -21,14 +22,28 @@ const CLI::Validator kDeviceName(
                                                "digits, '_' and '-', starting with a letter)";
     },
     "DEVICE");
+// At most a week: a longer --timeout is a mistake (or inf, which would
+// overflow the deadline and end the compiler at once).
+constexpr double kMaxTimeoutSeconds = 604800;
 const CLI::Validator kSeconds(
     [](const std::string& value) {
       double seconds = 0;
-      return CLI::detail::lexical_cast(value, seconds) && seconds > 0
+      return CLI::detail::lexical_cast(value, seconds) && std::isfinite(seconds) && seconds > 0 &&
+                     seconds <= kMaxTimeoutSeconds
                  ? std::string()
-                 : "'" + value + "' is not a number of seconds above 0";
+                 : "'" + value + "' is not a number of seconds in (0, 604800]";
     },
     "SECONDS");
+constexpr unsigned long kMaxJobs = 1024;
+const CLI::Validator kJobs(
+    [](const std::string& value) {
+      unsigned long jobs = 0;
+      bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+      return digits && CLI::detail::lexical_cast(value, jobs) && jobs <= kMaxJobs
+                 ? std::string()
+                 : "'" + value + "' is not a number of builds from 1 to 1024 (0: one per core)";
+    },
+    "JOBS");
 
 // Which options a command line can be using. CLI11 compares each new option
 // with every earlier one, so registering all ~50 of kbuild's cost more than
@@ -207,7 +222,8 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
       sub->add_option("manifest", out.manifest,
                       "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
           ->required();
-      options.option("-j,--jobs", out.jobs, "builds at a time (default: the number of cores)");
+      options.option("-j,--jobs", out.jobs, "builds at a time (default: the number of cores)",
+                     &kJobs);
       options.flag("--fail-fast", out.fail_fast, "start nothing new after a failure");
     }
     if (chosen == "cache")

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
+#include "kbuild/json_text.hpp"
 #include "kbuild/launcher.hpp"
 #include "kbuild/load_check.hpp"
 #include "kbuild/pch.hpp"
@@ -131,7 +133,8 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   return r;
 }
 
-// "500M", "4G", "1048576" -> bytes; nullopt when malformed.
+// "500M", "4G", "1048576" -> bytes, at most 1024T; nullopt when malformed
+// or out of range (nan, inf, 1e30, negative).
 std::optional<std::uint64_t> parse_size(const std::string& text) {
   if (text.empty()) return std::nullopt;
   std::size_t used = 0;
@@ -146,8 +149,11 @@ std::optional<std::uint64_t> parse_size(const std::string& text) {
                  : unit == "K" ? 1024.0
                  : unit == "M" ? 1024.0 * 1024
                  : unit == "G" ? 1024.0 * 1024 * 1024
+                 : unit == "T" ? 1024.0 * 1024 * 1024 * 1024
                                : -1;
-  if (scale < 0 || value < 0) return std::nullopt;
+  constexpr double kMaxBytes = 1024.0 * 1024 * 1024 * 1024 * 1024;
+  if (scale < 0 || !std::isfinite(value) || std::signbit(value) || value * scale > kMaxBytes)
+    return std::nullopt;
   return static_cast<std::uint64_t>(value * scale);
 }
 
@@ -155,12 +161,17 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
   CacheSettings s;
   s.root = cache_root(env);
   s.enabled = enabled;
-  std::string size =
-      !max_size.empty() ? max_size : env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
+  std::string size = max_size;
+  std::string from = "--cache-max-size";
+  if (size.empty()) {
+    size = env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
+    from = "KBUILD_CACHE_MAX_SIZE";
+  }
   if (!size.empty()) {
     auto bytes = parse_size(size);
     if (!bytes)
-      throw Error(ErrorKind::usage, "cache size '" + size + "' is not a size like 500M or 4G");
+      throw Error(ErrorKind::usage,
+                  from + ": cache size '" + size + "' is not a size like 500M or 4G (0 to 1024T)");
     s.max_bytes = *bytes;
   }
   return s;
@@ -181,19 +192,54 @@ std::string compiler_version(const std::string& compiler, const Environment& env
 }
 
 // The steps' entries in the compilation database (each compile step, or
-// the one command), exactly as a dry run or a build plans them.
-void record_compile_commands(const std::string& database, const std::vector<Step>& steps,
-                             const BuildRequest& request, const BuildPlan& plan) {
+// the one command), exactly as a dry run or a build plans them. A database
+// that is not kbuild's to change is reported after the build, which it
+// does not stop.
+std::optional<Error> record_compile_commands(const std::string& database,
+                                             const std::vector<Step>& steps,
+                                             const BuildRequest& request) {
   for (const Step& step : steps) {
     if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
       continue;  // a split build's link compiles nothing
     std::vector<std::string> sources =
         step.source.empty() ? request.sources : std::vector<std::string>{step.source};
-    std::string err = update_compile_commands(database, fs::current_path().string(), step.argv,
-                                              sources, step.argv[step.output_index]);
-    if (!err.empty()) throw Error(ErrorKind::output, "--compile-commands: " + err);
+    CompileCommandsUpdate update = update_compile_commands(
+        database, fs::current_path().string(), step.argv, sources, step.argv[step.output_index]);
+    if (update.error.empty()) continue;
+    Error error(ErrorKind::output, "--compile-commands: " + update.error);
+    if (!update.foreign) throw error;
+    return error;
   }
-  (void)plan;
+  return std::nullopt;
+}
+
+// Why --report must not be written where it points: at a source or the
+// output (it would be overwritten), or at something not a regular file.
+std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& b) {
+  if (b.report.empty()) return std::nullopt;
+  auto same_file = [&](const std::string& other) {
+    std::error_code ec;
+    if (fs::equivalent(b.report, other, ec)) return true;
+    return fs::absolute(b.report, ec).lexically_normal() ==
+           fs::absolute(other, ec).lexically_normal();
+  };
+  for (const std::string& source : b.sources)
+    if (same_file(source))
+      return Error(ErrorKind::usage,
+                   "--report " + b.report + " is also a source; choose another file");
+  OutputKind kind = b.precompile          ? OutputKind::precompiled_header
+                    : b.preprocess        ? OutputKind::preprocessed
+                    : common.compile_only ? OutputKind::object
+                                          : OutputKind::shared_library;
+  std::string output = !b.output.empty()   ? b.output
+                       : b.sources.empty() ? ""
+                                           : default_output(b.sources.front(), kind);
+  if (!output.empty() && same_file(output))
+    return Error(ErrorKind::usage,
+                 "--report " + b.report + " is also the output; choose another file");
+  if (std::string problem = check_replaceable(b.report); !problem.empty())
+    return Error(ErrorKind::output, "--report " + problem);
+  return std::nullopt;
 }
 
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
@@ -204,7 +250,12 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   std::vector<Step> steps;
   BuildOutcome outcome;
   std::optional<Error> failure;
+  std::optional<Error> unwritten_database;
   std::vector<StageTiming> timings;
+  if (auto wrong = report_target_problem(common, b)) {
+    console.error(*wrong);  // said before anything runs; no report written over it
+    return exit_code(wrong->kind());
+  }
   try {
     session.emplace(common, env, console);
     request = make_request(common, b, env);
@@ -283,7 +334,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
                      " compiles -march=native only on this machine; add --resolve-native "
                      "to send the compile steps to other hosts"});
     if (!b.compile_commands.empty())
-      record_compile_commands(b.compile_commands, steps, *request, *plan);
+      unwritten_database = record_compile_commands(b.compile_commands, steps, *request);
     if (b.dry_run) {
       std::size_t commands = 0;
       for (const Step& s : steps) commands += s.kind == StepKind::command;
@@ -307,6 +358,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       for (const StageTiming& t : outcome.timings)
         console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
     }
+    if (unwritten_database) throw *unwritten_database;
   } catch (const Error& e) {
     failure = e;
   }
@@ -330,7 +382,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     in.env = &env;
     in.error = failure ? &*failure : nullptr;
     in.exit_code = code;
-    std::string err = write_file_atomically(b.report, build_report(in).dump(2) + "\n");
+    std::string err = write_file_atomically(b.report, dump_json(build_report(in), 2) + "\n");
     if (!err.empty()) console.warnings({"--report: " + err});
   }
   if (failure) console.error(*failure);
@@ -391,7 +443,7 @@ int options_command(const CommonOptions& common, bool json_output, const Environ
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (OptionList list : kAllOptionLists)
       out[std::string(list_name(list))] = device.options.values(list);
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out, 2) << "\n";
     return 0;
   }
   for (OptionList list : kAllOptionLists) {
@@ -425,7 +477,7 @@ int devices_command(const CommonOptions& common, bool json_output, const Environ
                      {"overrides", d.overridden},
                      {"backends", backends}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out, 2) << "\n";
     return 0;
   }
   for (const DeviceListing& d : devices) {
@@ -460,7 +512,7 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
                      {"status", status_name(c.status)},
                      {"detail", c.detail},
                      {"hint", c.hint}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out, 2) << "\n";
   } else {
     for (const DoctorCheck& c : checks) {
       std::cout << status_name(c.status) << "\t" << c.name << "\t" << c.detail << "\n";

@@ -3,6 +3,7 @@ torch needed) and the real kbuild binary."""
 import os
 import sys
 import tempfile
+import time
 import types
 import unittest
 import warnings
@@ -129,6 +130,38 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[5], ["cuda"])
         kbuild_inductor.unregister("cuda", cpp_builder=mod)
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[4], ["/torch/lib"])
+
+    def fake_kbuild(self, body):
+        """A stand-in kbuild: a shell script with `body`."""
+        path = os.path.join(self.home.name, "fake-kbuild")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_a_hanging_kbuild_times_out(self):
+        # It leaves a child behind that holds the output pipe: ended too.
+        fake = self.fake_kbuild("sleep 60 &\nexec sleep 60\n")
+        start = time.monotonic()
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.device_options("npu", kbuild=fake, timeout=1)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertIn("did not answer within 1 s", str(ctx.exception))
+        self.assertEqual(kbuild_inductor.DEFAULT_TIMEOUT_S, 120)
+        # register() passes it on to every call.
+        mod = old_torch()
+        cb = kbuild_inductor.register("npu", kbuild=fake, timeout=0.5, cpp_builder=mod)
+        with self.assertRaises(kbuild_inductor.KbuildError):
+            cb("npu")
+
+    def test_output_of_the_wrong_shape_is_an_error_not_split_into_characters(self):
+        for printed in ('{"cflags": "-O3"}', '{"cflags": [1]}', '[]', '{"cflags": [["O3"]]}',
+                        '{"cflags": null}'):
+            fake = self.fake_kbuild("cat <<'JSON'\n" + printed + "\nJSON\n")
+            with self.subTest(printed=printed):
+                with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+                    kbuild_inductor.device_options("npu", kbuild=fake)
+                self.assertIn("not the 7 lists", str(ctx.exception))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 // error line naming what and where, the earlier output byte for byte, and
 // that no temporary file is left behind.
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -500,6 +501,193 @@ TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
              "{\"common\": [\"build-many\"], \"builds\": [[\"" + row.dir / "self.json" + "\"]]}");
   row.expect("E91", row.kbuild({"build-many", row.dir / "self.json"}), 3, "config",
              {"at /common/0", "build-many"});
+}
+
+// Writes that would follow or clobber; numbers; bytes; depth (E70-E89).
+
+namespace {
+
+// A FIFO at `path` (a special file any user can make), and, as root, a
+// character device node beside it: both must survive a build naming them.
+std::vector<std::string> special_files(const std::string& dir) {
+  std::vector<std::string> out;
+  REQUIRE(mkfifo((dir + "/fifo").c_str(), 0644) == 0);
+  out.push_back(dir + "/fifo");
+  if (geteuid() == 0 && mknod((dir + "/null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0)
+    out.push_back(dir + "/null");
+  return out;
+}
+
+bool is_special(const std::string& path) {
+  struct stat st {};
+  return lstat(path.c_str(), &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+}
+
+}  // namespace
+
+TEST_CASE("E70 output that is a FIFO or a device node", "[matrix]") {
+  Row row;
+  for (const std::string& special : special_files(row.dir.str())) {
+    row.expect("E70", row.kbuild({"--no-torch", row.kernel, "-o", special}), 9, "usage",
+               {"output " + special, "not a regular file"});
+    CHECK(is_special(special));
+  }
+}
+
+TEST_CASE("E71 --report that is a FIFO or a device node", "[matrix]") {
+  Row row;
+  for (const std::string& special : special_files(row.dir.str())) {
+    row.expect("E71", row.build({"--report", special}), 9, "usage",
+               {"--report", special, "not a regular file"});
+    CHECK(is_special(special));
+  }
+}
+
+TEST_CASE("E72 --compile-commands that is a FIFO or a device node", "[matrix]") {
+  Row row;
+  for (const std::string& special : special_files(row.dir.str())) {
+    row.expect("E72", row.build({"--compile-commands", special}), 9, "usage",
+               {"--compile-commands", special, "not a regular file"});
+    CHECK(is_special(special));
+  }
+}
+
+TEST_CASE("E73 --report naming a source or the output", "[matrix]") {
+  Row row;
+  std::string source = read_file(row.kernel);
+  row.expect("E73", row.build({"--report", row.kernel}), 2, "usage",
+             {"--report " + row.kernel, "is also a source"});
+  CHECK(read_file(row.kernel) == source);
+  row.expect("E73", row.build({"--report", row.output}), 2, "usage",
+             {"--report " + row.output, "is also the output"});
+}
+
+TEST_CASE("E74 --timeout out of range: inf, nan, 1e300", "[matrix]") {
+  Row row;
+  for (const char* bad : {"inf", "nan", "1e300", "-inf"})
+    row.expect("E74", row.build({"--timeout", bad}), 2, "usage",
+               {"--timeout", std::string("'") + bad + "'", "(0, 604800]"});
+}
+
+TEST_CASE("E75 cache size out of range: nan, inf, 1e30, in option and variable", "[matrix]") {
+  Row row;
+  for (const char* bad : {"nan", "inf", "1e30", "-0", "nanM"}) {
+    row.expect("E75", row.build({"--cache-max-size", bad}), 2, "usage",
+               {std::string("'") + bad + "'", "500M"});
+    row.expect("E75", row.build({}, {{"KBUILD_CACHE_MAX_SIZE", bad}}), 2, "usage",
+               {"KBUILD_CACHE_MAX_SIZE", std::string("'") + bad + "'"});
+  }
+}
+
+TEST_CASE("E76 build-many -j out of range", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"builds\": []}");
+  for (const char* bad : {"-1", "100000", "99999999999999999999"})
+    row.expect("E76", row.kbuild({"build-many", "-j", bad, row.dir / "m.json"}), 2, "usage",
+               {"--jobs", "1 to 1024"});
+}
+
+TEST_CASE("E77 NUL inside a device-file value", "[matrix]") {
+  Row row;
+  auto file = row.device_file("nul.json", "{\"device\": \"x\", \"cflags\": [\"O3\\u0000 -evil\"]}");
+  row.expect("E77", row.build({"--config", file, "--device", "x"}), 3, "config",
+             {file + ":1:", "/cflags/0", "NUL"});
+}
+
+TEST_CASE("E78 NUL inside an exec provider value", "[matrix]") {
+  Row row;
+  row.expect("E78", row.build(row.exec_device("echo '{\"cflags\": [\"O3\\u0000x\"]}'\n")), 4,
+             "provider", {"exec provider", "cflags", "NUL"});
+}
+
+TEST_CASE("E79 exec provider prints JSON nested 100000 deep", "[matrix]") {
+  Row row;
+  row.expect("E79",
+             row.build(row.exec_device("python3 -c 'print(\"[\" * 100000 + \"]\" * 100000)'\n")), 4,
+             "provider", {"exec provider", "nested deeper than 64"});
+}
+
+TEST_CASE("E80 device file and manifest nested 30000 deep", "[matrix]") {
+  Row row;
+  std::string deep = std::string(30000, '[') + std::string(30000, ']');
+  auto file = row.device_file("deep.json", "{\"device\": \"x\", \"description\": " + deep + "}");
+  auto start = std::chrono::steady_clock::now();
+  row.expect("E80", row.build({"--config", file}), 3, "config",
+             {file + ":1:", "nested deeper than 64"});
+  write_file(row.dir / "m.json", "{\"builds\": " + deep + "}");
+  row.expect("E80", row.kbuild({"build-many", row.dir / "m.json"}), 3, "config",
+             {row.dir / "m.json:1:", "nested deeper than 64"});
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("E81 build-many manifest larger than 16 MiB", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json",
+             "{\"builds\": [], \"common\": [\"" + std::string(17 << 20, 'x') + "\"]}");
+  row.expect("E81", row.kbuild({"build-many", row.dir / "m.json"}), 3, "config",
+             {row.dir / "m.json", "larger than 16 MiB"});
+}
+
+TEST_CASE("E82 compile database entry whose file or output is not a string", "[matrix]") {
+  // The database is someone else's format: left as it is, exit 9, but the
+  // build itself is done.
+  Row row;
+  std::string db = row.dir / "compile_commands.json";
+  const std::string foreign = "[{\"file\": 1, \"output\": [\"k.so\"]}]\n";
+  write_file(db, foreign);
+  RunResult r = row.build({"--compile-commands", db});
+  INFO(r.err);
+  CHECK(r.exit_code == documented_exit_codes().at("E82"));
+  CHECK(r.exit_code == 9);
+  std::vector<std::string> lines = error_lines(r.err);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("kbuild: error[usage]: --compile-commands") == 0);
+  CHECK(lines[0].find("left as it is") != std::string::npos);
+  CHECK(read_file(db) == foreign);
+  CHECK(read_file(row.output) != kEarlierOutput);  // built
+}
+
+TEST_CASE("E83 device file launcher world-writable, or relative to the device file", "[matrix]") {
+  Row row;
+  write_file(row.dir / "wrap.sh", "#!/bin/sh\nexec \"$@\"\n", true);
+  fs::permissions(row.dir / "wrap.sh", fs::perms::others_write, fs::perm_options::add);
+  auto file = row.device_file("l.json", "{\"device\": \"x\", \"launcher\": \"./wrap.sh\"}");
+  row.expect("E83", row.build({"--config", file, "--device", "x"}), 3, "config",
+             {"launcher", row.dir / "wrap.sh", "world-writable"});
+  // Trusted, it is found beside the device file, not in the current directory.
+  fs::permissions(row.dir / "wrap.sh", fs::perms::others_write, fs::perm_options::remove);
+  RunResult r = row.build({"--config", file, "--device", "x", "-v"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find(row.dir / "wrap.sh") != std::string::npos);
+}
+
+TEST_CASE("E84 exec provider script argument world-writable", "[matrix]") {
+  Row row;
+  write_file(row.dir / "p.sh", "echo '{}'\n");
+  fs::permissions(row.dir / "p.sh", fs::perms::others_write, fs::perm_options::add);
+  auto file = row.device_file(
+      "s.json", "{\"device\": \"ext\", \"exec\": {\"command\": [\"/bin/sh\", \"p.sh\"]}}");
+  row.expect("E84", row.build({"--config", file, "--device", "ext"}), 3, "config",
+             {"exec provider", row.dir / "p.sh", "world-writable"});
+  // Trusted, the script is found beside the device file.
+  fs::permissions(row.dir / "p.sh", fs::perms::others_write, fs::perm_options::remove);
+  RunResult r = row.build({"--config", file, "--device", "ext"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("E85 device file reached through a symlink into a world-writable directory", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "shared");
+  fs::permissions(row.dir / "shared", fs::perms::all | fs::perms::sticky_bit);
+  write_file(row.dir / "shared/dev.json", "{\"device\": \"x\"}");
+  fs::create_directories(row.dir / "conf");
+  fs::create_symlink(row.dir / "shared/dev.json", row.dir / "conf/dev.json");
+  row.expect("E85", row.build({}, {{"KBUILD_CONFIG_PATH", row.dir / "conf"}}), 3, "config",
+             {row.dir / "shared", "world-writable"});
+  row.expect("E85", row.build({"--config", row.dir / "conf/dev.json"}), 3, "config",
+             {row.dir / "shared", "world-writable"});
 }
 
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {

@@ -97,3 +97,13 @@ TEST_CASE("a user -D is one argument; a list definition splits like Inductor's s
   CHECK(Strings(c.argv.begin() + 2, c.argv.begin() + 6) ==
         Strings{"-D", "MSG=\"hi there\"", "-D", "X=a b"});
 }
+
+TEST_CASE("a source named like an option reaches the compiler as a file", "[unit][assemble]") {
+  Command c = assemble(
+      sample(),
+      AssembleInput{
+          "g++", {"-rf.cpp", "--help.cpp", "k.cpp"}, OutputKind::shared_library, "k.so", {}});
+  CHECK(Strings(c.argv.begin(), c.argv.begin() + 4) ==
+        Strings{"g++", "./-rf.cpp", "./--help.cpp", "k.cpp"});
+  CHECK(c.inductor_line.rfind("g++ ./-rf.cpp ./--help.cpp k.cpp ", 0) == 0);
+}

@@ -119,3 +119,15 @@ TEST_CASE("load_device_file reports unreadable files as config errors", "[unit][
                                     std::string::npos;
                        }));
 }
+
+TEST_CASE("exec.timeout_s outside (0, 3600] is refused, however it is spelt",
+          "[unit][device-file]") {
+  for (const char* bad : {"0", "-1", "3601", "1e300", "1e400", "-1e400", "true", "\"30\""}) {
+    INFO(bad);
+    std::string text = std::string("{\"device\": \"x\", \"exec\": {\"command\": [\"p\"], ") +
+                       "\"timeout_s\": " + bad + "}}";
+    CHECK_THROWS_AS(parse_device_file(text, "t.json"), Error);
+  }
+  std::string ok = "{\"device\": \"x\", \"exec\": {\"command\": [\"p\"], \"timeout_s\": 3600}}";
+  CHECK(parse_device_file(ok, "t.json").exec->timeout_s == 3600);
+}
