@@ -12,6 +12,7 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/json_text.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;
@@ -151,8 +152,9 @@ Discovery discover_python(const std::string& python, const Environment& env,
     Result<std::string> bytes = cache->read(cache_file, 1u << 20);
     if (bytes) {
       try {
-        nlohmann::json entry = nlohmann::json::from_cbor(*bytes);
-        if (entry.value("key", "") == key && still_valid(entry)) {
+        // A torn, foreign or absurdly nested file is no answer.
+        nlohmann::json entry = parse_cbor(*bytes).value_or(nlohmann::json());
+        if (entry.is_object() && entry.value("key", "") == key && still_valid(entry)) {
           d.info = info_from_json(entry["answer"], *exe);
           d.from_cache = true;
           return d;

@@ -37,10 +37,10 @@ const char* stage_name(ErrorKind kind) {
 }
 
 const char* stage_of_exit_code(int code) {
-  for (ErrorKind kind :
-       {ErrorKind::usage, ErrorKind::input, ErrorKind::output, ErrorKind::config,
-        ErrorKind::provider, ErrorKind::compiler_missing, ErrorKind::compile_failed,
-        ErrorKind::link_failed, ErrorKind::load_failed, ErrorKind::interrupted, ErrorKind::internal})
+  for (ErrorKind kind : {ErrorKind::usage, ErrorKind::input, ErrorKind::output, ErrorKind::config,
+                         ErrorKind::provider, ErrorKind::compiler_missing,
+                         ErrorKind::compile_failed, ErrorKind::link_failed, ErrorKind::load_failed,
+                         ErrorKind::interrupted, ErrorKind::internal})
     if (exit_code(kind) == code) return stage_name(kind);
   return "";
 }

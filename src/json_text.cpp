@@ -243,4 +243,42 @@ std::string dump_json(const nlohmann::ordered_json& doc, int indent) {
   return out;
 }
 
+namespace {
+
+// CBOR decoding recurses once per nesting level: this pass refuses deep
+// input first (it stops at the first level too many).
+struct CborDepthLimit : nlohmann::json_sax<nlohmann::json> {
+  std::size_t depth = 0;
+  bool deeper() { return ++depth <= kMaxJsonDepth; }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return deeper(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override { return deeper(); }
+  bool end_array() override { return --depth, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+};
+
+}  // namespace
+
+std::optional<nlohmann::json> parse_cbor(std::string_view bytes) {
+  CborDepthLimit limit;
+  if (!nlohmann::json::sax_parse(bytes.begin(), bytes.end(), &limit,
+                                 nlohmann::json::input_format_t::cbor))
+    return std::nullopt;
+  try {
+    return nlohmann::json::from_cbor(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace kbuild

@@ -16,6 +16,7 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
+#include "kbuild/json_text.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/shell.hpp"
 
@@ -27,7 +28,6 @@ namespace {
 
 constexpr const char* kKeyVersion = "kbuild-cache-2";
 constexpr std::size_t kMaxManifest = 16u << 20;
-constexpr int kMaxManifestDepth = 8;
 
 // Variables that change what g++ (and the programs it runs) reads or writes.
 constexpr const char* kCompilerVariables[] = {"CPATH",
@@ -98,36 +98,8 @@ std::vector<std::string> named_files(const std::vector<std::string>& argv) {
   return files;
 }
 
-// CBOR decoding recurses once per nesting level: refuse deep input first.
-struct DepthLimit : nlohmann::json_sax<nlohmann::json> {
-  int depth = 0;
-  bool deeper() { return ++depth <= kMaxManifestDepth; }
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return deeper(); }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return --depth, true; }
-  bool start_array(std::size_t) override { return deeper(); }
-  bool end_array() override { return --depth, true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-    return false;
-  }
-};
-
 std::optional<nlohmann::json> parse_manifest(const std::string& bytes) {
-  DepthLimit limit;
-  if (!nlohmann::json::sax_parse(bytes, &limit, nlohmann::json::input_format_t::cbor))
-    return std::nullopt;
-  try {
-    return nlohmann::json::from_cbor(bytes);
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+  return parse_cbor(bytes);
 }
 
 std::string to_cbor(const nlohmann::json& j) {
@@ -531,7 +503,7 @@ void OutputCache::count(bool hit) {
   nlohmann::json stats = nlohmann::json::object();
   if (Result<std::string> text = root_->read("stats.json", 1 << 16)) {
     try {
-      stats = nlohmann::json::parse(*text);
+      stats = parse_json_text(*text);
       if (!stats.is_object()) stats = nlohmann::json::object();
     } catch (const nlohmann::json::exception&) {
       stats = nlohmann::json::object();
@@ -585,7 +557,7 @@ CacheStats OutputCache::stats() const {
   }
   if (Result<std::string> text = root_->read("stats.json", 1 << 16)) {
     try {
-      auto j = nlohmann::json::parse(*text);
+      auto j = parse_json_text(*text);
       if (j.is_object()) {
         if (j.contains("hits") && j["hits"].is_number_unsigned())
           st.hits = j["hits"].get<std::uint64_t>();

@@ -7,6 +7,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/json_text.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/shell.hpp"
@@ -52,12 +53,10 @@ std::optional<std::string> reusable(const TrustedDir& dir, const std::string& ke
   if (!deps || !inputs_unchanged(*deps) || !dir.open_file(key + ".h") ||
       !dir.open_file(key + ".h.gch"))
     return std::nullopt;
-  try {
-    auto manifest = nlohmann::json::from_cbor(*deps);
-    if (manifest.value("gch", "") != gch_stamp(dir, key + ".h.gch")) return std::nullopt;
-  } catch (const nlohmann::json::exception&) {
+  auto manifest = parse_cbor(*deps);
+  if (!manifest || !manifest->is_object() ||
+      manifest->value("gch", "") != gch_stamp(dir, key + ".h.gch"))
     return std::nullopt;
-  }
   return *deps;
 }
 

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "kbuild/trusted_dir.hpp"
+
 namespace fs = std::filesystem;
 
 namespace kbuild {
@@ -14,27 +16,20 @@ namespace {
 
 const char* const kOverride = ", or pass --allow-untrusted-config if you trust it";
 
-std::string octal_mode(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
-
 // What is wrong with `path`'s owner or mode ("" when nothing), and the fix.
 struct Finding {
   std::string problem;
   std::string fix;
 };
 
+// The rule is ownership_problem()'s, the one for caches too.
 std::optional<Finding> inspect_status(const struct stat& st, const std::string& path) {
-  if (st.st_uid != ::geteuid() && st.st_uid != 0)
-    return Finding{"is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
-                       std::to_string(::geteuid()) + ") or root",
-                   "chown it"};
-  if (st.st_mode & S_IWOTH)
-    return Finding{"is world-writable (mode " + octal_mode(st.st_mode) + ")",
-                   "run chmod o-w " + path};
-  return std::nullopt;
+  auto problem = ownership_problem(st);
+  if (!problem) return std::nullopt;
+  if (problem->rfind("is owned", 0) == 0) return Finding{*problem, "chown it"};
+  if (problem->rfind("is world-writable", 0) == 0)
+    return Finding{*problem, "run chmod o-w " + path};
+  return Finding{*problem, "run chmod g-w " + path};
 }
 
 std::optional<Finding> inspect(const std::string& path) {

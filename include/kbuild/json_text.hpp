@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,10 @@ std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth 
 // Throws JsonSyntaxError (json_locations.hpp) with the position.
 nlohmann::json parse_json_text(std::string_view text);
 nlohmann::ordered_json parse_ordered_json_text(std::string_view text);
+
+// CBOR bytes (kbuild's own caches keep their records so), refusing nesting
+// deeper than kMaxJsonDepth before decoding; nullopt when malformed.
+std::optional<nlohmann::json> parse_cbor(std::string_view bytes);
 
 // `bytes` as a JSON string literal, quotes included: valid UTF-8 kept,
 // control characters escaped as nlohmann does, each invalid byte as \udcXX.

@@ -562,7 +562,8 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
     std::string status = !r.started ? "skipped" : r.exit_code == 0 ? "ok" : "";
     if (status.empty()) {
       const char* stage = stage_of_exit_code(r.exit_code);
-      status = std::string(*stage ? stage : "failed") + " (exit " + std::to_string(r.exit_code) + ")";
+      status =
+          std::string(*stage ? stage : "failed") + " (exit " + std::to_string(r.exit_code) + ")";
     }
     std::printf("%-18s %8.2f  %s\n", status.c_str(), r.seconds, r.name.c_str());
   }

@@ -90,9 +90,10 @@ TEST_CASE("a malformed manifest is a config error with its position", "[e2e][bat
       std::string::npos);
 }
 
-TEST_CASE("the largest -j runs no more builds at a time than there are builds; a larger one "
-          "is refused",
-          "[e2e][batch]") {
+TEST_CASE(
+    "the largest -j runs no more builds at a time than there are builds; a larger one "
+    "is refused",
+    "[e2e][batch]") {
   Batch b;
   write_file(b.dir / "m.json", "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [[\"" +
                                    b.dir / "k0.cpp" + "\", \"-o\", \"" + b.dir / "k0.so" +
