@@ -1,5 +1,6 @@
 // The JSON compilation database (compile_commands.json) clangd and
-// clang-tidy read: one entry per source, added or replaced by (file, output).
+// clang-tidy read: one entry per source, added or replaced by (file, output),
+// both written absolute so that every spelling of a path is one entry.
 #pragma once
 
 #include <string>

@@ -1,0 +1,82 @@
+// One run's context, built once before anything runs: where kbuild's device
+// files are, the site (torch, Python, CUDA), the registry, the cache
+// settings, and what a build collected for its report. The CLI only parses
+// its command line into these, calls, and prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/build_plan.hpp"
+#include "kbuild/build_runner.hpp"
+#include "kbuild/build_steps.hpp"
+#include "kbuild/config_search.hpp"
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/output_cache.hpp"
+#include "kbuild/registry.hpp"
+#include "kbuild/site.hpp"
+
+namespace kbuild {
+
+// What the command line says about where things are.
+struct SessionOptions {
+  SiteSettings site;
+  std::vector<std::string> config_files;
+  bool allow_untrusted_config = false;
+};
+
+// Paths, device registry and timings of one run.
+class Session {
+ public:
+  // Throws Error (usage, config) for a bad site setting or device file.
+  Session(const SessionOptions& options, const Environment& env);
+
+  ResolveContext context() const { return ResolveContext{site.paths, env}; }
+  // What loading said (missing config dirs, duplicate devices), to print.
+  std::vector<std::string> warnings() const;
+  // The registry's listing of `device` (nullopt: unknown).
+  std::optional<DeviceListing> listing(const std::string& device) const;
+  // The backend a build of `query` resolves: the one asked for, else the
+  // device file's default ("" when the device has none).
+  std::string backend_of(const DeviceQuery& query) const;
+
+  const Environment& env;
+  Site site;
+  Registry registry;
+  LoadedConfigs configs;
+  std::vector<StageTiming> timings;
+};
+
+// What a listed device is, in a few words: the built-ins' own, else its
+// device file's "description" ("" when it has none).
+std::string device_description(const DeviceListing& device);
+
+// The output cache's settings: root from the environment, the size limit
+// from `max_size` (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G.
+// Throws Error (usage) for a size that is not one.
+CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size);
+
+// What one build collected, from the command line to its outcome; what
+// exists depends on how far it got.
+struct BuildRecord {
+  std::vector<std::string> kbuild_argv;
+  std::string device;    // as asked, also when the request was not made
+  std::string compiler;  // as asked (--cxx, CXX, g++)
+  const Session* session = nullptr;
+  std::optional<BuildRequest> request;
+  std::optional<BuildPlan> plan;
+  std::vector<Step> steps;
+  std::vector<std::string> pch_lines;  // the PCH steps, before `steps`
+  BuildOutcome outcome;
+  std::vector<std::string> notes;  // every note said, in order
+  std::optional<Error> failure;
+  int exit_code = 0;
+};
+
+// The evidence report (--report) of `record`; asks the compiler its version.
+nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env);
+
+}  // namespace kbuild
