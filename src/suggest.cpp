@@ -22,7 +22,9 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates) {
-  const std::size_t allowed = std::max<std::size_t>(1, word.size() / 3);
+  // One edit per four letters: "npuu" is npu mistyped, "tpu" may be a device of its own.
+  const std::size_t allowed = word.size() / 4;
+  if (allowed == 0) return std::nullopt;
   std::optional<std::string> best;
   std::size_t best_distance = allowed + 1;
   for (const std::string& candidate : candidates) {

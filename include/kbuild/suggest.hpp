@@ -11,8 +11,8 @@ namespace kbuild {
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
 // The candidate closest to `word`, if it is close enough to be a typo (at
-// most a third of the word's letters, at least one, changed); ties go to
-// the earlier candidate. Never `word` itself.
+// most one edit per four letters: "npuu" -> npu, but "tpu" has no match);
+// ties go to the earlier candidate. Never `word` itself.
 std::optional<std::string> closest_match(const std::string& word,
                                          const std::vector<std::string>& candidates);
 
