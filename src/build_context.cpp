@@ -7,8 +7,10 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/compiler_version.hpp"
 #include "kbuild/device_file.hpp"
+#include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
 #include "kbuild/report.hpp"
+#include "kbuild/suggest.hpp"
 
 namespace fs = std::filesystem;
 
@@ -67,6 +69,34 @@ std::string device_description(const DeviceListing& device) {
   } catch (const Error&) {
     return "";  // it loaded a moment ago; a file changed since says nothing here
   }
+}
+
+std::optional<std::string> Session::device_suggestion(const std::string& device) const {
+  if (listing(device)) return std::nullopt;
+  std::vector<std::string> known;
+  for (const DeviceListing& d : registry.list()) known.push_back(d.name);
+  return closest_match(device, known);
+}
+
+std::optional<Error> report_path_problem(const std::string& report,
+                                         const std::vector<std::string>& sources,
+                                         const std::string& output) {
+  auto same_file = [&](const std::string& other) {
+    std::error_code ec;
+    if (fs::equivalent(report, other, ec)) return true;
+    return fs::absolute(report, ec).lexically_normal() ==
+           fs::absolute(other, ec).lexically_normal();
+  };
+  for (const std::string& source : sources)
+    if (same_file(source))
+      return Error(ErrorKind::usage,
+                   "--report " + report + " is also a source; choose another file");
+  if (!output.empty() && same_file(output))
+    return Error(ErrorKind::usage,
+                 "--report " + report + " is also the output; choose another file");
+  if (std::string problem = check_replaceable(report); !problem.empty())
+    return Error(ErrorKind::output, "--report " + problem);
+  return std::nullopt;
 }
 
 CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size) {

@@ -137,4 +137,23 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
   return {write_file_atomically(target, dump_json(db, 2) + "\n")};
 }
 
+std::optional<Error> record_compile_commands(const std::string& database,
+                                             const std::vector<Step>& steps,
+                                             const std::vector<std::string>& sources) {
+  for (const Step& step : steps) {
+    if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
+      continue;  // a split build's link compiles nothing
+    std::vector<std::string> step_sources =
+        step.source.empty() ? sources : std::vector<std::string>{step.source};
+    CompileCommandsUpdate update =
+        update_compile_commands(database, std::filesystem::current_path().string(), step.argv,
+                                step_sources, step.argv[step.output_index]);
+    if (update.error.empty()) continue;
+    Error error(ErrorKind::output, "--compile-commands: " + update.error);
+    if (!update.foreign) throw error;
+    return error;
+  }
+  return std::nullopt;
+}
+
 }  // namespace kbuild

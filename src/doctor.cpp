@@ -164,8 +164,8 @@ std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
 std::string doctor_summary(const std::vector<DoctorCheck>& checks) {
   std::size_t counts[3] = {0, 0, 0};
   for (const DoctorCheck& c : checks) ++counts[static_cast<int>(c.status)];
-  std::string line = "summary: " + std::to_string(checks.size()) + " checks: " +
-                     std::to_string(counts[0]) + " ok, " + std::to_string(counts[1]) +
+  std::string line = "summary: " + std::to_string(checks.size()) +
+                     " checks: " + std::to_string(counts[0]) + " ok, " + std::to_string(counts[1]) +
                      " warnings, " + std::to_string(counts[2]) + " failures";
   switch (worst(checks)) {
     case CheckStatus::ok: return line + "; ready to build";

@@ -42,6 +42,9 @@ class Session {
   // The backend a build of `query` resolves: the one asked for, else the
   // device file's default ("" when the device has none).
   std::string backend_of(const DeviceQuery& query) const;
+  // For a device no one registered: the registered one it is one typo
+  // from ("npuu" -> npu), if any.
+  std::optional<std::string> device_suggestion(const std::string& device) const;
 
   const Environment& env;
   Site site;
@@ -58,6 +61,12 @@ std::string device_description(const DeviceListing& device);
 // from `max_size` (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G.
 // Throws Error (usage) for a size that is not one.
 CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size);
+
+// Why --report must not be written at `report`: it is a source or the
+// output (it would be overwritten), or not a regular file.
+std::optional<Error> report_path_problem(const std::string& report,
+                                         const std::vector<std::string>& sources,
+                                         const std::string& output);
 
 // What one build collected, from the command line to its outcome; what
 // exists depends on how far it got.

@@ -16,8 +16,8 @@
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/build_steps.hpp"
-#include "kbuild/cache_root.hpp"
 #include "kbuild/byte_size.hpp"
+#include "kbuild/cache_root.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/doctor.hpp"
@@ -33,7 +33,6 @@
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/site.hpp"
-#include "kbuild/suggest.hpp"
 #include "kbuild_config.h"
 
 namespace fs = std::filesystem;
@@ -93,42 +92,9 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   return r;
 }
 
-// The steps' entries in the compilation database (each compile step, or
-// the one command), exactly as a dry run or a build plans them. A database
-// that is not kbuild's to change is reported after the build, which it
-// does not stop.
-std::optional<Error> record_compile_commands(const std::string& database,
-                                             const std::vector<Step>& steps,
-                                             const BuildRequest& request) {
-  for (const Step& step : steps) {
-    if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
-      continue;  // a split build's link compiles nothing
-    std::vector<std::string> sources =
-        step.source.empty() ? request.sources : std::vector<std::string>{step.source};
-    CompileCommandsUpdate update = update_compile_commands(
-        database, fs::current_path().string(), step.argv, sources, step.argv[step.output_index]);
-    if (update.error.empty()) continue;
-    Error error(ErrorKind::output, "--compile-commands: " + update.error);
-    if (!update.foreign) throw error;
-    return error;
-  }
-  return std::nullopt;
-}
-
-// Why --report must not be written where it points: at a source or the
-// output (it would be overwritten), or at something not a regular file.
+// Where the report would go is checked before anything runs.
 std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& b) {
   if (b.report.empty()) return std::nullopt;
-  auto same_file = [&](const std::string& other) {
-    std::error_code ec;
-    if (fs::equivalent(b.report, other, ec)) return true;
-    return fs::absolute(b.report, ec).lexically_normal() ==
-           fs::absolute(other, ec).lexically_normal();
-  };
-  for (const std::string& source : b.sources)
-    if (same_file(source))
-      return Error(ErrorKind::usage,
-                   "--report " + b.report + " is also a source; choose another file");
   OutputKind kind = b.precompile          ? OutputKind::precompiled_header
                     : b.preprocess        ? OutputKind::preprocessed
                     : common.compile_only ? OutputKind::object
@@ -136,12 +102,7 @@ std::optional<Error> report_target_problem(const CommonOptions& common, const Bu
   std::string output = !b.output.empty()   ? b.output
                        : b.sources.empty() ? ""
                                            : default_output(b.sources.front(), kind);
-  if (!output.empty() && same_file(output))
-    return Error(ErrorKind::usage,
-                 "--report " + b.report + " is also the output; choose another file");
-  if (std::string problem = check_replaceable(b.report); !problem.empty())
-    return Error(ErrorKind::output, "--report " + problem);
-  return std::nullopt;
+  return report_path_problem(b.report, b.sources, output);
 }
 
 // With -v: what ran (nothing, on a cache hit), the cache's answer, timings.
@@ -168,10 +129,7 @@ void say_notes(const Console& console, bool verbose, const std::vector<std::stri
 // --strict.
 void check_device_name(const Session& session, const CommonOptions& common,
                        const Console& console) {
-  if (session.listing(common.device)) return;
-  std::vector<std::string> known;
-  for (const DeviceListing& d : session.registry.list()) known.push_back(d.name);
-  auto match = closest_match(common.device, known);
+  auto match = session.device_suggestion(common.device);
   if (!match) return;
   std::string what = "unknown device '" + common.device + "'; did you mean '" + *match + "'?";
   if (common.strict) throw Error(ErrorKind::usage, what + " (--strict)");
@@ -274,7 +232,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
                              "--resolve-native to send the compile steps to other hosts");
     say_notes(console, common.verbose, record.notes);
     if (!b.compile_commands.empty())
-      unwritten_database = record_compile_commands(b.compile_commands, steps, *request);
+      unwritten_database = record_compile_commands(b.compile_commands, steps, request->sources);
     if (b.dry_run) {
       std::size_t commands = 0;
       for (const Step& s : steps) commands += s.kind == StepKind::command;
@@ -298,8 +256,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   }
   record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
   if (!b.report.empty()) {
-    std::string err =
-        write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
+    std::string err = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
     if (!err.empty()) console.warnings({"--report: " + err});
   }
   if (record.failure) console.error(*record.failure);
@@ -521,8 +478,9 @@ int cache_command(const std::string& action, const Environment& env) {
   CacheStats st = OutputCache::open(settings).stats();
   std::cout << "cache directory  " << root << "\n"
             << "entries          " << st.entries << "\n"
-            << "size             " << human_size(st.bytes) << " of " << human_size(settings.max_bytes)
-            << " (" << st.bytes << " bytes; limit: --cache-max-size or KBUILD_CACHE_MAX_SIZE)\n"
+            << "size             " << human_size(st.bytes) << " of "
+            << human_size(settings.max_bytes) << " (" << st.bytes
+            << " bytes; limit: --cache-max-size or KBUILD_CACHE_MAX_SIZE)\n"
             << "hits             " << st.hits << "\n"
             << "misses           " << st.misses << "\n";
   return 0;

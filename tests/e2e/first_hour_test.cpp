@@ -68,10 +68,11 @@ TEST_CASE("a device file's cflags entry with a leading '-' is warned about at lo
           "[e2e][first-hour]") {
   Scratch s;
   std::string file = s.dir / "acc.json";
-  write_file(file, "{\n  \"device\": \"acc\",\n  \"cflags\": [\"funroll-all-loops\",\n"
-                   "             \"-funroll-loops\"]\n}\n");
-  RunResult r = s.kbuild({"--no-torch", "--config", file, "--device", "acc", "--dry-run",
-                          s.kernel, "-o", s.dir / "k.so"});
+  write_file(file,
+             "{\n  \"device\": \"acc\",\n  \"cflags\": [\"funroll-all-loops\",\n"
+             "             \"-funroll-loops\"]\n}\n");
+  RunResult r = s.kbuild({"--no-torch", "--config", file, "--device", "acc", "--dry-run", s.kernel,
+                          "-o", s.dir / "k.so"});
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("warning: " + file + ":4: cflags entry \"-funroll-loops\" starts with '-'") !=
@@ -106,18 +107,16 @@ TEST_CASE("--compile-commands: one entry per absolute source and output, however
 TEST_CASE("--compile-commands: a dry run records exactly what the build records",
           "[e2e][first-hour]") {
   Scratch s;
-  RunResult dry = s.here({"--no-torch", "--dry-run", "--compile-commands", "dry.json",
-                          "kernel.cpp", "-o", "softmax.so"});
+  RunResult dry = s.here({"--no-torch", "--dry-run", "--compile-commands", "dry.json", "kernel.cpp",
+                          "-o", "softmax.so"});
   REQUIRE(dry.exit_code == 0);
-  RunResult built = s.here({"--no-torch", "--compile-commands", "built.json", "kernel.cpp", "-o",
-                            "softmax.so"});
+  RunResult built =
+      s.here({"--no-torch", "--compile-commands", "built.json", "kernel.cpp", "-o", "softmax.so"});
   INFO(built.err);
   REQUIRE(built.exit_code == 0);
-  CHECK(json::parse(read_file(s.dir / "dry.json")) ==
-        json::parse(read_file(s.dir / "built.json")));
+  CHECK(json::parse(read_file(s.dir / "dry.json")) == json::parse(read_file(s.dir / "built.json")));
   // And both into one database: still one entry.
-  REQUIRE(s.here({"--no-torch", "--compile-commands", "dry.json", "kernel.cpp", "-o",
-                  "softmax.so"})
+  REQUIRE(s.here({"--no-torch", "--compile-commands", "dry.json", "kernel.cpp", "-o", "softmax.so"})
               .exit_code == 0);
   CHECK(json::parse(read_file(s.dir / "dry.json")).size() == 1);
 }
@@ -208,8 +207,8 @@ TEST_CASE("entries left out for one reason are one note; -v lists each", "[e2e][
   write_file(file,
              "{\"device\": \"acc\", \"include_dirs\": [\"${torch_npu_root}/a\", "
              "\"${torch_npu_root}/b\", \"${torch_npu_root}/c\"]}\n");
-  std::vector<std::string> args{"--no-torch", "--config", file, "--device", "acc", "--dry-run",
-                                s.kernel};
+  std::vector<std::string> args{"--no-torch", "--config",  file,    "--device",
+                                "acc",        "--dry-run", s.kernel};
   RunResult r = s.kbuild(args);
   REQUIRE(r.exit_code == 0);
   CHECK(count(r.err, "note:") == 1);

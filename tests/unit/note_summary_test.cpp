@@ -31,6 +31,7 @@ TEST_CASE("a reason met once keeps its own note; other reasons stay apart", "[no
 TEST_CASE("libraries left out for want of torch are named on one line", "[note_summary]") {
   std::vector<std::string> notes{"torch not found: -ltorch left out of the npu options",
                                  "torch not found: -ltorch_npu left out of the npu options"};
-  CHECK(summarise_notes(notes) ==
-        std::vector<std::string>{"torch not found: -ltorch -ltorch_npu left out of the npu options"});
+  CHECK(
+      summarise_notes(notes) ==
+      std::vector<std::string>{"torch not found: -ltorch -ltorch_npu left out of the npu options"});
 }

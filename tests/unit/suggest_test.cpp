@@ -6,8 +6,8 @@ using namespace kbuild;
 
 TEST_CASE("edit_distance counts inserts, deletes, substitutions and swaps", "[suggest]") {
   CHECK(edit_distance("device", "device") == 0);
-  CHECK(edit_distance("devce", "device") == 1);     // a letter dropped
-  CHECK(edit_distance("devcie", "device") == 1);    // two letters swapped
+  CHECK(edit_distance("devce", "device") == 1);   // a letter dropped
+  CHECK(edit_distance("devcie", "device") == 1);  // two letters swapped
   CHECK(edit_distance("npuu", "npu") == 1);
   CHECK(edit_distance("", "abc") == 3);
 }
