@@ -144,6 +144,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   record.device = common.device;
   record.compiler = compiler_of(common, env);
   std::optional<Error> unwritten_database;
+  bool notes_said = false;
   if (auto wrong = report_target_problem(common, b)) {
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
@@ -152,6 +153,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     session.emplace(session_options(common), env);
     record.session = &*session;
     console.warnings(session->warnings());
+    record.notes = session->site.notes;
     check_device_name(*session, common, console);
     record.request = make_request(common, b, env);
     BuildRequest* request = &*record.request;
@@ -224,13 +226,13 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     record.steps = plan_steps(plan, step_input);
     const std::vector<Step>& steps = record.steps;
     session->timings.push_back({"resolve", seconds_since(start)});
-    record.notes = session->site.notes;
     record.notes.insert(record.notes.end(), plan.notes.begin(), plan.notes.end());
     if (settings.launcher.distributes && !b.resolve_native)
       record.notes.push_back(settings.launcher.name() +
                              " compiles -march=native only on this machine; add "
                              "--resolve-native to send the compile steps to other hosts");
     say_notes(console, common.verbose, record.notes);
+    notes_said = true;
     if (!b.compile_commands.empty())
       unwritten_database = record_compile_commands(b.compile_commands, steps, request->sources);
     if (b.dry_run) {
@@ -254,6 +256,9 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   } catch (const Error& e) {
     record.failure = e;
   }
+  // A build that failed before its notes were said still says why torch
+  // or a root is missing: it may be why it failed.
+  if (!notes_said) say_notes(console, common.verbose, record.notes);
   record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
   if (!b.report.empty()) {
     std::string err = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
