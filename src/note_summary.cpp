@@ -1,5 +1,6 @@
 #include "kbuild/note_summary.hpp"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 
@@ -7,12 +8,14 @@ namespace kbuild {
 
 namespace {
 
-// What a group of left-out notes shares, and how to say the group in one line.
+// The left-out notes of one device (or one device's libraries without
+// torch), and how to say them in one line.
 struct Group {
-  std::size_t first = 0;  // index of its first note in the output
-  std::vector<std::string> notes;
-  std::vector<std::string> items;  // what each note left out ("-ltorch")
-  std::string summary_prefix, summary_suffix;
+  std::size_t first = 0;             // index of its first note in the output
+  std::size_t notes = 0;             // how many it folds
+  std::vector<std::string> details;  // distinct reasons, or what each left out ("-ltorch")
+  bool counted = false;              // "left out N entries: REASONS" (else "ITEMS left out")
+  std::string head, tail;
 };
 
 // device 'npu': left out include_dirs entry "..." (npu.json:5): torch_npu_root is unknown (see ...)
@@ -20,24 +23,32 @@ const std::regex kDeviceEntry(R"(^(device '[^']*'): left out .* entry .*\): (.* 
 // torch not found: -ltorch_npu left out of the npu options
 const std::regex kTorchLibrary(R"(^(torch not found): (\S+) left out of the (.*) options$)");
 
+std::string joined(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : separator) + i;
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> summarise_notes(const std::vector<std::string>& notes) {
   std::vector<std::string> out;
   std::map<std::string, Group> groups;
-  std::vector<std::string> order;
   for (const std::string& note : notes) {
     std::smatch m;
-    std::string key, item, prefix, suffix;
+    std::string key, detail;
+    bool counted = false;
+    std::string head, tail;
     if (std::regex_match(note, m, kDeviceEntry)) {
-      key = m[1].str() + "|" + m[2].str();
-      prefix = m[1].str() + ": left out ";
-      suffix = " entries: " + m[2].str() + "; -v lists them";
+      key = m[1].str();
+      detail = m[2].str();
+      counted = true;
+      head = m[1].str() + ": left out ";
     } else if (std::regex_match(note, m, kTorchLibrary)) {
       key = m[1].str() + "|" + m[3].str();
-      item = m[2].str();
-      prefix = m[1].str() + ": ";
-      suffix = " left out of the " + m[3].str() + " options";
+      detail = m[2].str();
+      head = m[1].str() + ": ";
+      tail = " left out of the " + m[3].str() + " options";
     } else {
       out.push_back(note);
       continue;
@@ -46,24 +57,20 @@ std::vector<std::string> summarise_notes(const std::vector<std::string>& notes) 
     Group& g = it->second;
     if (fresh) {
       g.first = out.size();
-      g.summary_prefix = prefix;
-      g.summary_suffix = suffix;
+      g.counted = counted;
+      g.head = head;
+      g.tail = tail;
       out.push_back(note);
-      order.push_back(key);
     }
-    g.notes.push_back(note);
-    if (!item.empty()) g.items.push_back(item);
+    ++g.notes;
+    if (std::find(g.details.begin(), g.details.end(), detail) == g.details.end())
+      g.details.push_back(detail);
   }
-  for (const std::string& key : order) {
-    const Group& g = groups[key];
-    if (g.notes.size() < 2) continue;
-    std::string what;
-    if (g.items.empty()) {
-      what = std::to_string(g.notes.size());
-    } else {
-      for (const std::string& i : g.items) what += (what.empty() ? "" : " ") + i;
-    }
-    out[g.first] = g.summary_prefix + what + g.summary_suffix;
+  for (const auto& [key, g] : groups) {
+    if (g.notes < 2) continue;
+    out[g.first] = g.counted ? g.head + std::to_string(g.notes) +
+                                   " entries: " + joined(g.details, "; ") + "; -v lists them"
+                             : g.head + joined(g.details, " ") + g.tail;
   }
   return out;
 }

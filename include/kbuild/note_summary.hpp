@@ -1,4 +1,4 @@
-// Notes as a person reads them: entries left out for one reason become one
+// Notes as a person reads them: the entries a device left out become one
 // line that counts them, instead of one line per entry.
 #pragma once
 
@@ -7,9 +7,11 @@
 
 namespace kbuild {
 
-// `notes` with each run of "left out" notes that share a device and a
-// reason folded into one line (ending "; -v lists them"); other notes, and
-// a reason met once, as they are. Order: each group where it first appears.
+// `notes` with the "left out" notes of each device folded into one line
+// that counts them and names each distinct reason (ending "; -v lists
+// them"), and the libraries left out for want of torch named on one line;
+// other notes, and a note with no other of its kind, as they are. Each
+// group stands where its first note stood.
 std::vector<std::string> summarise_notes(const std::vector<std::string>& notes);
 
 }  // namespace kbuild

@@ -219,6 +219,17 @@ TEST_CASE("entries left out for one reason are one note; -v lists each", "[e2e][
   CHECK(count(verbose.err, "left out include_dirs entry") == 3);
 }
 
+TEST_CASE("--device npu without torch: one note for every entry it left out",
+          "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"--device", "npu", "--no-torch", "--dry-run", s.kernel},
+                         {{"ASCEND_HOME_PATH", s.dir.str()}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count(r.err, "note:") == 1);
+  CHECK(r.err.find("device 'npu': left out ") != std::string::npos);
+}
+
 TEST_CASE("-v on a cache hit says it was a hit, and names no command", "[e2e][first-hour]") {
   Scratch s;
   REQUIRE(s.here({"--no-torch", "-v", "kernel.cpp", "-o", "k.so"}).exit_code == 0);

@@ -23,8 +23,18 @@ TEST_CASE("left-out notes with one device and reason fold into one counted line"
         "lists them");
 }
 
-TEST_CASE("a reason met once keeps its own note; other reasons stay apart", "[note_summary]") {
-  std::vector<std::string> notes{left_out("${a}"), left_out("${b}", "python_include")};
+TEST_CASE("one device's notes for different roots fold into one line naming each reason",
+          "[note_summary]") {
+  std::vector<std::string> notes{left_out("${a}"), left_out("${b}", "torch_root"),
+                                 left_out("${c}")};
+  CHECK(summarise_notes(notes) ==
+        std::vector<std::string>{
+            "device 'npu': left out 3 entries: torch_npu_root is unknown (see --torch-npu-root); "
+            "torch_root is unknown (see --torch-npu-root); -v lists them"});
+}
+
+TEST_CASE("a note with no other of its kind stays as it is", "[note_summary]") {
+  std::vector<std::string> notes{left_out("${a}"), "Python LIBDIR unknown: its -L left out"};
   CHECK(summarise_notes(notes) == notes);
 }
 
