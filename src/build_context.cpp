@@ -9,6 +9,8 @@
 #include "kbuild/device_file.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
+#include "kbuild/launcher.hpp"
+#include "kbuild/process.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/suggest.hpp"
 
@@ -117,6 +119,59 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
     s.max_bytes = *bytes;
   }
   return s;
+}
+
+BuildContext::BuildContext(const Session& session, const std::string& device,
+                           const RunOptions& options)
+    : cache(
+          OutputCache::open(cache_settings(session.env, options.use_cache, options.cache_max_size),
+                            !options.dry_run)),
+      env_(session.env),
+      options_(options) {
+  if (!cache.problem().empty())
+    (cache.problem_is_warning() ? warnings : notes).push_back(cache.problem());
+  settings.cache = &cache;
+  settings.launcher = parse_launcher(
+      options.launcher.empty() ? session.registry.launcher_for(device) : options.launcher);
+  settings.launcher.resolve_native = options.resolve_native;
+  if (options.timeout_s > 0)
+    settings.timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+  if (options.load_check && !options.dry_run) settings.load_check.loader = {load_check_helper()};
+  settings.load_check.required_symbols = options.required_symbols;
+}
+
+BuildContext::PchPlace BuildContext::pch_place() {
+  PchPlace place;
+  place.root = cache.root();
+  const std::string root = cache_root(env_);
+  if (!place.root && !options_.use_cache) {
+    Result<TrustedDir> opened = open_cache_root(root, !options_.dry_run);
+    if (opened)
+      place.root = &own_pch_root_.emplace(std::move(*opened));
+    else if (!options_.dry_run)
+      place.warning = opened.why() + "; the precompiled header is built for this build only";
+  }
+  place.dir = place.root ? place.root->path() : "";
+  // Where the run will keep it: the cache, also when a dry run has not
+  // made that directory yet.
+  std::error_code ec;
+  if (!place.root && options_.dry_run && !fs::exists(root, ec)) place.dir = root;
+  return place;
+}
+
+StepInput BuildContext::step_input(const BuildPlan& plan,
+                                   const std::vector<std::string>& sources) const {
+  StepInput in;
+  in.sources = sources;
+  in.launcher = settings.launcher;
+  in.record_inputs = options_.use_cache && !cache_root(env_).empty();
+  in.load_check = options_.load_check;
+  in.required_symbols = options_.required_symbols;
+  if (settings.launcher.resolve_native && settings.launcher.split) {
+    auto compiler = find_executable(plan.command.argv[0], env_);
+    if (compiler) in.native_flags = resolve_native_flags(*compiler, env_);
+  }
+  return in;
 }
 
 nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env) {

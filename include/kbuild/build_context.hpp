@@ -18,6 +18,7 @@
 #include "kbuild/output_cache.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/site.hpp"
+#include "kbuild/trusted_dir.hpp"
 
 namespace kbuild {
 
@@ -67,6 +68,50 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
 std::optional<Error> report_path_problem(const std::string& report,
                                          const std::vector<std::string>& sources,
                                          const std::string& output);
+
+// What a build asks of the run, besides its request.
+struct RunOptions {
+  bool use_cache = true;
+  std::string cache_max_size;  // "": KBUILD_CACHE_MAX_SIZE, else 4G
+  bool dry_run = false;        // writes nothing: makes no cache directory
+  std::string launcher;        // "": the one the device file names, if any
+  bool resolve_native = false;
+  double timeout_s = 0;  // 0: none
+  bool load_check = false;
+  std::vector<std::string> required_symbols;
+};
+
+// Every setting of one build, made once, before anything (the PCH step
+// included) runs: the cache, the launcher, the timeout, the load check.
+class BuildContext {
+ public:
+  // Throws Error (usage: a bad cache size; internal: no load-check helper).
+  BuildContext(const Session& session, const std::string& device, const RunOptions& options);
+  BuildContext(const BuildContext&) = delete;
+  BuildContext& operator=(const BuildContext&) = delete;
+
+  // Where --pch keeps its header and .gch: the cache (also with --no-cache,
+  // which turns off only the output cache), or nowhere (this build only).
+  struct PchPlace {
+    const TrustedDir* root = nullptr;  // null: this build only
+    std::string dir;                   // what the plan names (a dry run's future cache)
+    std::string warning;               // why the cache cannot hold it ("" when it can)
+  };
+  PchPlace pch_place();
+
+  // What planning the steps needs, for `plan`.
+  StepInput step_input(const BuildPlan& plan, const std::vector<std::string>& sources) const;
+
+  OutputCache cache;
+  BuildSettings settings;  // settings.cache points at `cache`
+  // Why the cache is off, when it is: a warning, or a note.
+  std::vector<std::string> warnings, notes;
+
+ private:
+  const Environment& env_;
+  RunOptions options_;
+  std::optional<TrustedDir> own_pch_root_;
+};
 
 // What one build collected, from the command line to its outcome; what
 // exists depends on how far it got.

@@ -92,6 +92,20 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   return r;
 }
 
+// What the build asks of the run: cache, launcher, timeout, load check.
+RunOptions run_options(const BuildCli& b) {
+  RunOptions o;
+  o.use_cache = !b.no_cache;
+  o.cache_max_size = b.cache_max_size;
+  o.dry_run = b.dry_run;
+  o.launcher = b.launcher;
+  o.resolve_native = b.resolve_native;
+  o.timeout_s = b.timeout_s;
+  o.load_check = b.check_load || !b.required_symbols.empty();
+  o.required_symbols = b.required_symbols;
+  return o;
+}
+
 // Where the report would go is checked before anything runs.
 std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& b) {
   if (b.report.empty()) return std::nullopt;
@@ -158,71 +172,34 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     record.request = make_request(common, b, env);
     BuildRequest* request = &*record.request;
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
-    // Every setting first: the PCH step runs with them too. A dry run
-    // writes nothing, so it makes no cache directory.
-    OutputCache cache =
-        OutputCache::open(cache_settings(env, !b.no_cache, b.cache_max_size), !b.dry_run);
-    if (!cache.problem().empty()) {
-      if (cache.problem_is_warning())
-        console.warnings({cache.problem()});
-      else
-        console.notes({cache.problem()});
-    }
-    BuildSettings settings;
-    settings.cache = &cache;
-    settings.launcher = parse_launcher(
-        b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
-    settings.launcher.resolve_native = b.resolve_native;
-    if (b.timeout_s > 0)
-      settings.timeout = std::chrono::milliseconds(static_cast<long>(b.timeout_s * 1000));
-    const bool load_check = b.check_load || !b.required_symbols.empty();
-    if (load_check && !b.dry_run) settings.load_check.loader = {load_check_helper()};
-    settings.load_check.required_symbols = b.required_symbols;
+    // Every setting first: the PCH step runs with them too.
+    BuildContext context(*session, common.device, run_options(b));
+    console.warnings(context.warnings);
+    console.notes(context.notes);
+    const BuildSettings& settings = context.settings;
     PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())
         throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
-      // --no-cache turns off the output cache; the .gch is still kept.
-      const TrustedDir* pch_root = cache.root();
-      std::optional<TrustedDir> own_root;
-      if (!pch_root && b.no_cache) {
-        Result<TrustedDir> root = open_cache_root(cache_root(env), !b.dry_run);
-        if (root)
-          pch_root = &own_root.emplace(std::move(*root));
-        else if (!b.dry_run)
-          console.warnings({root.why() + "; the precompiled header is built for this build only"});
-      }
-      // Where the run will keep it: the cache, also when a dry run has not
-      // made that directory yet.
-      std::string pch_dir = pch_root ? pch_root->path() : "";
-      std::error_code ec;
-      if (!pch_root && b.dry_run && !fs::exists(cache_root(env), ec)) pch_dir = cache_root(env);
-      PchPlan pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), pch_dir,
-                                  pch_root, settings.launcher, env);
+      BuildContext::PchPlace place = context.pch_place();
+      if (!place.warning.empty()) console.warnings({place.warning});
+      PchPlan pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), place.dir,
+                                  place.root, settings.launcher, env);
       record.pch_lines = pch_lines(pch_plan);
       request->include_pch = pch_plan.include;
       if (!b.dry_run) {
-        pch = run_pch(pch_plan, pch_root, settings, session->registry, session->context(), *request,
-                      env);
+        pch = run_pch(pch_plan, place.root, settings, session->registry, session->context(),
+                      *request, env);
         console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
                      ".gch");
         request->include_pch = pch.include;
-        settings.key_extra.push_back("pch " + pch.identity);
+        context.settings.key_extra.push_back("pch " + pch.identity);
       }
     }
     auto start = std::chrono::steady_clock::now();
     record.plan = plan_build(*request, session->registry, session->context());
     const BuildPlan& plan = *record.plan;
-    StepInput step_input;
-    step_input.sources = request->sources;
-    step_input.launcher = settings.launcher;
-    step_input.record_inputs = !b.no_cache && !cache_root(env).empty();
-    step_input.load_check = load_check;
-    step_input.required_symbols = b.required_symbols;
-    if (settings.launcher.resolve_native && settings.launcher.split) {
-      auto compiler = find_executable(plan.command.argv[0], env);
-      if (compiler) step_input.native_flags = resolve_native_flags(*compiler, env);
-    }
+    StepInput step_input = context.step_input(plan, request->sources);
     record.steps = plan_steps(plan, step_input);
     const std::vector<Step>& steps = record.steps;
     session->timings.push_back({"resolve", seconds_since(start)});
@@ -249,7 +226,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
         for (const std::string& line : step_lines(steps)) std::cout << line << "\n";
       }
     } else {
-      run_build(plan, steps, request->sources, settings, env, record.outcome);
+      run_build(plan, steps, request->sources, context.settings, env, record.outcome);
       say_what_ran(console, record.outcome, plan.output);
     }
     if (unwritten_database) throw *unwritten_database;
@@ -277,13 +254,10 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
   if (request.sources.empty()) request.sources = {"kernel.cpp"};
   BuildPlan plan = plan_build(request, session.registry, session.context());
   say_notes(console, common.verbose, plan.notes);
-  StepInput step_input;
-  step_input.sources = request.sources;
-  step_input.launcher = parse_launcher(
-      b.launcher.empty() ? session.registry.launcher_for(common.device) : b.launcher);
-  step_input.record_inputs = !b.no_cache && !cache_root(env).empty();
-  step_input.load_check = b.check_load || !b.required_symbols.empty();
-  step_input.required_symbols = b.required_symbols;
+  RunOptions options = run_options(b);
+  options.dry_run = true;  // explain runs nothing
+  BuildContext context(session, common.device, options);
+  StepInput step_input = context.step_input(plan, request.sources);
   for (const std::string& line : step_lines(plan_steps(plan, step_input)))
     std::cout << line << "\n";
   std::cout << "\n";
