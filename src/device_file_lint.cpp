@@ -1,6 +1,7 @@
 #include "kbuild/device_file_lint.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 namespace kbuild {
 
@@ -13,10 +14,12 @@ void check_block(const DeviceFile& file, const ListBlock& block, std::vector<std
       if (text.empty() || text[0] != '-') continue;
       const std::string name(list_name(list));
       const std::string bare = text.substr(std::min(text.find_first_not_of('-'), text.size()));
-      out.push_back(file.path + ":" + std::to_string(entry.line) + ": " + name + " entry \"" +
-                    text + "\" starts with '-', and Inductor adds a '-' to each " + name +
-                    " entry, so the compiler gets \"-" + text + "\"; write \"" + bare +
-                    "\" (or put the whole flag in passthrough_args)");
+      std::ostringstream warning;
+      warning << file.path << ":" << entry.line << ": " << name << " entry \"" << text
+              << "\" starts with '-', and Inductor adds a '-' to each " << name
+              << " entry, so the compiler gets \"-" << text << "\"; write \"" << bare
+              << "\" (or put the whole flag in passthrough_args)";
+      out.push_back(warning.str());
     }
   }
 }

@@ -390,20 +390,30 @@ std::optional<int> parse_command_line(int argc, char** argv,
   return exit_code(ErrorKind::internal);  // not reached: the second pass returns
 }
 
+namespace {
+
+std::string subcommand_too_late(const std::string& name) {
+  return "'" + name + "' is a subcommand, and subcommands come first: kbuild " + name +
+         " [OPTIONS] (no source named " + name + " exists)";
+}
+
+std::string subcommand_mistyped(const std::string& source, const std::string& name) {
+  return "no source named '" + source + "'; did you mean the subcommand '" + name +
+         "'? (subcommands come first: kbuild " + name + " [OPTIONS])";
+}
+
+}  // namespace
+
 std::optional<std::string> misplaced_subcommand(const CommandLine& cl) {
   if (!cl.command.empty()) return std::nullopt;
   std::vector<std::string> names = subcommand_names();
-  for (std::size_t i = 0; i < cl.build.sources.size(); ++i) {
-    const std::string& source = cl.build.sources[i];
+  for (const std::string& source : cl.build.sources) {
     std::error_code ec;
     if (std::filesystem::exists(source, ec)) continue;
     if (std::find(names.begin(), names.end(), source) != names.end())
-      return "'" + source + "' is a subcommand, and subcommands come first: kbuild " + source +
-             " [OPTIONS] (no source named " + source + " exists)";
+      return subcommand_too_late(source);
     if (source.find('.') != std::string::npos || source.find('/') != std::string::npos) continue;
-    if (auto match = closest_match(source, names))
-      return "no source named '" + source + "'; did you mean the subcommand '" + *match +
-             "'? (subcommands come first: kbuild " + *match + " [OPTIONS])";
+    if (auto match = closest_match(source, names)) return subcommand_mistyped(source, *match);
   }
   return std::nullopt;
 }
