@@ -331,6 +331,7 @@ int devices_command(const CommonOptions& common, bool json_output, const Environ
                             {"description", bk.description}});
       out.push_back({{"name", d.name},
                      {"kind", d.kind},
+                     {"description", device_description(d)},
                      {"source", d.source},
                      {"mode", d.mode},
                      {"overrides", d.overridden},

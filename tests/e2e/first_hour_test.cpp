@@ -260,6 +260,9 @@ TEST_CASE("devices has a header and says what each device is", "[e2e][first-hour
   CHECK(lines[0] == "device\tkind\tdescription\tsource");
   CHECK(r.out.find("cpu\tbuilt-in\tthe host CPU") != std::string::npos);
   CHECK(r.out.find("Ascend NPU") != std::string::npos);  // npu.json's description
+  RunResult listed = s.kbuild({"devices", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  CHECK(json::parse(listed.out)[0]["description"] == "the host CPU (Inductor's default device)");
 }
 
 TEST_CASE("doctor ends with a summary line", "[e2e][first-hour]") {
