@@ -134,20 +134,28 @@ void say_what_ran(const Console& console, const BuildOutcome& outcome, const std
 }
 
 // Notes as the user asked for them: folded ("-v lists them"), or every one.
-void say_notes(const Console& console, bool verbose, const std::vector<std::string>& notes) {
-  console.notes(verbose ? notes : summarise_notes(notes));
+// `warned_device`: a device already warned about as unknown, whose note
+// would only repeat the warning.
+void say_notes(const Console& console, bool verbose, const std::vector<std::string>& notes,
+               const std::string& warned_device = "") {
+  std::vector<std::string> said;
+  const std::string repeat = "unknown device '" + warned_device + "'";
+  for (const std::string& note : notes)
+    if (warned_device.empty() || note.rfind(repeat, 0) != 0) said.push_back(note);
+  console.notes(verbose ? said : summarise_notes(said));
 }
 
 // A device no one registered that is one typo from one that is: a warning
 // naming it (upstream's empty device options still apply), an error with
-// --strict.
-void check_device_name(const Session& session, const CommonOptions& common,
-                       const Console& console) {
+// --strict. Returns the device when it warned ("" when it did not).
+std::string check_device_name(const Session& session, const CommonOptions& common,
+                              const Console& console) {
   auto match = session.device_suggestion(common.device);
-  if (!match) return;
+  if (!match) return "";
   std::string what = "unknown device '" + common.device + "'; did you mean '" + *match + "'?";
   if (common.strict) throw Error(ErrorKind::usage, what + " (--strict)");
   console.warnings({what + " (building with no device options; --strict makes this an error)"});
+  return common.device;
 }
 
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
@@ -159,6 +167,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   record.compiler = compiler_of(common, env);
   std::optional<Error> unwritten_database;
   bool notes_said = false;
+  std::string warned_device;
   if (auto wrong = report_target_problem(common, b)) {
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
@@ -168,7 +177,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     record.session = &*session;
     console.warnings(session->warnings());
     record.notes = session->site.notes;
-    check_device_name(*session, common, console);
+    warned_device = check_device_name(*session, common, console);
     record.request = make_request(common, b, env);
     BuildRequest* request = &*record.request;
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
@@ -208,7 +217,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       record.notes.push_back(settings.launcher.name() +
                              " compiles -march=native only on this machine; add "
                              "--resolve-native to send the compile steps to other hosts");
-    say_notes(console, common.verbose, record.notes);
+    say_notes(console, common.verbose, record.notes, warned_device);
     notes_said = true;
     if (!b.compile_commands.empty())
       unwritten_database = record_compile_commands(b.compile_commands, steps, request->sources);
@@ -235,7 +244,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   }
   // A build that failed before its notes were said still says why torch
   // or a root is missing: it may be why it failed.
-  if (!notes_said) say_notes(console, common.verbose, record.notes);
+  if (!notes_said) say_notes(console, common.verbose, record.notes, warned_device);
   record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
   if (!b.report.empty()) {
     std::string err = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
@@ -249,11 +258,11 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
                     const Console& console) {
   Session session(session_options(common), env);
   console.warnings(session.warnings());
-  check_device_name(session, common, console);
+  const std::string warned_device = check_device_name(session, common, console);
   BuildRequest request = make_request(common, b, env);
   if (request.sources.empty()) request.sources = {"kernel.cpp"};
   BuildPlan plan = plan_build(request, session.registry, session.context());
-  say_notes(console, common.verbose, plan.notes);
+  say_notes(console, common.verbose, plan.notes, warned_device);
   RunOptions options = run_options(b);
   options.dry_run = true;  // explain runs nothing
   BuildContext context(session, common.device, options);
@@ -290,13 +299,13 @@ int options_command(const CommonOptions& common, bool json_output, const Environ
                     const Console& console) {
   Session session(session_options(common), env);
   console.warnings(session.warnings());
-  check_device_name(session, common, console);
+  const std::string warned_device = check_device_name(session, common, console);
   OptionsResult device = session.registry.resolve(
       DeviceQuery{common.device, common.aot, common.compile_only, common.backend},
       session.context(), common.strict);
   std::vector<std::string> notes = session.site.notes;
   notes.insert(notes.end(), device.notes.begin(), device.notes.end());
-  say_notes(console, common.verbose, notes);
+  say_notes(console, common.verbose, notes, warned_device);
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (OptionList list : kAllOptionLists)
