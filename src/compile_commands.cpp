@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "kbuild/file_util.hpp"
@@ -53,10 +55,23 @@ std::string write_target(const std::string& path, std::string& error) {
   return target;
 }
 
-// Whether `entry` (checked by read_database) is the command for (source, output).
+// `path` as an absolute, normalised path, a relative one taken from
+// `directory`: "k.cpp", "./k.cpp" and "/w/k.cpp" are one file.
+std::string absolute_in(const std::string& directory, const std::string& path) {
+  if (path.empty()) return path;
+  std::filesystem::path p(path);
+  if (p.is_relative()) p = std::filesystem::path(directory) / p;
+  return p.lexically_normal().string();
+}
+
+// Whether `entry` (checked by read_database) is the command for (source,
+// output), both absolute, however the entry spelled them.
 bool same_command(const nlohmann::ordered_json& entry, const std::string& source,
                   const std::string& output) {
-  return entry.value("file", "") == source && entry.value("output", "") == output;
+  const std::string directory =
+      entry.contains("directory") && entry["directory"].is_string() ? entry["directory"] : "";
+  return absolute_in(directory, entry.value("file", "")) == source &&
+         absolute_in(directory, entry.value("output", "")) == output;
 }
 
 // The database's entries, or why it is not a database kbuild may edit.
@@ -94,19 +109,51 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
   if (!lock.held()) return {"cannot lock " + target + ".lock: " + std::strerror(errno)};
   nlohmann::ordered_json db;
   if (std::string foreign = read_database(target, db); !foreign.empty()) return {foreign, true};
-  for (const std::string& source : sources) {
-    nlohmann::ordered_json entry{
-        {"directory", directory}, {"arguments", argv}, {"file", source}, {"output", output}};
+  const std::string absolute_output = absolute_in(directory, output);
+  for (const std::string& spelled : sources) {
+    const std::string source = absolute_in(directory, spelled);
+    nlohmann::ordered_json entry{{"directory", directory},
+                                 {"arguments", argv},
+                                 {"file", source},
+                                 {"output", absolute_output}};
     bool replaced = false;
     for (auto& old : db) {
-      if (same_command(old, source, output)) {
+      if (same_command(old, source, absolute_output)) {
         old = entry;
         replaced = true;
       }
     }
     if (!replaced) db.push_back(entry);
+    // An earlier run may have added the same entry more than once.
+    bool kept = false;
+    db.erase(std::remove_if(db.begin(), db.end(),
+                            [&](const nlohmann::ordered_json& e) {
+                              if (!same_command(e, source, absolute_output)) return false;
+                              if (!kept) return kept = true, false;
+                              return true;
+                            }),
+             db.end());
   }
   return {write_file_atomically(target, dump_json(db, 2) + "\n")};
+}
+
+std::optional<Error> record_compile_commands(const std::string& database,
+                                             const std::vector<Step>& steps,
+                                             const std::vector<std::string>& sources) {
+  for (const Step& step : steps) {
+    if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
+      continue;  // a split build's link compiles nothing
+    std::vector<std::string> step_sources =
+        step.source.empty() ? sources : std::vector<std::string>{step.source};
+    CompileCommandsUpdate update =
+        update_compile_commands(database, std::filesystem::current_path().string(), step.argv,
+                                step_sources, step.argv[step.output_index]);
+    if (update.error.empty()) continue;
+    Error error(ErrorKind::output, "--compile-commands: " + update.error);
+    if (!update.foreign) throw error;
+    return error;
+  }
+  return std::nullopt;
 }
 
 }  // namespace kbuild

@@ -6,6 +6,7 @@
 
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
+#include "kbuild/device_file_lint.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/trust.hpp"
 
@@ -41,6 +42,8 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
   auto load = [&](const std::string& path) {
     DeviceFile file = load_device_file(path, !allow_untrusted);
     file.check_program_trust = !allow_untrusted;
+    for (std::string& warning : device_file_warnings(file))
+      loaded.warnings.push_back(std::move(warning));
     std::string device = file.device;
     registry.register_device(device, make_provider(std::move(file)));
     loaded.files.push_back(path);

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "kbuild/builtin_devices.hpp"
+#include "kbuild/compiler_version.hpp"
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
@@ -33,14 +34,11 @@ void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
                    "install g++ or choose a compiler with --cxx PATH / CXX"});
     return;
   }
-  ProcessOptions opts;
-  opts.capture_output = true;
-  opts.timeout = std::chrono::seconds(20);
-  ProcessResult r = run_process({*path, "--version"}, opts);
-  c.detail = *path + ": " + r.out.substr(0, r.out.find('\n'));
-  if (!r.success()) {
+  CompilerVersion version = compiler_version(*path, in.env);
+  c.detail = *path + ": " + version.first_line;
+  if (!version.failure.empty()) {
     c.status = CheckStatus::fail;
-    c.hint = "`" + *path + " --version` failed (" + r.describe() + ")";
+    c.hint = "`" + *path + " --version` failed (" + version.failure + ")";
   }
   out.push_back(c);
 }
@@ -161,6 +159,20 @@ std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
     c.hint = printable_line(c.hint);
   }
   return out;
+}
+
+std::string doctor_summary(const std::vector<DoctorCheck>& checks) {
+  std::size_t counts[3] = {0, 0, 0};
+  for (const DoctorCheck& c : checks) ++counts[static_cast<int>(c.status)];
+  std::string line = "summary: " + std::to_string(checks.size()) +
+                     " checks: " + std::to_string(counts[0]) + " ok, " + std::to_string(counts[1]) +
+                     " warnings, " + std::to_string(counts[2]) + " failures";
+  switch (worst(checks)) {
+    case CheckStatus::ok: return line + "; ready to build";
+    case CheckStatus::warn: return line + "; builds may work: see the hints above";
+    case CheckStatus::fail: return line + "; fix the failures above before building";
+  }
+  return line;
 }
 
 CheckStatus worst(const std::vector<DoctorCheck>& checks) {

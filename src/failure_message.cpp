@@ -1,5 +1,7 @@
 #include "kbuild/failure_message.hpp"
 
+#include <filesystem>
+
 namespace kbuild {
 
 namespace {
@@ -23,9 +25,16 @@ std::string added_by(const BuildOptions& options, const std::string& name) {
 
 }  // namespace
 
+std::string untouched_output(const std::string& output) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(output, ec)))
+    return "; " + output + " left as it was";
+  return "; no " + output + " written";
+}
+
 Error toolchain_error(const BuildOptions& options, const std::string& output,
                       const ProcessResult& process, const FailureAnalysis& a) {
-  const std::string kept = "; " + output + " left as it was";
+  const std::string kept = untouched_output(output);
   if (a.step == FailedStep::link) {
     if (!a.missing_libraries.empty()) {
       std::string what;

@@ -44,10 +44,10 @@ ojson build_report(const ReportInput& in) {
   r["compiler"] = {{"path", in.compiler_path}, {"version", in.compiler_version}};
   if (in.request) {
     const BuildRequest& q = *in.request;
-    r["request"] = {{"device", q.query.device_type}, {"backend", q.query.backend},
+    r["request"] = {{"device", q.query.device_type}, {"backend", in.backend},
                     {"aot_mode", q.query.aot_mode},  {"compile_only", q.query.compile_only},
                     {"kind", kind_name(q.kind)},     {"sources", q.sources},
-                    {"torch", q.use_torch}};
+                    {"torch", in.torch_found}};
   }
   r["provider"] = {{"kind", in.provider_kind}, {"source", in.provider_source}};
   ojson files = ojson::array();
@@ -65,8 +65,8 @@ ojson build_report(const ReportInput& in) {
     r["argv"] = in.plan->command.argv;
     r["output"] = in.plan->output;
     r["steps"] = in.steps;
-    r["notes"] = in.plan->notes;
   }
+  r["notes"] = in.notes;
   if (in.outcome) r["cache"] = cache_status_name(in.outcome->cache);
   ojson timings = ojson::object();
   for (const StageTiming& t : in.timings) timings[t.stage] = t.seconds;

@@ -1,9 +1,14 @@
 // The JSON compilation database (compile_commands.json) clangd and
-// clang-tidy read: one entry per source, added or replaced by (file, output).
+// clang-tidy read: one entry per source, added or replaced by (file, output),
+// both written absolute so that every spelling of a path is one entry.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "kbuild/build_steps.hpp"
+#include "kbuild/error.hpp"
 
 namespace kbuild {
 
@@ -23,5 +28,14 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
                                               const std::vector<std::string>& argv,
                                               const std::vector<std::string>& sources,
                                               const std::string& output);
+
+// Records each compile step of a plan (or its one command) in `database`,
+// exactly as a dry run or a build plans them; a split build's link, which
+// compiles nothing, is left out. Throws Error (output) when the database
+// cannot be written; returns the error for one that is not kbuild's to
+// change (not a compile database), which does not stop the build.
+std::optional<Error> record_compile_commands(const std::string& database,
+                                             const std::vector<Step>& steps,
+                                             const std::vector<std::string>& sources);
 
 }  // namespace kbuild

@@ -31,6 +31,10 @@ struct DoctorInput {
 
 std::vector<DoctorCheck> run_doctor(const DoctorInput& in);
 
+// One line for the end of the table: how many checks passed, warned and
+// failed, and what that means for building.
+std::string doctor_summary(const std::vector<DoctorCheck>& checks);
+
 // The worst status among `checks` (ok when empty).
 CheckStatus worst(const std::vector<DoctorCheck>& checks);
 

@@ -13,6 +13,10 @@
 
 namespace kbuild {
 
+// The end of a failure's line: "; OUT left as it was" when an earlier
+// output exists, "; no OUT written" when none did (nothing was kept).
+std::string untouched_output(const std::string& output);
+
 // `options` are the build's (for provenance), `output` the path kept as it was.
 Error toolchain_error(const BuildOptions& options, const std::string& output,
                       const ProcessResult& process, const FailureAnalysis& analysis);

@@ -22,6 +22,9 @@ struct ReportInput {
   const BuildPlan* plan = nullptr;        // null when it failed before assembling
   const BuildOutcome* outcome = nullptr;  // null when nothing ran
   std::vector<std::string> steps;         // the planned steps, as --dry-run prints them
+  std::vector<std::string> notes;         // every note kbuild said (site, device, plan)
+  std::string backend;                    // the backend resolved (asked for, else the default)
+  bool torch_found = false;               // the torch layer applied (asked for and torch found)
   std::string compiler_path;
   std::string compiler_version;                // `CXX --version`, first line
   std::vector<std::string> config_files;       // device files read, in order

@@ -1,11 +1,15 @@
 #include "command_line.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <iostream>
 #include <string_view>
 
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/suggest.hpp"
 
 namespace kbuild::cli {
 namespace {
@@ -112,7 +116,8 @@ class Options {
   const OptionFilter& filter_;
 };
 
-void add_common(Options app, CommonOptions& o) {
+// Which device, backend and mode: builds, explain, options and doctor.
+void add_device(Options app, CommonOptions& o) {
   app.option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)",
              &kDeviceName);
   app.option("--backend", o.backend,
@@ -121,6 +126,10 @@ void add_common(Options app, CommonOptions& o) {
   app.flag("--aot", o.aot, "AOT mode (no torch_python)");
   app.flag("-c,--compile-only", o.compile_only, "compile to an object (-c), do not link");
   app.flag("--strict", o.strict, "an unknown device is an error");
+}
+
+// Where device files, torch, Python and CUDA are: every command.
+void add_site(Options app, CommonOptions& o) {
   app.list("--config", o.config_files, "device file to register (repeatable; last wins)");
   app.flag("--allow-untrusted-config", o.allow_untrusted_config,
            "load device files and exec programs others could have written (world-writable, or "
@@ -135,12 +144,32 @@ void add_common(Options app, CommonOptions& o) {
   app.option("--python-libdir", o.site.python_libdir, "Python LIBDIR");
   app.option("--cuda-home", o.site.cuda_home,
              "CUDA root (default: CUDA_HOME, CUDA_PATH, nvcc's prefix, /usr/local/cuda)");
+}
+
+// The compiler: builds, explain and doctor.
+void add_compiler(Options app, CommonOptions& o) {
   app.option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
+}
+
+// The vector ISA: builds and explain.
+void add_isa(Options app, CommonOptions& o) {
   app.option("--isa", o.isa,
              "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly "
              "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
+}
+
+void add_voice(Options app, CommonOptions& o) {
   app.flag("-q,--quiet", o.quiet, "no notes or warnings (errors still)");
-  app.flag("-v,--verbose", o.verbose, "say what runs and how long it took");
+  app.flag("-v,--verbose", o.verbose, "say what runs and how long it took; list every note");
+}
+
+// Everything a build (and explain) understands besides its own options.
+void add_common(Options app, CommonOptions& o) {
+  add_device(app, o);
+  add_site(app, o);
+  add_compiler(app, o);
+  add_isa(app, o);
+  add_voice(app, o);
 }
 
 void add_build(Options app, BuildCli& b) {
@@ -213,8 +242,13 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
     CLI::App* sub = app.add_subcommand(s.name, s.description);
     if (chosen != s.name) continue;
     Options options(*sub, filter);
-    if (chosen == "options" || chosen == "devices" || chosen == "doctor" || chosen == "explain")
-      add_common(options, out.common);
+    if (chosen == "explain") add_common(options, out.common);
+    if (chosen == "options" || chosen == "doctor") add_device(options, out.common);
+    if (chosen == "options" || chosen == "devices" || chosen == "doctor") {
+      add_site(options, out.common);
+      add_voice(options, out.common);
+    }
+    if (chosen == "doctor") add_compiler(options, out.common);
     if (chosen == "explain") add_build(options, out.build);
     if (chosen == "options" || chosen == "devices" || chosen == "doctor")
       options.flag("--json", out.json, "as JSON");
@@ -234,7 +268,79 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
   app.require_subcommand(0, 1);
 }
 
+// The usage line says what kbuild accepts: a subcommand first, or a build.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app->get_parent()) return CLI::Formatter::make_usage(app, name);
+    return "Usage: kbuild [OPTIONS] SOURCES... [-o OUTPUT]       (a build)\n"
+           "       kbuild SUBCOMMAND [OPTIONS]                  (the subcommand comes first)\n"
+           "       kbuild SUBCOMMAND --help                     (its options)\n";
+  }
+};
+
+// The option names `app` (or its chosen subcommand) accepts: "--device", "-c".
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+  }
+  return names;
+}
+
+const CLI::App& chosen_app(const CLI::App& app, const std::string& chosen) {
+  return chosen.empty() ? app : *app.get_subcommand(chosen);
+}
+
+// " did you mean --device?" for each option-like word of argv that `app`
+// does not know but a known one is one typo away from.
+std::string option_suggestions(const CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> names = option_names(app);
+  std::string said;
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") break;
+    if (word.rfind("--", 0) != 0) continue;
+    word = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+    if (auto match = closest_match(word, names)) said += "; did you mean " + *match + "?";
+  }
+  return said;
+}
+
+// What a parse error says, with the help kbuild can add.
+std::string usage_message(const CLI::ParseError& e, const CLI::App& app, const std::string& chosen,
+                          int argc, char** argv) {
+  if (chosen == "cache" && dynamic_cast<const CLI::RequiredError*>(&e))
+    return "kbuild cache needs an action: kbuild cache stats, or kbuild cache clear";
+  std::string message = e.what() + option_suggestions(chosen_app(app, chosen), argc, argv);
+  return message + " (see kbuild " + (chosen.empty() ? "" : chosen + " ") + "--help)";
+}
+
+// `kbuild --completion-words [SUBCOMMAND]`: the words the bash completion
+// offers, from the same option table that parses, so the two cannot differ.
+int print_completion_words(const std::string& chosen) {
+  CommandLine unused;
+  CLI::App app;
+  char program[] = "kbuild";
+  char* no_argv[] = {program};
+  define(app, chosen, OptionFilter(1, no_argv, true), false, unused);
+  if (chosen.empty())
+    for (const Subcommand& s : kSubcommands) std::cout << s.name << "\n";
+  for (const std::string& name : option_names(chosen_app(app, chosen))) std::cout << name << "\n";
+  std::cout << "--help\n";
+  if (chosen.empty()) std::cout << "--version\n";
+  return 0;
+}
+
 }  // namespace
+
+std::vector<std::string> subcommand_names() {
+  std::vector<std::string> names;
+  for (const Subcommand& s : kSubcommands) names.push_back(s.name);
+  return names;
+}
 
 std::optional<int> parse_command_line(int argc, char** argv,
                                       const std::function<std::string()>& version_text,
@@ -243,6 +349,12 @@ std::optional<int> parse_command_line(int argc, char** argv,
   std::string chosen = argc > 1 ? argv[1] : "";
   bool known = false;
   for (const Subcommand& s : kSubcommands) known = known || chosen == s.name;
+  if (chosen == "--completion-words") {
+    std::string sub = argc > 2 ? argv[2] : "";
+    for (const Subcommand& s : kSubcommands)
+      if (sub == s.name) return print_completion_words(sub);
+    return print_completion_words("");
+  }
   if (!known) chosen.clear();
   bool help = false;
   for (int i = 1; i < argc; ++i) {
@@ -255,6 +367,7 @@ std::optional<int> parse_command_line(int argc, char** argv,
     CommandLine parsed;
     CLI::App app{
         "kbuild: compile machine-generated kernels with the exact flags PyTorch Inductor uses"};
+    app.formatter(std::make_shared<UsageFormatter>());
     app.set_version_flag("--version", version_text);
     define(app, chosen, OptionFilter(argc, argv, everything), help, parsed);
     try {
@@ -270,11 +383,39 @@ std::optional<int> parse_command_line(int argc, char** argv,
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       if (!everything) continue;
-      console.error("usage", std::string(e.what()) + " (see kbuild --help)");
+      console.error("usage", usage_message(e, app, chosen, argc, argv));
       return exit_code(ErrorKind::usage);
     }
   }
   return exit_code(ErrorKind::internal);  // not reached: the second pass returns
+}
+
+namespace {
+
+std::string subcommand_too_late(const std::string& name) {
+  return "'" + name + "' is a subcommand, and subcommands come first: kbuild " + name +
+         " [OPTIONS] (no source named " + name + " exists)";
+}
+
+std::string subcommand_mistyped(const std::string& source, const std::string& name) {
+  return "no source named '" + source + "'; did you mean the subcommand '" + name +
+         "'? (subcommands come first: kbuild " + name + " [OPTIONS])";
+}
+
+}  // namespace
+
+std::optional<std::string> misplaced_subcommand(const CommandLine& cl) {
+  if (!cl.command.empty()) return std::nullopt;
+  std::vector<std::string> names = subcommand_names();
+  for (const std::string& source : cl.build.sources) {
+    std::error_code ec;
+    if (std::filesystem::exists(source, ec)) continue;
+    if (std::find(names.begin(), names.end(), source) != names.end())
+      return subcommand_too_late(source);
+    if (source.find('.') != std::string::npos || source.find('/') != std::string::npos) continue;
+    if (auto match = closest_match(source, names)) return subcommand_mistyped(source, *match);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kbuild::cli

@@ -73,4 +73,11 @@ std::optional<int> parse_command_line(int argc, char** argv,
                                       const std::function<std::string()>& version_text,
                                       const Console& console, CommandLine& out);
 
+// The subcommands, in the order --help lists them.
+std::vector<std::string> subcommand_names();
+
+// A build whose missing "source" is a subcommand's name (or one typo from
+// one): what to say instead of "no such file" (subcommands come first).
+std::optional<std::string> misplaced_subcommand(const CommandLine& cl);
+
 }  // namespace kbuild::cli

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -13,19 +12,23 @@
 #include "command_line.hpp"
 #include "console.hpp"
 #include "kbuild/batch.hpp"
+#include "kbuild/build_context.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/build_steps.hpp"
+#include "kbuild/byte_size.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/doctor.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/install_layout.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/json_text.hpp"
 #include "kbuild/launcher.hpp"
 #include "kbuild/load_check.hpp"
+#include "kbuild/note_summary.hpp"
 #include "kbuild/pch.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
@@ -41,57 +44,13 @@ using kbuild::cli::Console;
 
 namespace {
 
-std::string data_dir(const Environment& env) {
-  if (auto dir = env.get_nonempty("KBUILD_DATA_DIR")) return *dir;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
-    if (fs::is_directory(installed / "devices", ec)) return installed.string();
-    // Running from the build tree: use the source tree's configs.
-    if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
-      return KBUILD_SOURCE_DATA_DIR;
-  }
-  return KBUILD_INSTALLED_DATA_DIR;
-}
-
-// kbuild-load-check: beside kbuild (the build tree), else in the libexec
-// dir of the installation kbuild belongs to.
-std::string load_check_helper() {
-  std::error_code ec;
-  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  for (const fs::path& candidate :
-       {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
-        fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"})
-    if (!ec && access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  throw Error(ErrorKind::internal,
-              "kbuild-load-check (the --check-load helper) is missing beside " + exe_dir.string() +
-                  " and in " + KBUILD_INSTALLED_LIBEXEC_DIR + "; reinstall kbuild");
+SessionOptions session_options(const CommonOptions& o) {
+  return SessionOptions{o.site, o.config_files, o.allow_untrusted_config};
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-// Paths, device registry and timings of one run.
-struct Session {
-  const Environment& env;
-  Site site;
-  Registry registry;
-  LoadedConfigs configs;
-  std::vector<StageTiming> timings;
-
-  Session(const CommonOptions& o, const Environment& e, const Console& console) : env(e) {
-    auto start = std::chrono::steady_clock::now();
-    site = resolve_site(o.site, env);
-    configs = register_device_files(config_sources(data_dir(env), env, o.config_files), registry,
-                                    o.allow_untrusted_config);
-    timings.push_back({"config", seconds_since(start)});
-    console.warnings(configs.warnings);
-    console.warnings(registry.warnings());
-  }
-  ResolveContext context() const { return ResolveContext{site.paths, env}; }
-};
 
 std::string compiler_of(const CommonOptions& o, const Environment& env) {
   if (!o.cxx.empty()) return o.cxx;
@@ -133,100 +92,23 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   return r;
 }
 
-// "500M", "4G", "1048576" -> bytes, at most 1024T; nullopt when malformed
-// or out of range (nan, inf, 1e30, negative).
-std::optional<std::uint64_t> parse_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  std::string unit = text.substr(used);
-  double scale = unit.empty()  ? 1
-                 : unit == "K" ? 1024.0
-                 : unit == "M" ? 1024.0 * 1024
-                 : unit == "G" ? 1024.0 * 1024 * 1024
-                 : unit == "T" ? 1024.0 * 1024 * 1024 * 1024
-                               : -1;
-  constexpr double kMaxBytes = 1024.0 * 1024 * 1024 * 1024 * 1024;
-  if (scale < 0 || !std::isfinite(value) || std::signbit(value) || value * scale > kMaxBytes)
-    return std::nullopt;
-  return static_cast<std::uint64_t>(value * scale);
+// What the build asks of the run: cache, launcher, timeout, load check.
+RunOptions run_options(const BuildCli& b) {
+  RunOptions o;
+  o.use_cache = !b.no_cache;
+  o.cache_max_size = b.cache_max_size;
+  o.dry_run = b.dry_run;
+  o.launcher = b.launcher;
+  o.resolve_native = b.resolve_native;
+  o.timeout_s = b.timeout_s;
+  o.load_check = b.check_load || !b.required_symbols.empty();
+  o.required_symbols = b.required_symbols;
+  return o;
 }
 
-CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size) {
-  CacheSettings s;
-  s.root = cache_root(env);
-  s.enabled = enabled;
-  std::string size = max_size;
-  std::string from = "--cache-max-size";
-  if (size.empty()) {
-    size = env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
-    from = "KBUILD_CACHE_MAX_SIZE";
-  }
-  if (!size.empty()) {
-    auto bytes = parse_size(size);
-    if (!bytes)
-      throw Error(ErrorKind::usage,
-                  from + ": cache size '" + size + "' is not a size like 500M or 4G (0 to 1024T)");
-    s.max_bytes = *bytes;
-  }
-  return s;
-}
-
-std::string compiler_version(const std::string& compiler, const Environment& env) {
-  auto path = find_executable(compiler, env);
-  if (!path) return "";
-  ProcessOptions opts;
-  opts.capture_output = true;
-  opts.timeout = std::chrono::seconds(20);
-  try {
-    ProcessResult r = run_process({*path, "--version"}, opts);
-    return r.out.substr(0, r.out.find('\n'));
-  } catch (const Error&) {
-    return "";
-  }
-}
-
-// The steps' entries in the compilation database (each compile step, or
-// the one command), exactly as a dry run or a build plans them. A database
-// that is not kbuild's to change is reported after the build, which it
-// does not stop.
-std::optional<Error> record_compile_commands(const std::string& database,
-                                             const std::vector<Step>& steps,
-                                             const BuildRequest& request) {
-  for (const Step& step : steps) {
-    if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
-      continue;  // a split build's link compiles nothing
-    std::vector<std::string> sources =
-        step.source.empty() ? request.sources : std::vector<std::string>{step.source};
-    CompileCommandsUpdate update = update_compile_commands(
-        database, fs::current_path().string(), step.argv, sources, step.argv[step.output_index]);
-    if (update.error.empty()) continue;
-    Error error(ErrorKind::output, "--compile-commands: " + update.error);
-    if (!update.foreign) throw error;
-    return error;
-  }
-  return std::nullopt;
-}
-
-// Why --report must not be written where it points: at a source or the
-// output (it would be overwritten), or at something not a regular file.
+// Where the report would go is checked before anything runs.
 std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& b) {
   if (b.report.empty()) return std::nullopt;
-  auto same_file = [&](const std::string& other) {
-    std::error_code ec;
-    if (fs::equivalent(b.report, other, ec)) return true;
-    return fs::absolute(b.report, ec).lexically_normal() ==
-           fs::absolute(other, ec).lexically_normal();
-  };
-  for (const std::string& source : b.sources)
-    if (same_file(source))
-      return Error(ErrorKind::usage,
-                   "--report " + b.report + " is also a source; choose another file");
   OutputKind kind = b.precompile          ? OutputKind::precompiled_header
                     : b.preprocess        ? OutputKind::preprocessed
                     : common.compile_only ? OutputKind::object
@@ -234,175 +116,157 @@ std::optional<Error> report_target_problem(const CommonOptions& common, const Bu
   std::string output = !b.output.empty()   ? b.output
                        : b.sources.empty() ? ""
                                            : default_output(b.sources.front(), kind);
-  if (!output.empty() && same_file(output))
-    return Error(ErrorKind::usage,
-                 "--report " + b.report + " is also the output; choose another file");
-  if (std::string problem = check_replaceable(b.report); !problem.empty())
-    return Error(ErrorKind::output, "--report " + problem);
-  return std::nullopt;
+  return report_path_problem(b.report, b.sources, output);
+}
+
+// With -v: what ran (nothing, on a cache hit), the cache's answer, timings.
+void say_what_ran(const Console& console, const BuildOutcome& outcome, const std::string& output) {
+  // On a hit nothing ran: say so rather than name a command.
+  if (outcome.cache != CacheStatus::hit)
+    for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
+  console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
+               (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")") +
+               (outcome.cache == CacheStatus::hit
+                    ? "; " + output + " copied from the cache, no compiler ran"
+                    : ""));
+  for (const StageTiming& t : outcome.timings)
+    console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
+}
+
+// Notes as the user asked for them: folded ("-v lists them"), or every one.
+// `warned_device`: a device already warned about as unknown, whose note
+// would only repeat the warning.
+void say_notes(const Console& console, bool verbose, const std::vector<std::string>& notes,
+               const std::string& warned_device = "") {
+  std::vector<std::string> said;
+  const std::string repeat = "unknown device '" + warned_device + "'";
+  for (const std::string& note : notes)
+    if (warned_device.empty() || note.rfind(repeat, 0) != 0) said.push_back(note);
+  console.notes(verbose ? said : summarise_notes(said));
+}
+
+// A device no one registered that is one typo from one that is: a warning
+// naming it (upstream's empty device options still apply), an error with
+// --strict. Returns the device when it warned ("" when it did not).
+std::string check_device_name(const Session& session, const CommonOptions& common,
+                              const Console& console) {
+  auto match = session.device_suggestion(common.device);
+  if (!match) return "";
+  std::string what = "unknown device '" + common.device + "'; did you mean '" + *match + "'?";
+  if (common.strict) throw Error(ErrorKind::usage, what + " (--strict)");
+  console.warnings({what + " (building with no device options; --strict makes this an error)"});
+  return common.device;
 }
 
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                   const Console& console, const std::vector<std::string>& kbuild_argv) {
   std::optional<Session> session;
-  std::optional<BuildRequest> request;
-  std::optional<BuildPlan> plan;
-  std::vector<Step> steps;
-  BuildOutcome outcome;
-  std::optional<Error> failure;
+  BuildRecord record;
+  record.kbuild_argv = kbuild_argv;
+  record.device = common.device;
+  record.compiler = compiler_of(common, env);
   std::optional<Error> unwritten_database;
-  std::vector<StageTiming> timings;
+  bool notes_said = false;
+  std::string warned_device;
   if (auto wrong = report_target_problem(common, b)) {
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
   }
   try {
-    session.emplace(common, env, console);
-    request = make_request(common, b, env);
+    session.emplace(session_options(common), env);
+    record.session = &*session;
+    console.warnings(session->warnings());
+    record.notes = session->site.notes;
+    warned_device = check_device_name(*session, common, console);
+    record.request = make_request(common, b, env);
+    BuildRequest* request = &*record.request;
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
-    // Every setting first: the PCH step runs with them too. A dry run
-    // writes nothing, so it makes no cache directory.
-    OutputCache cache =
-        OutputCache::open(cache_settings(env, !b.no_cache, b.cache_max_size), !b.dry_run);
-    if (!cache.problem().empty()) {
-      if (cache.problem_is_warning())
-        console.warnings({cache.problem()});
-      else
-        console.notes({cache.problem()});
-    }
-    BuildSettings settings;
-    settings.cache = &cache;
-    settings.launcher = parse_launcher(
-        b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
-    settings.launcher.resolve_native = b.resolve_native;
-    if (b.timeout_s > 0)
-      settings.timeout = std::chrono::milliseconds(static_cast<long>(b.timeout_s * 1000));
-    const bool load_check = b.check_load || !b.required_symbols.empty();
-    if (load_check && !b.dry_run) settings.load_check.loader = {load_check_helper()};
-    settings.load_check.required_symbols = b.required_symbols;
-    std::vector<std::string> pch_steps;
+    // Every setting first: the PCH step runs with them too.
+    BuildContext context(*session, common.device, run_options(b));
+    console.warnings(context.warnings);
+    console.notes(context.notes);
+    const BuildSettings& settings = context.settings;
     PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())
         throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
-      // --no-cache turns off the output cache; the .gch is still kept.
-      const TrustedDir* pch_root = cache.root();
-      std::optional<TrustedDir> own_root;
-      if (!pch_root && b.no_cache) {
-        Result<TrustedDir> root = open_cache_root(cache_root(env), !b.dry_run);
-        if (root)
-          pch_root = &own_root.emplace(std::move(*root));
-        else if (!b.dry_run)
-          console.warnings({root.why() + "; the precompiled header is built for this build only"});
-      }
-      // Where the run will keep it: the cache, also when a dry run has not
-      // made that directory yet.
-      std::string pch_dir = pch_root ? pch_root->path() : "";
-      std::error_code ec;
-      if (!pch_root && b.dry_run && !fs::exists(cache_root(env), ec)) pch_dir = cache_root(env);
-      PchPlan pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), pch_dir,
-                                  pch_root, settings.launcher, env);
-      pch_steps = pch_lines(pch_plan);
+      BuildContext::PchPlace place = context.pch_place();
+      if (!place.warning.empty()) console.warnings({place.warning});
+      PchPlan pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), place.dir,
+                                  place.root, settings.launcher, env);
+      record.pch_lines = pch_lines(pch_plan);
       request->include_pch = pch_plan.include;
       if (!b.dry_run) {
-        pch = run_pch(pch_plan, pch_root, settings, session->registry, session->context(), *request,
-                      env);
+        pch = run_pch(pch_plan, place.root, settings, session->registry, session->context(),
+                      *request, env);
         console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
                      ".gch");
         request->include_pch = pch.include;
-        settings.key_extra.push_back("pch " + pch.identity);
+        context.settings.key_extra.push_back("pch " + pch.identity);
       }
     }
     auto start = std::chrono::steady_clock::now();
-    plan = plan_build(*request, session->registry, session->context());
-    StepInput step_input;
-    step_input.sources = request->sources;
-    step_input.launcher = settings.launcher;
-    step_input.record_inputs = !b.no_cache && !cache_root(env).empty();
-    step_input.load_check = load_check;
-    step_input.required_symbols = b.required_symbols;
-    if (settings.launcher.resolve_native && settings.launcher.split) {
-      auto compiler = find_executable(plan->command.argv[0], env);
-      if (compiler) step_input.native_flags = resolve_native_flags(*compiler, env);
-    }
-    steps = plan_steps(*plan, step_input);
+    record.plan = plan_build(*request, session->registry, session->context());
+    const BuildPlan& plan = *record.plan;
+    StepInput step_input = context.step_input(plan, request->sources);
+    record.steps = plan_steps(plan, step_input);
+    const std::vector<Step>& steps = record.steps;
     session->timings.push_back({"resolve", seconds_since(start)});
-    console.notes(session->site.notes);
-    console.notes(plan->notes);
+    record.notes.insert(record.notes.end(), plan.notes.begin(), plan.notes.end());
     if (settings.launcher.distributes && !b.resolve_native)
-      console.notes({settings.launcher.name() +
-                     " compiles -march=native only on this machine; add --resolve-native "
-                     "to send the compile steps to other hosts"});
+      record.notes.push_back(settings.launcher.name() +
+                             " compiles -march=native only on this machine; add "
+                             "--resolve-native to send the compile steps to other hosts");
+    say_notes(console, common.verbose, record.notes, warned_device);
+    notes_said = true;
     if (!b.compile_commands.empty())
-      unwritten_database = record_compile_commands(b.compile_commands, steps, *request);
+      unwritten_database = record_compile_commands(b.compile_commands, steps, request->sources);
     if (b.dry_run) {
       std::size_t commands = 0;
       for (const Step& s : steps) commands += s.kind == StepKind::command;
-      if (b.inductor_line && (commands != 1 || !pch_steps.empty() || steps.size() != 1))
+      if (b.inductor_line && (commands != 1 || !record.pch_lines.empty() || steps.size() != 1))
         throw Error(ErrorKind::usage, "--inductor-line prints a one-step plan, and this one has " +
-                                          std::to_string(steps.size() + pch_steps.size()) +
+                                          std::to_string(steps.size() + record.pch_lines.size()) +
                                           " steps; drop --inductor-line to see them");
       if (b.inductor_line) {
-        std::cout << plan->command.inductor_line << "\n";
+        std::cout << plan.command.inductor_line << "\n";
       } else {
-        for (const std::string& line : pch_steps) std::cout << line << "\n";
+        for (const std::string& line : record.pch_lines) std::cout << line << "\n";
         for (const std::string& line : step_lines(steps)) std::cout << line << "\n";
       }
     } else {
-      for (const std::string& line : step_lines(steps)) console.info("running: " + line);
-      run_build(*plan, steps, request->sources, settings, env, outcome);
-      console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
-                   (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
-      if (steps.size() > 1 || settings.launcher.argv.size())
-        for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
-      for (const StageTiming& t : outcome.timings)
-        console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
+      run_build(plan, steps, request->sources, context.settings, env, record.outcome);
+      say_what_ran(console, record.outcome, plan.output);
     }
     if (unwritten_database) throw *unwritten_database;
   } catch (const Error& e) {
-    failure = e;
+    record.failure = e;
   }
-  int code = failure ? exit_code(failure->kind()) : 0;
+  // A build that failed before its notes were said still says why torch
+  // or a root is missing: it may be why it failed.
+  if (!notes_said) say_notes(console, common.verbose, record.notes, warned_device);
+  record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
   if (!b.report.empty()) {
-    ReportInput in;
-    in.kbuild_argv = kbuild_argv;
-    in.cwd = fs::current_path().string();
-    in.request = request ? &*request : nullptr;
-    in.plan = plan ? &*plan : nullptr;
-    in.outcome = &outcome;
-    in.steps = step_lines(steps);
-    in.compiler_path = request ? request->compiler : compiler_of(common, env);
-    in.compiler_version = compiler_version(in.compiler_path, env);
-    if (session) {
-      in.config_files = session->configs.files;
-      in.timings = session->timings;
-      for (const DeviceListing& d : session->registry.list())
-        if (d.name == common.device) in.provider_kind = d.kind, in.provider_source = d.source;
-    }
-    in.env = &env;
-    in.error = failure ? &*failure : nullptr;
-    in.exit_code = code;
-    std::string err = write_file_atomically(b.report, dump_json(build_report(in), 2) + "\n");
+    std::string err = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
     if (!err.empty()) console.warnings({"--report: " + err});
   }
-  if (failure) console.error(*failure);
-  return code;
+  if (record.failure) console.error(*record.failure);
+  return record.exit_code;
 }
 
 int explain_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                     const Console& console) {
-  Session session(common, env, console);
+  Session session(session_options(common), env);
+  console.warnings(session.warnings());
+  const std::string warned_device = check_device_name(session, common, console);
   BuildRequest request = make_request(common, b, env);
   if (request.sources.empty()) request.sources = {"kernel.cpp"};
   BuildPlan plan = plan_build(request, session.registry, session.context());
-  console.notes(plan.notes);
-  StepInput step_input;
-  step_input.sources = request.sources;
-  step_input.launcher = parse_launcher(
-      b.launcher.empty() ? session.registry.launcher_for(common.device) : b.launcher);
-  step_input.record_inputs = !b.no_cache && !cache_root(env).empty();
-  step_input.load_check = b.check_load || !b.required_symbols.empty();
-  step_input.required_symbols = b.required_symbols;
+  say_notes(console, common.verbose, plan.notes, warned_device);
+  RunOptions options = run_options(b);
+  options.dry_run = true;  // explain runs nothing
+  BuildContext context(session, common.device, options);
+  StepInput step_input = context.step_input(plan, request.sources);
   for (const std::string& line : step_lines(plan_steps(plan, step_input)))
     std::cout << line << "\n";
   std::cout << "\n";
@@ -433,12 +297,15 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
 
 int options_command(const CommonOptions& common, bool json_output, const Environment& env,
                     const Console& console) {
-  Session session(common, env, console);
+  Session session(session_options(common), env);
+  console.warnings(session.warnings());
+  const std::string warned_device = check_device_name(session, common, console);
   OptionsResult device = session.registry.resolve(
       DeviceQuery{common.device, common.aot, common.compile_only, common.backend},
       session.context(), common.strict);
-  console.notes(session.site.notes);
-  console.notes(device.notes);
+  std::vector<std::string> notes = session.site.notes;
+  notes.insert(notes.end(), device.notes.begin(), device.notes.end());
+  say_notes(console, common.verbose, notes, warned_device);
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (OptionList list : kAllOptionLists)
@@ -459,7 +326,8 @@ int options_command(const CommonOptions& common, bool json_output, const Environ
 
 int devices_command(const CommonOptions& common, bool json_output, const Environment& env,
                     const Console& console) {
-  Session session(common, env, console);
+  Session session(session_options(common), env);
+  console.warnings(session.warnings());
   auto devices = session.registry.list();
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -472,6 +340,7 @@ int devices_command(const CommonOptions& common, bool json_output, const Environ
                             {"description", bk.description}});
       out.push_back({{"name", d.name},
                      {"kind", d.kind},
+                     {"description", device_description(d)},
                      {"source", d.source},
                      {"mode", d.mode},
                      {"overrides", d.overridden},
@@ -480,10 +349,13 @@ int devices_command(const CommonOptions& common, bool json_output, const Environ
     std::cout << dump_json(out, 2) << "\n";
     return 0;
   }
+  // A header, then one line per device: name, kind (mode), what it is, and
+  // where it came from; its backends below it. Tab-separated for scripts.
+  std::cout << "device\tkind\tdescription\tsource\n";
   for (const DeviceListing& d : devices) {
     std::cout << d.name << "\t" << d.kind;
     if (!d.mode.empty()) std::cout << " (" << d.mode << ")";
-    std::cout << "\t" << d.source;
+    std::cout << "\t" << device_description(d) << "\t" << d.source;
     for (const std::string& o : d.overridden) std::cout << "\t[overrides " << o << "]";
     std::cout << "\n";
     for (const BackendInfo& bk : d.backends) {
@@ -501,7 +373,7 @@ constexpr int kDoctorWarn = 11, kDoctorFail = 12;
 int doctor_command(const CommonOptions& common, bool json_output, const Environment& env,
                    const Console&) {
   Site site = resolve_site(common.site, env);
-  BuildCli none;
+  BuildCli none;  // doctor builds nothing: a request for the device and compiler only
   DoctorInput in{env, site, config_sources(data_dir(env), env, common.config_files),
                  make_request(common, none, env), common.allow_untrusted_config};
   std::vector<DoctorCheck> checks = run_doctor(in);
@@ -519,6 +391,7 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
       if (c.status != CheckStatus::ok && !c.hint.empty())
         std::cout << "\t\thint: " << c.hint << "\n";
     }
+    std::cout << doctor_summary(checks) << "\n";
   }
   switch (worst(checks)) {
     case CheckStatus::ok: return 0;
@@ -553,7 +426,10 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
     }
     if (r.exit_code != 0) {
       ++failed;
-      std::cerr << "== " << r.name << " (exit " << r.exit_code << "):\n" << r.output;
+      const char* stage = stage_of_exit_code(r.exit_code);
+      std::cerr << "== " << r.name << " (" << (*stage ? stage : "failed") << ", exit "
+                << r.exit_code << "):\n"
+                << r.output;
     }
   }
   std::printf("%-8s %8s  %s\n", "status", "seconds", "build");
@@ -587,10 +463,13 @@ int cache_command(const std::string& action, const Environment& env) {
     std::cout << "cleared " << root << "\n";
     return 0;
   }
-  CacheStats st = OutputCache::open(cache_settings(env, true, "")).stats();
+  const CacheSettings settings = cache_settings(env, true, "");
+  CacheStats st = OutputCache::open(settings).stats();
   std::cout << "cache directory  " << root << "\n"
             << "entries          " << st.entries << "\n"
-            << "size             " << st.bytes << " bytes\n"
+            << "size             " << human_size(st.bytes) << " of "
+            << human_size(settings.max_bytes) << " (" << st.bytes
+            << " bytes; limit: --cache-max-size or KBUILD_CACHE_MAX_SIZE)\n"
             << "hits             " << st.hits << "\n"
             << "misses           " << st.misses << "\n";
   return 0;
@@ -621,6 +500,7 @@ int main(int argc, char** argv) {
     if (cl.command == "cache") return cache_command(cl.cache_action, env);
     if (cl.command == "build-many") return build_many_command(cl.manifest, cl.jobs, cl.fail_fast);
     if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);
+    if (auto misplaced = misplaced_subcommand(cl)) throw Error(ErrorKind::usage, *misplaced);
     return build_command(cl.common, cl.build, env, console,
                          std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {

@@ -57,7 +57,7 @@ TEST_CASE("build-many goes on after a failure by default, and stops with --fail-
   CHECK(r.exit_code == 13);
   CHECK(r.out.find("compile (exit 5)") != std::string::npos);  // the stage, not only the code
   CHECK(r.out.find("2 built, 1 failed, 0 skipped") != std::string::npos);
-  CHECK(r.err.find("== broken (exit 5):") != std::string::npos);
+  CHECK(r.err.find("== broken (compile, exit 5):") != std::string::npos);
   CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
   CHECK(fs::exists(b.dir / "k2.so"));
   fs::remove(b.dir / "k2.so");

@@ -297,7 +297,8 @@ TEST_CASE("user config directories register devices: XDG and KBUILD_CONFIG_PATH"
   REQUIRE(r.exit_code == 0);
   CHECK(nlohmann::json::parse(r.out)["libraries"] == nlohmann::json::array({"acme"}));
   RunResult z = run_kbuild({"devices"}, home.str(), {{"KBUILD_CONFIG_PATH", dir / "more"}});
-  CHECK(z.out.find("zeta\tconfig (extend)\t" + dir / "more/zeta.json") != std::string::npos);
+  // name, kind (mode), description (none in this file), source
+  CHECK(z.out.find("zeta\tconfig (extend)\t\t" + dir / "more/zeta.json") != std::string::npos);
 }
 
 TEST_CASE("modes: compile-only object, precompiled header and preprocessed output are real files",

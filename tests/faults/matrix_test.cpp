@@ -124,6 +124,30 @@ TEST_CASE("E04 unknown device with --strict", "[matrix]") {
              {"unknown device 'tpu' (--strict)", "known devices: cpu"});
 }
 
+TEST_CASE("E150 a subcommand after an option", "[matrix]") {
+  Row row;
+  row.expect("E150", row.kbuild({"--config", row.dir / "x.json", "devices"}), 2, "usage",
+             {"'devices' is a subcommand", "subcommands come first: kbuild devices"});
+}
+
+TEST_CASE("E151 an unknown option one typo from a known one", "[matrix]") {
+  Row row;
+  row.expect("E151", row.build({"--devce", "cpu"}), 2, "usage",
+             {"--devce", "did you mean --device?"});
+}
+
+TEST_CASE("E152 an unknown device one typo from a registered one, with --strict", "[matrix]") {
+  Row row;
+  row.expect("E152", row.build({"--device", "npuu", "--strict"}), 2, "usage",
+             {"unknown device 'npuu'", "did you mean 'npu'?"});
+}
+
+TEST_CASE("E153 kbuild cache without an action", "[matrix]") {
+  Row row;
+  row.expect("E153", row.kbuild({"cache"}), 2, "usage",
+             {"kbuild cache stats", "kbuild cache clear"});
+}
+
 TEST_CASE("E05 unknown backend", "[matrix]") {
   Row row;
   row.expect(

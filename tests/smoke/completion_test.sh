@@ -28,6 +28,40 @@ expect "kbuild --device npu --backend a" ascendc
 expect "kbuild --check" --check-load
 expect "kbuild --isa am" amx
 expect "kbuild do" doctor
+# What the old hand-written list missed.
+expect "kbuild bu" build-many
+expect "kbuild ca" cache
+expect "kbuild cache " stats
+expect "kbuild cache " clear
+expect "kbuild --launch" --launcher
+expect "kbuild --launcher cc" ccache
+expect "kbuild --pc" --pch
+expect "kbuild --time" --timeout
+expect "kbuild --no-c" --no-cache
+expect "kbuild build-many -" -j
+expect "kbuild build-many --fa" --fail-fast
+# A subcommand's options, not a build's.
+unexpected() {  # unexpected "LINE" "WORD": WORD is not offered
+  local got; got=$(complete_line "$1")
+  if [[ " $got " != *" $2 "* ]]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: '$1' -> [$got], did not want '$2'"; fi
+}
+unexpected "kbuild devices --" --dry-run
+unexpected "kbuild doctor --" --pch
+# Every subcommand, and every option each --help lists, completes.
+kbuild="$1"
+subcommands=$("$kbuild" --completion-words | grep -v -- '^-')
+[ -n "$subcommands" ] || { failed=$((failed + 1)); echo "FAIL: no subcommands listed"; }
+for sub in $subcommands; do
+  expect "kbuild ${sub:0:3}" "$sub"
+done
+for sub in "" $subcommands; do
+  # The option column of CLI11's help: "  -o,--output TEXT   description".
+  for option in $("$kbuild" $sub --help | awk '/^  +-/{print $1}' | tr ',' '\n' | sort -u); do
+    case "$option" in --help-all) continue ;; esac
+    expect "kbuild ${sub:+$sub }$option" "$option"
+  done
+done
 if grep -qF -- '\-\-check\-load' "$3/src/kbuild.1"; then passed=$((passed + 1)); else
   failed=$((failed + 1)); echo "FAIL: man page lacks --check-load"; fi
 echo "Ran $((passed + failed)) tests in 0s"

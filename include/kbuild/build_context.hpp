@@ -1,0 +1,136 @@
+// One run's context, built once before anything runs: where kbuild's device
+// files are, the site (torch, Python, CUDA), the registry, the cache
+// settings, and what a build collected for its report. The CLI only parses
+// its command line into these, calls, and prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/build_plan.hpp"
+#include "kbuild/build_runner.hpp"
+#include "kbuild/build_steps.hpp"
+#include "kbuild/config_search.hpp"
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/output_cache.hpp"
+#include "kbuild/registry.hpp"
+#include "kbuild/site.hpp"
+#include "kbuild/trusted_dir.hpp"
+
+namespace kbuild {
+
+// What the command line says about where things are.
+struct SessionOptions {
+  SiteSettings site;
+  std::vector<std::string> config_files;
+  bool allow_untrusted_config = false;
+};
+
+// Paths, device registry and timings of one run.
+class Session {
+ public:
+  // Throws Error (usage, config) for a bad site setting or device file.
+  Session(const SessionOptions& options, const Environment& env);
+
+  ResolveContext context() const { return ResolveContext{site.paths, env}; }
+  // What loading said (missing config dirs, duplicate devices), to print.
+  std::vector<std::string> warnings() const;
+  // The registry's listing of `device` (nullopt: unknown).
+  std::optional<DeviceListing> listing(const std::string& device) const;
+  // The backend a build of `query` resolves: the one asked for, else the
+  // device file's default ("" when the device has none).
+  std::string backend_of(const DeviceQuery& query) const;
+  // For a device no one registered: the registered one it is one typo
+  // from ("npuu" -> npu), if any.
+  std::optional<std::string> device_suggestion(const std::string& device) const;
+
+  const Environment& env;
+  Site site;
+  Registry registry;
+  LoadedConfigs configs;
+  std::vector<StageTiming> timings;
+};
+
+// What a listed device is, in a few words: the built-ins' own, else its
+// device file's "description" ("" when it has none).
+std::string device_description(const DeviceListing& device);
+
+// The output cache's settings: root from the environment, the size limit
+// from `max_size` (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G.
+// Throws Error (usage) for a size that is not one.
+CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size);
+
+// Why --report must not be written at `report`: it is a source or the
+// output (it would be overwritten), or not a regular file.
+std::optional<Error> report_path_problem(const std::string& report,
+                                         const std::vector<std::string>& sources,
+                                         const std::string& output);
+
+// What a build asks of the run, besides its request.
+struct RunOptions {
+  bool use_cache = true;
+  std::string cache_max_size;  // "": KBUILD_CACHE_MAX_SIZE, else 4G
+  bool dry_run = false;        // writes nothing: makes no cache directory
+  std::string launcher;        // "": the one the device file names, if any
+  bool resolve_native = false;
+  double timeout_s = 0;  // 0: none
+  bool load_check = false;
+  std::vector<std::string> required_symbols;
+};
+
+// Every setting of one build, made once, before anything (the PCH step
+// included) runs: the cache, the launcher, the timeout, the load check.
+class BuildContext {
+ public:
+  // Throws Error (usage: a bad cache size; internal: no load-check helper).
+  BuildContext(const Session& session, const std::string& device, const RunOptions& options);
+  BuildContext(const BuildContext&) = delete;
+  BuildContext& operator=(const BuildContext&) = delete;
+
+  // Where --pch keeps its header and .gch: the cache (also with --no-cache,
+  // which turns off only the output cache), or nowhere (this build only).
+  struct PchPlace {
+    const TrustedDir* root = nullptr;  // null: this build only
+    std::string dir;                   // what the plan names (a dry run's future cache)
+    std::string warning;               // why the cache cannot hold it ("" when it can)
+  };
+  PchPlace pch_place();
+
+  // What planning the steps needs, for `plan`.
+  StepInput step_input(const BuildPlan& plan, const std::vector<std::string>& sources) const;
+
+  OutputCache cache;
+  BuildSettings settings;  // settings.cache points at `cache`
+  // Why the cache is off, when it is: a warning, or a note.
+  std::vector<std::string> warnings, notes;
+
+ private:
+  const Environment& env_;
+  RunOptions options_;
+  std::optional<TrustedDir> own_pch_root_;
+};
+
+// What one build collected, from the command line to its outcome; what
+// exists depends on how far it got.
+struct BuildRecord {
+  std::vector<std::string> kbuild_argv;
+  std::string device;    // as asked, also when the request was not made
+  std::string compiler;  // as asked (--cxx, CXX, g++)
+  const Session* session = nullptr;
+  std::optional<BuildRequest> request;
+  std::optional<BuildPlan> plan;
+  std::vector<Step> steps;
+  std::vector<std::string> pch_lines;  // the PCH steps, before `steps`
+  BuildOutcome outcome;
+  std::vector<std::string> notes;  // every note said, in order
+  std::optional<Error> failure;
+  int exit_code = 0;
+};
+
+// The evidence report (--report) of `record`; asks the compiler its version.
+nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env);
+
+}  // namespace kbuild

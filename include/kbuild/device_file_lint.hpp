@@ -1,0 +1,17 @@
+// Warnings for device-file entries that load but do not mean what they say.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kbuild/device_file.hpp"
+
+namespace kbuild {
+
+// One warning (FILE:LINE: ...) for each cflags or ldflags entry, in any
+// block, layer or backend, that starts with '-': Inductor puts a '-' before
+// each of those entries itself, so "-funroll-loops" would reach the compiler
+// as "--funroll-loops".
+std::vector<std::string> device_file_warnings(const DeviceFile& file);
+
+}  // namespace kbuild

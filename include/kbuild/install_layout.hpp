@@ -1,0 +1,20 @@
+// Where kbuild finds what was installed with it: its data directory (the
+// shipped device files) and the --check-load helper, both relative to the
+// running binary, so a build tree and an installation each use their own.
+#pragma once
+
+#include <string>
+
+#include "kbuild/environment.hpp"
+
+namespace kbuild {
+
+// $KBUILD_DATA_DIR, else <prefix>/share/kbuild beside the binary, else the
+// source tree's configs (a build tree), else the configured install dir.
+std::string data_dir(const Environment& env);
+
+// kbuild-load-check: beside kbuild (the build tree), else in the libexec
+// dir of the installation kbuild belongs to. Throws Error (internal).
+std::string load_check_helper();
+
+}  // namespace kbuild

@@ -1,0 +1,300 @@
+// The first hour with kbuild (issue 14): what a newcomer types, and what
+// kbuild must answer. Each case is a bug or a rough edge found by trying it.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kKernel = "extern \"C\" int f() { return 1; }\n";
+
+// A scratch directory with kernel.cpp in it, and a home of its own.
+struct Scratch {
+  TempDir home, dir;
+  std::string kernel = dir / "kernel.cpp";
+  Scratch() { write_file(kernel, kKernel); }
+
+  // kbuild ARGS, run in this directory (paths relative to it).
+  RunResult here(const std::vector<std::string>& args,
+                 std::map<std::string, std::string> set = {}) const {
+    std::vector<std::string> argv{"-C", dir.str(), kbuild_binary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    set.emplace("HOME", home.str());
+    set.emplace("XDG_CONFIG_HOME", home / ".config");
+    set.emplace("XDG_CACHE_HOME", home / ".cache");
+    std::vector<std::string> unset;
+    for (const char* var : {"KBUILD_CONFIG_PATH", "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT",
+                            "KBUILD_CACHE_DIR", "CXX", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH"})
+      if (!set.count(var)) unset.push_back(var);
+    argv.insert(argv.begin(), "/usr/bin/env");
+    return run(argv, set, unset);
+  }
+  RunResult kbuild(const std::vector<std::string>& args,
+                   std::map<std::string, std::string> set = {}) const {
+    return run_kbuild(args, home.str(), std::move(set));
+  }
+};
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("--check-load with -o softmax.so (no slash) loads the library", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.here({"--no-torch", "kernel.cpp", "-o", "softmax.so", "--check-load"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(s.dir / "softmax.so"));
+}
+
+TEST_CASE("a device file's cflags entry with a leading '-' is warned about at load, with file:line",
+          "[e2e][first-hour]") {
+  Scratch s;
+  std::string file = s.dir / "acc.json";
+  write_file(file,
+             "{\n  \"device\": \"acc\",\n  \"cflags\": [\"funroll-all-loops\",\n"
+             "             \"-funroll-loops\"]\n}\n");
+  RunResult r = s.kbuild({"--no-torch", "--config", file, "--device", "acc", "--dry-run", s.kernel,
+                          "-o", s.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("warning: " + file + ":4: cflags entry \"-funroll-loops\" starts with '-'") !=
+        std::string::npos);
+  CHECK(r.err.find("write \"funroll-loops\"") != std::string::npos);
+  CHECK(count(r.err, "starts with '-'") == 1);  // the entry without a dash is fine
+}
+
+TEST_CASE("--compile-commands: one entry per absolute source and output, however spelled",
+          "[e2e][first-hour]") {
+  Scratch s;
+  std::string db = s.dir / "compile_commands.json";
+  for (const std::vector<std::string>& spelling :
+       {std::vector<std::string>{"kernel.cpp", "-o", "k.so"},
+        {"./kernel.cpp", "-o", "./k.so"},
+        {s.kernel, "-o", s.dir / "k.so"},
+        {"../" + s.dir.path().filename().string() + "/kernel.cpp", "-o", "sub/../k.so"}}) {
+    fs::create_directories(s.dir / "sub");
+    std::vector<std::string> args{"--no-torch", "--dry-run", "--compile-commands",
+                                  "compile_commands.json"};
+    args.insert(args.end(), spelling.begin(), spelling.end());
+    RunResult r = s.here(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  json entries = json::parse(read_file(db));
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0]["file"] == s.kernel);
+  CHECK(entries[0]["output"] == s.dir / "k.so");
+}
+
+TEST_CASE("--compile-commands: a dry run records exactly what the build records",
+          "[e2e][first-hour]") {
+  Scratch s;
+  RunResult dry = s.here({"--no-torch", "--dry-run", "--compile-commands", "dry.json", "kernel.cpp",
+                          "-o", "softmax.so"});
+  REQUIRE(dry.exit_code == 0);
+  RunResult built =
+      s.here({"--no-torch", "--compile-commands", "built.json", "kernel.cpp", "-o", "softmax.so"});
+  INFO(built.err);
+  REQUIRE(built.exit_code == 0);
+  CHECK(json::parse(read_file(s.dir / "dry.json")) == json::parse(read_file(s.dir / "built.json")));
+  // And both into one database: still one entry.
+  REQUIRE(s.here({"--no-torch", "--compile-commands", "dry.json", "kernel.cpp", "-o", "softmax.so"})
+              .exit_code == 0);
+  CHECK(json::parse(read_file(s.dir / "dry.json")).size() == 1);
+}
+
+TEST_CASE("a failed build with no earlier output does not say it was left as it was",
+          "[e2e][first-hour]") {
+  Scratch s;
+  write_file(s.dir / "bad.cpp", "int f( {\n");
+  RunResult r = s.here({"--no-torch", "bad.cpp", "-o", "bad.so"});
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("bad.so left as it was") == std::string::npos);
+  CHECK(r.err.find("no bad.so written") != std::string::npos);
+  write_file(s.dir / "bad.so", "earlier");
+  r = s.here({"--no-torch", "bad.cpp", "-o", "bad.so"});
+  CHECK(r.err.find("bad.so left as it was") != std::string::npos);
+}
+
+TEST_CASE("a mistyped option gets a 'did you mean'", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"--devce", "npu", s.kernel});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("did you mean --device?") != std::string::npos);
+  r = s.kbuild({"doctor", "--jsn"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("did you mean --json?") != std::string::npos);
+}
+
+TEST_CASE("a subcommand after an option: 'subcommands come first'", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.here({"--config", "x.json", "devices"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("'devices' is a subcommand, and subcommands come first") != std::string::npos);
+  CHECK(r.err.find("No such file") == std::string::npos);
+  r = s.here({"-q", "explain", "kernel.cpp"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("subcommands come first: kbuild explain") != std::string::npos);
+  r = s.here({"devcies"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("did you mean the subcommand 'devices'?") != std::string::npos);
+}
+
+TEST_CASE("an unknown device close to a registered one: a warning, an error with --strict",
+          "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"--no-torch", "--device", "npuu", "--dry-run", s.kernel});
+  CHECK(r.exit_code == 0);  // upstream: an unknown device has empty options
+  CHECK(r.err.find("warning: unknown device 'npuu'; did you mean 'npu'?") != std::string::npos);
+  CHECK(count(r.err, "unknown device 'npuu'") == 1);  // the warning, not also a note
+  r = s.kbuild({"--no-torch", "--device", "npuu", "--strict", "--dry-run", s.kernel});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("error[usage]: unknown device 'npuu'; did you mean 'npu'?") !=
+        std::string::npos);
+  r = s.kbuild({"--no-torch", "--device", "tpu", "--dry-run", s.kernel});
+  CHECK(r.err.find("did you mean") == std::string::npos);  // nothing close: upstream's note
+}
+
+TEST_CASE("each subcommand's --help lists its own options only; usage puts subcommands first",
+          "[e2e][first-hour]") {
+  Scratch s;
+  RunResult devices = s.kbuild({"devices", "--help"});
+  CHECK(devices.exit_code == 0);
+  CHECK(devices.out.find("--json") != std::string::npos);
+  for (const char* build_only : {"--dry-run", "--aot", "--isa", "--pch", "--cxx"}) {
+    INFO(build_only);
+    CHECK(devices.out.find(build_only) == std::string::npos);
+  }
+  RunResult doctor = s.kbuild({"doctor", "--help"});
+  CHECK(doctor.out.find("--device") != std::string::npos);
+  for (const char* build_only : {"--dry-run", "--pch", "--timeout", "--launcher"}) {
+    INFO(build_only);
+    CHECK(doctor.out.find(build_only) == std::string::npos);
+  }
+  RunResult top = s.kbuild({"--help"});
+  CHECK(top.out.find("kbuild SUBCOMMAND [OPTIONS]") != std::string::npos);
+  CHECK(top.out.find("[sources...] [SUBCOMMAND]") == std::string::npos);
+}
+
+TEST_CASE("kbuild cache alone names its actions", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"cache"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("kbuild cache stats") != std::string::npos);
+  CHECK(r.err.find("kbuild cache clear") != std::string::npos);
+}
+
+TEST_CASE("entries left out for one reason are one note; -v lists each", "[e2e][first-hour]") {
+  Scratch s;
+  std::string file = s.dir / "acc.json";
+  write_file(file,
+             "{\"device\": \"acc\", \"include_dirs\": [\"${torch_npu_root}/a\", "
+             "\"${torch_npu_root}/b\", \"${torch_npu_root}/c\"]}\n");
+  std::vector<std::string> args{"--no-torch", "--config",  file,    "--device",
+                                "acc",        "--dry-run", s.kernel};
+  RunResult r = s.kbuild(args);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count(r.err, "note:") == 1);
+  CHECK(r.err.find("left out 3 entries: torch_npu_root is unknown") != std::string::npos);
+  CHECK(r.err.find("-v lists them") != std::string::npos);
+  args.push_back("-v");
+  RunResult verbose = s.kbuild(args);
+  CHECK(count(verbose.err, "left out include_dirs entry") == 3);
+}
+
+TEST_CASE("--device npu without torch: one note for every entry it left out", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"--device", "npu", "--no-torch", "--dry-run", s.kernel},
+                         {{"ASCEND_HOME_PATH", s.dir.str()}});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(count(r.err, "note:") == 1);
+  CHECK(r.err.find("device 'npu': left out ") != std::string::npos);
+}
+
+TEST_CASE("-v on a cache hit says it was a hit, and names no command", "[e2e][first-hour]") {
+  Scratch s;
+  REQUIRE(s.here({"--no-torch", "-v", "kernel.cpp", "-o", "k.so"}).exit_code == 0);
+  RunResult hit = s.here({"--no-torch", "-v", "kernel.cpp", "-o", "k.so"});
+  INFO(hit.err);
+  REQUIRE(hit.exit_code == 0);
+  CHECK(hit.err.find("cache: hit") != std::string::npos);
+  CHECK(hit.err.find("running:") == std::string::npos);
+  CHECK(hit.err.find("ran:") == std::string::npos);
+  CHECK(hit.err.find("no compiler ran") != std::string::npos);
+}
+
+TEST_CASE("cache stats shows sizes for people, and the limit", "[e2e][first-hour]") {
+  Scratch s;
+  REQUIRE(s.here({"--no-torch", "kernel.cpp", "-o", "k.so"}).exit_code == 0);
+  RunResult stats = s.kbuild({"cache", "stats"}, {{"KBUILD_CACHE_MAX_SIZE", "500M"}});
+  INFO(stats.out);
+  REQUIRE(stats.exit_code == 0);
+  CHECK(std::regex_search(stats.out, std::regex(R"(size +[0-9.]+ (B|KiB|MiB) of 500\.0 MiB)")));
+}
+
+TEST_CASE("devices has a header and says what each device is", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"devices"});
+  REQUIRE(r.exit_code == 0);
+  std::vector<std::string> lines = lines_of(r.out);
+  REQUIRE(!lines.empty());
+  CHECK(lines[0] == "device\tkind\tdescription\tsource");
+  CHECK(r.out.find("cpu\tbuilt-in\tthe host CPU") != std::string::npos);
+  CHECK(r.out.find("Ascend NPU") != std::string::npos);  // npu.json's description
+  RunResult listed = s.kbuild({"devices", "--json"});
+  REQUIRE(listed.exit_code == 0);
+  CHECK(json::parse(listed.out)[0]["description"] == "the host CPU (Inductor's default device)");
+}
+
+TEST_CASE("doctor ends with a summary line", "[e2e][first-hour]") {
+  Scratch s;
+  RunResult r = s.kbuild({"doctor", "--no-torch"});
+  std::vector<std::string> lines = lines_of(r.out);
+  REQUIRE(!lines.empty());
+  CHECK(std::regex_match(lines.back(),
+                         std::regex(R"(summary: [0-9]+ checks: [0-9]+ ok, [0-9]+ warnings, )"
+                                    R"([0-9]+ failures; .*)")));
+}
+
+TEST_CASE("--report: the notes said, torch as found, the backend resolved", "[e2e][first-hour]") {
+  Scratch s;
+  // No torch here (python3 finds none), so its flags are left out, with notes.
+  RunResult r = s.here({"--device", "npu", "--dry-run", "kernel.cpp", "--report", "r.json"},
+                       {{"ASCEND_HOME_PATH", s.dir.str()}});
+  INFO(r.err);
+  json report = json::parse(read_file(s.dir / "r.json"));
+  bool noted = r.err.find("note:") != std::string::npos;
+  CHECK(noted);
+  CHECK(report["notes"].size() >= 1);
+  CHECK(report["request"]["torch"] == false);
+  CHECK(report["request"]["backend"] == "triton");
+}
+
+TEST_CASE("build-many names the failed stage on its error output", "[e2e][first-hour]") {
+  Scratch s;
+  write_file(s.dir / "bad.cpp", "int f( {\n");
+  write_file(s.dir / "m.json",
+             "{\"common\": [\"--no-torch\"], \"builds\": [[\"bad.cpp\", \"-o\", \"bad.so\"]]}");
+  RunResult r = s.here({"build-many", "m.json"});
+  CHECK(r.exit_code == 13);
+  CHECK(r.err.find("(compile, exit 5)") != std::string::npos);
+}
