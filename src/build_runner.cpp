@@ -239,13 +239,15 @@ void store(OutputCache& cache, const CacheKey& key, const KeyInput& key_in, int 
   Status stored = Failure{"the compiler did not list the files it read"};
   if ((lists && !lists->empty()) || links_objects_only(sources)) {
     inputs.depfile_text = headers_only(lists.value_or(std::vector<std::string>{}), sources);
-    for (const Step& s : steps)
-      if (s.kind == StepKind::command && !s.links) {
-        inputs.include_search = include_search_dirs(as_run(s, programs, out), env, processes);
-        break;
-      }
-    if (inputs.include_search.empty() && !steps.empty())
-      inputs.include_search = include_search_dirs(as_run(steps[0], programs, out), env, processes);
+    // The compiler's own search list: the step's words from the compiler on
+    // (a launcher in front would be asked instead).
+    for (const Step& s : steps) {
+      if (s.kind != StepKind::command) continue;
+      std::vector<std::string> argv = as_run(s, programs, out);
+      argv.erase(argv.begin(), argv.begin() + static_cast<long>(s.compiler_index));
+      inputs.include_search = include_search_dirs(argv, env, processes);
+      if (!s.links) break;
+    }
     if (links(plan.kind) && !key_in.libraries.empty())
       inputs.library_search =
           library_search_dirs(programs.compiler, key_in.libraries_dirs, env, processes);

@@ -295,3 +295,20 @@ TEST_CASE("a pyenv-style shim: each project's .python-version gets its own answe
   CHECK(b.out.find(pyenv / "torch-two") != std::string::npos);
   CHECK(b.out.find(pyenv / "torch-one") == std::string::npos);
 }
+
+TEST_CASE("behind a launcher too, a header added earlier on the include path is a miss",
+          "[e2e][cache][launcher]") {
+  Kernel k;
+  write_file(k.dir / "b/h.h", "#define VALUE 1\n");
+  fs::create_directories(k.dir / "a");
+  write_file(k.dir / "k.cpp", "#include <h.h>\nextern \"C\" int f() { return VALUE; }\n");
+  write_file(k.dir / "wrapper", "#!/bin/sh\nexec \"$@\"\n", true);
+  std::vector<std::string> flags{"--launcher", k.dir / "wrapper", "-I", k.dir / "a",
+                                 "-I",         k.dir / "b"};
+  k.build(flags);
+  CHECK(hit(k.build(flags)));
+  write_file(k.dir / "a/h.h", "#define VALUE 2\n");  // now found first
+  RunResult r = k.build(flags);
+  CHECK_FALSE(hit(r));
+  CHECK(k.value() == 2);
+}
