@@ -253,6 +253,48 @@ class BridgeTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
+    def test_route_compiles_has_inductor_compile_through_kbuild(self):
+        os.environ.pop("KBUILD_CACHE_DIR", None)
+        config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "g++")))
+        kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=old_torch(),
+                                 route_compiles=True, inductor_config=config)
+        link = os.path.join(self.home.name, "k", "kbuild", "cc", "g++")
+        self.assertEqual(config.cpp.cxx, (None, link))
+        self.assertEqual(os.path.realpath(link), os.path.realpath(KBUILD))
+        # Inductor checks the compiler with --version: g++'s own answer.
+        version = subprocess.run([link, "--version"], capture_output=True, text=True, check=True)
+        self.assertEqual(version.stdout, subprocess.run(["g++", "--version"], capture_output=True,
+                                                        text=True, check=True).stdout)
+        source = os.path.join(self.home.name, "k.cpp")
+        with open(source, "w") as f:
+            f.write('extern "C" int f() { return 1; }\n')
+        compile_cmd = [link, source, "-O2", "-shared", "-fPIC", "-o", source + ".so"]
+        env = dict(os.environ, KBUILD_VERBOSE="1")
+        first = subprocess.run(compile_cmd, capture_output=True, text=True, env=env, check=False)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn("cache: miss", first.stderr)
+        second = subprocess.run(compile_cmd, capture_output=True, text=True, env=env, check=False)
+        self.assertIn("cache: hit", second.stderr)
+        self.assertTrue(os.path.isfile(source + ".so"))
+
+    def test_route_compiles_refuses_a_compiler_it_cannot_stand_for_or_a_file_in_its_place(self):
+        os.environ.pop("KBUILD_CACHE_DIR", None)
+        config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "/opt/intel/icpx")))
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("cpu", kbuild=KBUILD, cpp_builder=old_torch(),
+                                     route_compiles=True, inductor_config=config)
+        self.assertIn("'icpx' is not one of g++, c++, clang++", str(ctx.exception))
+        self.assertEqual(config.cpp.cxx, (None, "/opt/intel/icpx"))
+        os.makedirs(os.path.join(self.home.name, "k", "kbuild", "cc"), mode=0o700)
+        with open(os.path.join(self.home.name, "k", "kbuild", "cc", "c++"), "w") as f:
+            f.write("not a link")
+        config.cpp.cxx = "c++"
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("cpu", kbuild=KBUILD, cpp_builder=old_torch(),
+                                     route_compiles=True, inductor_config=config)
+        self.assertIn("is not a link; remove it", str(ctx.exception))
+        self.assertEqual(config.cpp.cxx, "c++")
+
     def recording_kbuild(self):
         """A stand-in kbuild that logs its arguments and DISABLE_AOTI_PATCH."""
         log = os.path.join(self.home.name, "calls")

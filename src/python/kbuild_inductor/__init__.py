@@ -177,17 +177,25 @@ def _torch_modules(cpp_builder, device_interface):
 
 
 def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=True,
-             cpp_builder=None, device_interface=None, timeout=DEFAULT_TIMEOUT_S):
+             cpp_builder=None, device_interface=None, timeout=DEFAULT_TIMEOUT_S,
+             route_compiles=False, inductor_config=None):
     """Makes kbuild the provider of `device_type`'s options in Inductor.
 
     `timeout` (seconds) bounds each kbuild call. Registering the same device
     with the same settings again does nothing; with other settings it
     replaces the earlier registration. Returns the callback. `cpp_builder`
     is torch._inductor.cpp_builder and `device_interface`
-    torch._dynamo.device_interface unless given.
+    torch._dynamo.device_interface unless given. `route_compiles=True` also
+    has Inductor run its compiles through kbuild (`kbuild cc`: its cache and
+    launcher, the command unchanged): `inductor_config.cpp.cxx`
+    (torch._inductor.config unless given) is pointed at a link named like
+    the compiler to kbuild (_route.py).
     """
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
-    find_kbuild(kbuild)  # fail now, not at the first compile
+    binary = find_kbuild(kbuild)  # fail now, not at the first compile
+    if route_compiles:
+        from kbuild_inductor import _route  # noqa: PLC0415
+        _route.route_compiles(binary, inductor_config)
     callback = _Callback(backend, kbuild, extra_args, cache, timeout)
     table = _shapes.callback_table(cpp_builder)
     previous = table.get(device_type)

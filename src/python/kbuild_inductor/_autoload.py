@@ -4,7 +4,8 @@ TORCH_DEVICE_BACKEND_AUTOLOAD=0).
 
 KBUILD_INDUCTOR_DEVICES=npu[:backend],... names the devices; without it,
 nothing happens. KBUILD_INDUCTOR_KBUILD names the binary (default: the
-wheel's, else PATH's). A problem is a warning, never an
+wheel's, else PATH's); KBUILD_INDUCTOR_ROUTE_COMPILES=1 also routes
+Inductor's compiles through `kbuild cc`. A problem is a warning, never an
 exception: an entry point that raises makes `import torch` fail.
 """
 
@@ -38,10 +39,12 @@ def autoload():
     devices, problems = parse_devices(os.environ.get(DEVICES_VARIABLE))
     for problem in problems:
         warnings.warn(f"kbuild_inductor: {problem}", RuntimeWarning, stacklevel=2)
+    route = os.environ.get("KBUILD_INDUCTOR_ROUTE_COMPILES") == "1"
     for device, backend in devices:
         try:
             kbuild_inductor.register(device, backend,
-                                     kbuild=os.environ.get("KBUILD_INDUCTOR_KBUILD") or None)
+                                     kbuild=os.environ.get("KBUILD_INDUCTOR_KBUILD") or None,
+                                     route_compiles=route)
         except (kbuild_inductor.KbuildError, ImportError) as e:
             warnings.warn(f"kbuild_inductor: {device} not registered: {e}", RuntimeWarning,
                           stacklevel=2)
