@@ -10,17 +10,17 @@ namespace {
 
 // Options whose value is the next word.
 constexpr std::array<std::string_view, 22> kTakesValue{
-    "-I",       "-D",         "-U",       "-L",          "-l",           "-include",
-    "-isystem", "-iquote",    "-imacros", "-idirafter",  "-isysroot",    "-Xlinker",
-    "-Xassembler", "-Xpreprocessor", "-T", "-u",         "-z",           "-e",
-    "--param",  "-aux-info",  "-MT",      "-MQ"};
+    "-I",      "-D",       "-U",         "-L",        "-l",       "-include",    "-isystem",
+    "-iquote", "-imacros", "-idirafter", "-isysroot", "-Xlinker", "-Xassembler", "-Xpreprocessor",
+    "-T",      "-u",       "-z",         "-e",        "--param",  "-aux-info",   "-MT",
+    "-MQ"};
 
 // Words after which the command is not one build with one output that
 // kbuild can check and cache: it runs as it is.
 bool runs_as_it_is(std::string_view w) {
   constexpr std::array<std::string_view, 14> exact{
-      "-E",  "-S",  "-M",   "-MM",      "-MD",           "-MMD",   "-MF",
-      "-v",  "-",   "-###", "--version", "-fsyntax-only", "--help", "-x"};
+      "-E", "-S", "-M",   "-MM",       "-MD",           "-MMD",   "-MF",
+      "-v", "-",  "-###", "--version", "-fsyntax-only", "--help", "-x"};
   if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
   return w.rfind("-print-", 0) == 0 || w.rfind("-dump", 0) == 0 || w.rfind("-save-temps", 0) == 0 ||
          w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind("@", 0) == 0;

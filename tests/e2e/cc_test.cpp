@@ -39,15 +39,16 @@ struct CcCase {
   }
 };
 
-bool hit(const RunResult& r) { return r.err.find("cache: hit") != std::string::npos; }
+bool hit(const RunResult& r) {
+  return r.err.find("cache: hit") != std::string::npos;
+}
 
 }  // namespace
 
-TEST_CASE("kbuild cc runs the command as given and the second time from the cache",
-          "[e2e][cc]") {
+TEST_CASE("kbuild cc runs the command as given and the second time from the cache", "[e2e][cc]") {
   CcCase c;
-  std::vector<std::string> cmd{"cc", "--", "g++", c.dir / "k.cpp", "-DX=1", "-O2", "-shared",
-                               "-fPIC", "-o", c.dir / "k.so"};
+  std::vector<std::string> cmd{"cc",      "--",    "g++", c.dir / "k.cpp", "-DX=1", "-O2",
+                               "-shared", "-fPIC", "-o",  c.dir / "k.so"};
   RunResult first = run_kbuild(cmd, c.home.str(), c.env());
   INFO(first.err);
   REQUIRE(first.exit_code == 0);

@@ -705,9 +705,10 @@ TEST_CASE("E171 kbuild cc with a compiler that is not found", "[matrix]") {
   row.expect("E171",
              row.kbuild({"cc", "--", "no-such-g++", "-shared", row.kernel, "-o", row.output}), 10,
              "compile", {"compiler 'no-such-g++' not found on PATH", "name its path"});
-  row.expect("E171",
-             row.kbuild({"cc", "--", row.dir / "nope/g++", "-shared", row.kernel, "-o", row.output}),
-             10, "compile", {"nope/g++ not found or not executable"});
+  row.expect(
+      "E171",
+      row.kbuild({"cc", "--", row.dir / "nope/g++", "-shared", row.kernel, "-o", row.output}), 10,
+      "compile", {"nope/g++ not found or not executable"});
 }
 
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
