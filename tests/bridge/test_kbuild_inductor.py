@@ -254,11 +254,12 @@ class BridgeTest(unittest.TestCase):
         return path
 
     def test_route_compiles_has_inductor_compile_through_kbuild(self):
-        os.environ.pop("KBUILD_CACHE_DIR", None)
+        for name in ("KBUILD_CACHE_DIR", "KBUILD_CC_DIR"):
+            os.environ.pop(name, None)
         config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "g++")))
         kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=old_torch(),
                                  route_compiles=True, inductor_config=config)
-        link = os.path.join(self.home.name, "k", "kbuild", "cc", "g++")
+        link = os.path.join(self.home.name, "k", "kbuild-cc", "g++")
         self.assertEqual(config.cpp.cxx, (None, link))
         self.assertEqual(os.path.realpath(link), os.path.realpath(KBUILD))
         # Inductor checks the compiler with --version: g++'s own answer.
@@ -278,15 +279,15 @@ class BridgeTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(source + ".so"))
 
     def test_route_compiles_refuses_a_compiler_it_cannot_stand_for_or_a_file_in_its_place(self):
-        os.environ.pop("KBUILD_CACHE_DIR", None)
+        os.environ.pop("KBUILD_CC_DIR", None)
         config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "/opt/intel/icpx")))
         with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
             kbuild_inductor.register("cpu", kbuild=KBUILD, cpp_builder=old_torch(),
                                      route_compiles=True, inductor_config=config)
         self.assertIn("'icpx' is not one of g++, c++, clang++", str(ctx.exception))
         self.assertEqual(config.cpp.cxx, (None, "/opt/intel/icpx"))
-        os.makedirs(os.path.join(self.home.name, "k", "kbuild", "cc"), mode=0o700)
-        with open(os.path.join(self.home.name, "k", "kbuild", "cc", "c++"), "w") as f:
+        os.makedirs(os.path.join(self.home.name, "k", "kbuild-cc"), mode=0o700)
+        with open(os.path.join(self.home.name, "k", "kbuild-cc", "c++"), "w") as f:
             f.write("not a link")
         config.cpp.cxx = "c++"
         with self.assertRaises(kbuild_inductor.KbuildError) as ctx:

@@ -3,7 +3,9 @@
 Inductor runs `torch._inductor.config.cpp.cxx` (it checks it with
 `--version` and tells g++ from clang by name and by that output). It is
 pointed at a link named like the compiler (g++, c++ or clang++) to the
-kbuild binary, in a directory of kbuild's cache root; kbuild started
+kbuild binary, in KBUILD_CC_DIR, else $XDG_CACHE_HOME/kbuild-cc (default
+~/.cache/kbuild-cc; not inside kbuild's cache, which holds only its own
+entries); kbuild started
 through that link is in compiler mode: it runs the real compiler of that
 name on PATH (skipping itself) with Inductor's words unchanged, through its
 output cache and launcher (KBUILD_LAUNCHER).
@@ -15,12 +17,11 @@ import stat
 MASQUERADE_NAMES = ("g++", "c++", "clang++")
 
 
-def _cache_root():
-    root = os.environ.get("KBUILD_CACHE_DIR")
-    if root:
-        return root
+def _links_dir():
+    if os.environ.get("KBUILD_CC_DIR"):
+        return os.environ["KBUILD_CC_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "kbuild")
+    return os.path.join(base, "kbuild-cc")
 
 
 def _private_dir(path):
@@ -30,12 +31,12 @@ def _private_dir(path):
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
         raise OSError(f"{path} is not a directory only you can write; remove it or set "
-                      "KBUILD_CACHE_DIR")
+                      "KBUILD_CC_DIR")
     return path
 
 
 def masquerade_link(kbuild, name):
-    """<cache root>/cc/NAME -> kbuild, replaced atomically when it points
+    """<links dir>/NAME -> kbuild, replaced atomically when it points
     elsewhere; anything there that is not a link is refused."""
     from kbuild_inductor import KbuildError  # noqa: PLC0415
 
@@ -43,7 +44,7 @@ def masquerade_link(kbuild, name):
         raise KbuildError(f"route_compiles: Inductor's compiler {name!r} is not one of "
                           f"{', '.join(MASQUERADE_NAMES)}; set torch._inductor.config.cpp.cxx")
     try:
-        directory = _private_dir(os.path.join(_private_dir(_cache_root()), "cc"))
+        directory = _private_dir(_links_dir())
         link = os.path.join(directory, name)
         target = os.path.realpath(kbuild)
         if os.path.lexists(link):
