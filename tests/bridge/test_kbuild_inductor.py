@@ -174,7 +174,8 @@ class BridgeTest(unittest.TestCase):
         self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
         self.assertIsNone(di.DeviceInterface.get_cpp_device_options())  # base class untouched
         kbuild_inductor.unregister("cuda", cpp_builder=mod, device_interface=di)
-        self.assertEqual(mod.get_cpp_torch_device_options("cuda")[0], [" USE_CUDA"])
+        self.assertNotIn("get_cpp_device_options", vars(cuda))
+        self.assertEqual(mod.get_cpp_torch_device_options("cuda")[4:6], (["/torch/lib"], []))
 
     def test_device_interface_is_registered_for_a_device_without_one(self):
         mod, di = interface_torch()

@@ -63,7 +63,8 @@ def uninstall(device, cpp_builder, device_interface):
     callback_table(cpp_builder).pop(device, None)
     if shape_of(cpp_builder, device_interface) == INTERFACE:
         interface = _interface_for(device_interface, device)
-        if interface is not None and getattr(interface.__dict__.get(INTERFACE_METHOD), _MARK, False):
+        method = interface.__dict__.get(INTERFACE_METHOD) if interface is not None else None
+        if getattr(getattr(method, "__func__", None), _MARK, False):  # kbuild's staticmethod
             delattr(interface, INTERFACE_METHOD)
 
 
