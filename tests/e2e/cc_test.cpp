@@ -108,3 +108,20 @@ TEST_CASE("kbuild cc: a compile error shows g++'s diagnostics and keeps the earl
   CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
   CHECK(read_file(c.dir / "k.o") == "earlier");
 }
+
+TEST_CASE("kbuild cc runs the compiler behind KBUILD_LAUNCHER", "[e2e][cc]") {
+  CcCase c;
+  std::string log = c.dir / "launched";
+  write_file(c.dir / "launcher/wrap", "#!/bin/sh\necho \"$1\" >> \"" + log + "\"\nexec \"$@\"\n",
+             true);
+  auto env = c.env();
+  env["KBUILD_LAUNCHER"] = c.dir / "launcher/wrap";
+  RunResult r = run_kbuild({"cc", "--", "g++", "-c", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "k.o"},
+                           c.home.str(), env);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The compile went through the launcher, which got the real compiler.
+  CHECK(read_file(log).find(c.real_dir + "/g++\n") != std::string::npos);
+  CHECK(c.runs() == 1);
+  CHECK(fs::is_regular_file(c.dir / "k.o"));
+}
