@@ -26,6 +26,13 @@ bool runs_as_it_is(std::string_view w) {
          w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind("@", 0) == 0;
 }
 
+// Assembly can pull in files (.incbin) that no dependency list names, so
+// its output could not be checked against them.
+bool is_assembly(const std::string& input) {
+  std::string_view w(input);
+  return w.size() > 2 && (w.substr(w.size() - 2) == ".s" || w.substr(w.size() - 2) == ".S");
+}
+
 bool takes_value(std::string_view w) {
   return std::find(kTakesValue.begin(), kTakesValue.end(), w) != kTakesValue.end();
 }
@@ -49,6 +56,7 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
     } else if (w == "-shared") {
       shared = true;
     } else if (w.empty() || w[0] != '-') {
+      if (is_assembly(w)) return std::nullopt;
       inputs.push_back(w);
     }
   }

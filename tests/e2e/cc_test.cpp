@@ -91,6 +91,11 @@ TEST_CASE("kbuild started as g++ finds the real g++ after itself and caches comp
   CHECK(version.exit_code == 0);
   CHECK(version.out == run({"/usr/bin/g++", "--version"}).out);
   CHECK(c.runs() == 2);
+  // Assembly runs as it is too: what it .incbin's is listed nowhere.
+  write_file(c.dir / "blob.S", ".section .rodata\n.incbin \"" + c.dir / "k.cpp" + "\"\n");
+  for (int i = 0; i < 2; ++i)
+    REQUIRE(run({gxx, "-c", c.dir / "blob.S", "-o", c.dir / "blob.o"}, env).exit_code == 0);
+  CHECK(c.runs() == 4);
   RunResult bad = run({gxx, c.dir / "missing.cpp"}, env);
   CHECK(bad.exit_code == 1);
   CHECK(bad.err.find("kbuild: error") == std::string::npos);
