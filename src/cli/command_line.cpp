@@ -226,6 +226,8 @@ constexpr Subcommand kSubcommands[] = {
     {"doctor", "check compiler, device files, variables, paths and libraries"},
     {"build-many", "build every kernel of a manifest, N at a time"},
     {"cache", "output cache: stats or clear"},
+    // Only listed: `kbuild cc -- ARGV` is taken before parsing (cc_command.hpp).
+    {"cc", "run a compiler command as given through the cache: kbuild cc -- g++ ARGS..."},
 };
 
 // Registers what `chosen` (a subcommand, or "" for a build) accepts; the

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "cc_command.hpp"
 #include "command_line.hpp"
 #include "console.hpp"
 #include "kbuild/batch.hpp"
@@ -486,6 +487,7 @@ std::string version_text(const Environment& env) {
 
 int main(int argc, char** argv) {
   const Environment env = Environment::from_process();
+  if (auto code = kbuild::cli::compiler_mode(argc, argv, env)) return *code;  // kbuild cc, g++
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
   CommandLine cl;
   if (auto answered = parse_command_line(

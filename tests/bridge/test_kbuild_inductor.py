@@ -1,12 +1,19 @@
-"""The PyTorch bridge against stand-ins for torch._inductor.cpp_builder (no
-torch needed) and the real kbuild binary."""
+"""The PyTorch bridge against stand-ins for torch._inductor.cpp_builder,
+torch._dynamo.device_interface and torch_npu (no torch needed) and the real
+kbuild binary. Run from the source tree (PYTHONPATH=src/python) and, by the
+wheel test, from an installed wheel."""
+import json
 import os
+import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import types
 import unittest
 import warnings
+from importlib import metadata
+from unittest import mock
 
 import kbuild_inductor
 
@@ -23,8 +30,69 @@ def old_torch():
         mod.calls.append(device_type)
         return ([" USE_CUDA"] if device_type == "cuda" else [], [], [], [], ["/torch/lib"], [], [])
 
+    get_cpp_torch_device_options.__module__ = mod.__name__  # torch's own, not a patch
     mod.get_cpp_torch_device_options = get_cpp_torch_device_options
     return mod
+
+
+def interface_torch():
+    """cpp_builder and device_interface with the optional
+    DeviceInterface.get_cpp_device_options, whose tuple replaces the built-in
+    branches (and a registry too: the interface is preferred)."""
+    di = types.ModuleType("device_interface")
+
+    class DeviceInterface:
+        @staticmethod
+        def get_cpp_device_options(aot_mode=False, compile_only=False):
+            return None
+
+    class CudaInterface(DeviceInterface):
+        pass
+
+    di.DeviceInterface = DeviceInterface
+    di.device_interfaces = {"cuda": CudaInterface}
+
+    def register_interface_for_device(device, interface):
+        di.device_interfaces[device] = interface
+
+    def get_interface_for_device(device):
+        if device not in di.device_interfaces:
+            raise NotImplementedError(f"No interface for device {device}")
+        return di.device_interfaces[device]
+
+    di.register_interface_for_device = register_interface_for_device
+    di.get_interface_for_device = get_interface_for_device
+    mod = new_torch()
+    builtin = mod.get_cpp_torch_device_options
+
+    def get_cpp_torch_device_options(device_type, aot_mode=False, compile_only=False):
+        try:
+            interface = di.get_interface_for_device(device_type)
+        except NotImplementedError:
+            interface = None
+        answer = interface.get_cpp_device_options(aot_mode, compile_only) if interface else None
+        return answer if answer is not None else builtin(device_type, aot_mode, compile_only)
+
+    get_cpp_torch_device_options.__module__ = mod.__name__
+    mod.get_cpp_torch_device_options = get_cpp_torch_device_options
+    return mod, di
+
+
+def import_torch_npu(mod, di=None):
+    """What torch_npu does to Inductor on import and when its backend loader
+    runs: its own hook for every device, and its own npu interface."""
+    original = mod.get_cpp_torch_device_options
+
+    def patched(device_type, aot_mode=False, compile_only=False):
+        if device_type == "npu":
+            return (["TORCH_NPU_OWN"], [], [], [], [], ["torch_npu"], [])
+        result = original(device_type, aot_mode, compile_only)
+        return (result[0] + ["TORCH_NPU_PATCHED"],) + tuple(result[1:])
+
+    patched.__module__ = "torch_npu._inductor.cpp_builder"
+    mod.get_cpp_torch_device_options = patched
+    if di is not None:
+        di.register_interface_for_device("npu", type("NPUInterface", (di.DeviceInterface,), {}))
 
 
 def new_torch():
@@ -94,6 +162,53 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(mod.registry["npu"]("npu", True, True)[5], ["torch_npu", "runtime", "ascendcl"])
         self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
 
+    def test_device_interface_is_preferred_and_attached_to_the_registered_one(self):
+        mod, di = interface_torch()
+        kbuild_inductor.register("cuda", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod,
+                                 device_interface=di)
+        cuda = di.get_interface_for_device("cuda")
+        self.assertEqual(cuda.__name__, "CudaInterface")  # the device's own, not replaced
+        self.assertEqual(cuda.get_cpp_device_options(False, False)[5], ["cuda"])
+        self.assertEqual(mod.get_cpp_torch_device_options("cuda")[5], ["cuda"])
+        self.assertEqual(mod.registry, {})  # the registry was not used
+        self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
+        self.assertIsNone(di.DeviceInterface.get_cpp_device_options())  # base class untouched
+        kbuild_inductor.unregister("cuda", cpp_builder=mod, device_interface=di)
+        self.assertNotIn("get_cpp_device_options", vars(cuda))
+        self.assertEqual(mod.get_cpp_torch_device_options("cuda")[4:6], (["/torch/lib"], []))
+
+    def test_device_interface_is_registered_for_a_device_without_one(self):
+        mod, di = interface_torch()
+        kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod,
+                                 device_interface=di)
+        npu = di.get_interface_for_device("npu")
+        self.assertTrue(issubclass(npu, di.DeviceInterface))
+        self.assertEqual(mod.get_cpp_torch_device_options("npu", True, False)[0], ["USE_NPU"])
+        self.assertEqual(mod.get_cpp_torch_device_options("mps")[0], [])  # others untouched
+
+    def test_kbuild_wins_over_torch_npu_whatever_the_order(self):
+        shapes = {"wrapper": lambda: (old_torch(), None), "registry": lambda: (new_torch(), None),
+                  "device_interface": interface_torch}
+        for shape, make in shapes.items():
+            for torch_npu_first in (True, False):
+                with self.subTest(shape=shape, torch_npu_first=torch_npu_first):
+                    mod, di = make()
+                    if torch_npu_first:
+                        import_torch_npu(mod, di)
+                    kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH,
+                                             cpp_builder=mod, device_interface=di)
+                    if not torch_npu_first:
+                        import_torch_npu(mod, di)  # its import
+                    import_torch_npu(mod, di)  # its backend loader, later
+                    self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], ["USE_NPU"])
+                    # Every other device gets torch_npu's patch, as without kbuild.
+                    self.assertEqual(mod.get_cpp_torch_device_options("cuda")[0],
+                                     [" USE_CUDA", "TORCH_NPU_PATCHED", "TORCH_NPU_PATCHED"])
+                    if di is not None:
+                        npu = di.get_interface_for_device("npu")
+                        self.assertEqual(npu.__name__, "NPUInterface")
+                        self.assertEqual(npu.get_cpp_device_options(False, False)[0], ["USE_NPU"])
+
     def test_kbuild_errors_become_python_exceptions_with_its_message(self):
         os.environ.pop("ASCEND_HOME_PATH")
         mod = old_torch()
@@ -139,6 +254,83 @@ class BridgeTest(unittest.TestCase):
         os.chmod(path, 0o755)
         return path
 
+    def test_route_compiles_has_inductor_compile_through_kbuild(self):
+        for name in ("KBUILD_CACHE_DIR", "KBUILD_CC_DIR"):
+            os.environ.pop(name, None)
+        config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "g++")))
+        kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=old_torch(),
+                                 route_compiles=True, inductor_config=config)
+        link = os.path.join(self.home.name, "k", "kbuild-cc", "g++")
+        self.assertEqual(config.cpp.cxx, (None, link))
+        self.assertEqual(os.path.realpath(link), os.path.realpath(KBUILD))
+        # Inductor checks the compiler with --version: g++'s own answer.
+        version = subprocess.run([link, "--version"], capture_output=True, text=True, check=True)
+        self.assertEqual(version.stdout, subprocess.run(["g++", "--version"], capture_output=True,
+                                                        text=True, check=True).stdout)
+        source = os.path.join(self.home.name, "k.cpp")
+        with open(source, "w") as f:
+            f.write('extern "C" int f() { return 1; }\n')
+        compile_cmd = [link, source, "-O2", "-shared", "-fPIC", "-o", source + ".so"]
+        env = dict(os.environ, KBUILD_VERBOSE="1")
+        first = subprocess.run(compile_cmd, capture_output=True, text=True, env=env, check=False)
+        self.assertEqual(first.returncode, 0, first.stderr)
+        self.assertIn("cache: miss", first.stderr)
+        second = subprocess.run(compile_cmd, capture_output=True, text=True, env=env, check=False)
+        self.assertIn("cache: hit", second.stderr)
+        self.assertTrue(os.path.isfile(source + ".so"))
+
+    def test_route_compiles_refuses_a_compiler_it_cannot_stand_for_or_a_file_in_its_place(self):
+        os.environ.pop("KBUILD_CC_DIR", None)
+        config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "/opt/intel/icpx")))
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("cpu", kbuild=KBUILD, cpp_builder=old_torch(),
+                                     route_compiles=True, inductor_config=config)
+        self.assertIn("'icpx' is not one of g++, c++, clang++", str(ctx.exception))
+        self.assertEqual(config.cpp.cxx, (None, "/opt/intel/icpx"))
+        os.makedirs(os.path.join(self.home.name, "k", "kbuild-cc"), mode=0o700)
+        with open(os.path.join(self.home.name, "k", "kbuild-cc", "c++"), "w") as f:
+            f.write("not a link")
+        config.cpp.cxx = "c++"
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("cpu", kbuild=KBUILD, cpp_builder=old_torch(),
+                                     route_compiles=True, inductor_config=config)
+        self.assertIn("is not a link; remove it", str(ctx.exception))
+        self.assertEqual(config.cpp.cxx, "c++")
+
+    def recording_kbuild(self):
+        """A stand-in kbuild that logs its arguments and DISABLE_AOTI_PATCH."""
+        log = os.path.join(self.home.name, "calls")
+        fake = self.fake_kbuild(f'echo "$* aoti=${{DISABLE_AOTI_PATCH-unset}}" >> {log}\n'
+                                'echo \'{"definitions": ["X"]}\'\n')
+        return fake, lambda: open(log).read().splitlines() if os.path.exists(log) else []
+
+    def test_npu_follows_the_process_backend_and_aoti_patch_cached_per_key(self):
+        fake, calls = self.recording_kbuild()
+        for name in ("TORCHINDUCTOR_NPU_BACKEND", "DISABLE_AOTI_PATCH"):
+            os.environ.pop(name, None)
+        cb = kbuild_inductor.register("npu", kbuild=fake, cpp_builder=old_torch())
+        cb("npu")
+        os.environ["TORCHINDUCTOR_NPU_BACKEND"] = "mlir"
+        cb("npu")
+        cb("npu")  # cached
+        config = types.ModuleType("torch._inductor.config")
+        config.npu_backend = "dvm"  # torch_npu's option wins over the variable
+        with mock.patch.dict(sys.modules, {"torch._inductor.config": config}):
+            cb("npu", True, False)
+        os.environ["DISABLE_AOTI_PATCH"] = "1"
+        cb("npu")
+        cb("cuda")  # not npu: no process backend
+        self.assertEqual(calls(), [
+            "options --device npu --json aoti=unset",
+            "options --device npu --json --backend mlir aoti=unset",
+            "options --device npu --json --backend dvm --aot aoti=unset",
+            "options --device npu --json --backend mlir aoti=1",
+            "options --device cuda --json aoti=1",
+        ])
+        explicit = kbuild_inductor.register("npu", "ascendc", kbuild=fake, cpp_builder=old_torch())
+        explicit("npu")
+        self.assertEqual(calls()[-1], "options --device npu --json --backend ascendc aoti=1")
+
     def test_a_hanging_kbuild_times_out(self):
         # It leaves a child behind that holds the output pipe: ended too.
         fake = self.fake_kbuild("sleep 60 &\nexec sleep 60\n")
@@ -162,6 +354,95 @@ class BridgeTest(unittest.TestCase):
                 with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
                     kbuild_inductor.device_options("npu", kbuild=fake)
                 self.assertIn("not the 7 lists", str(ctx.exception))
+
+
+STANDIN_TORCH = {
+    # torch runs the torch.backends entry points at the end of its import.
+    "torch/__init__.py": """
+        import os
+        from importlib.metadata import entry_points
+        if os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") != "0":
+            for entry_point in entry_points(group="torch.backends"):
+                entry_point.load()()
+        """,
+    "torch/_inductor/__init__.py": "",
+    "torch/_inductor/cpp_builder.py": """
+        def get_cpp_torch_device_options(device_type, aot_mode=False, compile_only=False):
+            return ([], [], [], [], ["/torch/lib"], [], [])
+        """,
+}
+
+
+class AutoloadAndDoctorTest(unittest.TestCase):
+    """Through a child Python: torch's entry points run at `import torch`."""
+
+    setUp = BridgeTest.setUp
+    tearDown = BridgeTest.tearDown
+
+    def site(self):
+        site = os.path.join(self.home.name, "site")
+        files = dict(STANDIN_TORCH)
+        names = [e.name for e in metadata.entry_points(group="torch.backends")]
+        if "kbuild" not in names:  # a source tree: the wheel's entry point, stood in
+            files["kbuild_standin-0.dist-info/METADATA"] = "Name: kbuild-standin\nVersion: 0\n"
+            files["kbuild_standin-0.dist-info/entry_points.txt"] = (
+                "[torch.backends]\nkbuild = kbuild_inductor:autoload\n")
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(site, name)), exist_ok=True)
+            with open(os.path.join(site, name), "w") as f:
+                f.write(textwrap.dedent(text))
+        return site
+
+    def python(self, code, **env):
+        paths = [self.site()] + [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
+        full = dict(os.environ, PYTHONPATH=":".join(paths), KBUILD_INDUCTOR_KBUILD=KBUILD, **env)
+        return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                              text=True, timeout=120, check=False)
+
+    NPU_OPTIONS = ("import json, torch; from torch._inductor import cpp_builder; "
+                   "print(json.dumps(cpp_builder.get_cpp_torch_device_options('npu')))")
+
+    def test_autoload_registers_the_named_devices_when_torch_is_imported(self):
+        run = self.python(self.NPU_OPTIONS, KBUILD_INDUCTOR_DEVICES="npu:triton")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        options = json.loads(run.stdout)
+        self.assertEqual(options[0], ["USE_NPU"])
+        self.assertIn("/opt/ascend/include", options[1])
+
+    def test_autoload_does_nothing_without_the_variable(self):
+        os.environ.pop("KBUILD_INDUCTOR_DEVICES", None)
+        run = self.python(self.NPU_OPTIONS)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(json.loads(run.stdout)[0], [])
+        self.assertEqual(run.stderr, "")
+
+    def test_autoload_warns_about_a_bad_entry_and_registers_the_rest(self):
+        run = self.python(self.NPU_OPTIONS, KBUILD_INDUCTOR_DEVICES="NPU!,npu,cuda:no-such")
+        self.assertEqual(run.returncode, 0, run.stderr)  # import torch still works
+        self.assertEqual(json.loads(run.stdout)[0], ["USE_NPU"])
+        self.assertIn("'NPU!' is not DEVICE or DEVICE:BACKEND", run.stderr)
+        self.assertIn("'cuda:no-such' is not DEVICE or DEVICE:BACKEND", run.stderr)
+
+    def doctor(self, *args, **env):
+        paths = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
+        full = dict(os.environ, PYTHONPATH=":".join(paths), **env)
+        return subprocess.run([sys.executable, "-m", "kbuild_inductor", "doctor", *args],
+                              env=full, capture_output=True, text=True, timeout=120, check=False)
+
+    def test_doctor_runs_kbuild_doctor_for_the_bridge_devices_with_this_python(self):
+        direct = subprocess.run([KBUILD, "doctor", "--device", "npu", "--python", sys.executable],
+                                capture_output=True, text=True, timeout=120, check=False)
+        run = self.doctor("--kbuild", KBUILD, KBUILD_INDUCTOR_DEVICES="npu")
+        self.assertEqual(run.returncode, direct.returncode, run.stdout + run.stderr)
+        self.assertTrue(run.stdout.startswith("== kbuild doctor for npu\n"), run.stdout)
+        self.assertIn(direct.stdout, run.stdout)
+
+    def test_doctor_without_a_device_says_how_to_name_one(self):
+        os.environ.pop("KBUILD_INDUCTOR_DEVICES", None)
+        run = self.doctor("--kbuild", KBUILD)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("no device to check; name one (doctor npu) or set KBUILD_INDUCTOR_DEVICES",
+                      run.stderr)
 
 
 if __name__ == "__main__":

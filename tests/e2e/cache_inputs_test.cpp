@@ -267,7 +267,7 @@ TEST_CASE("a pyenv-style shim: each project's .python-version gets its own answe
   write_file(k.dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
   TempDir pyenv, one, two;
   // Two "interpreters" that answer discovery's question with different torches.
-  for (const std::string& v : {"one", "two"}) {
+  for (const std::string v : {"one", "two"}) {
     make_fake_torch(pyenv / ("torch-" + v), true);
     write_file(pyenv / ("python-" + v),
                "#!/bin/sh\necho '{\"torch_root\": \"" + pyenv / ("torch-" + v) +

@@ -714,6 +714,27 @@ TEST_CASE("E85 device file reached through a symlink into a world-writable direc
              {row.dir / "shared", "world-writable"});
 }
 
+// Compiler mode (kbuild cc).
+
+TEST_CASE("E170 kbuild cc without a compiler command", "[matrix]") {
+  Row row;
+  row.expect("E170", row.kbuild({"cc", "--"}), 2, "usage",
+             {"cc needs a compiler command", "kbuild cc -- g++"});
+  row.expect("E170", row.kbuild({"cc", "-c", row.kernel, "-o", row.output}), 2, "usage",
+             {"cc needs a compiler command"});
+}
+
+TEST_CASE("E171 kbuild cc with a compiler that is not found", "[matrix]") {
+  Row row;
+  row.expect("E171",
+             row.kbuild({"cc", "--", "no-such-g++", "-shared", row.kernel, "-o", row.output}), 10,
+             "compile", {"compiler 'no-such-g++' not found on PATH", "name its path"});
+  row.expect(
+      "E171",
+      row.kbuild({"cc", "--", row.dir / "nope/g++", "-shared", row.kernel, "-o", row.output}), 10,
+      "compile", {"nope/g++ not found or not executable"});
+}
+
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
   // The ids this file tests; a row documented but untested fails here.
   std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");

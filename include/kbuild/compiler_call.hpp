@@ -1,0 +1,25 @@
+// A compiler command given as it is (`kbuild cc -- g++ ...`, or kbuild
+// started as g++): what it reads and writes, so that it runs through the
+// output cache and launchers (build_steps.hpp, build_runner.hpp) without a
+// word of it changed. What kbuild cannot treat as one build (no `-o`,
+// preprocessing, dependency files, a program link, --version, ...) runs as
+// it is.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/build_plan.hpp"
+
+namespace kbuild {
+
+struct CompilerCall {
+  BuildPlan plan;  // kind, output, command (the argv as given, output_index)
+  std::vector<std::string> sources;
+};
+
+// argv[0] is the compiler (a path). nullopt: run argv as it is.
+std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv);
+
+}  // namespace kbuild

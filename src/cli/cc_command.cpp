@@ -1,0 +1,134 @@
+#include "cc_command.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <iostream>
+#include <string_view>
+
+#include "console.hpp"
+#include "kbuild/build_runner.hpp"
+#include "kbuild/build_steps.hpp"
+#include "kbuild/cache_root.hpp"
+#include "kbuild/compiler_call.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/launcher.hpp"
+#include "kbuild/output_cache.hpp"
+#include "kbuild/process.hpp"
+#include "kbuild/shell.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild::cli {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> kMasqueradeNames{"g++", "c++", "clang++"};
+
+bool masquerading(const std::string& name) {
+  return std::find(kMasqueradeNames.begin(), kMasqueradeNames.end(), name) !=
+         kMasqueradeNames.end();
+}
+
+bool is_kbuild_itself(const fs::path& candidate) {
+  std::error_code ec;
+  return fs::equivalent(candidate, "/proc/self/exe", ec);
+}
+
+// The compiler `name` stands for: a path as it is; a name found on PATH,
+// skipping kbuild itself (the link it was started through, as ccache does).
+std::string real_compiler(const std::string& name, const Environment& env) {
+  if (name.find('/') != std::string::npos) {
+    if (is_kbuild_itself(name))
+      throw Error(ErrorKind::usage, "cc: " + name + " is kbuild itself; name the real compiler");
+    if (access(name.c_str(), X_OK) != 0)
+      throw Error(ErrorKind::compiler_missing,
+                  "cc: compiler " + name + " not found or not executable; check the path");
+    return name;
+  }
+  std::string path = env.get("PATH").value_or("/usr/bin:/bin");
+  for (std::size_t start = 0; start <= path.size();) {
+    std::size_t end = std::min(path.find(':', start), path.size());
+    fs::path candidate = fs::path(end > start ? path.substr(start, end - start) : ".") / name;
+    start = end + 1;
+    if (access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate) &&
+        !is_kbuild_itself(candidate))
+      return candidate.string();
+  }
+  throw Error(ErrorKind::compiler_missing,
+              "cc: compiler '" + name + "' not found on PATH (kbuild itself does not count); " +
+                  "install it or name its path");
+}
+
+// The compiler command: after `cc` (and an optional `--`), or kbuild's own
+// argv when it was started as a compiler. nullopt: not compiler mode.
+std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
+  if (argc < 1) return std::nullopt;
+  std::string name = fs::path(argv[0]).filename().string();
+  if (masquerading(name)) {
+    std::vector<std::string> words(argv, argv + argc);
+    words[0] = name;
+    return words;
+  }
+  if (argc < 2 || std::string_view(argv[1]) != "cc") return std::nullopt;
+  int first = argc > 2 && std::string_view(argv[2]) == "--" ? 3 : 2;
+  return std::vector<std::string>(argv + first, argv + argc);
+}
+
+int run_as_it_is(const std::vector<std::string>& argv) {
+  ProcessOptions options;
+  options.handle_interrupts = true;
+  ProcessResult r = run_process(argv, options);
+  if (r.interrupted_by) return 128 + r.interrupted_by;
+  return r.exited ? r.exit_code : 128 + r.signal;
+}
+
+int run_through_kbuild(const CompilerCall& call, const Environment& env, const Console& console) {
+  CacheSettings cache_settings;
+  cache_settings.root = cache_root(env);
+  cache_settings.enabled = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
+  OutputCache cache = OutputCache::open(cache_settings);
+  if (!cache.problem().empty()) console.warnings({cache.problem()});
+  BuildSettings settings;
+  settings.cache = &cache;
+  settings.launcher = parse_launcher(env.get_nonempty("KBUILD_LAUNCHER").value_or(""));
+  StepInput in;
+  in.sources = call.sources;
+  // A split launcher's link would be assembled anew; the words must stay.
+  in.launcher = settings.launcher.split && links(call.plan.kind) ? Launcher{} : settings.launcher;
+  in.record_inputs = cache_settings.enabled && !cache_settings.root.empty();
+  std::vector<Step> steps = plan_steps(call.plan, in);
+  for (const std::string& line : step_lines(steps)) console.info("running: " + line);
+  BuildOutcome outcome;
+  run_build(call.plan, steps, call.sources, settings, env, outcome);
+  console.info(std::string("cache: ") + cache_status_name(outcome.cache));
+  return 0;
+}
+
+}  // namespace
+
+std::optional<int> compiler_mode(int argc, char** argv, const Environment& env) {
+  auto words = compiler_argv(argc, argv);
+  if (!words) return std::nullopt;
+  const bool no_color = env.get_nonempty("NO_COLOR").has_value();
+  Console console(false, env.get_nonempty("KBUILD_VERBOSE").value_or("0") != "0", no_color);
+  try {
+    if (words->empty() || (*words)[0].empty() || (*words)[0][0] == '-')
+      throw Error(ErrorKind::usage,
+                  "cc needs a compiler command: kbuild cc -- g++ SOURCE -c -o OUTPUT ...");
+    (*words)[0] = real_compiler((*words)[0], env);
+    auto call = plan_compiler_call(*words);
+    if (!call) return run_as_it_is(*words);
+    return run_through_kbuild(*call, env, console);
+  } catch (const Error& e) {
+    console.error(e);
+    return exit_code(e.kind());
+  } catch (const std::exception& e) {
+    console.error("internal", std::string(e.what()) + " (please report this)");
+    return exit_code(ErrorKind::internal);
+  }
+}
+
+}  // namespace kbuild::cli

@@ -1,0 +1,76 @@
+#include "kbuild/compiler_call.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace kbuild {
+
+namespace {
+
+// Options whose value is the next word.
+constexpr std::array<std::string_view, 22> kTakesValue{
+    "-I",      "-D",       "-U",         "-L",        "-l",       "-include",    "-isystem",
+    "-iquote", "-imacros", "-idirafter", "-isysroot", "-Xlinker", "-Xassembler", "-Xpreprocessor",
+    "-T",      "-u",       "-z",         "-e",        "--param",  "-aux-info",   "-MT",
+    "-MQ"};
+
+// Words after which the command is not one build with one output that
+// kbuild can check and cache: it runs as it is.
+bool runs_as_it_is(std::string_view w) {
+  constexpr std::array<std::string_view, 14> exact{
+      "-E", "-S", "-M",   "-MM",       "-MD",           "-MMD",   "-MF",
+      "-v", "-",  "-###", "--version", "-fsyntax-only", "--help", "-x"};
+  if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
+  return w.rfind("-print-", 0) == 0 || w.rfind("-dump", 0) == 0 || w.rfind("-save-temps", 0) == 0 ||
+         w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind("@", 0) == 0;
+}
+
+// Assembly can pull in files (.incbin) that no dependency list names, so
+// its output could not be checked against them.
+bool is_assembly(const std::string& input) {
+  std::string_view w(input);
+  return w.size() > 2 && (w.substr(w.size() - 2) == ".s" || w.substr(w.size() - 2) == ".S");
+}
+
+bool takes_value(std::string_view w) {
+  return std::find(kTakesValue.begin(), kTakesValue.end(), w) != kTakesValue.end();
+}
+
+}  // namespace
+
+std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv) {
+  std::optional<std::size_t> output_index;
+  bool compile_only = false, shared = false;
+  std::vector<std::string> inputs;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (runs_as_it_is(w)) return std::nullopt;
+    if (w == "-o") {
+      if (output_index || i + 1 == argv.size()) return std::nullopt;
+      output_index = ++i;
+    } else if (takes_value(w)) {
+      ++i;
+    } else if (w == "-c") {
+      compile_only = true;
+    } else if (w == "-shared") {
+      shared = true;
+    } else if (w.empty() || w[0] != '-') {
+      if (is_assembly(w)) return std::nullopt;
+      inputs.push_back(w);
+    }
+  }
+  // One object per compile; a program (neither -c nor -shared) is not a kernel.
+  if (!output_index || inputs.empty() || (!compile_only && !shared) ||
+      (compile_only && inputs.size() != 1))
+    return std::nullopt;
+  CompilerCall call;
+  call.plan.kind = compile_only ? OutputKind::object : OutputKind::shared_library;
+  call.plan.output = argv[*output_index];
+  call.plan.command.argv = argv;
+  call.plan.command.output_index = *output_index;
+  call.sources = std::move(inputs);
+  return call;
+}
+
+}  // namespace kbuild

@@ -1,0 +1,219 @@
+"""kbuild as PyTorch Inductor's provider of device compile options.
+
+    import kbuild_inductor
+    kbuild_inductor.register("npu")                    # or ("npu", backend="ascendc")
+
+From then on, when Inductor builds a kernel for that device it gets the 7
+lists (definitions, include_dirs, cflags, ldflags, libraries_dirs, libraries,
+passthrough_args) from `kbuild options --device D [--backend B] [--aot]
+[--compile-only] --json`, i.e. from kbuild's built-in and config-registered
+devices. The running torch's API decides how (_shapes.py), in this order:
+an optional `DeviceInterface.get_cpp_device_options` (attached to the
+device's registered interface), `register_cpp_device_options`, else
+`get_cpp_torch_device_options` is wrapped, not replaced: every other device
+keeps its own behaviour. A later patch of that hook (torch_npu's) is wrapped
+too, so kbuild's answer wins whatever the import order.
+
+Standard library only. The kbuild binary is the `kbuild` argument, else the
+one installed with this package (the wheel's), else `kbuild` on PATH. A
+kbuild that does not answer within `timeout` seconds (DEFAULT_TIMEOUT_S, 120)
+is ended and a KbuildError raised, so Inductor never hangs on it; what it
+prints must be the 7 lists (an object of arrays of strings), anything else
+is a KbuildError too.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+
+from kbuild_inductor import _shapes
+
+__all__ = ["DEFAULT_TIMEOUT_S", "KbuildError", "autoload", "device_options", "find_kbuild",
+           "register", "unregister"]
+
+_KEYS = ("definitions", "include_dirs", "cflags", "ldflags", "libraries_dirs", "libraries",
+         "passthrough_args")
+
+DEFAULT_TIMEOUT_S = 120
+
+
+class KbuildError(RuntimeError):
+    """kbuild could not produce options; the message is kbuild's own."""
+
+
+def _installed_kbuild():
+    """The kbuild the wheel put in the scripts dir of the installation scheme
+    this package is in (a venv's bin, ~/.local/bin); None from a source tree."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for scheme in (sysconfig.get_default_scheme(), f"{os.name}_user"):
+        paths = sysconfig.get_paths(scheme)
+        if any(here.startswith(paths[k] + os.sep) for k in ("platlib", "purelib")):
+            path = os.path.join(paths["scripts"], "kbuild")
+            return path if os.access(path, os.X_OK) else None
+    return None
+
+
+def find_kbuild(kbuild=None):
+    """The kbuild binary to run: `kbuild`, else the wheel's, else PATH's."""
+    path = shutil.which(kbuild) if kbuild else (_installed_kbuild() or shutil.which("kbuild"))
+    if not path:
+        raise KbuildError(f"{kbuild or 'kbuild'} not found or not executable; "
+                          "pass kbuild=PATH to register()")
+    return path
+
+
+def _run(argv, timeout, env=None):
+    """Runs argv in its own process group; past `timeout` seconds the whole
+    group is killed (a child it left would otherwise hold the pipes open)."""
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True, env=env) as child:
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise KbuildError(f"{argv[0]} did not answer within {timeout:g} s and was ended "
+                              "(raise timeout= in kbuild_inductor.register)") from e
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
+
+
+def _seven_lists(data, printed):
+    """`data` (kbuild's JSON) as the 7-tuple, or a KbuildError when it is not
+    an object whose values are arrays of strings."""
+    def wrong(why):
+        return KbuildError(f"kbuild printed JSON that is not the 7 lists ({why}): {printed[:200]!r}")
+
+    if not isinstance(data, dict):
+        raise wrong(f"a {type(data).__name__}, not an object")
+    lists = []
+    for key in _KEYS:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise wrong(f"'{key}' is not an array of strings")
+        lists.append(list(value))
+    return tuple(lists)
+
+
+def device_options(device_type, aot_mode=False, compile_only=False, *, backend=None, kbuild=None,
+                   extra_args=(), timeout=DEFAULT_TIMEOUT_S, env=None):
+    """The device's 7 lists as Inductor's hook returns them (a tuple of lists)."""
+    argv = [find_kbuild(kbuild), "options", "--device", device_type, "--json"]
+    if backend:
+        argv += ["--backend", backend]
+    if aot_mode:
+        argv.append("--aot")
+    if compile_only:
+        argv.append("--compile-only")
+    argv += list(extra_args)
+    proc = _run(argv, timeout, env)
+    if proc.returncode != 0:
+        lines = [l for l in proc.stderr.splitlines() if l.startswith("kbuild: error")]
+        message = lines[0] if lines else proc.stderr.strip() or f"exit code {proc.returncode}"
+        raise KbuildError(f"{message} (exit code {proc.returncode})")
+    try:
+        data = json.loads(proc.stdout)
+    except ValueError as e:
+        raise KbuildError(f"kbuild printed something that is not JSON: {proc.stdout[:200]!r}") from e
+    return _seven_lists(data, proc.stdout)
+
+
+def process_npu_backend():
+    """torch_npu's backend in this process, as torch_npu picks it (its
+    `npu_backend` option in torch._inductor.config, else
+    TORCHINDUCTOR_NPU_BACKEND); None: kbuild's default. torch is not
+    imported for this."""
+    config = sys.modules.get("torch._inductor.config")
+    backend = getattr(config, "npu_backend", None) if config is not None else None
+    return backend or os.environ.get("TORCHINDUCTOR_NPU_BACKEND") or None
+
+
+class _Callback:
+    """The upstream callback signature: (device_type, aot_mode, compile_only) -> 7 lists.
+    Answers are cached per (device, backend, aot_mode, compile_only,
+    DISABLE_AOTI_PATCH): Inductor asks for every kernel. Without an explicit
+    backend, an npu device follows the process's backend, read at each call."""
+
+    def __init__(self, backend, kbuild, extra_args, cache, timeout=DEFAULT_TIMEOUT_S):
+        self.key = (backend, kbuild, tuple(extra_args), timeout)
+        self._backend, self._kbuild, self._extra = backend, kbuild, tuple(extra_args)
+        self._timeout = timeout
+        self._cache = {} if cache else None
+
+    def backend_for(self, device_type):
+        if self._backend or device_type != "npu":
+            return self._backend
+        return process_npu_backend()
+
+    def __call__(self, device_type, aot_mode=False, compile_only=False):
+        backend = self.backend_for(device_type)
+        aoti_patch = os.environ.get("DISABLE_AOTI_PATCH")
+        key = (device_type, backend, bool(aot_mode), bool(compile_only), aoti_patch)
+        if self._cache is not None and key in self._cache:
+            return tuple(list(x) for x in self._cache[key])
+        env = dict(os.environ)  # kbuild sees the process's DISABLE_AOTI_PATCH
+        result = device_options(device_type, aot_mode, compile_only, backend=backend,
+                                kbuild=self._kbuild, extra_args=self._extra,
+                                timeout=self._timeout, env=env)
+        if self._cache is not None:
+            self._cache[key] = result
+        return tuple(list(x) for x in result)
+
+
+def _torch_modules(cpp_builder, device_interface):
+    """torch's cpp_builder and device_interface modules unless given (stand-ins
+    in tests). device_interface is None when torch has none."""
+    if cpp_builder is None:
+        from torch._inductor import cpp_builder  # noqa: PLC0415
+        if device_interface is None:
+            try:
+                from torch._dynamo import device_interface  # noqa: PLC0415
+            except ImportError:
+                device_interface = None
+    return cpp_builder, device_interface
+
+
+def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=True,
+             cpp_builder=None, device_interface=None, timeout=DEFAULT_TIMEOUT_S,
+             route_compiles=False, inductor_config=None):
+    """Makes kbuild the provider of `device_type`'s options in Inductor.
+
+    `timeout` (seconds) bounds each kbuild call. Registering the same device
+    with the same settings again does nothing; with other settings it
+    replaces the earlier registration. Returns the callback. `cpp_builder`
+    is torch._inductor.cpp_builder and `device_interface`
+    torch._dynamo.device_interface unless given. `route_compiles=True` also
+    has Inductor run its compiles through kbuild (`kbuild cc`: its cache and
+    launcher, the command unchanged): `inductor_config.cpp.cxx`
+    (torch._inductor.config unless given) is pointed at a link named like
+    the compiler to kbuild (_route.py).
+    """
+    cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
+    binary = find_kbuild(kbuild)  # fail now, not at the first compile
+    if route_compiles:
+        from kbuild_inductor import _route  # noqa: PLC0415
+        _route.route_compiles(binary, inductor_config)
+    callback = _Callback(backend, kbuild, extra_args, cache, timeout)
+    table = _shapes.callback_table(cpp_builder)
+    previous = table.get(device_type)
+    if previous is not None and previous.key == callback.key:
+        return previous
+    table[device_type] = callback
+    _shapes.install(device_type, callback, cpp_builder, device_interface)
+    return callback
+
+
+def unregister(device_type, *, cpp_builder=None, device_interface=None):
+    """Undoes register() for one device."""
+    cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
+    _shapes.uninstall(device_type, cpp_builder, device_interface)
+
+
+def autoload():
+    """The `torch.backends` entry point: registers the devices named by
+    KBUILD_INDUCTOR_DEVICES (`npu[:backend],...`); without it, nothing."""
+    from kbuild_inductor import _autoload  # noqa: PLC0415
+    _autoload.autoload()

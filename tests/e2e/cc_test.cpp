@@ -1,0 +1,132 @@
+// Compiler mode with real g++: `kbuild cc -- COMPILER ARGS...` and kbuild
+// started through a link named g++ run the compiler's own command (its
+// words unchanged) through kbuild's output cache; what kbuild cannot treat
+// as one build runs as it is.
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+struct CcCase {
+  TempDir home, dir;
+  std::string real_dir = dir / "real", count = dir / "compiler-runs";
+  CcCase() {
+    // A g++ that counts its runs (not kbuild's questions about its search
+    // dirs, asked when a build is stored), then is g++.
+    write_file(dir / "real/g++",
+               "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v -x c++ /dev/null\"*) ;; "
+               "*) echo \"$*\" >> \"" +
+                   count + "\";; esac\nexec /usr/bin/g++ \"$@\"\n",
+               true);
+    write_file(dir / "k.cpp", "extern \"C\" int f() { return 41 + X; }\n");
+  }
+  std::map<std::string, std::string> env() const {
+    return {{"PATH", real_dir + ":/usr/bin:/bin"}, {"KBUILD_VERBOSE", "1"}};
+  }
+  int runs() const {
+    std::string text = fs::exists(count) ? read_file(count) : "";
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+  // A directory holding a link named `name` to kbuild (as ccache is set up).
+  std::string masquerade(const std::string& name) {
+    fs::create_directories(dir / "masq");
+    fs::create_symlink(kbuild_binary(), dir / ("masq/" + name));
+    return dir / ("masq/" + name);
+  }
+};
+
+bool hit(const RunResult& r) {
+  return r.err.find("cache: hit") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("kbuild cc runs the command as given and the second time from the cache", "[e2e][cc]") {
+  CcCase c;
+  std::vector<std::string> cmd{"cc",      "--",    "g++", c.dir / "k.cpp", "-DX=1", "-O2",
+                               "-shared", "-fPIC", "-o",  c.dir / "k.so"};
+  RunResult first = run_kbuild(cmd, c.home.str(), c.env());
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(c.runs() == 1);
+  // The compiler got the words as given (kbuild adds only what lists the
+  // files it read), writing into kbuild's private directory.
+  std::string ran = read_file(c.count);
+  CHECK(ran.rfind(c.dir / "k.cpp -DX=1 -O2 -shared -fPIC -o ", 0) == 0);
+  std::string bytes = read_file(c.dir / "k.so");
+  fs::remove(c.dir / "k.so");
+  RunResult second = run_kbuild(cmd, c.home.str(), c.env());
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(hit(second));
+  CHECK(c.runs() == 1);
+  CHECK(read_file(c.dir / "k.so") == bytes);
+  // Another flag is another build.
+  cmd[4] = "-DX=2";
+  REQUIRE(run_kbuild(cmd, c.home.str(), c.env()).exit_code == 0);
+  CHECK(c.runs() == 2);
+}
+
+TEST_CASE("kbuild started as g++ finds the real g++ after itself and caches compiles",
+          "[e2e][cc]") {
+  CcCase c;
+  std::string gxx = c.masquerade("g++");
+  auto env = c.env();
+  env["PATH"] = (c.dir / "masq") + ":" + env["PATH"];  // the link first, as ccache's
+  std::vector<std::string> cmd{gxx, "-c", c.dir / "k.cpp", "-DX=1", "-fPIC", "-o", c.dir / "k.o"};
+  RunResult first = run(cmd, env);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(c.runs() == 1);
+  RunResult second = run(cmd, env);
+  REQUIRE(second.exit_code == 0);
+  CHECK(hit(second));
+  CHECK(c.runs() == 1);
+  // What is not one build runs as it is: its output and exit code are g++'s.
+  RunResult version = run({gxx, "--version"}, env);
+  CHECK(version.exit_code == 0);
+  CHECK(version.out == run({"/usr/bin/g++", "--version"}).out);
+  CHECK(c.runs() == 2);
+  // Assembly runs as it is too: what it .incbin's is listed nowhere.
+  write_file(c.dir / "blob.S", ".section .rodata\n.incbin \"" + c.dir / "k.cpp" + "\"\n");
+  for (int i = 0; i < 2; ++i)
+    REQUIRE(run({gxx, "-c", c.dir / "blob.S", "-o", c.dir / "blob.o"}, env).exit_code == 0);
+  CHECK(c.runs() == 4);
+  RunResult bad = run({gxx, c.dir / "missing.cpp"}, env);
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.err.find("kbuild: error") == std::string::npos);
+}
+
+TEST_CASE("kbuild cc: a compile error shows g++'s diagnostics and keeps the earlier output",
+          "[e2e][cc]") {
+  CcCase c;
+  write_file(c.dir / "bad.cpp", "int f() { return undeclared_name; }\n");
+  write_file(c.dir / "k.o", "earlier");
+  RunResult r = run_kbuild({"cc", "--", "g++", "-c", c.dir / "bad.cpp", "-o", c.dir / "k.o"},
+                           c.home.str(), c.env());
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("undeclared_name") != std::string::npos);
+  CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
+  CHECK(read_file(c.dir / "k.o") == "earlier");
+}
+
+TEST_CASE("kbuild cc runs the compiler behind KBUILD_LAUNCHER", "[e2e][cc]") {
+  CcCase c;
+  std::string log = c.dir / "launched";
+  write_file(c.dir / "launcher/wrap", "#!/bin/sh\necho \"$1\" >> \"" + log + "\"\nexec \"$@\"\n",
+             true);
+  auto env = c.env();
+  env["KBUILD_LAUNCHER"] = c.dir / "launcher/wrap";
+  RunResult r = run_kbuild({"cc", "--", "g++", "-c", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "k.o"},
+                           c.home.str(), env);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // The compile went through the launcher, which got the real compiler.
+  CHECK(read_file(log).find(c.real_dir + "/g++\n") != std::string::npos);
+  CHECK(c.runs() == 1);
+  CHECK(fs::is_regular_file(c.dir / "k.o"));
+}
