@@ -100,6 +100,7 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
                 "--compile-only, --precompile and --preprocess exclude each other");
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
+  r.plugins = common.plugins;
   r.kind = b.precompile          ? OutputKind::precompiled_header
            : b.preprocess        ? OutputKind::preprocessed
            : common.compile_only ? OutputKind::object
@@ -324,10 +325,15 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
 int options_command(const CommonOptions& common, bool json_output, const Environment& env,
                     const Console& console) {
   Session session(common, env, console);
-  OptionsResult device = session.registry.resolve(
+  ProcessPlugins plugins = activate_plugins(
+      session.registry, PluginRequest{common.plugins, common.device, common.backend},
+      session.context());
+  OptionsResult device = device_options_in_process(
+      session.registry, plugins,
       DeviceQuery{common.device, common.aot, common.compile_only, common.backend},
       session.context(), common.strict);
   console.notes(session.site.notes);
+  console.notes(plugins.notes);
   console.notes(device.notes);
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
