@@ -142,7 +142,6 @@ PackageSpec read_package(const Checker& check, const json& v) {
 BaseEdit read_base_edit(const Checker& check, const json& v, const std::string& ptr) {
   check.object(v, ptr, {"list", "drop", "replace", "with", "why"});
   BaseEdit e;
-  e.line = check.line(ptr);
   if (!v.contains("list")) check.fail(ptr, "missing 'list' (which of the 7 lists, e.g. cflags)");
   std::string list = check.string(v["list"], ptr + "/list");
   if (!list_from_name(list)) check.fail(ptr + "/list", "'" + list + "' is not one of the 7 lists");
@@ -151,8 +150,9 @@ BaseEdit read_base_edit(const Checker& check, const json& v, const std::string& 
     check.fail(ptr, "give exactly one of 'drop' and 'replace'");
   if (v.contains("replace") != v.contains("with"))
     check.fail(ptr, "'replace' needs 'with' (and 'with' needs 'replace')");
-  e.value = check.string(v.contains("drop") ? v["drop"] : v["replace"],
-                         ptr + (v.contains("drop") ? "/drop" : "/replace"));
+  const std::string what = ptr + (v.contains("drop") ? "/drop" : "/replace");
+  e.value = check.string(v.contains("drop") ? v["drop"] : v["replace"], what);
+  e.line = check.line(what);  // the line that says what goes
   if (v.contains("with")) e.replacement = check.string(v["with"], ptr + "/with");
   if (v.contains("why")) check.string(v["why"], ptr + "/why");
   return e;

@@ -23,7 +23,7 @@ const PluginRelease* newest_of(const PluginSpec& plugin, const std::string& line
 ReleaseChoice fallback(const PluginSpec& plugin, const std::string& why,
                        const std::string& torch_version) {
   std::string torch_line = release_line(torch_version);
-  const PluginRelease* r = newest_of(plugin, torch_line);
+  const PluginRelease* r = torch_line.empty() ? nullptr : newest_of(plugin, torch_line);
   if (r)
     return {r, why + ": reproducing " + r->version + ", the newest known release for torch " +
                    torch_line};

@@ -2,6 +2,7 @@
 // the evidence report, the load check, doctor and explain.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -217,6 +218,51 @@ TEST_CASE("explain names the layer, provider and file line of every flag, and wh
   REQUIRE(dropped != std::string::npos);
   CHECK(r.out.find("-I" + c.dir / "torch/include", dropped) != std::string::npos);
   CHECK(r.out.find("duplicate of the entry from torch", dropped) != std::string::npos);
+}
+
+// The line of npu.json that holds `text` (1-based).
+int npu_json_line(const std::string& text) {
+  std::istringstream in(read_file(source_root() + "/configs/devices/npu.json"));
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(text) != std::string::npos) return n;
+  }
+  FAIL("npu.json has no line with " << text);
+  return 0;
+}
+
+TEST_CASE("explain shows what a plugin dropped from the base layer and every entry it added",
+          "[diagnose]") {
+  Case c;
+  make_fake_torch(c.dir / "torch", false);
+  const std::string npu_json = source_root() + "/configs/devices/npu.json";
+  const std::string drop_at =
+      npu_json + ":" + std::to_string(npu_json_line("\"drop\": \"march=native\""));
+  for (const std::string device : {"npu", "cpu"}) {
+    RunResult r =
+        c.kbuild({"explain", "--device", device, "--plugin", "npu", "k.cpp", "--torch-root",
+                  c.dir / "torch", "--torch-npu-root", c.dir / "torch_npu", "--python-include",
+                  "/py/inc", "--python-libdir", "/py/lib", "--isa", "none"},
+                 {{"ASCEND_HOME_PATH", "/opt/ascend"}});
+    INFO(device << ": " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto dropped = r.out.find("dropped:");
+    REQUIRE(dropped != std::string::npos);
+    CHECK(r.out.find("-march=native") == r.out.find("-march=native", dropped));
+    CHECK(r.out.find("-march=native    base  base  (dropped by " + drop_at +
+                     ", plugin npu, backend triton)") != std::string::npos);
+    CHECK(r.out.find("-I" + c.dir / "torch/include/TH") != std::string::npos);
+    CHECK(r.out.find("device  plugin npu backend triton (every device)  " + npu_json + ":") !=
+          std::string::npos);
+  }
+  // mlir patches nothing: -march=native stays, and nothing is dropped for it.
+  RunResult mlir =
+      c.kbuild({"explain", "--device", "npu", "--backend", "mlir", "k.cpp", "--no-torch"});
+  REQUIRE(mlir.exit_code == 0);
+  CHECK(mlir.out.find("-march=native                                   base  base") !=
+        std::string::npos);
+  CHECK(mlir.err.find("plugin npu, backend mlir: patches nothing") != std::string::npos);
 }
 
 TEST_CASE("--compile-commands adds and updates entries, also from parallel builds", "[diagnose]") {
