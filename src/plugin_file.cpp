@@ -122,7 +122,9 @@ std::string relative_path(const Checker& check, const json& v, const std::string
 }
 
 PackageSpec read_package(const Checker& check, const json& v) {
-  check.object(v, "/package", {"name", "root", "version_file", "library", "source_checkout_mark"});
+  check.object(v, "/package",
+               {"name", "root", "version_file", "library", "source_checkout_mark", "toolkit",
+                "toolkit_version_files"});
   PackageSpec p;
   p.line = check.line("/package");
   if (!v.contains("name")) check.fail("/package", "missing 'name' (the package's name)");
@@ -136,6 +138,11 @@ PackageSpec read_package(const Checker& check, const json& v) {
   if (v.contains("source_checkout_mark"))
     p.source_checkout_mark =
         relative_path(check, v["source_checkout_mark"], "/package/source_checkout_mark");
+  if (v.contains("toolkit")) p.toolkit = check.string(v["toolkit"], "/package/toolkit");
+  if (v.contains("toolkit_version_files"))
+    for (const DeviceFileEntry& e :
+         check.entries(v["toolkit_version_files"], "/package/toolkit_version_files"))
+      p.toolkit_version_files.push_back(e.value);
   return p;
 }
 

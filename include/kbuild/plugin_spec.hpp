@@ -15,11 +15,13 @@ namespace kbuild {
 
 // The package a device file belongs to, for discovery and `doctor`.
 struct PackageSpec {
-  std::string name;                  // "torch_npu"
-  TemplateString root;               // "${torch_npu_root}"
-  std::string version_file;          // relative to the root: "version.py"
-  std::string library;               // relative to the root: "lib/libtorch_npu.so"
-  std::string source_checkout_mark;  // relative to the root: "../setup.py"
+  std::string name;                                   // "torch_npu"
+  TemplateString root;                                // "${torch_npu_root}"
+  std::string version_file;                           // relative to the root: "version.py"
+  std::string library;                                // relative to the root: "lib/libtorch_npu.so"
+  std::string source_checkout_mark;                   // relative to the root: "../setup.py"
+  std::string toolkit;                                // "CANN": the SDK the package runs on
+  std::vector<TemplateString> toolkit_version_files;  // "Version=..." lines; first found wins
   int line = 0;
 };
 

@@ -22,7 +22,10 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/load_check.hpp"
+#include "kbuild/package_version.hpp"
 #include "kbuild/pch.hpp"
+#include "kbuild/plugin_spec.hpp"
+#include "kbuild/plugin_status.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/site.hpp"
@@ -179,6 +182,44 @@ std::string compiler_version(const std::string& compiler, const Environment& env
   }
 }
 
+// The versions a failure report needs: torch's, and each plugin's package,
+// release, backend and toolkit, also when the build failed resolving them.
+void version_matrix(const Session& session, const CommonOptions& common, ReportInput& in) {
+  const Paths& paths = session.site.paths;
+  if (paths.torch_root)
+    in.torch_version = read_package_version(*paths.torch_root + "/version.py").value_or("");
+  try {
+    ProcessPlugins plugins = activate_plugins(
+        session.registry, PluginRequest{common.plugins, common.device, common.backend},
+        session.context());
+    for (const ActivePlugin& p : plugins.active)
+      in.plugins.push_back(plugin_status(p, session.context()));
+  } catch (const Error&) {
+    // The build's own error says why; the report keeps what it has.
+  }
+}
+
+// Each registered plugin as a plain build would find it (for --version).
+std::string plugin_versions(const Environment& env) {
+  std::string text;
+  try {
+    Site site = resolve_site(SiteSettings{}, env);
+    Registry registry;
+    register_device_files(config_sources(data_dir(env), env, {}), registry, false);
+    ResolveContext ctx{site.paths, env};
+    for (const DeviceListing& d : registry.list()) {
+      const DeviceFile* file = registry.device_file(d.name);
+      if (!file || !file->plugin) continue;
+      ProcessPlugins plugins = activate_plugins(registry, PluginRequest{{d.name}, "cpu", ""}, ctx);
+      for (const ActivePlugin& p : plugins.active)
+        text += "\nplugin " + p.name + ": " + describe(plugin_status(p, ctx));
+    }
+  } catch (const Error& e) {
+    text += std::string("\nplugins: unknown (") + e.what() + ")";
+  }
+  return text;
+}
+
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                   const Console& console, const std::vector<std::string>& kbuild_argv) {
   std::optional<Session> session;
@@ -278,6 +319,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       in.timings = session->timings;
       for (const DeviceListing& d : session->registry.list())
         if (d.name == common.device) in.provider_kind = d.kind, in.provider_source = d.source;
+      version_matrix(*session, common, in);
     }
     in.env = &env;
     in.error = failure ? &*failure : nullptr;
@@ -492,7 +534,7 @@ std::string version_text(const Environment& env) {
   std::string text = std::string("kbuild ") + KBUILD_VERSION + "\ndevice files are read from:";
   for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
   text += "\n  then each --config FILE";
-  return text;
+  return text + plugin_versions(env);
 }
 
 }  // namespace

@@ -265,6 +265,99 @@ TEST_CASE("explain shows what a plugin dropped from the base layer and every ent
   CHECK(mlir.err.find("plugin npu, backend mlir: patches nothing") != std::string::npos);
 }
 
+namespace {
+// torch (2.11.0), an installed torch_npu of `release` and a CANN toolkit.
+struct NpuSite {
+  std::string torch, torch_npu, ascend;
+  NpuSite(const TempDir& dir, const std::string& release) {
+    torch = dir / "site-packages/torch";
+    torch_npu = dir / "site-packages/torch_npu";
+    ascend = dir / "Ascend/latest";
+    make_fake_torch(torch, true);
+    fs::create_directories(torch_npu + "/lib");
+    write_file(torch_npu + "/lib/libtorch_npu.so", "");
+    write_file(torch_npu + "/version.py", "__version__ = '" + release + "'\n");
+    write_file(ascend + "/compiler/version.info", "Version=8.1.RC1\ntimestamp=0\n");
+  }
+  std::vector<std::string> args() const {
+    return {"--torch-root",     torch,    "--torch-npu-root", torch_npu,
+            "--python-include", "/p/inc", "--python-libdir",  "/p/lib"};
+  }
+};
+}  // namespace
+
+TEST_CASE("--report records the version matrix: torch, torch_npu, CANN, backend, switches",
+          "[diagnose]") {
+  Case c;
+  NpuSite site(c.dir, "2.11.0.post2");
+  std::string k = c.kernel("k.cpp", "int f() { return 1; }\n");
+  std::vector<std::string> args = {"--device",     "npu",       k,          "-o",
+                                   c.dir / "k.so", "--dry-run", "--report", c.dir / "r.json"};
+  for (const std::string& a : site.args()) args.push_back(a);
+  RunResult ok = c.kbuild(args, {{"ASCEND_HOME_PATH", site.ascend}, {"DISABLE_AOTI_PATCH", "1"}});
+  INFO(ok.err);
+  REQUIRE(ok.exit_code == 0);
+  json r = json::parse(read_file(c.dir / "r.json"));
+  CHECK(r["versions"]["torch"] == "2.11.0");
+  REQUIRE(r["versions"]["plugins"].size() == 1);
+  json p = r["versions"]["plugins"][0];
+  CHECK(p["package"] == "torch_npu");
+  CHECK(p["version"] == "2.11.0.post2");
+  CHECK(p["release"] == "2.11.0.post2");
+  CHECK(p["backend"] == "triton");
+  CHECK(p["backend_from"] == "default");
+  CHECK(p["device_options_patched"] == false);
+  CHECK(p["switches"]["DISABLE_AOTI_PATCH"] == "1");
+  CHECK(p["toolkit"] == "CANN");
+  CHECK(p["toolkit_version"] == "8.1.RC1");
+
+  // A failed build (ASCEND_HOME_PATH unset) keeps the matrix: what a failure report needs.
+  RunResult bad = c.kbuild(args, {{"TORCHINDUCTOR_NPU_BACKEND", "triton"}});
+  CHECK(bad.exit_code == 4);
+  json f = json::parse(read_file(c.dir / "r.json"));
+  CHECK(f["result"]["stage"] == "provider");
+  CHECK(f["versions"]["plugins"][0]["version"] == "2.11.0.post2");
+  CHECK(f["versions"]["plugins"][0]["backend_from"] == "TORCHINDUCTOR_NPU_BACKEND");
+  CHECK(f["versions"]["plugins"][0]["toolkit_version"].is_null());
+}
+
+TEST_CASE(
+    "doctor and --version show the torch_npu release and backend; doctor warns about "
+    "a source checkout and mismatched release lines",
+    "[diagnose]") {
+  Case c;
+  NpuSite site(c.dir, "2.11.0.post1");
+  std::vector<std::string> doctor = {"doctor", "--device", "cpu", "--plugin", "npu"};
+  for (const std::string& a : site.args()) doctor.push_back(a);
+  RunResult ok = c.kbuild(doctor, {{"ASCEND_HOME_PATH", site.ascend}});
+  INFO(ok.out << ok.err);
+  CHECK(ok.out.find("ok\tplugin npu\ttorch_npu 2.11.0.post1, backend triton (default), device "
+                    "options patched, CANN 8.1.RC1") != std::string::npos);
+  CHECK(ok.out.find("source checkout") == std::string::npos);
+  CHECK(ok.out.find("different release lines") == std::string::npos);
+
+  RunResult version = c.kbuild({"--version"}, {{"KBUILD_TORCH_ROOT", site.torch},
+                                               {"KBUILD_TORCH_NPU_ROOT", site.torch_npu},
+                                               {"TORCHINDUCTOR_NPU_BACKEND", "dvm"}});
+  CHECK(version.out.find("plugin npu: torch_npu 2.11.0.post1, backend dvm (from "
+                         "TORCHINDUCTOR_NPU_BACKEND), Inductor's own device options") !=
+        std::string::npos);
+
+  // A source checkout: no lib/libtorch_npu.so, setup.py beside the package.
+  fs::remove(site.torch_npu + "/lib/libtorch_npu.so");
+  write_file(c.dir / "site-packages/setup.py", "");
+  // ... of another line than torch's.
+  write_file(site.torch_npu + "/version.py", "__version__ = '2.9.0'\n");
+  RunResult warn = c.kbuild(doctor, {{"ASCEND_HOME_PATH", site.ascend}});
+  INFO(warn.out);
+  CHECK(warn.out.find("warn\tplugin npu\ttorch_npu at " + site.torch_npu +
+                      " is a source checkout (no lib/libtorch_npu.so, ../setup.py beside it)") !=
+        std::string::npos);
+  CHECK(warn.out.find("warn\tplugin npu\ttorch 2.11.0 and torch_npu 2.9.0 come from different "
+                      "release lines (2.11.0, 2.9.0)") != std::string::npos);
+  CHECK(warn.exit_code == 11);  // warnings only: the rest of the site is whole
+}
+
 TEST_CASE("--compile-commands adds and updates entries, also from parallel builds", "[diagnose]") {
   Case c;
   std::vector<std::thread> builds;
