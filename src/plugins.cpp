@@ -137,7 +137,8 @@ OptionsResult patched_device_options(const Registry& registry, const ActivePlugi
   // Its own device also gets the file's lists, as of the release reproduced.
   DeviceFile own = *p.file;
   own.lists = with_release(own.lists, p.release ? &p.release->device : nullptr);
-  if (registry.has_backends(p.name)) query.backend = p.backend;
+  // The device's own backend is the plugin's; a device without backends gets none.
+  query.backend = registry.has_backends(p.name) ? p.backend : "";
   OptionsResult device = make_provider(std::move(own))->options(query, ctx);
   r.options.append(device.options);
   r.notes.insert(r.notes.end(), device.notes.begin(), device.notes.end());

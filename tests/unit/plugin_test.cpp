@@ -258,3 +258,29 @@ TEST_CASE("releases: the installed one's lists and notes; an unknown one falls b
   CHECK(fallback.plugins.active.at(0).release->version == "2.0.0");
   CHECK_THAT(fallback.notes.at(0), Catch::Contains("plugin acc: torch_acc release unknown"));
 }
+
+TEST_CASE("a plugin whose device has no backends of its own still applies with --backend",
+          "[unit][plugin]") {
+  // The plugin has backends, the device file none: --backend is the plugin's.
+  DeviceFile f = parse_device_file(R"({
+  "device": "solo",
+  "definitions": ["USE_SOLO"],
+  "plugin": {"default_backend": "a", "backends": {"a": {"device_options": {}}, "b": {}}}
+})",
+                                   "/cfg/solo.json");
+  Registry registry;
+  registry.register_device("solo", make_provider(std::move(f)));
+  Paths paths;
+  Environment env;
+  BuildRequest r;
+  r.query.device_type = "solo";
+  r.query.backend = "a";
+  r.sources = {"k.cpp"};
+  r.use_torch = false;
+  BuildPlan plan = plan_build(r, registry, ResolveContext{paths, env});
+  CHECK(plan.options.values(OptionList::definitions) == Strings{"USE_SOLO"});
+  r.query.backend = "b";
+  CHECK(plan_build(r, registry, ResolveContext{paths, env})
+            .options.values(OptionList::definitions)
+            .empty());
+}
