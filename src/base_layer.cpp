@@ -30,6 +30,8 @@ BuildOptions base_layer(const BaseSettings& s) {
     cflag("mcpu=native");
   else if (s.machine == "riscv64")
     cflag("march=rv64gc");
+  else if (s.machine == "riscv32")
+    cflag("march=rv32gc");
   else
     cflag("march=native");
   if (s.do_link) cflag("shared");

@@ -1,4 +1,7 @@
 #include "kbuild/build_context.hpp"
+#include "kbuild/package_version.hpp"
+#include "kbuild/plugin_status.hpp"
+#include "kbuild/plugins.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -174,6 +177,27 @@ StepInput BuildContext::step_input(const BuildPlan& plan,
   return in;
 }
 
+namespace {
+
+// The versions a failure report needs: torch's, and each plugin's package,
+// release, backend and toolkit, also when the build failed resolving them.
+void version_matrix(const Session& session, const BuildRecord& record, ReportInput& in) {
+  const Paths& paths = session.site.paths;
+  if (paths.torch_root)
+    in.torch_version = read_package_version(*paths.torch_root + "/version.py").value_or("");
+  try {
+    ProcessPlugins plugins = activate_plugins(
+        session.registry, PluginRequest{record.plugins, record.device, record.backend},
+        session.context());
+    for (const ActivePlugin& p : plugins.active)
+      in.plugins.push_back(plugin_status(p, session.context()));
+  } catch (const Error&) {
+    // The build's own error says why; the report keeps what it has.
+  }
+}
+
+}  // namespace
+
 nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env) {
   ReportInput in;
   in.kbuild_argv = record.kbuild_argv;
@@ -197,6 +221,7 @@ nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& e
       in.backend = session->backend_of(record.request->query);
       in.torch_found = record.request->use_torch && session->site.paths.torch_root.has_value();
     }
+    version_matrix(*session, record, in);
   }
   in.env = &env;
   in.error = record.failure ? &*record.failure : nullptr;

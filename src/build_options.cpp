@@ -49,6 +49,21 @@ void BuildOptions::remove(OptionList list, std::string_view value) {
                 entries.end());
 }
 
+void BuildOptions::drop(OptionList list, std::string_view value, const std::string& reason) {
+  for (const Entry& e : entries(list))
+    if (e.value == value) dropped_.push_back({list, e, reason});
+  remove(list, value);
+}
+
+void BuildOptions::replace(OptionList list, std::string_view value, const std::string& replacement,
+                           const Origin& origin, const std::string& reason) {
+  for (Entry& e : lists_[static_cast<std::size_t>(list)]) {
+    if (e.value != value) continue;
+    dropped_.push_back({list, e, reason});
+    e = Entry{replacement, origin};
+  }
+}
+
 std::vector<std::string> BuildOptions::values(OptionList list) const {
   std::vector<std::string> out;
   for (const Entry& e : entries(list)) out.push_back(e.value);

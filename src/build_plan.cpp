@@ -44,7 +44,11 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   base.warning_all = r.warning_all;
   base.extra_flags = r.extra_flags;
   base.machine = r.machine;
+  ProcessPlugins plugins = activate_plugins(
+      registry, PluginRequest{r.plugins, r.query.device_type, r.query.backend}, ctx);
+  plan.notes.insert(plan.notes.end(), plugins.notes.begin(), plugins.notes.end());
   BuildOptions all = base_layer(base);
+  apply_base_edits(plugins, all);
 
   if (r.use_torch && ctx.paths.torch_root) {
     Isa isa = r.isa ? *r.isa : pick_isa(read_cpu_features(), ctx.env);
@@ -56,13 +60,15 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   // Without the torch layer nothing may refer to torch (Inductor's CppOptions).
   Paths paths = ctx.paths;
   if (!r.use_torch) paths.torch_root.reset();
-  OptionsResult device = registry.resolve(r.query, ResolveContext{paths, ctx.env}, r.strict);
+  OptionsResult device = device_options_in_process(registry, plugins, r.query,
+                                                   ResolveContext{paths, ctx.env}, r.strict);
   all.append(device.options);
   plan.notes.insert(plan.notes.end(), device.notes.begin(), device.notes.end());
   all.append(user_layer(r));
 
   all.finalize(r.query.compile_only);
   plan.options = all;
+  plan.plugins = std::move(plugins);
   plan.command =
       assemble(all, AssembleInput{r.compiler, r.sources, r.kind, plan.output, r.include_pch});
   return plan;

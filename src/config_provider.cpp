@@ -36,6 +36,40 @@ std::string dir_of(const std::string& path) {
                                        ":-VALUE} in " + file.path);
 }
 
+std::string flag_for(const std::string& root) {
+  if (root == "torch_npu_root") return "torch-npu-root";
+  if (root == "python_include") return "python-include";
+  if (root == "python_libdir") return "python-libdir";
+  return "torch-root";
+}
+
+}  // namespace
+
+void add_device_file_block(const DeviceFile& file, const ListBlock& block,
+                           const TemplateContext& tctx, const std::string& origin,
+                           OptionsResult& r) {
+  for (OptionList list : kAllOptionLists) {
+    for (const DeviceFileEntry& entry : block.lists[static_cast<std::size_t>(list)]) {
+      Expansion x = entry.value.expand(tctx);
+      if (!x.missing_env.empty()) missing_env(file, entry, x.missing_env);
+      if (!x.value) {
+        r.notes.push_back("device '" + file.device + "': left out " + std::string(list_name(list)) +
+                          " entry \"" + entry.value.text() + "\" (" + file.path + ":" +
+                          std::to_string(entry.line) + "): " + x.missing_root +
+                          " is unknown (see --" + flag_for(x.missing_root) + ")");
+        continue;
+      }
+      r.options.add(list, *x.value, Origin{Layer::device, origin, file.path, entry.line});
+    }
+  }
+}
+
+std::string device_file_dir(const std::string& path) {
+  return dir_of(path);
+}
+
+namespace {
+
 class ConfigProvider : public Provider {
  public:
   explicit ConfigProvider(DeviceFile file) : file_(std::move(file)) {}
@@ -98,6 +132,7 @@ class ConfigProvider : public Provider {
     return shell_join(*words);
   }
   RegistrationMode mode() const override { return file_.mode; }
+  const DeviceFile* device_file() const override { return &file_; }
 
  private:
   std::string backend_names() const {
@@ -108,27 +143,7 @@ class ConfigProvider : public Provider {
 
   void add_block(const ListBlock& block, const TemplateContext& tctx, const std::string& origin,
                  OptionsResult& r) const {
-    for (OptionList list : kAllOptionLists) {
-      for (const DeviceFileEntry& entry : block.lists[static_cast<std::size_t>(list)]) {
-        Expansion x = entry.value.expand(tctx);
-        if (!x.missing_env.empty()) missing_env(file_, entry, x.missing_env);
-        if (!x.value) {
-          r.notes.push_back("device '" + file_.device + "': left out " +
-                            std::string(list_name(list)) + " entry \"" + entry.value.text() +
-                            "\" (" + file_.path + ":" + std::to_string(entry.line) +
-                            "): " + x.missing_root + " is unknown (see --" +
-                            flag_for(x.missing_root) + ")");
-          continue;
-        }
-        r.options.add(list, *x.value, Origin{Layer::device, origin, file_.path, entry.line});
-      }
-    }
-  }
-  static std::string flag_for(const std::string& root) {
-    if (root == "torch_npu_root") return "torch-npu-root";
-    if (root == "python_include") return "python-include";
-    if (root == "python_libdir") return "python-libdir";
-    return "torch-root";
+    add_device_file_block(file_, block, tctx, origin, r);
   }
 
   DeviceFile file_;

@@ -16,6 +16,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/json_locations.hpp"
 #include "kbuild/trust.hpp"
+#include "kbuild/plugin_file.hpp"
 
 namespace kbuild {
 
@@ -25,9 +26,9 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
-const std::set<std::string> kTopLevelKeys = {"layers",      "backends", "default_backend", "device",
-                                             "description", "mode",     "env_help",        "when",
-                                             "exec",        "launcher"};
+const std::set<std::string> kTopLevelKeys = {
+    "layers", "backends", "default_backend", "device",  "description", "mode", "env_help",
+    "when",   "exec",     "launcher",        "package", "plugin"};
 
 std::string type_name(const json& v) {
   if (v.is_string()) return "a string";
@@ -316,6 +317,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
     if (spec.command.empty()) check.fail("/exec", "missing 'command'");
     file.exec = std::move(spec);
   }
+  read_plugin_sections(doc, path, file);
   return file;
 }
 

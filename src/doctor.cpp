@@ -9,6 +9,7 @@
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/printable.hpp"
+#include "kbuild/plugin_status.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;
@@ -100,6 +101,17 @@ bool library_found(const std::string& name, const std::vector<std::string>& dirs
   return find_shared_library(name, env).has_value();
 }
 
+// Each active plugin: its versions and state, then what looks wrong about it.
+void check_plugins(const BuildPlan& plan, const ResolveContext& ctx,
+                   std::vector<DoctorCheck>& out) {
+  for (const ActivePlugin& p : plan.plugins.active) {
+    PluginStatus status = plugin_status(p, ctx);
+    out.push_back({"plugin " + p.name, CheckStatus::ok, describe(status), ""});
+    for (const std::string& w : plugin_warnings(status, *p.file))
+      out.push_back({"plugin " + p.name, CheckStatus::warn, w, "see README, \"NPU\""});
+  }
+}
+
 void check_plan(const DoctorInput& in, const Registry& registry, std::vector<DoctorCheck>& out) {
   BuildRequest r = in.request;
   r.sources = {"kernel.cpp"};
@@ -113,6 +125,7 @@ void check_plan(const DoctorInput& in, const Registry& registry, std::vector<Doc
   }
   out.push_back({"device " + r.query.device_type, CheckStatus::ok,
                  std::to_string(plan.command.argv.size()) + " arguments resolved", ""});
+  check_plugins(plan, ResolveContext{in.site.paths, in.env}, out);
   for (const std::string& note : plan.notes) out.push_back({"note", CheckStatus::warn, note, ""});
   for (const Entry& e : plan.options.entries(OptionList::include_dirs))
     if (!is_dir(e.value))

@@ -45,6 +45,16 @@ std::string Registry::launcher_for(const std::string& name) const {
   return it == registered_.end() ? "" : it->second.provider->launcher();
 }
 
+const DeviceFile* Registry::device_file(const std::string& name) const {
+  auto it = registered_.find(name);
+  return it == registered_.end() ? nullptr : it->second.provider->device_file();
+}
+
+bool Registry::has_backends(const std::string& name) const {
+  auto it = registered_.find(name);
+  return it != registered_.end() && !it->second.provider->backends().empty();
+}
+
 OptionsResult Registry::resolve(const DeviceQuery& query, const ResolveContext& ctx,
                                 bool strict) const {
   const std::string& name = query.device_type;

@@ -32,6 +32,22 @@ const char* kind_name(OutputKind kind) {
   return "";
 }
 
+ojson plugin_json(const PluginStatus& s) {
+  ojson switches = ojson::object();
+  for (const auto& [name, value] : s.switches) switches[name] = value ? ojson(*value) : ojson();
+  return ojson{{"plugin", s.plugin},
+               {"package", s.package},
+               {"version", s.installed.empty() ? ojson() : ojson(s.installed)},
+               {"release", s.release},
+               {"root", s.package_root.empty() ? ojson() : ojson(s.package_root)},
+               {"backend", s.backend},
+               {"backend_from", s.backend_from},
+               {"device_options_patched", s.patches_device},
+               {"toolkit", s.toolkit},
+               {"toolkit_version", s.toolkit_version.empty() ? ojson() : ojson(s.toolkit_version)},
+               {"switches", switches}};
+}
+
 }  // namespace
 
 ojson build_report(const ReportInput& in) {
@@ -50,6 +66,10 @@ ojson build_report(const ReportInput& in) {
                     {"torch", in.torch_found}};
   }
   r["provider"] = {{"kind", in.provider_kind}, {"source", in.provider_source}};
+  ojson plugins = ojson::array();
+  for (const PluginStatus& p : in.plugins) plugins.push_back(plugin_json(p));
+  r["versions"] = {{"torch", in.torch_version.empty() ? ojson() : ojson(in.torch_version)},
+                   {"plugins", plugins}};
   ojson files = ojson::array();
   for (const std::string& f : in.config_files) {
     auto bytes = read_whole_file(f);

@@ -118,6 +118,8 @@ class BuildContext {
 struct BuildRecord {
   std::vector<std::string> kbuild_argv;
   std::string device;    // as asked, also when the request was not made
+  std::vector<std::string> plugins;  // --plugin, as asked
+  std::string backend;               // --backend, as asked
   std::string compiler;  // as asked (--cxx, CXX, g++)
   const Session* session = nullptr;
   std::optional<BuildRequest> request;

@@ -62,6 +62,12 @@ class BuildOptions {
   void append(const BuildOptions& other);
   // Removes every entry of `list` equal to `value`.
   void remove(OptionList list, std::string_view value);
+  // Removes them and remembers each in dropped() with `reason` (explain).
+  void drop(OptionList list, std::string_view value, const std::string& reason);
+  // Puts `replacement` from `origin` in place of each entry equal to `value`;
+  // the old entries are remembered in dropped() with `reason`.
+  void replace(OptionList list, std::string_view value, const std::string& replacement,
+               const Origin& origin, const std::string& reason);
 
   const std::vector<Entry>& entries(OptionList list) const {
     return lists_[static_cast<std::size_t>(list)];

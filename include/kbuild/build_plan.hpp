@@ -8,12 +8,16 @@
 
 #include "kbuild/assemble.hpp"
 #include "kbuild/isa.hpp"
+#include "kbuild/plugins.hpp"
 #include "kbuild/registry.hpp"
 
 namespace kbuild {
 
 struct BuildRequest {
   DeviceQuery query;  // device type, aot_mode, compile_only
+  // --plugin: packages loaded into the process (a device whose file has a
+  // plugin section implies its own).
+  std::vector<std::string> plugins;
   OutputKind kind = OutputKind::shared_library;
   std::vector<std::string> sources;
   std::string output;  // empty: default_output(sources[0], kind)
@@ -40,6 +44,7 @@ struct BuildPlan {
   Command command;
   std::string output;
   std::vector<std::string> notes;
+  ProcessPlugins plugins;  // what was active (report, explain)
 };
 
 // Throws Error (usage/config/provider).

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,9 @@ struct LayerDef {
   int line = 0;
 };
 
+struct PackageSpec;  // plugin_spec.hpp
+struct PluginSpec;
+
 struct ExecSpec {
   std::vector<TemplateString> command;  // program and its first arguments
   double timeout_s = 30;
@@ -64,6 +68,9 @@ struct DeviceFile {
   std::string default_backend;      // empty: none
   std::string launcher;             // --launcher for this device's builds, unless given
   bool check_program_trust = true;  // refuse an exec program others could write
+  // What the file says about its package and the process it runs in, if anything.
+  std::shared_ptr<const PackageSpec> package;
+  std::shared_ptr<const PluginSpec> plugin;
 };
 
 // The layers `backend` applies, in order: each layer of its `extends` chain

@@ -11,6 +11,8 @@
 
 namespace kbuild {
 
+struct DeviceFile;
+
 struct DeviceQuery {
   std::string device_type;
   bool aot_mode = false;
@@ -52,6 +54,8 @@ class Provider {
   virtual std::string launcher() const { return ""; }
   // The backends this provider offers (--backend); none by default.
   virtual std::vector<BackendInfo> backends() const { return {}; }
+  // The device file it was made from (plugins read its sections); none by default.
+  virtual const DeviceFile* device_file() const { return nullptr; }
 };
 
 }  // namespace kbuild

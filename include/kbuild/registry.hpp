@@ -36,6 +36,11 @@ class Registry {
   bool is_registered(const std::string& name) const;
   // The launcher the device's file names ("" when none).
   std::string launcher_for(const std::string& name) const;
+  // The device file that registered `name`; nullptr for built-ins, exec
+  // providers and unknown names.
+  const DeviceFile* device_file(const std::string& name) const;
+  // Whether the provider for `name` offers backends (--backend).
+  bool has_backends(const std::string& name) const;
 
   // The device layer for `query`. An unknown device gets the default device
   // options (as upstream) plus a note, or an error when `strict`.

@@ -12,6 +12,7 @@
 #include "kbuild/build_runner.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plugin_status.hpp"
 
 namespace kbuild {
 
@@ -31,6 +32,8 @@ struct ReportInput {
   std::string provider_kind, provider_source;  // of the requested device
   const Environment* env = nullptr;            // for the variables consulted
   std::vector<StageTiming> timings;            // kbuild's own stages (config, resolve)
+  std::string torch_version;                   // torch's version.py ("" unknown)
+  std::vector<PluginStatus> plugins;           // the version matrix of active plugins
   const Error* error = nullptr;                // null on success
   int exit_code = 0;
 };

@@ -123,6 +123,9 @@ void add_device(Options app, CommonOptions& o) {
   app.option("--backend", o.backend,
              "the device's backend (npu: triton, mlir, dvm, ascendc); default: the file's "
              "default_backend");
+  app.list("--plugin", o.plugins,
+           "a package loaded into the process (repeatable): apply its device file's plugin "
+           "section, e.g. torch_npu's patches for cpu kernels (--device npu implies npu)");
   app.flag("--aot", o.aot, "AOT mode (no torch_python)");
   app.flag("-c,--compile-only", o.compile_only, "compile to an object (-c), do not link");
   app.flag("--strict", o.strict, "an unknown device is an error");

@@ -18,6 +18,7 @@ struct CommonOptions {
   bool allow_untrusted_config = false;
   std::string device = "cpu";
   std::string backend;
+  std::vector<std::string> plugins;  // --plugin
   bool aot = false;
   bool compile_only = false;
   bool strict = false;

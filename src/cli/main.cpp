@@ -30,7 +30,10 @@
 #include "kbuild/launcher.hpp"
 #include "kbuild/load_check.hpp"
 #include "kbuild/note_summary.hpp"
+#include "kbuild/package_version.hpp"
 #include "kbuild/pch.hpp"
+#include "kbuild/plugin_spec.hpp"
+#include "kbuild/plugin_status.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/site.hpp"
@@ -64,6 +67,7 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
                 "--compile-only, --precompile and --preprocess exclude each other");
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
+  r.plugins = common.plugins;
   r.kind = b.precompile          ? OutputKind::precompiled_header
            : b.preprocess        ? OutputKind::preprocessed
            : common.compile_only ? OutputKind::object
@@ -159,12 +163,35 @@ std::string check_device_name(const Session& session, const CommonOptions& commo
   return common.device;
 }
 
+// Each registered plugin as a plain build would find it (for --version).
+std::string plugin_versions(const Environment& env) {
+  std::string text;
+  try {
+    Site site = resolve_site(SiteSettings{}, env);
+    Registry registry;
+    register_device_files(config_sources(data_dir(env), env, {}), registry, false);
+    ResolveContext ctx{site.paths, env};
+    for (const DeviceListing& d : registry.list()) {
+      const DeviceFile* file = registry.device_file(d.name);
+      if (!file || !file->plugin) continue;
+      ProcessPlugins plugins = activate_plugins(registry, PluginRequest{{d.name}, "cpu", ""}, ctx);
+      for (const ActivePlugin& p : plugins.active)
+        text += "\nplugin " + p.name + ": " + describe(plugin_status(p, ctx));
+    }
+  } catch (const Error& e) {
+    text += std::string("\nplugins: unknown (") + e.what() + ")";
+  }
+  return text;
+}
+
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                   const Console& console, const std::vector<std::string>& kbuild_argv) {
   std::optional<Session> session;
   BuildRecord record;
   record.kbuild_argv = kbuild_argv;
   record.device = common.device;
+  record.plugins = common.plugins;
+  record.backend = common.backend;
   record.compiler = compiler_of(common, env);
   std::optional<Error> unwritten_database;
   bool notes_said = false;
@@ -301,10 +328,15 @@ int options_command(const CommonOptions& common, bool json_output, const Environ
   Session session(session_options(common), env);
   console.warnings(session.warnings());
   const std::string warned_device = check_device_name(session, common, console);
-  OptionsResult device = session.registry.resolve(
+  ProcessPlugins plugins = activate_plugins(
+      session.registry, PluginRequest{common.plugins, common.device, common.backend},
+      session.context());
+  OptionsResult device = device_options_in_process(
+      session.registry, plugins,
       DeviceQuery{common.device, common.aot, common.compile_only, common.backend},
       session.context(), common.strict);
   std::vector<std::string> notes = session.site.notes;
+  notes.insert(notes.end(), plugins.notes.begin(), plugins.notes.end());
   notes.insert(notes.end(), device.notes.begin(), device.notes.end());
   say_notes(console, common.verbose, notes, warned_device);
   if (json_output) {
@@ -480,7 +512,7 @@ std::string version_text(const Environment& env) {
   std::string text = std::string("kbuild ") + KBUILD_VERSION + "\ndevice files are read from:";
   for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
   text += "\n  then each --config FILE";
-  return text;
+  return text + plugin_versions(env);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // non-zero exit when any failed.
 #include <catch2/catch.hpp>
 #include <sstream>
+#include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
 
@@ -75,6 +76,33 @@ TEST_CASE("build-many goes on after a failure by default, and stops with --fail-
   }
   CHECK(skipped_rows == 2);
   CHECK_FALSE(fs::exists(b.dir / "k2.so"));
+}
+
+TEST_CASE("build-many: --plugin in the common arguments reaches every build, --backend per build",
+          "[e2e][batch]") {
+  Batch b;
+  std::string k0 = b.dir / "k0", k1 = b.dir / "k1";
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\", \"--plugin\", \"npu\"], \"builds\": ["
+             "[\"" +
+                 k0 + ".cpp\", \"-o\", \"" + k0 + ".so\", \"--report\", \"" + k0 +
+                 ".json\"], "
+                 "[\"" +
+                 k1 + ".cpp\", \"-o\", \"" + k1 + ".so\", \"--report\", \"" + k1 +
+                 ".json\", "
+                 "\"--backend\", \"mlir\"]]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "2"}, b.home.str(), {},
+                           {"TORCHINDUCTOR_NPU_BACKEND", "DISABLE_AOTI_PATCH"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto argv_of = [](const std::string& report) {
+    return nlohmann::json::parse(read_file(report))["argv"].dump();
+  };
+  // The cpu kernels of a torch_npu process: triton drops -march=native, mlir does not.
+  CHECK(argv_of(k0 + ".json").find("-march=native") == std::string::npos);
+  CHECK(argv_of(k1 + ".json").find("-march=native") != std::string::npos);
+  CHECK(nlohmann::json::parse(read_file(k1 + ".json"))["versions"]["plugins"][0]["backend"] ==
+        "mlir");
 }
 
 TEST_CASE("a malformed manifest is a config error with its position", "[e2e][batch]") {

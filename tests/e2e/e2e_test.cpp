@@ -75,6 +75,7 @@ struct FakeAscend {
     compile_shared_library(read_file(fake + "/torch_npu.cpp"), torch_npu + "/lib/libtorch_npu.so",
                            "libtorch_npu.so");
     fs::create_directories(torch_npu + "/include/third_party/acl/inc");
+    write_file(torch_npu + "/version.py", "__version__ = '2.11.0.post1'\n");
   }
   Strings libraries() const {
     return {torch + "/lib/libtorch.so",        torch + "/lib/libtorch_cpu.so",
@@ -146,6 +147,8 @@ TEST_CASE(
                "-ltorch_npu", "-lruntime", "-L" + ascend.sdk + "/lib64",
                "-L" + ascend.torch_npu + "/lib", "-DBUILD_LIBTORCH=ON -Wno-unused-function"})
     CHECK(dry.out.find(want) != std::string::npos);
+  // torch_npu's default backend (triton) never adds -march=native.
+  CHECK(dry.out.find("-march=native") == std::string::npos);
 
   RunResult r = run_kbuild({"--device", "npu", example("npu/acl_kernel.cpp"), "-o", dir / "npu.so",
                             "--torch-root", ascend.torch, "--python-include",
@@ -375,7 +378,15 @@ TEST_CASE("devices shows the npu backends and their layer chains; --backend reso
                  home.str(), {{"ASCEND_HOME_PATH", "/opt/ascend"}});
   INFO(o.err);
   REQUIRE(o.exit_code == 0);
-  CHECK(nlohmann::json::parse(o.out)["libraries"] ==
+  // ascendc patches nothing in Inductor's C++ builds: npu has no options of
+  // its own there (torch_npu 2.11, measured), and a note says so.
+  CHECK(nlohmann::json::parse(o.out)["libraries"] == nlohmann::json::array());
+  CHECK(o.err.find("backend ascendc: patches nothing") != std::string::npos);
+  RunResult triton =
+      run_kbuild({"options", "--device", "npu", "--backend", "triton", "--json", "--no-torch"},
+                 home.str(), {{"ASCEND_HOME_PATH", "/opt/ascend"}});
+  REQUIRE(triton.exit_code == 0);
+  CHECK(nlohmann::json::parse(triton.out)["libraries"] ==
         nlohmann::json::array({"torch_npu", "runtime", "ascendcl"}));
   RunResult bad = run_kbuild({"options", "--device", "npu", "--backend", "cuda", "--no-torch"},
                              home.str(), {{"ASCEND_HOME_PATH", "/opt/ascend"}});

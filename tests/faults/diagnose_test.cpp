@@ -2,6 +2,7 @@
 // the evidence report, the load check, doctor and explain.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -217,6 +218,144 @@ TEST_CASE("explain names the layer, provider and file line of every flag, and wh
   REQUIRE(dropped != std::string::npos);
   CHECK(r.out.find("-I" + c.dir / "torch/include", dropped) != std::string::npos);
   CHECK(r.out.find("duplicate of the entry from torch", dropped) != std::string::npos);
+}
+
+// The line of npu.json that holds `text` (1-based).
+int npu_json_line(const std::string& text) {
+  std::istringstream in(read_file(source_root() + "/configs/devices/npu.json"));
+  int n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(text) != std::string::npos) return n;
+  }
+  FAIL("npu.json has no line with " << text);
+  return 0;
+}
+
+TEST_CASE("explain shows what a plugin dropped from the base layer and every entry it added",
+          "[diagnose]") {
+  Case c;
+  make_fake_torch(c.dir / "torch", false);
+  const std::string npu_json = source_root() + "/configs/devices/npu.json";
+  const std::string drop_at =
+      npu_json + ":" + std::to_string(npu_json_line("\"drop\": \"march=native\""));
+  for (const std::string device : {"npu", "cpu"}) {
+    RunResult r =
+        c.kbuild({"explain", "--device", device, "--plugin", "npu", "k.cpp", "--torch-root",
+                  c.dir / "torch", "--torch-npu-root", c.dir / "torch_npu", "--python-include",
+                  "/py/inc", "--python-libdir", "/py/lib", "--isa", "none"},
+                 {{"ASCEND_HOME_PATH", "/opt/ascend"}});
+    INFO(device << ": " << r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    auto dropped = r.out.find("dropped:");
+    REQUIRE(dropped != std::string::npos);
+    CHECK(r.out.find("-march=native") == r.out.find("-march=native", dropped));
+    CHECK(r.out.find("-march=native    base  base  (dropped by " + drop_at +
+                     ", plugin npu, backend triton)") != std::string::npos);
+    CHECK(r.out.find("-I" + c.dir / "torch/include/TH") != std::string::npos);
+    CHECK(r.out.find("device  plugin npu backend triton (every device)  " + npu_json + ":") !=
+          std::string::npos);
+  }
+  // mlir patches nothing: -march=native stays, and nothing is dropped for it.
+  RunResult mlir =
+      c.kbuild({"explain", "--device", "npu", "--backend", "mlir", "k.cpp", "--no-torch"});
+  REQUIRE(mlir.exit_code == 0);
+  CHECK(mlir.out.find("-march=native                                   base  base") !=
+        std::string::npos);
+  CHECK(mlir.err.find("plugin npu, backend mlir: patches nothing") != std::string::npos);
+}
+
+namespace {
+// torch (2.11.0), an installed torch_npu of `release` and a CANN toolkit.
+struct NpuSite {
+  std::string torch, torch_npu, ascend;
+  NpuSite(const TempDir& dir, const std::string& release) {
+    torch = dir / "site-packages/torch";
+    torch_npu = dir / "site-packages/torch_npu";
+    ascend = dir / "Ascend/latest";
+    make_fake_torch(torch, true);
+    fs::create_directories(torch_npu + "/lib");
+    write_file(torch_npu + "/lib/libtorch_npu.so", "");
+    write_file(torch_npu + "/version.py", "__version__ = '" + release + "'\n");
+    write_file(ascend + "/compiler/version.info", "Version=8.1.RC1\ntimestamp=0\n");
+  }
+  std::vector<std::string> args() const {
+    return {"--torch-root",     torch,    "--torch-npu-root", torch_npu,
+            "--python-include", "/p/inc", "--python-libdir",  "/p/lib"};
+  }
+};
+}  // namespace
+
+TEST_CASE("--report records the version matrix: torch, torch_npu, CANN, backend, switches",
+          "[diagnose]") {
+  Case c;
+  NpuSite site(c.dir, "2.11.0.post2");
+  std::string k = c.kernel("k.cpp", "int f() { return 1; }\n");
+  std::vector<std::string> args = {"--device",     "npu",       k,          "-o",
+                                   c.dir / "k.so", "--dry-run", "--report", c.dir / "r.json"};
+  for (const std::string& a : site.args()) args.push_back(a);
+  RunResult ok = c.kbuild(args, {{"ASCEND_HOME_PATH", site.ascend}, {"DISABLE_AOTI_PATCH", "1"}});
+  INFO(ok.err);
+  REQUIRE(ok.exit_code == 0);
+  json r = json::parse(read_file(c.dir / "r.json"));
+  CHECK(r["versions"]["torch"] == "2.11.0");
+  REQUIRE(r["versions"]["plugins"].size() == 1);
+  json p = r["versions"]["plugins"][0];
+  CHECK(p["package"] == "torch_npu");
+  CHECK(p["version"] == "2.11.0.post2");
+  CHECK(p["release"] == "2.11.0.post2");
+  CHECK(p["backend"] == "triton");
+  CHECK(p["backend_from"] == "default");
+  CHECK(p["device_options_patched"] == false);
+  CHECK(p["switches"]["DISABLE_AOTI_PATCH"] == "1");
+  CHECK(p["toolkit"] == "CANN");
+  CHECK(p["toolkit_version"] == "8.1.RC1");
+
+  // A failed build (ASCEND_HOME_PATH unset) keeps the matrix: what a failure report needs.
+  RunResult bad = c.kbuild(args, {{"TORCHINDUCTOR_NPU_BACKEND", "triton"}});
+  CHECK(bad.exit_code == 4);
+  json f = json::parse(read_file(c.dir / "r.json"));
+  CHECK(f["result"]["stage"] == "provider");
+  CHECK(f["versions"]["plugins"][0]["version"] == "2.11.0.post2");
+  CHECK(f["versions"]["plugins"][0]["backend_from"] == "TORCHINDUCTOR_NPU_BACKEND");
+  CHECK(f["versions"]["plugins"][0]["toolkit_version"].is_null());
+}
+
+TEST_CASE(
+    "doctor and --version show the torch_npu release and backend; doctor warns about "
+    "a source checkout and mismatched release lines",
+    "[diagnose]") {
+  Case c;
+  NpuSite site(c.dir, "2.11.0.post1");
+  std::vector<std::string> doctor = {"doctor", "--device", "cpu", "--plugin", "npu"};
+  for (const std::string& a : site.args()) doctor.push_back(a);
+  RunResult ok = c.kbuild(doctor, {{"ASCEND_HOME_PATH", site.ascend}});
+  INFO(ok.out << ok.err);
+  CHECK(ok.out.find("ok\tplugin npu\ttorch_npu 2.11.0.post1, backend triton (default), device "
+                    "options patched, CANN 8.1.RC1") != std::string::npos);
+  CHECK(ok.out.find("source checkout") == std::string::npos);
+  CHECK(ok.out.find("different release lines") == std::string::npos);
+
+  RunResult version = c.kbuild({"--version"}, {{"KBUILD_TORCH_ROOT", site.torch},
+                                               {"KBUILD_TORCH_NPU_ROOT", site.torch_npu},
+                                               {"TORCHINDUCTOR_NPU_BACKEND", "dvm"}});
+  CHECK(version.out.find("plugin npu: torch_npu 2.11.0.post1, backend dvm (from "
+                         "TORCHINDUCTOR_NPU_BACKEND), Inductor's own device options") !=
+        std::string::npos);
+
+  // A source checkout: no lib/libtorch_npu.so, setup.py beside the package.
+  fs::remove(site.torch_npu + "/lib/libtorch_npu.so");
+  write_file(c.dir / "site-packages/setup.py", "");
+  // ... of another line than torch's.
+  write_file(site.torch_npu + "/version.py", "__version__ = '2.9.0'\n");
+  RunResult warn = c.kbuild(doctor, {{"ASCEND_HOME_PATH", site.ascend}});
+  INFO(warn.out);
+  CHECK(warn.out.find("warn\tplugin npu\ttorch_npu at " + site.torch_npu +
+                      " is a source checkout (no lib/libtorch_npu.so, ../setup.py beside it)") !=
+        std::string::npos);
+  CHECK(warn.out.find("warn\tplugin npu\ttorch 2.11.0 and torch_npu 2.9.0 come from different "
+                      "release lines (2.11.0, 2.9.0)") != std::string::npos);
+  CHECK(warn.exit_code == 11);  // warnings only: the rest of the site is whole
 }
 
 TEST_CASE("--compile-commands adds and updates entries, also from parallel builds", "[diagnose]") {

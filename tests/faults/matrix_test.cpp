@@ -735,6 +735,66 @@ TEST_CASE("E171 kbuild cc with a compiler that is not found", "[matrix]") {
       "compile", {"nope/g++ not found or not executable"});
 }
 
+// Plugins.
+
+TEST_CASE("E110 --plugin naming no registered device", "[matrix]") {
+  Row row;
+  row.expect("E110", row.build({"--plugin", "tpu"}), 2, "usage",
+             {"unknown plugin 'tpu' (--plugin)", "no device file registers it", "plugins: npu"});
+}
+
+TEST_CASE("E111 --plugin naming a device whose file has no plugin section", "[matrix]") {
+  Row row;
+  std::string file = row.device_file("acc.json", "{\"device\": \"acc\"}");
+  row.expect("E111", row.build({"--config", file, "--plugin", "acc"}), 2, "usage",
+             {"unknown plugin 'acc'", "acc.json has no 'plugin' section"});
+}
+
+TEST_CASE("E112 TORCHINDUCTOR_NPU_BACKEND naming no backend", "[matrix]") {
+  Row row;
+  row.expect(
+      "E112",
+      row.build({"--device", "npu"},
+                {{"ASCEND_HOME_PATH", row.dir.str()}, {"TORCHINDUCTOR_NPU_BACKEND", "nope"}}),
+      2, "usage",
+      {"TORCHINDUCTOR_NPU_BACKEND=nope: device 'npu' has no backend 'nope'", "triton", "npu.json"});
+}
+
+namespace {
+// A device file with a plugin section, `plugin` spliced in.
+std::string plugin_file(Row& row, const std::string& plugin) {
+  return row.device_file(
+      "p.json", "{\"device\": \"acc\", \"backends\": {\"plain\": {}}, \"plugin\": " + plugin + "}");
+}
+}  // namespace
+
+TEST_CASE("E113 a plugin backend the device does not offer", "[matrix]") {
+  Row row;
+  std::string file = plugin_file(row, "{\"backends\": {\"plain\": {}, \"fast\": {}}}");
+  row.expect("E113", row.build({"--config", file}), 3, "config",
+             {"p.json:1:",
+              "at /plugin/backends/fast: plugin backend 'fast' is not one of the "
+              "device's backends"});
+}
+
+TEST_CASE("E114 a base-layer edit naming no list", "[matrix]") {
+  Row row;
+  std::string file = plugin_file(
+      row, "{\"backends\": {\"plain\": {\"base\": [{\"list\": \"flags\", \"drop\": \"O3\"}]}}}");
+  row.expect("E114", row.build({"--config", file}), 3, "config",
+             {"p.json:1:", "at /plugin/backends/plain/base/0/list: 'flags' is not one of the 7"});
+}
+
+TEST_CASE("E115 a release that is not a version", "[matrix]") {
+  Row row;
+  std::string file = row.device_file(
+      "p.json",
+      "{\"device\": \"acc\", \"package\": {\"name\": \"acc\", \"root\": \"/opt/acc\"}, "
+      "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"latest\": {}}}}");
+  row.expect("E115", row.build({"--config", file}), 3, "config",
+             {"p.json:1:", "at /plugin/releases/latest: 'latest' is not a release version"});
+}
+
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
   // The ids this file tests; a row documented but untested fails here.
   std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");

@@ -26,6 +26,8 @@ expect "kbuild --device n" npu
 expect "kbuild --device c" cuda
 expect "kbuild --device npu --backend a" ascendc
 expect "kbuild --check" --check-load
+expect "kbuild --plu" --plugin
+expect "kbuild --device cpu --plugin n" npu
 expect "kbuild --isa am" amx
 expect "kbuild do" doctor
 # What the old hand-written list missed.

@@ -64,6 +64,16 @@ TEST_CASE("-shared only when linking, -fPIC always; -mcpu=native on ppc64le", "[
   CHECK_FALSE(has(base_layer(s), "march=native"));
 }
 
+TEST_CASE("riscv: -march=rv64gc / rv32gc instead of -march=native (Inductor and torch_npu)",
+          "[unit][base]") {
+  BaseSettings s;
+  s.machine = "riscv64";
+  CHECK(has(base_layer(s), "march=rv64gc"));
+  s.machine = "riscv32";
+  CHECK(has(base_layer(s), "march=rv32gc"));
+  CHECK_FALSE(has(base_layer(s), "march=native"));
+}
+
 TEST_CASE("extra flags become one passthrough entry, empty when none", "[unit][base]") {
   BaseSettings s;
   CHECK(base_layer(s).values(OptionList::passthrough_args) == Strings{""});

@@ -1,0 +1,39 @@
+// What a failure report, `doctor` and `--version` say about an active
+// plugin: the version matrix (torch, the package, the toolkit), the release
+// kbuild reproduces, the backend and whether device options are patched.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/plugins.hpp"
+
+namespace kbuild {
+
+struct PluginStatus {
+  std::string plugin;        // "npu"
+  std::string package;       // "torch_npu"
+  std::string package_root;  // "" when unknown
+  std::string installed;     // the package's version.py; "" when not found
+  std::string release;       // the release reproduced; "" when none is declared
+  std::string backend, backend_from;
+  bool patches_device = false;
+  std::string patch_off_by;                                    // "DISABLE_AOTI_PATCH=1"
+  std::string toolkit, toolkit_version;                        // "CANN", "8.0.RC1" ("" unknown)
+  std::map<std::string, std::optional<std::string>> switches;  // unless_env variables as set
+  std::string torch_version;                                   // "" when unknown
+};
+
+PluginStatus plugin_status(const ActivePlugin& plugin, const ResolveContext& ctx);
+
+// One line: "torch_npu 2.11.0.post1 (reproduced as 2.11.0.post1), backend triton (default),
+// device options patched".
+std::string describe(const PluginStatus& status);
+
+// What doctor warns about: a source checkout shadowing the installed
+// package, and torch and the package from different release lines.
+std::vector<std::string> plugin_warnings(const PluginStatus& status, const DeviceFile& file);
+
+}  // namespace kbuild
