@@ -24,12 +24,16 @@
 
 namespace kbuild {
 
+class RemoteCache;
+
 struct BuildSettings {
   LoadCheckSettings load_check;  // the loader program (the steps say whether to check)
   // Each compiler step is ended (its whole process group) after this long.
   std::optional<std::chrono::milliseconds> timeout;
   Launcher launcher;             // for planning (plan_steps): the runner runs steps
   OutputCache* cache = nullptr;  // null or disabled: always compile
+  // Behind the local cache (remote_cache.hpp); used only with `cache`.
+  RemoteCache* remote = nullptr;
   // Have the compiler list the files it read (BuildOutcome::depfile_text).
   bool record_inputs = false;
   // Added to the cache key: what the command line cannot show (the identity

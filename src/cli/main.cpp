@@ -25,8 +25,10 @@
 #include "kbuild/launcher.hpp"
 #include "kbuild/load_check.hpp"
 #include "kbuild/pch.hpp"
+#include "kbuild/remote_cache.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
+#include "kbuild/signing.hpp"
 #include "kbuild/site.hpp"
 #include "kbuild_config.h"
 
@@ -205,6 +207,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   BuildOutcome outcome;
   std::optional<Error> failure;
   std::vector<StageTiming> timings;
+  std::optional<RemoteCache> remote;
   try {
     session.emplace(common, env, console);
     request = make_request(common, b, env);
@@ -221,6 +224,9 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     }
     BuildSettings settings;
     settings.cache = &cache;
+    if (!b.no_cache && !b.dry_run)
+      settings.remote =
+          &remote.emplace(remote_cache_settings(b.remote_cache, b.remote_cache_readonly, env));
     settings.launcher = parse_launcher(
         b.launcher.empty() ? session->registry.launcher_for(common.device) : b.launcher);
     settings.launcher.resolve_native = b.resolve_native;
@@ -310,6 +316,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   } catch (const Error& e) {
     failure = e;
   }
+  if (remote && !remote->warning().empty()) console.warnings({remote->warning()});
   int code = failure ? exit_code(failure->kind()) : 0;
   if (!b.report.empty()) {
     ReportInput in;
@@ -517,6 +524,12 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
 }
 
 int cache_command(const std::string& action, const Environment& env) {
+  if (action == "keygen") {
+    SigningKeys keys = generate_signing_keys();
+    std::cout << "KBUILD_REMOTE_CACHE_SIGNING_KEY=" << keys.secret_hex << "  # writers only\n"
+              << "KBUILD_REMOTE_CACHE_VERIFY_KEY=" << keys.public_hex << "\n";
+    return 0;
+  }
   const std::string root = cache_root(env);
   if (root.empty()) throw Error(ErrorKind::usage, kNoCacheRoot);
   std::error_code ec;
@@ -537,6 +550,12 @@ int cache_command(const std::string& action, const Environment& env) {
             << "size             " << st.bytes << " bytes\n"
             << "hits             " << st.hits << "\n"
             << "misses           " << st.misses << "\n";
+  RemoteStats remote = remote_stats(*dir);
+  std::cout << "remote hits      " << remote.hits << "\n"
+            << "remote misses    " << remote.misses << "\n"
+            << "remote errors    " << remote.errors << "\n"
+            << "remote down      " << remote.bytes_down << " bytes\n"
+            << "remote up        " << remote.bytes_up << " bytes\n";
   return 0;
 }
 

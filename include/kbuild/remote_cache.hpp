@@ -1,0 +1,108 @@
+// The output cache shared through Redis, with the local cache in front
+// (docs/cache.md, "The remote cache"): a local miss asks Redis under a key
+// two machines with the same toolchain and inputs share; a remote hit is
+// checked (content hash, signature, the manifest's inputs on this machine),
+// installed in the local cache and served from there; a compile is uploaded.
+// While one builder compiles a key it holds a lease (SET NX with expiry) and
+// the others wait for its entry. Redis being dead, slow or full is a miss
+// with one warning per build, never a failed or hung build.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kbuild/environment.hpp"
+#include "kbuild/output_cache.hpp"
+#include "kbuild/redis_client.hpp"
+#include "kbuild/trusted_dir.hpp"
+
+namespace kbuild {
+
+struct RemoteCacheSettings {
+  std::string url;  // "": no remote cache
+  RedisAddress address;
+  bool readonly = false;    // never writes: no uploads, no leases
+  std::string signing_key;  // decoded seed; "": entries are not signed
+  std::string verify_key;   // decoded; "": signatures are not required
+  RedisTimeouts timeouts;
+  std::uint64_t max_entry_bytes = 64ull << 20;
+  std::chrono::milliseconds lease{60000};  // longest a compile holds its key
+};
+
+// The settings from the command line (`url_flag` first, then
+// KBUILD_REMOTE_CACHE) and the KBUILD_REMOTE_CACHE_* variables. Throws
+// Error(usage) for a bad address, key, timeout or size.
+RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool readonly_flag,
+                                          const Environment& env);
+
+// Counts kept in the local cache's stats.json.
+struct RemoteStats {
+  std::uint64_t hits = 0, misses = 0, errors = 0, bytes_down = 0, bytes_up = 0;
+};
+RemoteStats remote_stats(const TrustedDir& root);
+
+// The key shared across machines: the command, the sources' and named
+// files' bytes, the compiler and launcher by content, the compiler's
+// environment less PATH, the working directory only for debug info, the CPU
+// only for -march/-mcpu/-mtune=native. nullopt when a file cannot be read.
+std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env);
+
+class RemoteCache {
+ public:
+  explicit RemoteCache(RemoteCacheSettings settings) : settings_(std::move(settings)) {}
+  bool enabled() const { return !settings_.url.empty(); }
+  bool writable() const { return enabled() && !settings_.readonly; }
+
+  // A valid remote entry for `remote_key` installed in `local` under
+  // `local_key` (then served by local.fetch); false on a miss.
+  bool fetch(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
+  // Uploads the local entry `local_key` under `remote_key`.
+  void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
+
+  // Takes the compile lease for `remote_key`: true when this builder should
+  // compile (it holds the lease, or leases cannot be had); false when
+  // another builder holds it.
+  bool take_lease(const std::string& remote_key);
+  void release_lease(const std::string& remote_key);
+  // Waits (at most the lease time) for another builder's entry; true when it
+  // arrived and was installed locally, false when its lease ended without
+  // one (that builder died or failed) or the wait ran out.
+  bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
+                      const std::string& local_key);
+
+  // The first problem this build met ("" when none): one warning per build.
+  const std::string& warning() const { return warning_; }
+  // Adds this build's counts to the local cache's stats and clears them.
+  void save_stats(const OutputCache& local);
+
+ private:
+  RedisClient* client();
+  void fail(const std::string& why);
+  std::optional<std::string> download(const std::string& remote_key);
+
+  RemoteCacheSettings settings_;
+  std::optional<RedisClient> client_;
+  bool dead_ = false;  // after the first failure nothing more is tried
+  std::string warning_;
+  std::string lease_token_;
+  RemoteStats counts_;
+};
+
+// Releases a lease when the compile ends, also by an exception.
+class LeaseGuard {
+ public:
+  LeaseGuard(RemoteCache* remote, std::string key) : remote_(remote), key_(std::move(key)) {}
+  ~LeaseGuard() {
+    if (remote_) remote_->release_lease(key_);
+  }
+  LeaseGuard(const LeaseGuard&) = delete;
+  LeaseGuard& operator=(const LeaseGuard&) = delete;
+
+ private:
+  RemoteCache* remote_;
+  std::string key_;
+};
+
+}  // namespace kbuild
