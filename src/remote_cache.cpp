@@ -124,11 +124,11 @@ std::string digest_of(const std::string& key, const std::string& manifest,
                 u64_bytes(output.size()) + output);
 }
 
-struct Entry {
+struct RemoteEntry {
   std::string manifest, output, digest, signature;
 };
 
-std::optional<Entry> parse_entry(const std::string& bytes) {
+std::optional<RemoteEntry> parse_entry(const std::string& bytes) {
   const std::size_t magic = std::strlen(kEntryMagic);
   std::size_t at = magic;
   auto take_u64 = [&bytes, &at](std::uint64_t& n) {
@@ -143,7 +143,7 @@ std::optional<Entry> parse_entry(const std::string& bytes) {
     at += n;
     return true;
   };
-  Entry e;
+  RemoteEntry e;
   std::uint64_t n = 0;
   if (bytes.size() < magic || bytes.compare(0, magic, kEntryMagic) != 0) return std::nullopt;
   if (!take_u64(n) || !take(n, e.manifest) || !take_u64(n) || !take(n, e.output) ||
@@ -162,7 +162,7 @@ std::string entry_dir(const std::string& local_key) {
 
 // Writes a whole entry into the local cache's layout (output_cache.cpp):
 // staged in tmp/, renamed into objects/ whole, replacing an older one.
-Status install_entry(const TrustedDir& root, const std::string& local_key, const Entry& e) {
+Status install_entry(const TrustedDir& root, const std::string& local_key, const RemoteEntry& e) {
   Result<TrustedDir> tmp = root.sub("tmp", true);
   if (!tmp) return Failure{tmp.why()};
   const std::string staging = "remote." + random_token();
@@ -324,7 +324,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     return false;
   }
   counts_.bytes_down += bytes->size();
-  std::optional<Entry> e = parse_entry(*bytes);
+  std::optional<RemoteEntry> e = parse_entry(*bytes);
   std::string problem;
   if (!e || e->digest != digest_of(remote_key, e->manifest, e->output))
     problem = "is damaged (truncated or altered)";
@@ -364,7 +364,7 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
   Result<std::string> manifest = dir->read("manifest", 16u << 20);
   Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
   if (!manifest || !output) return;  // too large for the remote, or gone
-  Entry e{*manifest, *output, digest_of(remote_key, *manifest, *output), ""};
+  RemoteEntry e{*manifest, *output, digest_of(remote_key, *manifest, *output), ""};
   if (!settings_.signing_key.empty()) e.signature = sign_message(settings_.signing_key, e.digest);
   std::string bytes = kEntryMagic + u64_bytes(e.manifest.size()) + e.manifest +
                       u64_bytes(e.output.size()) + e.output + e.digest + e.signature;
@@ -409,7 +409,7 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
       fail(lease.why());
       return false;
     }
-    // Entry first: the holder uploads, then releases.
+    // RemoteEntry first: the holder uploads, then releases.
     Result<std::optional<std::string>> entry = c->get(entry_key(remote_key));
     if (entry && *entry) return fetch(remote_key, local, local_key);
     if (!*lease) return false;  // released or expired without an entry

@@ -22,6 +22,13 @@ using namespace kbuild_test;
 
 namespace {
 
+// "k<i>" (built up in steps: "k" + std::to_string(i) trips g++ 12's -Wrestrict).
+std::string kernel_name(int i) {
+  std::string name = "k";
+  name += std::to_string(i);
+  return name;
+}
+
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -46,8 +53,8 @@ struct Redis {
   Redis() {
     server = std::make_unique<BackgroundProcess>(std::vector<std::string>{
         "/usr/bin/timeout", "600", "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
-        std::to_string(port), "--save", "", "--appendonly", "no", "--dir", dir.str(),
-        "--pidfile", dir / "redis.pid", "--protected-mode", "yes"});
+        std::to_string(port), "--save", "", "--appendonly", "no", "--dir", dir.str(), "--pidfile",
+        dir / "redis.pid", "--protected-mode", "yes"});
     for (int i = 0; i < 200 && !client(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     REQUIRE(client());
@@ -92,9 +99,9 @@ struct Fleet {
   explicit Fleet(int kernels = 1) {
     write_file(shared / "h.h", "#define VALUE 41\n");
     for (int i = 0; i < kernels; ++i)
-      write_file(shared / ("k" + std::to_string(i) + ".cpp"),
-                 "#include \"h.h\"\nextern \"C\" int f() { return VALUE + " + std::to_string(i) +
-                     "; }\n");
+      write_file(
+          shared / (kernel_name(i) + ".cpp"),
+          "#include \"h.h\"\nextern \"C\" int f() { return VALUE + " + std::to_string(i) + "; }\n");
   }
   int runs() const {
     std::error_code ec;
@@ -122,9 +129,10 @@ struct Machine {
   }
   RunResult build(const Fleet& fleet, int kernel = 0, std::map<std::string, std::string> extra = {},
                   std::vector<std::string> args = {}) {
-    std::string name = "k" + std::to_string(kernel);
-    std::vector<std::string> argv{"--no-torch", "--cxx", cxx, fleet.shared / (name + ".cpp"),
-                                  "-o",         cwd / (name + ".so"), "-v"};
+    std::string name = kernel_name(kernel);
+    std::vector<std::string> argv{
+        "--no-torch",         "--cxx", cxx, fleet.shared / (name + ".cpp"), "-o",
+        cwd / (name + ".so"), "-v"};
     argv.insert(argv.end(), args.begin(), args.end());
     std::map<std::string, std::string> vars = env;
     for (auto& [k, v] : extra) vars[k] = v;
@@ -179,8 +187,7 @@ TEST_CASE("two machines share a compile: another compiler path and mtime, anothe
   CHECK(stats.out.find("remote down      0 bytes") == std::string::npos);
 }
 
-TEST_CASE("another compiler build or a header that differs here does not share",
-          "[e2e][remote]") {
+TEST_CASE("another compiler build or a header that differs here does not share", "[e2e][remote]") {
   Redis redis;
   Fleet fleet;
   Machine a(fleet, redis.url), b(fleet, redis.url);
@@ -236,7 +243,8 @@ TEST_CASE("with a verify key only signed entries are used, and a reader cannot s
           "[e2e][remote]") {
   Redis redis;
   Fleet fleet;
-  kbuild::SigningKeys keys = kbuild::generate_signing_keys(), other = kbuild::generate_signing_keys();
+  kbuild::SigningKeys keys = kbuild::generate_signing_keys(),
+                      other = kbuild::generate_signing_keys();
   Machine unsigned_writer(fleet, redis.url), writer(fleet, redis.url), reader(fleet, redis.url),
       stranger(fleet, redis.url);
   reader.env["KBUILD_REMOTE_CACHE_VERIFY_KEY"] = keys.public_hex;
@@ -292,8 +300,9 @@ TEST_CASE("Redis absent, killed mid-build or stopped: the build succeeds with on
     Redis redis;
     Machine m(fleet, redis.url);
     // The compiler ends Redis (SIGKILL) before compiling.
-    write_file(m.cxx, "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v\"*) ;; *) kill -9 " +
-                          std::to_string(redis.pid()) + ";; esac\nexec /usr/bin/g++ \"$@\"\n",
+    write_file(m.cxx,
+               "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v\"*) ;; *) kill -9 " +
+                   std::to_string(redis.pid()) + ";; esac\nexec /usr/bin/g++ \"$@\"\n",
                true);
     RunResult r = m.build(fleet);
     INFO(r.err);
@@ -327,7 +336,7 @@ TEST_CASE("16 concurrent builders of 8 kernels compile each kernel once", "[e2e]
   std::vector<std::future<RunResult>> builds;
   for (int i = 0; i < 16; ++i)
     builds.push_back(std::async(std::launch::async, [&, i] {
-      std::string name = "k" + std::to_string(i % 8);
+      std::string name = kernel_name(i % 8);
       return run_kbuild({"--no-torch", "--cxx", machines[i]->cxx, fleet.shared / (name + ".cpp"),
                          "-o", machines[i]->cwd / (name + ".so")},
                         machines[i]->home.str(), machines[i]->env);
@@ -351,8 +360,16 @@ TEST_CASE("a lease whose holder died is waited out, then the waiter compiles", "
   std::map<std::string, std::string> vars = holder.env;
   vars["KBUILD_REMOTE_CACHE_LEASE_MS"] = "1500";
   vars["KBUILD_TEST_HOLD"] = "2";
-  std::vector<std::string> argv{"/usr/bin/timeout", "-s", "KILL", "1", kbuild_binary(),
-                                "--no-torch", "--cxx", holder.cxx, fleet.shared / "k0.cpp", "-o",
+  std::vector<std::string> argv{"/usr/bin/timeout",
+                                "-s",
+                                "KILL",
+                                "1",
+                                kbuild_binary(),
+                                "--no-torch",
+                                "--cxx",
+                                holder.cxx,
+                                fleet.shared / "k0.cpp",
+                                "-o",
                                 holder.cwd / "k0.so"};
   auto killed = std::async(std::launch::async, [&] {
     vars["HOME"] = holder.home.str();
@@ -369,8 +386,8 @@ TEST_CASE("a lease whose holder died is waited out, then the waiter compiles", "
   INFO(r.err);
   CHECK(r.exit_code == 0);
   CHECK(killed.get().exit_code != 0);  // killed, with its process group
-  CHECK(fleet.runs() == 2);   // the waiter compiled once the lease ran out
-  CHECK(seconds > 0.3);       // it did wait
+  CHECK(fleet.runs() == 2);            // the waiter compiled once the lease ran out
+  CHECK(seconds > 0.3);                // it did wait
   CHECK(seconds < 30);
   CHECK(fs::exists(waiter.cwd / "k0.so"));
 }
