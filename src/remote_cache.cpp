@@ -51,14 +51,14 @@ std::string lease_key(const std::string& key) {
   return "kbuild:lease:" + key;
 }
 
-class Sha256Fields {
+class HashedFields {
  public:
   void add(const std::string& s) {
     std::uint64_t n = s.size();  // length-prefixed: no ambiguity between fields
     text_.append(reinterpret_cast<const char*>(&n), sizeof n);
     text_ += s;
   }
-  std::string hex() const { return to_hex(sha256(text_)); }
+  std::string hex() const { return to_hex(content_hash(text_)); }
 
  private:
   std::string text_;
@@ -75,7 +75,7 @@ std::optional<std::string> program_identity(const std::string& path) {
   fs::path real = fs::canonical(path, ec);
   auto bytes = read_whole_file(ec ? path : real.string());
   if (!bytes) return std::nullopt;
-  return to_hex(sha256(*bytes));
+  return to_hex(content_hash(*bytes));
 }
 
 bool asks_debug_info(const std::string& w) {
@@ -116,11 +116,11 @@ std::chrono::milliseconds env_ms(const Environment& env, const char* name,
 }
 
 // The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
-// the output, the SHA-256 of both and of the key, then an optional Ed25519
+// the output, the BLAKE2b-256 hash of both and of the key, then an optional Ed25519
 // signature of that digest.
 std::string digest_of(const std::string& key, const std::string& manifest,
                       const std::string& output) {
-  return sha256(kEntryMagic + u64_bytes(key.size()) + key + u64_bytes(manifest.size()) + manifest +
+  return content_hash(kEntryMagic + u64_bytes(key.size()) + key + u64_bytes(manifest.size()) + manifest +
                 u64_bytes(output.size()) + output);
 }
 
@@ -229,7 +229,7 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
 }
 
 std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env) {
-  Sha256Fields h;
+  HashedFields h;
   h.add(kKeyVersion);
   bool debug = false, native = false;
   // The programs (each step's first words: the launcher, if any, then the

@@ -90,10 +90,11 @@ bool signature_valid(const std::string& public_key, const std::string& message,
              reinterpret_cast<const unsigned char*>(public_key.data())) == 0;
 }
 
-std::string sha256(const std::string& bytes) {
+std::string content_hash(const std::string& bytes) {
   init_sodium();
-  unsigned char out[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256(out, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+  unsigned char out[32];
+  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(bytes.data()),
+                     bytes.size(), nullptr, 0);
   return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 

@@ -30,8 +30,9 @@ bool signature_valid(const std::string& public_key, const std::string& message,
 // The public key (decoded) that belongs to a decoded secret key.
 std::string public_key_of(const std::string& secret_key);
 
-// SHA-256 of `bytes`, raw.
-std::string sha256(const std::string& bytes);
+// BLAKE2b-256 of `bytes`, raw (32 bytes): libsodium's fastest hash, about
+// three times its SHA-256 here (bench/remote-cache).
+std::string content_hash(const std::string& bytes);
 std::string to_hex(const std::string& bytes);
 
 }  // namespace kbuild
