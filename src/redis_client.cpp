@@ -48,14 +48,16 @@ Result<RedisAddress> parse_redis_url(const std::string& url) {
     if (!parse_int(rest.substr(slash + 1), a.db)) return Failure{"bad database number; " + usage};
     rest.resize(slash);
   }
+  // The port follows the last colon, after the brackets of an IPv6 [::1].
+  const std::size_t host_end = rest.rfind(']');
   auto colon = rest.rfind(':');
-  if (colon != std::string::npos) {
+  if (colon != std::string::npos && (host_end == std::string::npos || colon > host_end)) {
     if (!parse_int(rest.substr(colon + 1), a.port) || a.port == 0 || a.port > 65535)
       return Failure{"bad port; " + usage};
     rest.resize(colon);
   }
   if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
-    rest = rest.substr(1, rest.size() - 2);  // [::1]
+    rest = rest.substr(1, rest.size() - 2);
   if (rest.empty() || rest.find('@') != std::string::npos)
     return Failure{"no host (passwords are not supported in the address); " + usage};
   a.host = rest;

@@ -51,10 +51,27 @@ struct Redis {
   std::unique_ptr<BackgroundProcess> server;
 
   Redis() {
-    server = std::make_unique<BackgroundProcess>(std::vector<std::string>{
-        "/usr/bin/timeout", "600", "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
-        std::to_string(port), "--save", "", "--appendonly", "no", "--dir", dir.str(), "--pidfile",
-        dir / "redis.pid", "--protected-mode", "yes"});
+    server = std::make_unique<BackgroundProcess>(std::vector<std::string>{"/usr/bin/timeout",
+                                                                          "600",
+                                                                          "/usr/bin/redis-server",
+                                                                          "--bind",
+                                                                          "127.0.0.1",
+                                                                          "--port",
+                                                                          std::to_string(port),
+                                                                          "--save",
+                                                                          "",
+                                                                          "--appendonly",
+                                                                          "no",
+                                                                          "--dir",
+                                                                          dir.str(),
+                                                                          "--pidfile",
+                                                                          dir / "redis.pid",
+                                                                          "--protected-mode",
+                                                                          "yes",
+                                                                          "--unixsocket",
+                                                                          dir / "redis.sock",
+                                                                          "--unixsocketperm",
+                                                                          "700"});
     for (int i = 0; i < 200 && !client(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     REQUIRE(client());
@@ -273,6 +290,18 @@ TEST_CASE("with a verify key only signed entries are used, and a reader cannot s
   CHECK(remote_hit(good));
   CHECK(warnings(good) == 0);
   CHECK(fleet.runs() == 5);
+}
+
+TEST_CASE("a unix socket address shares too", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  const std::string url = "unix://" + redis.dir / "redis.sock";
+  Machine a(fleet, url), b(fleet, url);
+  REQUIRE(a.build(fleet).exit_code == 0);
+  RunResult r = b.build(fleet);
+  INFO(r.err);
+  CHECK(remote_hit(r));
+  CHECK(fleet.runs() == 1);
 }
 
 TEST_CASE("a read-only client never writes to Redis", "[e2e][remote]") {
