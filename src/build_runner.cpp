@@ -253,22 +253,17 @@ void store(OutputCache& cache, const CacheKey& key, const KeyInput& key_in, int 
   cache.evict();
 }
 
-// A local miss asked of the remote cache: its entry installed locally and
-// served from there; else the compile lease taken (held by `lease` until the
-// upload), or another builder's entry waited for (false: compile).
-bool fetch_remote(RemoteCache& remote, OutputCache& cache, const std::string& local_key,
+// A local miss asked of the remote cache: its entry written to `dest` (and
+// installed locally); else the compile lease taken (held by `lease` until
+// the upload), or another builder's entry waited for (false: compile).
+bool fetch_remote(RemoteCache& remote, const OutputCache& cache, const std::string& local_key,
                   const std::string& remote_key, int dest, std::optional<LeaseGuard>& lease) {
-  auto serve = [&] {
-    // A damaged local entry may have written part of itself already.
-    return ::ftruncate(dest, 0) == 0 && ::lseek(dest, 0, SEEK_SET) == 0 &&
-           cache.fetch(local_key, dest);
-  };
-  if (remote.fetch(remote_key, cache, local_key)) return serve();
+  if (remote.fetch(remote_key, cache, local_key, dest)) return true;
   if (remote.take_lease(remote_key)) {
     lease.emplace(&remote, remote_key);
     return false;
   }
-  return remote.wait_for_entry(remote_key, cache, local_key) && serve();
+  return remote.wait_for_entry(remote_key, cache, local_key, dest);
 }
 
 }  // namespace

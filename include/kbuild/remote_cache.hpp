@@ -55,9 +55,11 @@ class RemoteCache {
   bool enabled() const { return !settings_.url.empty(); }
   bool writable() const { return enabled() && !settings_.readonly; }
 
-  // A valid remote entry for `remote_key` installed in `local` under
-  // `local_key` (then served by local.fetch); false on a miss.
-  bool fetch(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
+  // On a valid remote entry for `remote_key`: its output written to `dest`
+  // (from the start) and the entry installed in `local` under `local_key`;
+  // false on a miss.
+  bool fetch(const std::string& remote_key, const OutputCache& local, const std::string& local_key,
+             int dest);
   // Uploads the local entry `local_key` under `remote_key`.
   void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
 
@@ -70,7 +72,7 @@ class RemoteCache {
   // arrived and was installed locally, false when its lease ended without
   // one (that builder died or failed) or the wait ran out.
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                      const std::string& local_key);
+                      const std::string& local_key, int dest);
 
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
