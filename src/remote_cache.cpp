@@ -162,7 +162,7 @@ std::string entry_dir(const std::string& local_key) {
 
 // Writes a whole entry into the local cache's layout (output_cache.cpp):
 // staged in tmp/, renamed into objects/ whole, replacing an older one.
-Status install_entry(const TrustedDir& root, const std::string& local_key, const RemoteEntry& e) {
+Status install_entry(const TrustedDir& root, const std::string& local_key, const RemoteBlob& e) {
   Result<TrustedDir> tmp = root.sub("tmp", true);
   if (!tmp) return Failure{tmp.why()};
   const std::string staging = "remote." + random_token();
@@ -171,7 +171,7 @@ Status install_entry(const TrustedDir& root, const std::string& local_key, const
   {
     Result<TrustedDir> stage = tmp->sub(staging, false);
     Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
-    done = out ? write_all(out->get(), e.output, "output") : Status(Failure{out.why()});
+    done = out ? write_all(out->get(), e.bytes, "output") : Status(Failure{out.why()});
     if (done) done = stage->write_atomically("manifest", e.manifest);
   }
   Result<TrustedDir> parent = done ? root.sub(entry_dir(local_key), true) : Failure{done.why()};
@@ -228,19 +228,24 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   return s;
 }
 
-std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env) {
+std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
+                                         const ShareableParts& parts) {
   HashedFields h;
   h.add(kKeyVersion);
-  bool debug = false, native = false;
+  const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
+  bool native = false;
   // The programs (each step's first words: the launcher, if any, then the
   // compiler) are named by content below; their paths are machine-local.
   std::size_t in_step = 0;
   for (std::size_t i = 0; i < input.argv.size(); ++i, ++in_step) {
-    const std::string& w = input.argv[i];
+    std::string w = input.argv[i];
     if (w == "<next step>") in_step = std::size_t(-1);
     const bool program = in_step < input.programs.size();
+    for (const auto& [from, to] : parts.rewrites)
+      for (std::size_t at = 0; !debug && !from.empty() && (at = w.find(from, at)) != w.npos;
+           at += to.size())
+        w.replace(at, from.size(), to);
     h.add(i == input.output_index ? "<output>" : program ? "<program>" : w);
-    debug = debug || asks_debug_info(w);
     native = native || asks_native(w);
   }
   h.add(fs::path(input.output).extension().string());
@@ -254,7 +259,7 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
   h.add(debug ? fs::current_path().string() : "");
   for (const char* var : kSharedVariables)
     h.add(std::string(var) + "=" + env.get(var).value_or(""));
-  for (const std::string& extra : input.extra) h.add(extra);
+  for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
   for (const std::string& file : named_files(input.argv)) {
     auto bytes = read_whole_file(file);
     if (!bytes) return std::nullopt;
@@ -315,14 +320,9 @@ std::optional<std::string> RemoteCache::download(const std::string& remote_key) 
   return *value;
 }
 
-bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
-                        const std::string& local_key, int dest) {
-  if (!local.root()) return false;
+std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
   std::optional<std::string> bytes = download(remote_key);
-  if (!bytes) {
-    ++counts_.misses;
-    return false;
-  }
+  if (!bytes) return std::nullopt;
   counts_.bytes_down += bytes->size();
   std::optional<RemoteEntry> e = parse_entry(*bytes);
   std::string problem;
@@ -334,12 +334,22 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
            !signature_valid(settings_.verify_key, e->digest, e->signature))
     problem = "has a bad signature";
   if (!problem.empty()) {
-    ++counts_.misses;
     if (warning_.empty())
       warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
                  (writable() ? ", dropped" : "");
     if (RedisClient* c = writable() ? client() : nullptr)
       (void)c->delete_if(entry_key(remote_key), *bytes);
+    return std::nullopt;
+  }
+  return RemoteBlob{std::move(e->manifest), std::move(e->output)};
+}
+
+bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
+                        const std::string& local_key, int dest) {
+  if (!local.root()) return false;
+  std::optional<RemoteBlob> e = get(remote_key);
+  if (!e) {
+    ++counts_.misses;
     return false;
   }
   // The headers and libraries the writer's compiler read must be the same
@@ -351,7 +361,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // Served from the verified bytes (the writer checked them against the
   // manifest before uploading); the local copy is for the next build.
   if (::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0 ||
-      !write_all(dest, e->output, "output")) {
+      !write_all(dest, e->bytes, "output")) {
     ++counts_.misses;
     return false;
   }
@@ -385,10 +395,16 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
   Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
   if (!manifest || !output) return;  // too large for the remote, or gone
   if (!matches_manifest(*manifest, *output)) return;
-  RemoteEntry e{*manifest, *output, digest_of(remote_key, *manifest, *output), ""};
-  if (!settings_.signing_key.empty()) e.signature = sign_message(settings_.signing_key, e.digest);
-  std::string bytes = kEntryMagic + u64_bytes(e.manifest.size()) + e.manifest +
-                      u64_bytes(e.output.size()) + e.output + e.digest + e.signature;
+  put(remote_key, {std::move(*manifest), std::move(*output)});
+}
+
+void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
+  if (!writable() || dead_) return;
+  const std::string digest = digest_of(remote_key, blob.manifest, blob.bytes);
+  const std::string signature =
+      settings_.signing_key.empty() ? "" : sign_message(settings_.signing_key, digest);
+  std::string bytes = kEntryMagic + u64_bytes(blob.manifest.size()) + blob.manifest +
+                      u64_bytes(blob.bytes.size()) + blob.bytes + digest + signature;
   if (bytes.size() > settings_.max_entry_bytes) return;
   RedisClient* c = client();
   if (!c) return;

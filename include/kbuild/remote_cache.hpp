@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kbuild/environment.hpp"
 #include "kbuild/output_cache.hpp"
@@ -27,8 +29,8 @@ struct RemoteCacheSettings {
   std::string signing_key;  // decoded seed; "": entries are not signed
   std::string verify_key;   // decoded; "": signatures are not required
   RedisTimeouts timeouts;
-  std::uint64_t max_entry_bytes = 64ull << 20;
-  std::chrono::milliseconds lease{60000};  // longest a compile holds its key
+  std::uint64_t max_entry_bytes = 256ull << 20;  // a .gch can be 100 MiB
+  std::chrono::milliseconds lease{60000};        // longest a compile holds its key
 };
 
 // The settings from the command line (`url_flag` first, then
@@ -43,11 +45,26 @@ struct RemoteStats {
 };
 RemoteStats remote_stats(const TrustedDir& root);
 
+// What a caller knows is machine-local in a KeyInput (a --pch header's
+// place in this machine's cache, and its identity there).
+struct ShareableParts {
+  std::vector<std::string> extra;  // replaces KeyInput::extra when given
+  // Each occurrence of `first` in the command becomes `second`, unless the
+  // command asks for debug info (which records the real path).
+  std::vector<std::pair<std::string, std::string>> rewrites;
+};
+
 // The key shared across machines: the command, the sources' and named
 // files' bytes, the compiler and launcher by content, the compiler's
 // environment less PATH, the working directory only for debug info, the CPU
 // only for -march/-mcpu/-mtune=native. nullopt when a file cannot be read.
-std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env);
+std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
+                                         const ShareableParts& parts = {});
+
+// An entry's two parts: the manifest (the local cache's CBOR) and the bytes.
+struct RemoteBlob {
+  std::string manifest, bytes;
+};
 
 class RemoteCache {
  public:
@@ -63,6 +80,14 @@ class RemoteCache {
   // Uploads the local entry `local_key` under `remote_key`.
   void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
 
+  // The entry under `remote_key` once its hash (and signature, with a verify
+  // key) hold; a damaged or unsigned one is a miss, warned about and dropped.
+  // The caller checks the manifest's inputs.
+  std::optional<RemoteBlob> get(const std::string& remote_key);
+  // Stores `blob` (hashed, signed with a signing key) under `remote_key`;
+  // nothing when read-only or too large.
+  void put(const std::string& remote_key, const RemoteBlob& blob);
+
   // Takes the compile lease for `remote_key`: true when this builder should
   // compile (it holds the lease, or leases cannot be had); false when
   // another builder holds it.
@@ -73,6 +98,9 @@ class RemoteCache {
   // one (that builder died or failed) or the wait ran out.
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
                       const std::string& local_key, int dest);
+
+  // Counts a lookup made through get() (a --pch header's .gch).
+  void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
 
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }

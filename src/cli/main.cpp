@@ -26,6 +26,7 @@
 #include "kbuild/load_check.hpp"
 #include "kbuild/pch.hpp"
 #include "kbuild/remote_cache.hpp"
+#include "kbuild/remote_pch.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/signing.hpp"
@@ -260,8 +261,20 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       pch_steps = pch_lines(pch_plan);
       request->include_pch = pch_plan.include;
       if (!b.dry_run) {
+        std::optional<std::string> pch_remote;
+        if (settings.remote && settings.remote->enabled() && pch_root)
+          pch_remote = remote_pch_key(pch_plan, env, *pch_root);
+        if (pch_remote && !pch_plan.reuse &&
+            fetch_remote_pch(*settings.remote, pch_plan, *pch_remote, *pch_root))
+          pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), pch_dir,
+                              pch_root, settings.launcher, env);  // now reused
         pch = run_pch(pch_plan, pch_root, settings, session->registry, session->context(), *request,
                       env);
+        if (pch_remote && pch.built)
+          store_remote_pch(*settings.remote, pch_plan, *pch_remote, *pch_root);
+        if (pch_remote)
+          if (auto parts = remote_pch_parts(pch_plan, *pch_remote, pch.include, *pch_root))
+            settings.remote_parts = *parts;
         console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
                      ".gch");
         request->include_pch = pch.include;

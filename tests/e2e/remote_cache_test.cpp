@@ -292,6 +292,35 @@ TEST_CASE("with a verify key only signed entries are used, and a reader cannot s
   CHECK(fleet.runs() == 5);
 }
 
+TEST_CASE("a --pch header's .gch and the kernels built with it are shared", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet(2);
+  write_file(fleet.shared / "prefix.h", "#include <vector>\n#define PREFIX 2\n");
+  Machine a(fleet, redis.url), b(fleet, redis.url);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(b.cxx, read_file(a.cxx), true);
+  const std::vector<std::string> pch{"--pch", fleet.shared / "prefix.h"};
+  RunResult first = a.build(fleet, 0, {}, pch);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.err.find("pch: built") != std::string::npos);
+  CHECK(fleet.runs() == 2);  // the header, the kernel
+  CHECK(redis.entries().size() == 2);
+  RunResult second = b.build(fleet, 0, {}, pch);
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.err.find("pch: reused") != std::string::npos);
+  CHECK(remote_hit(second));
+  CHECK(fleet.runs() == 2);  // b compiled nothing
+  CHECK(read_file(b.cwd / "k0.so") == read_file(a.cwd / "k0.so"));
+  // The fetched .gch, now b's own, serves b's next kernel (same flags).
+  RunResult third = b.build(fleet, 1, {}, pch);
+  INFO(third.err);
+  CHECK(third.exit_code == 0);
+  CHECK(third.err.find("pch: reused") != std::string::npos);
+  CHECK(fleet.runs() == 3);
+}
+
 TEST_CASE("a unix socket address shares too", "[e2e][remote]") {
   Redis redis;
   Fleet fleet;
