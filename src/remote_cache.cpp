@@ -103,16 +103,24 @@ std::string random_token() {
   return std::to_string(::getpid()) + "." + std::to_string(rng());
 }
 
-std::chrono::milliseconds env_ms(const Environment& env, const char* name,
-                                 std::chrono::milliseconds fallback) {
+// A positive whole number from `name`, at most `max`; `fallback` when unset.
+std::uint64_t env_number(const Environment& env, const char* name, const char* unit,
+                         std::uint64_t max, std::uint64_t fallback) {
   auto text = env.get_nonempty(name);
   if (!text) return fallback;
-  long v = 0;
+  std::uint64_t v = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
-  if (ec != std::errc() || end != text->data() + text->size() || v <= 0 || v > 86400000)
-    throw Error(ErrorKind::usage, std::string(name) + ": '" + *text +
-                                      "' is not a number of milliseconds above 0; fix or unset it");
-  return std::chrono::milliseconds(v);
+  if (ec != std::errc() || end != text->data() + text->size() || v == 0 || v > max)
+    throw Error(ErrorKind::usage, std::string(name) + ": '" + *text + "' is not a number of " +
+                                      unit + " above 0 (at most " + std::to_string(max) +
+                                      "); fix or unset it");
+  return v;
+}
+
+std::chrono::milliseconds env_ms(const Environment& env, const char* name,
+                                 std::chrono::milliseconds fallback) {
+  return std::chrono::milliseconds(env_number(env, name, "milliseconds", 86400000,
+                                              static_cast<std::uint64_t>(fallback.count())));
 }
 
 // The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
@@ -221,10 +229,9 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   s.timeouts.connect = env_ms(env, "KBUILD_REMOTE_CACHE_CONNECT_TIMEOUT_MS", s.timeouts.connect);
   s.timeouts.operation = env_ms(env, "KBUILD_REMOTE_CACHE_TIMEOUT_MS", s.timeouts.operation);
   s.lease = env_ms(env, "KBUILD_REMOTE_CACHE_LEASE_MS", s.lease);
-  s.max_entry_bytes =
-      static_cast<std::uint64_t>(env_ms(env, "KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES",
-                                        std::chrono::milliseconds(s.max_entry_bytes))
-                                     .count());
+  // Redis strings end at 512 MiB.
+  s.max_entry_bytes = env_number(env, "KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES", "bytes", 512ull << 20,
+                                 s.max_entry_bytes);
   return s;
 }
 
