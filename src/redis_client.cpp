@@ -1,6 +1,8 @@
 #include "kbuild/redis_client.hpp"
 
 #include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <charconv>
 #include <vector>
@@ -20,6 +22,36 @@ struct timeval as_timeval(std::chrono::milliseconds ms) {
   tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
   return tv;
 }
+
+// Writing to a connection the server closed raises SIGPIPE, which would end
+// kbuild (a dead server must be a miss): blocked while a command runs, and
+// one raised meanwhile is taken off before unblocking.
+class NoBrokenPipeSignal {
+ public:
+  NoBrokenPipeSignal() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &saved_);
+  }
+  ~NoBrokenPipeSignal() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const struct timespec now {};
+      (void)sigtimedwait(&pipe_, nullptr, &now);
+    }
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  NoBrokenPipeSignal(const NoBrokenPipeSignal&) = delete;
+  NoBrokenPipeSignal& operator=(const NoBrokenPipeSignal&) = delete;
+
+ private:
+  sigset_t pipe_{}, saved_{};
+  bool was_pending_ = false;
+};
 
 struct ReplyFree {
   void operator()(redisReply* r) const { freeReplyObject(r); }
@@ -80,6 +112,7 @@ Result<RedisClient> RedisClient::connect(const RedisAddress& address,
   if (redisSetTimeout(c, as_timeval(timeouts.operation)) != REDIS_OK)
     return Failure{"cannot set the operation timeout"};
   if (address.db != 0) {
+    NoBrokenPipeSignal no_sigpipe;
     const std::string db = std::to_string(address.db);
     Reply r(static_cast<redisReply*>(redisCommand(c, "SELECT %s", db.c_str())));
     if (!r) return Failure{std::string("SELECT: ") + c->errstr};
@@ -91,6 +124,7 @@ Result<RedisClient> RedisClient::connect(const RedisAddress& address,
 namespace {
 
 Result<Reply> command(redisContext* c, const std::vector<std::string>& words) {
+  NoBrokenPipeSignal no_sigpipe;
   std::vector<const char*> argv;
   std::vector<size_t> lengths;
   for (const std::string& w : words) {

@@ -50,28 +50,30 @@ struct Redis {
   std::string url = "redis://127.0.0.1:" + std::to_string(port);
   std::unique_ptr<BackgroundProcess> server;
 
-  Redis() {
-    server = std::make_unique<BackgroundProcess>(std::vector<std::string>{"/usr/bin/timeout",
-                                                                          "600",
-                                                                          "/usr/bin/redis-server",
-                                                                          "--bind",
-                                                                          "127.0.0.1",
-                                                                          "--port",
-                                                                          std::to_string(port),
-                                                                          "--save",
-                                                                          "",
-                                                                          "--appendonly",
-                                                                          "no",
-                                                                          "--dir",
-                                                                          dir.str(),
-                                                                          "--pidfile",
-                                                                          dir / "redis.pid",
-                                                                          "--protected-mode",
-                                                                          "yes",
-                                                                          "--unixsocket",
-                                                                          dir / "redis.sock",
-                                                                          "--unixsocketperm",
-                                                                          "700"});
+  explicit Redis(const std::vector<std::string>& options = {}) {
+    std::vector<std::string> argv{"/usr/bin/timeout",
+                                  "600",
+                                  "/usr/bin/redis-server",
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--port",
+                                  std::to_string(port),
+                                  "--save",
+                                  "",
+                                  "--appendonly",
+                                  "no",
+                                  "--dir",
+                                  dir.str(),
+                                  "--pidfile",
+                                  dir / "redis.pid",
+                                  "--protected-mode",
+                                  "yes",
+                                  "--unixsocket",
+                                  dir / "redis.sock",
+                                  "--unixsocketperm",
+                                  "700"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    server = std::make_unique<BackgroundProcess>(argv);
     for (int i = 0; i < 200 && !client(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     REQUIRE(client());
@@ -384,6 +386,41 @@ TEST_CASE("Redis absent, killed mid-build or stopped: the build succeeds with on
     CHECK(warnings(r) == 1);
     CHECK(seconds < 20);
   }
+}
+
+TEST_CASE("a server gone before a large upload is one warning, not a broken pipe",
+          "[e2e][remote]") {
+  // Killed while the compiler runs: the first write of the upload meets a
+  // closed connection, the next raises SIGPIPE (which would end kbuild).
+  Redis redis;
+  Fleet fleet;
+  write_file(fleet.shared / "k0.cpp",
+             "extern \"C\" const unsigned char blob[4 << 20] = {1};\n"
+             "extern \"C\" int f() { return blob[0]; }\n");
+  Machine m(fleet, redis.url);
+  write_file(m.cxx,
+             "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v\"*) ;; *) kill -9 " +
+                 std::to_string(redis.pid()) + ";; esac\nexec /usr/bin/g++ \"$@\"\n",
+             true);
+  RunResult r = m.build(fleet);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(warnings(r) == 1);
+  CHECK(fs::exists(m.cwd / "k0.so"));
+}
+
+TEST_CASE("a server that refuses an entry (too large for it) is one warning", "[e2e][remote]") {
+  Redis redis({"--proto-max-bulk-len", "1mb"});
+  Fleet fleet;
+  write_file(fleet.shared / "k0.cpp",
+             "extern \"C\" const unsigned char blob[4 << 20] = {1};\n"
+             "extern \"C\" int f() { return blob[0]; }\n");
+  Machine m(fleet, redis.url);
+  RunResult r = m.build(fleet);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(warnings(r) == 1);
+  CHECK(fs::exists(m.cwd / "k0.so"));
 }
 
 TEST_CASE("16 concurrent builders of 8 kernels compile each kernel once", "[e2e][remote]") {
