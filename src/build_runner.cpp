@@ -334,6 +334,8 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
           fetch_remote(*remote, *cache, key->hex, *remote_key, result->get(), lease)) {
         outcome.cache = CacheStatus::hit;
         outcome.cache_detail = "remote";
+      } else if (remote && remote_key) {
+        outcome.cache_detail = remote->miss_reason();
       }
       if (outcome.cache != CacheStatus::hit) out.discard_result();
       cache->count(outcome.cache == CacheStatus::hit);

@@ -355,6 +355,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key, int dest) {
   if (!local.root()) return false;
   std::optional<RemoteBlob> e = get(remote_key);
+  miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
   if (!e) {
     ++counts_.misses;
     return false;
@@ -362,6 +363,8 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // The headers and libraries the writer's compiler read must be the same
   // here (else this machine would build something else): a plain miss.
   if (!inputs_unchanged(e->manifest)) {
+    miss_reason_ = "remote key " + remote_key.substr(0, 12) +
+                   ": its entry was built from files that differ here";
     ++counts_.misses;
     return false;
   }

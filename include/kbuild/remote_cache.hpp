@@ -102,6 +102,9 @@ class RemoteCache {
   // Counts a lookup made through get() (a --pch header's .gch).
   void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
 
+  // Why the last fetch missed (for -v: the key, to compare across machines).
+  const std::string& miss_reason() const { return miss_reason_; }
+
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
   // Adds this build's counts to the local cache's stats and clears them.
@@ -116,6 +119,7 @@ class RemoteCache {
   std::optional<RedisClient> client_;
   bool dead_ = false;  // after the first failure nothing more is tried
   std::string warning_;
+  std::string miss_reason_;
   std::string lease_token_;
   RemoteStats counts_;
 };

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
+#include <regex>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -333,6 +334,21 @@ TEST_CASE("a unix socket address shares too", "[e2e][remote]") {
   INFO(r.err);
   CHECK(remote_hit(r));
   CHECK(fleet.runs() == 1);
+}
+
+TEST_CASE("cache keygen prints a signing key and the verify key that belongs to it",
+          "[e2e][remote]") {
+  TempDir home;
+  RunResult r = run_kbuild({"cache", "keygen"}, home.str());
+  REQUIRE(r.exit_code == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m,
+                            std::regex("KBUILD_REMOTE_CACHE_SIGNING_KEY=([0-9a-f]{64}).*\n"
+                                       "KBUILD_REMOTE_CACHE_VERIFY_KEY=([0-9a-f]{64})\n")));
+  auto secret = kbuild::decode_signing_key(m[1], "s");
+  REQUIRE(secret);
+  CHECK(kbuild::to_hex(kbuild::public_key_of(*secret)) == m[2]);
+  CHECK(run_kbuild({"cache", "keygen"}, home.str()).out != r.out);  // fresh each time
 }
 
 TEST_CASE("a read-only client never writes to Redis", "[e2e][remote]") {
