@@ -122,7 +122,10 @@ std::optional<ShareableParts> remote_pch_parts(const PchPlan& plan, const std::s
   // The files the .gch was built from, by path and content (not stamps).
   std::string inputs;
   try {
-    for (const auto& input : nlohmann::json::from_cbor(*deps).at("inputs"))
+    // Named: a range-for over from_cbor(...).at(...) would walk a destroyed
+    // temporary.
+    const nlohmann::json record = nlohmann::json::from_cbor(*deps);
+    for (const auto& input : record.at("inputs"))
       inputs += input.at(0).get<std::string>() + "\n" + input.at(3).get<std::string>() + "\n";
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
