@@ -17,6 +17,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/failure_message.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/remote_cache.hpp"
 #include "kbuild/shell.hpp"
 
 namespace fs = std::filesystem;
@@ -260,6 +261,19 @@ void store(OutputCache& cache, const CacheKey& key, const KeyInput& key_in, int 
   cache.evict();
 }
 
+// A local miss asked of the remote cache: its entry written to `dest` (and
+// installed locally); else the compile lease taken (held by `lease` until
+// the upload), or another builder's entry waited for (false: compile).
+bool fetch_remote(RemoteCache& remote, const OutputCache& cache, const std::string& local_key,
+                  const std::string& remote_key, int dest, std::optional<LeaseGuard>& lease) {
+  if (remote.fetch(remote_key, cache, local_key, dest)) return true;
+  if (remote.take_lease(remote_key)) {
+    lease.emplace(&remote, remote_key);
+    return false;
+  }
+  return remote.wait_for_entry(remote_key, cache, local_key, dest);
+}
+
 }  // namespace
 
 std::optional<std::string> malformed_output(int fd, OutputKind kind) {
@@ -313,14 +327,27 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   auto start = std::chrono::steady_clock::now();
   std::optional<CacheKey> key;
   const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
+  RemoteCache* remote =
+      cache && settings.remote && settings.remote->enabled() ? settings.remote : nullptr;
+  std::optional<std::string> remote_key;
+  std::optional<LeaseGuard> lease;  // held while this build compiles the key
   if (cache) {
     key = cache_key(key_in, env);
     outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
     if (key) {
       Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
       if (result && cache->fetch(key->hex, result->get())) outcome.cache = CacheStatus::hit;
+      if (remote && result && outcome.cache != CacheStatus::hit &&
+          (remote_key = shareable_key(key_in, env, settings.remote_parts)) &&
+          fetch_remote(*remote, *cache, key->hex, *remote_key, result->get(), lease)) {
+        outcome.cache = CacheStatus::hit;
+        outcome.cache_detail = "remote";
+      } else if (remote && remote_key) {
+        outcome.cache_detail = remote->miss_reason();
+      }
       if (outcome.cache != CacheStatus::hit) out.discard_result();
       cache->count(outcome.cache == CacheStatus::hit);
+      if (remote) remote->save_stats(*cache);
     }
     outcome.timings.push_back({"cache", seconds_since(start)});
   }
@@ -347,6 +374,11 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     if (key)
       store(*cache, *key, key_in, result->get(), lists, plan, steps, sources, out, programs, env,
             processes, outcome);
+    if (remote && remote_key && outcome.cache != CacheStatus::uncacheable) {
+      remote->store(*remote_key, *cache, key->hex);
+      lease.reset();  // after the upload: those waiting find the entry
+      remote->save_stats(*cache);
+    }
   }
   for (const Step& step : steps) {
     if (step.kind != StepKind::load_check) continue;

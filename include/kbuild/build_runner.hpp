@@ -21,6 +21,7 @@
 #include "kbuild/load_check.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process_runner.hpp"
+#include "kbuild/remote_cache.hpp"
 
 namespace kbuild {
 
@@ -30,6 +31,11 @@ struct BuildSettings {
   std::optional<std::chrono::milliseconds> timeout;
   Launcher launcher;             // for planning (plan_steps): the runner runs steps
   OutputCache* cache = nullptr;  // null or disabled: always compile
+  // Behind the local cache (remote_cache.hpp); used only with `cache`.
+  RemoteCache* remote = nullptr;
+  // What replaces the machine-local parts of the key for the remote (the
+  // precompiled header's identity and path).
+  ShareableParts remote_parts;
   // Have the compiler list the files it read (BuildOutcome::depfile_text).
   bool record_inputs = false;
   // Added to the cache key: what the command line cannot show (the identity

@@ -216,6 +216,11 @@ void add_build_only(Options app, BuildCli& b) {
              "through it, link locally) or any command");
   app.option("--cache-max-size", b.cache_max_size,
              "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
+  app.option("--remote-cache", b.remote_cache,
+             "share the output cache through Redis: redis://HOST:PORT[/DB] or unix:///PATH "
+             "(default: KBUILD_REMOTE_CACHE)");
+  app.flag("--remote-cache-readonly", b.remote_cache_readonly,
+           "use the remote cache's entries, never write to it");
 }
 
 struct Subcommand {
@@ -228,7 +233,7 @@ constexpr Subcommand kSubcommands[] = {
     {"explain", "show every flag of the command with the layer, provider and file that added it"},
     {"doctor", "check compiler, device files, variables, paths and libraries"},
     {"build-many", "build every kernel of a manifest, N at a time"},
-    {"cache", "output cache: stats or clear"},
+    {"cache", "output cache: stats, clear, or keygen (a signing key pair for the remote cache)"},
     // Only listed: `kbuild cc -- ARGV` is taken before parsing (cc_command.hpp).
     {"cc", "run a compiler command as given through the cache: kbuild cc -- g++ ARGS..."},
 };
@@ -266,9 +271,9 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
       options.flag("--fail-fast", out.fail_fast, "start nothing new after a failure");
     }
     if (chosen == "cache")
-      sub->add_option("action", out.cache_action, "stats | clear")
+      sub->add_option("action", out.cache_action, "stats | clear | keygen")
           ->required()
-          ->check(CLI::IsMember({"stats", "clear"}));
+          ->check(CLI::IsMember({"stats", "clear", "keygen"}));
   }
   app.require_subcommand(0, 1);
 }

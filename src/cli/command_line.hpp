@@ -48,6 +48,8 @@ struct BuildCli {
   std::string compile_commands;
   bool no_cache = false;
   std::string cache_max_size;
+  std::string remote_cache;  // redis://HOST:PORT[/DB] or unix:///path
+  bool remote_cache_readonly = false;
   std::string launcher;
   bool resolve_native = false;
   std::string pch;

@@ -34,8 +34,11 @@
 #include "kbuild/pch.hpp"
 #include "kbuild/plugin_spec.hpp"
 #include "kbuild/plugin_status.hpp"
+#include "kbuild/remote_cache.hpp"
+#include "kbuild/remote_pch.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
+#include "kbuild/signing.hpp"
 #include "kbuild/site.hpp"
 #include "kbuild_config.h"
 
@@ -200,6 +203,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
   }
+  std::optional<RemoteCache> remote;  // lives as long as the build
   try {
     session.emplace(session_options(common), env);
     record.session = &*session;
@@ -214,6 +218,9 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     console.warnings(context.warnings);
     console.notes(context.notes);
     const BuildSettings& settings = context.settings;
+    if (!b.no_cache && !b.dry_run)
+      context.settings.remote =
+          &remote.emplace(remote_cache_settings(b.remote_cache, b.remote_cache_readonly, env));
     PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())
@@ -225,8 +232,20 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       record.pch_lines = pch_lines(pch_plan);
       request->include_pch = pch_plan.include;
       if (!b.dry_run) {
+        std::optional<std::string> pch_remote;
+        if (settings.remote && settings.remote->enabled() && place.root)
+          pch_remote = remote_pch_key(pch_plan, env, *place.root);
+        if (pch_remote && !pch_plan.reuse &&
+            fetch_remote_pch(*settings.remote, pch_plan, *pch_remote, *place.root))
+          pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), place.dir,
+                              place.root, settings.launcher, env);  // now reused
         pch = run_pch(pch_plan, place.root, settings, session->registry, session->context(),
                       *request, env);
+        if (pch_remote && pch.built)
+          store_remote_pch(*settings.remote, pch_plan, *pch_remote, *place.root);
+        if (pch_remote)
+          if (auto parts = remote_pch_parts(pch_plan, *pch_remote, pch.include, *place.root))
+            context.settings.remote_parts = *parts;
         console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
                      ".gch");
         request->include_pch = pch.include;
@@ -270,6 +289,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   } catch (const Error& e) {
     record.failure = e;
   }
+  if (remote && !remote->warning().empty()) console.warnings({remote->warning()});
   // A build that failed before its notes were said still says why torch
   // or a root is missing: it may be why it failed.
   if (!notes_said) say_notes(console, common.verbose, record.notes, warned_device);
@@ -482,6 +502,12 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
 }
 
 int cache_command(const std::string& action, const Environment& env) {
+  if (action == "keygen") {
+    SigningKeys keys = generate_signing_keys();
+    std::cout << "KBUILD_REMOTE_CACHE_SIGNING_KEY=" << keys.secret_hex << "  # writers only\n"
+              << "KBUILD_REMOTE_CACHE_VERIFY_KEY=" << keys.public_hex << "\n";
+    return 0;
+  }
   const std::string root = cache_root(env);
   if (root.empty()) throw Error(ErrorKind::usage, kNoCacheRoot);
   std::error_code ec;
@@ -505,6 +531,12 @@ int cache_command(const std::string& action, const Environment& env) {
             << " bytes; limit: --cache-max-size or KBUILD_CACHE_MAX_SIZE)\n"
             << "hits             " << st.hits << "\n"
             << "misses           " << st.misses << "\n";
+  RemoteStats remote = remote_stats(*dir);
+  std::cout << "remote hits      " << remote.hits << "\n"
+            << "remote misses    " << remote.misses << "\n"
+            << "remote errors    " << remote.errors << "\n"
+            << "remote down      " << remote.bytes_down << " bytes\n"
+            << "remote up        " << remote.bytes_up << " bytes\n";
   return 0;
 }
 

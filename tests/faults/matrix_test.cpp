@@ -795,6 +795,45 @@ TEST_CASE("E115 a release that is not a version", "[matrix]") {
              {"p.json:1:", "at /plugin/releases/latest: 'latest' is not a release version"});
 }
 
+// Remote cache: checked before anything runs (nothing listens on these).
+
+TEST_CASE("E130 --remote-cache not a Redis address", "[matrix]") {
+  Row row;
+  row.expect("E130", row.build({"--remote-cache", "http://cache:6379"}), 2, "usage",
+             {"--remote-cache", "http://cache:6379", "redis://HOST:PORT"});
+}
+
+TEST_CASE("E131 KBUILD_REMOTE_CACHE with a bad port", "[matrix]") {
+  Row row;
+  row.expect("E131", row.build({}, {{"KBUILD_REMOTE_CACHE", "redis://cache:99999"}}), 2, "usage",
+             {"KBUILD_REMOTE_CACHE", "bad port"});
+}
+
+TEST_CASE("E132 a signing key that is not 64 hex digits", "[matrix]") {
+  Row row;
+  row.expect("E132",
+             row.build({}, {{"KBUILD_REMOTE_CACHE", "redis://127.0.0.1:1"},
+                            {"KBUILD_REMOTE_CACHE_SIGNING_KEY", "not-a-key"}}),
+             2, "usage", {"KBUILD_REMOTE_CACHE_SIGNING_KEY", "64 hex digits", "keygen"});
+}
+
+TEST_CASE("E133 a verify key that does not belong to the signing key", "[matrix]") {
+  Row row;
+  row.expect("E133",
+             row.build({}, {{"KBUILD_REMOTE_CACHE", "redis://127.0.0.1:1"},
+                            {"KBUILD_REMOTE_CACHE_SIGNING_KEY", std::string(64, '1')},
+                            {"KBUILD_REMOTE_CACHE_VERIFY_KEY", std::string(64, '2')}}),
+             2, "usage", {"KBUILD_REMOTE_CACHE_VERIFY_KEY", "public key"});
+}
+
+TEST_CASE("E134 a remote cache timeout that is not a number", "[matrix]") {
+  Row row;
+  row.expect("E134",
+             row.build({}, {{"KBUILD_REMOTE_CACHE", "redis://127.0.0.1:1"},
+                            {"KBUILD_REMOTE_CACHE_TIMEOUT_MS", "soon"}}),
+             2, "usage", {"KBUILD_REMOTE_CACHE_TIMEOUT_MS", "'soon'", "milliseconds"});
+}
+
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
   // The ids this file tests; a row documented but untested fails here.
   std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");

@@ -1,0 +1,142 @@
+// The output cache shared through Redis, with the local cache in front
+// (docs/cache.md, "The remote cache"): a local miss asks Redis under a key
+// two machines with the same toolchain and inputs share; a remote hit is
+// checked (content hash, signature, the manifest's inputs on this machine),
+// installed in the local cache and served from there; a compile is uploaded.
+// While one builder compiles a key it holds a lease (SET NX with expiry) and
+// the others wait for its entry. Redis being dead, slow or full is a miss
+// with one warning per build, never a failed or hung build.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kbuild/environment.hpp"
+#include "kbuild/output_cache.hpp"
+#include "kbuild/redis_client.hpp"
+#include "kbuild/trusted_dir.hpp"
+
+namespace kbuild {
+
+struct RemoteCacheSettings {
+  std::string url;  // "": no remote cache
+  RedisAddress address;
+  bool readonly = false;    // never writes: no uploads, no leases
+  std::string signing_key;  // decoded seed; "": entries are not signed
+  std::string verify_key;   // decoded; "": signatures are not required
+  RedisTimeouts timeouts;
+  std::uint64_t max_entry_bytes = 256ull << 20;  // a .gch can be 100 MiB
+  std::chrono::milliseconds lease{60000};        // longest a compile holds its key
+};
+
+// The settings from the command line (`url_flag` first, then
+// KBUILD_REMOTE_CACHE) and the KBUILD_REMOTE_CACHE_* variables. Throws
+// Error(usage) for a bad address, key, timeout or size.
+RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool readonly_flag,
+                                          const Environment& env);
+
+// Counts kept in the local cache's stats.json.
+struct RemoteStats {
+  std::uint64_t hits = 0, misses = 0, errors = 0, bytes_down = 0, bytes_up = 0;
+};
+RemoteStats remote_stats(const TrustedDir& root);
+
+// What a caller knows is machine-local in a KeyInput (a --pch header's
+// place in this machine's cache, and its identity there).
+struct ShareableParts {
+  std::vector<std::string> extra;  // replaces KeyInput::extra when given
+  // Each occurrence of `first` in the command becomes `second`, unless the
+  // command asks for debug info (which records the real path).
+  std::vector<std::pair<std::string, std::string>> rewrites;
+};
+
+// The key shared across machines: the command, the sources' and named
+// files' bytes, the compiler and launcher by content, the compiler's
+// environment less PATH, the working directory only for debug info, the CPU
+// only for -march/-mcpu/-mtune=native. nullopt when a file cannot be read.
+std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
+                                         const ShareableParts& parts = {});
+
+// An entry's two parts: the manifest (the local cache's CBOR) and the bytes.
+struct RemoteBlob {
+  std::string manifest, bytes;
+};
+
+class RemoteCache {
+ public:
+  explicit RemoteCache(RemoteCacheSettings settings) : settings_(std::move(settings)) {}
+  bool enabled() const { return !settings_.url.empty(); }
+  bool writable() const { return enabled() && !settings_.readonly; }
+
+  // On a valid remote entry for `remote_key`: its output written to `dest`
+  // (from the start) and the entry installed in `local` under `local_key`;
+  // false on a miss.
+  bool fetch(const std::string& remote_key, const OutputCache& local, const std::string& local_key,
+             int dest);
+  // Uploads the local entry `local_key` under `remote_key`.
+  void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
+
+  // The entry under `remote_key` once its hash (and signature, with a verify
+  // key) hold; a damaged or unsigned one is a miss, warned about and dropped.
+  // The caller checks the manifest's inputs.
+  std::optional<RemoteBlob> get(const std::string& remote_key);
+  // Stores `blob` (hashed, signed with a signing key) under `remote_key`;
+  // nothing when read-only or too large.
+  void put(const std::string& remote_key, const RemoteBlob& blob);
+
+  // Takes the compile lease for `remote_key`: true when this builder should
+  // compile (it holds the lease, or leases cannot be had); false when
+  // another builder holds it.
+  bool take_lease(const std::string& remote_key);
+  void release_lease(const std::string& remote_key);
+  // Waits (at most the lease time) for another builder's entry; true when it
+  // arrived and was installed locally, false when its lease ended without
+  // one (that builder died or failed) or the wait ran out.
+  bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
+                      const std::string& local_key, int dest);
+
+  // Counts a lookup made through get() (a --pch header's .gch).
+  void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
+
+  // Why the last fetch missed (for -v: the key, to compare across machines).
+  const std::string& miss_reason() const { return miss_reason_; }
+
+  // The first problem this build met ("" when none): one warning per build.
+  const std::string& warning() const { return warning_; }
+  // Adds this build's counts to the local cache's stats and clears them.
+  void save_stats(const OutputCache& local);
+
+ private:
+  RedisClient* client();
+  void fail(const std::string& why);
+  std::optional<std::string> download(const std::string& remote_key);
+
+  RemoteCacheSettings settings_;
+  std::optional<RedisClient> client_;
+  bool dead_ = false;  // after the first failure nothing more is tried
+  std::string warning_;
+  std::string miss_reason_;
+  std::string lease_token_;
+  RemoteStats counts_;
+};
+
+// Releases a lease when the compile ends, also by an exception.
+class LeaseGuard {
+ public:
+  LeaseGuard(RemoteCache* remote, std::string key) : remote_(remote), key_(std::move(key)) {}
+  ~LeaseGuard() {
+    if (remote_) remote_->release_lease(key_);
+  }
+  LeaseGuard(const LeaseGuard&) = delete;
+  LeaseGuard& operator=(const LeaseGuard&) = delete;
+
+ private:
+  RemoteCache* remote_;
+  std::string key_;
+};
+
+}  // namespace kbuild

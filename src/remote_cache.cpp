@@ -1,0 +1,503 @@
+#include "kbuild/remote_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/isa.hpp"
+#include "kbuild/signing.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+constexpr const char* kKeyVersion = "kbuild-remote-key-1";
+constexpr const char* kEntryMagic = "kbuild-remote-entry-1\n";
+constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
+
+// The compiler's variables (as the local key, output_cache.cpp) less PATH:
+// the programs are identified by content, so where PATH finds them is
+// machine-local and left out.
+constexpr const char* kSharedVariables[] = {"CPATH",
+                                            "CPLUS_INCLUDE_PATH",
+                                            "C_INCLUDE_PATH",
+                                            "OBJC_INCLUDE_PATH",
+                                            "LIBRARY_PATH",
+                                            "GCC_EXEC_PREFIX",
+                                            "COMPILER_PATH",
+                                            "SOURCE_DATE_EPOCH",
+                                            "LANG",
+                                            "LC_ALL",
+                                            "LC_CTYPE",
+                                            "GCC_COMPARE_DEBUG",
+                                            "DEPENDENCIES_OUTPUT",
+                                            "SUNPRO_DEPENDENCIES"};
+
+std::string entry_key(const std::string& key) {
+  return "kbuild:entry:" + key;
+}
+std::string lease_key(const std::string& key) {
+  return "kbuild:lease:" + key;
+}
+
+class HashedFields {
+ public:
+  void add(const std::string& s) {
+    std::uint64_t n = s.size();  // length-prefixed: no ambiguity between fields
+    text_.append(reinterpret_cast<const char*>(&n), sizeof n);
+    text_ += s;
+  }
+  std::string hex() const { return to_hex(content_hash(text_)); }
+
+ private:
+  std::string text_;
+};
+
+std::string u64_bytes(std::uint64_t n) {
+  return std::string(reinterpret_cast<const char*>(&n), sizeof n);
+}
+
+// A program by content (resolved through links), so a copy at another path
+// with another mtime is the same compiler and another build is not.
+std::optional<std::string> program_identity(const std::string& path) {
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  auto bytes = read_whole_file(ec ? path : real.string());
+  if (!bytes) return std::nullopt;
+  return to_hex(content_hash(*bytes));
+}
+
+bool asks_debug_info(const std::string& w) {
+  return w.rfind("-g", 0) == 0 && w != "-g0" && w.rfind("-gno-", 0) != 0 && w != "-gz";
+}
+
+bool asks_native(const std::string& w) {
+  return (w.rfind("-march=", 0) == 0 || w.rfind("-mcpu=", 0) == 0 || w.rfind("-mtune=", 0) == 0) &&
+         w.compare(w.find('=') + 1, std::string::npos, "native") == 0;
+}
+
+std::vector<std::string> named_files(const std::vector<std::string>& argv) {
+  std::vector<std::string> files;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
+    for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
+      if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
+  }
+  return files;
+}
+
+std::string random_token() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  return std::to_string(::getpid()) + "." + std::to_string(rng());
+}
+
+// A positive whole number from `name`, at most `max`; `fallback` when unset.
+std::uint64_t env_number(const Environment& env, const char* name, const char* unit,
+                         std::uint64_t max, std::uint64_t fallback) {
+  auto text = env.get_nonempty(name);
+  if (!text) return fallback;
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+  if (ec != std::errc() || end != text->data() + text->size() || v == 0 || v > max)
+    throw Error(ErrorKind::usage, std::string(name) + ": '" + *text + "' is not a number of " +
+                                      unit + " above 0 (at most " + std::to_string(max) +
+                                      "); fix or unset it");
+  return v;
+}
+
+std::chrono::milliseconds env_ms(const Environment& env, const char* name,
+                                 std::chrono::milliseconds fallback) {
+  return std::chrono::milliseconds(env_number(env, name, "milliseconds", 86400000,
+                                              static_cast<std::uint64_t>(fallback.count())));
+}
+
+// The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
+// the output, the BLAKE2b-256 hash of both and of the key, then an optional Ed25519
+// signature of that digest.
+std::string digest_of(const std::string& key, const std::string& manifest,
+                      const std::string& output) {
+  return content_hash(kEntryMagic + u64_bytes(key.size()) + key + u64_bytes(manifest.size()) +
+                      manifest + u64_bytes(output.size()) + output);
+}
+
+struct RemoteEntry {
+  std::string manifest, output, digest, signature;
+};
+
+std::optional<RemoteEntry> parse_entry(const std::string& bytes) {
+  const std::size_t magic = std::strlen(kEntryMagic);
+  std::size_t at = magic;
+  auto take_u64 = [&bytes, &at](std::uint64_t& n) {
+    if (bytes.size() - at < sizeof n) return false;
+    std::memcpy(&n, bytes.data() + at, sizeof n);
+    at += sizeof n;
+    return true;
+  };
+  auto take = [&bytes, &at](std::uint64_t n, std::string& out) {
+    if (bytes.size() - at < n) return false;
+    out = bytes.substr(at, n);
+    at += n;
+    return true;
+  };
+  RemoteEntry e;
+  std::uint64_t n = 0;
+  if (bytes.size() < magic || bytes.compare(0, magic, kEntryMagic) != 0) return std::nullopt;
+  if (!take_u64(n) || !take(n, e.manifest) || !take_u64(n) || !take(n, e.output) ||
+      !take(kDigestBytes, e.digest))
+    return std::nullopt;
+  if (bytes.size() - at == kSignatureBytes)
+    e.signature = bytes.substr(at);
+  else if (at != bytes.size())
+    return std::nullopt;
+  return e;
+}
+
+std::string entry_dir(const std::string& local_key) {
+  return "objects/" + local_key.substr(0, 2);
+}
+
+// Writes a whole entry into the local cache's layout (output_cache.cpp):
+// staged in tmp/, renamed into objects/ whole, replacing an older one.
+Status install_entry(const TrustedDir& root, const std::string& local_key, const RemoteBlob& e) {
+  Result<TrustedDir> tmp = root.sub("tmp", true);
+  if (!tmp) return Failure{tmp.why()};
+  const std::string staging = "remote." + random_token();
+  if (::mkdirat(tmp->fd(), staging.c_str(), 0700) != 0) return Failure{"cannot stage an entry"};
+  Status done = ok();
+  {
+    Result<TrustedDir> stage = tmp->sub(staging, false);
+    Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
+    done = out ? write_all(out->get(), e.bytes, "output") : Status(Failure{out.why()});
+    if (done) done = stage->write_atomically("manifest", e.manifest);
+  }
+  Result<TrustedDir> parent = done ? root.sub(entry_dir(local_key), true) : Failure{done.why()};
+  if (done && !parent) done = Failure{parent.why()};
+  if (done) {
+    if (parent->exists(local_key)) {
+      const std::string old = "old." + random_token();
+      if (parent->rename(local_key, *tmp, old)) (void)tmp->remove_tree(old);
+    }
+    done = tmp->rename(staging, *parent, local_key);
+  }
+  (void)tmp->remove_tree(staging);
+  return done;
+}
+
+std::uint64_t field(const nlohmann::json& j, const char* name) {
+  return j.contains(name) && j[name].is_number_unsigned() ? j[name].get<std::uint64_t>() : 0;
+}
+
+}  // namespace
+
+RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool readonly_flag,
+                                          const Environment& env) {
+  RemoteCacheSettings s;
+  s.url = !url_flag.empty() ? url_flag : env.get_nonempty("KBUILD_REMOTE_CACHE").value_or("");
+  s.readonly = readonly_flag;
+  if (s.url.empty()) return s;
+  const std::string from = !url_flag.empty() ? "--remote-cache" : "KBUILD_REMOTE_CACHE";
+  Result<RedisAddress> address = parse_redis_url(s.url);
+  if (!address) throw Error(ErrorKind::usage, from + ": '" + s.url + "': " + address.why());
+  s.address = *address;
+  if (auto hex = env.get_nonempty("KBUILD_REMOTE_CACHE_SIGNING_KEY")) {
+    Result<std::string> key = decode_signing_key(*hex, "KBUILD_REMOTE_CACHE_SIGNING_KEY");
+    if (!key) throw Error(ErrorKind::usage, key.why());
+    s.signing_key = *key;
+    s.verify_key = public_key_of(*key);  // a writer reads what it signs
+  }
+  if (auto hex = env.get_nonempty("KBUILD_REMOTE_CACHE_VERIFY_KEY")) {
+    Result<std::string> key = decode_verify_key(*hex, "KBUILD_REMOTE_CACHE_VERIFY_KEY");
+    if (!key) throw Error(ErrorKind::usage, key.why());
+    if (!s.signing_key.empty() && *key != s.verify_key)
+      throw Error(ErrorKind::usage,
+                  "KBUILD_REMOTE_CACHE_VERIFY_KEY is not the public key of "
+                  "KBUILD_REMOTE_CACHE_SIGNING_KEY; give the pair kbuild cache keygen printed");
+    s.verify_key = *key;
+  }
+  s.timeouts.connect = env_ms(env, "KBUILD_REMOTE_CACHE_CONNECT_TIMEOUT_MS", s.timeouts.connect);
+  s.timeouts.operation = env_ms(env, "KBUILD_REMOTE_CACHE_TIMEOUT_MS", s.timeouts.operation);
+  s.lease = env_ms(env, "KBUILD_REMOTE_CACHE_LEASE_MS", s.lease);
+  // Redis strings end at 512 MiB.
+  s.max_entry_bytes = env_number(env, "KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES", "bytes", 512ull << 20,
+                                 s.max_entry_bytes);
+  return s;
+}
+
+std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
+                                         const ShareableParts& parts) {
+  HashedFields h;
+  h.add(kKeyVersion);
+  const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
+  bool native = false;
+  // The programs (each step's first words: the launcher, if any, then the
+  // compiler) are named by content below; their paths are machine-local.
+  std::size_t in_step = 0;
+  for (std::size_t i = 0; i < input.argv.size(); ++i, ++in_step) {
+    std::string w = input.argv[i];
+    if (w == "<next step>") in_step = std::size_t(-1);
+    const bool program = in_step < input.programs.size();
+    for (const auto& [from, to] : parts.rewrites)
+      for (std::size_t at = 0; !debug && !from.empty() && (at = w.find(from, at)) != w.npos;
+           at += to.size())
+        w.replace(at, from.size(), to);
+    h.add(i == input.output_index ? "<output>" : program ? "<program>" : w);
+    native = native || asks_native(w);
+  }
+  h.add(fs::path(input.output).extension().string());
+  for (const std::string& program : input.programs) {
+    auto id = program_identity(program);
+    if (!id) return std::nullopt;
+    h.add(*id);
+  }
+  // Debug info records the working directory; without it, relative paths
+  // name the same files wherever the build runs from.
+  h.add(debug ? fs::current_path().string() : "");
+  for (const char* var : kSharedVariables)
+    h.add(std::string(var) + "=" + env.get(var).value_or(""));
+  for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
+  for (const std::string& file : named_files(input.argv)) {
+    auto bytes = read_whole_file(file);
+    if (!bytes) return std::nullopt;
+    h.add(*bytes);
+  }
+  for (const std::string& s : input.sources) {
+    auto bytes = read_whole_file(s);
+    if (!bytes) return std::nullopt;
+    h.add(*bytes);
+  }
+  if (native) {
+    CpuFeatures cpu = read_cpu_features();
+    std::string cpu_id = cpu.machine;
+    for (const std::string& f : cpu.flags) cpu_id += " " + f;
+    h.add(cpu_id);
+  }
+  if (input.links)
+    for (const std::string& lib : input.libraries)
+      for (const std::string& d : input.libraries_dirs)
+        for (const char* ext : {".so", ".a"}) {
+          struct stat st {};
+          std::string path = d + "/lib" + lib + ext;
+          h.add(path + ":" + std::to_string(::stat(path.c_str(), &st) == 0 ? st.st_size : -1));
+        }
+  return h.hex();
+}
+
+RedisClient* RemoteCache::client() {
+  if (dead_ || !enabled()) return nullptr;
+  if (!client_) {
+    Result<RedisClient> c = RedisClient::connect(settings_.address, settings_.timeouts);
+    if (!c) {
+      fail(c.why());
+      return nullptr;
+    }
+    client_.emplace(std::move(*c));
+  }
+  return &*client_;
+}
+
+void RemoteCache::fail(const std::string& why) {
+  ++counts_.errors;
+  if (warning_.empty())
+    warning_ = "remote cache " + settings_.url + ": " + why +
+               "; building without it (check the server, or drop --remote-cache)";
+  dead_ = true;  // one timeout per build at most
+  client_.reset();
+}
+
+std::optional<std::string> RemoteCache::download(const std::string& remote_key) {
+  RedisClient* c = client();
+  if (!c) return std::nullopt;
+  Result<std::optional<std::string>> value = c->get(entry_key(remote_key));
+  if (!value) {
+    fail(value.why());
+    return std::nullopt;
+  }
+  return *value;
+}
+
+std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
+  std::optional<std::string> bytes = download(remote_key);
+  if (!bytes) return std::nullopt;
+  counts_.bytes_down += bytes->size();
+  std::optional<RemoteEntry> e = parse_entry(*bytes);
+  std::string problem;
+  if (!e || e->digest != digest_of(remote_key, e->manifest, e->output))
+    problem = "is damaged (truncated or altered)";
+  else if (!settings_.verify_key.empty() && e->signature.empty())
+    problem = "is not signed";
+  else if (!settings_.verify_key.empty() &&
+           !signature_valid(settings_.verify_key, e->digest, e->signature))
+    problem = "has a bad signature";
+  if (!problem.empty()) {
+    if (warning_.empty())
+      warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
+                 (writable() ? ", dropped" : "");
+    if (RedisClient* c = writable() ? client() : nullptr)
+      (void)c->delete_if(entry_key(remote_key), *bytes);
+    return std::nullopt;
+  }
+  return RemoteBlob{std::move(e->manifest), std::move(e->output)};
+}
+
+bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
+                        const std::string& local_key, int dest) {
+  if (!local.root()) return false;
+  std::optional<RemoteBlob> e = get(remote_key);
+  miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
+  if (!e) {
+    ++counts_.misses;
+    return false;
+  }
+  // The headers and libraries the writer's compiler read must be the same
+  // here (else this machine would build something else): a plain miss.
+  if (!inputs_unchanged(e->manifest)) {
+    miss_reason_ = "remote key " + remote_key.substr(0, 12) +
+                   ": its entry was built from files that differ here";
+    ++counts_.misses;
+    return false;
+  }
+  // Served from the verified bytes (the writer checked them against the
+  // manifest before uploading); the local copy is for the next build.
+  if (::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0 ||
+      !write_all(dest, e->bytes, "output")) {
+    ++counts_.misses;
+    return false;
+  }
+  (void)install_entry(*local.root(), local_key, *e);
+  ++counts_.hits;
+  return true;
+}
+
+namespace {
+
+// Whether the output is what the manifest says (a local entry damaged since
+// it was stored is never uploaded).
+bool matches_manifest(const std::string& manifest, const std::string& output) {
+  try {
+    auto j = nlohmann::json::from_cbor(manifest);
+    return j.at("size").get<std::uint64_t>() == output.size() &&
+           j.at("sha1").get<std::string>() == sha1_hex(output);
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
+                        const std::string& local_key) {
+  if (!writable() || !local.root() || dead_) return;
+  Result<TrustedDir> dir = local.root()->sub(entry_dir(local_key) + "/" + local_key, false);
+  if (!dir) return;
+  Result<std::string> manifest = dir->read("manifest", 16u << 20);
+  Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
+  if (!manifest || !output) return;  // too large for the remote, or gone
+  if (!matches_manifest(*manifest, *output)) return;
+  put(remote_key, {std::move(*manifest), std::move(*output)});
+}
+
+void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
+  if (!writable() || dead_) return;
+  const std::string digest = digest_of(remote_key, blob.manifest, blob.bytes);
+  const std::string signature =
+      settings_.signing_key.empty() ? "" : sign_message(settings_.signing_key, digest);
+  std::string bytes = kEntryMagic + u64_bytes(blob.manifest.size()) + blob.manifest +
+                      u64_bytes(blob.bytes.size()) + blob.bytes + digest + signature;
+  if (bytes.size() > settings_.max_entry_bytes) return;
+  RedisClient* c = client();
+  if (!c) return;
+  Result<bool> set = c->set(entry_key(remote_key), bytes);
+  if (!set) return fail(set.why());  // full (maxmemory without eviction), read-only replica...
+  counts_.bytes_up += bytes.size();
+}
+
+bool RemoteCache::take_lease(const std::string& remote_key) {
+  RedisClient* c = writable() ? client() : nullptr;
+  if (!c) return true;
+  lease_token_ = random_token();
+  Result<bool> taken = c->set(lease_key(remote_key), lease_token_, settings_.lease, true);
+  if (!taken) {
+    fail(taken.why());
+    return true;
+  }
+  if (!*taken) lease_token_.clear();
+  return *taken;
+}
+
+void RemoteCache::release_lease(const std::string& remote_key) {
+  if (lease_token_.empty()) return;
+  if (RedisClient* c = client()) (void)c->delete_if(lease_key(remote_key), lease_token_);
+  lease_token_.clear();
+}
+
+bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
+                                 const std::string& local_key, int dest) {
+  const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
+  auto pause = std::chrono::milliseconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+    RedisClient* c = client();
+    if (!c) return false;
+    Result<std::optional<std::string>> lease = c->get(lease_key(remote_key));
+    if (!lease) {
+      fail(lease.why());
+      return false;
+    }
+    // RemoteEntry first: the holder uploads, then releases.
+    Result<std::optional<std::string>> entry = c->get(entry_key(remote_key));
+    if (entry && *entry) return fetch(remote_key, local, local_key, dest);
+    if (!*lease) return false;  // released or expired without an entry
+  }
+  return false;
+}
+
+void RemoteCache::save_stats(const OutputCache& local) {
+  const TrustedDir* root = local.root();
+  if (!root || !enabled()) return;
+  DirLock lock(*root, "stats.lock");
+  if (!lock.held()) return;
+  nlohmann::json stats = nlohmann::json::object();
+  if (Result<std::string> text = root->read("stats.json", 1 << 16)) {
+    try {
+      stats = nlohmann::json::parse(*text);
+      if (!stats.is_object()) stats = nlohmann::json::object();
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  stats["remote_hits"] = field(stats, "remote_hits") + counts_.hits;
+  stats["remote_misses"] = field(stats, "remote_misses") + counts_.misses;
+  stats["remote_errors"] = field(stats, "remote_errors") + counts_.errors;
+  stats["remote_bytes_down"] = field(stats, "remote_bytes_down") + counts_.bytes_down;
+  stats["remote_bytes_up"] = field(stats, "remote_bytes_up") + counts_.bytes_up;
+  (void)root->write_atomically("stats.json", stats.dump());
+  counts_ = {};
+}
+
+RemoteStats remote_stats(const TrustedDir& root) {
+  RemoteStats st;
+  Result<std::string> text = root.read("stats.json", 1 << 16);
+  if (!text) return st;
+  try {
+    auto j = nlohmann::json::parse(*text);
+    if (!j.is_object()) return st;
+    st = {field(j, "remote_hits"), field(j, "remote_misses"), field(j, "remote_errors"),
+          field(j, "remote_bytes_down"), field(j, "remote_bytes_up")};
+  } catch (const nlohmann::json::exception&) {
+  }
+  return st;
+}
+
+}  // namespace kbuild

@@ -1,0 +1,505 @@
+// The remote cache against a real redis-server on loopback (started per test
+// on a free port, stopped at its end): two "machines" (two local caches, two
+// copies of the compiler, two working directories) share a compile; a dead,
+// killed or stopped server is a miss with one warning; damaged, unsigned or
+// badly signed entries are never used; a read-only client never writes; and
+// concurrent builders of one kernel compile it once.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+#include <regex>
+#include <thread>
+
+#include "../support/test_support.hpp"
+#include "kbuild/redis_client.hpp"
+#include "kbuild/signing.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+// "k<i>" (built up in steps: "k" + std::to_string(i) trips g++ 12's -Wrestrict).
+std::string kernel_name(int i) {
+  std::string name = "k";
+  name += std::to_string(i);
+  return name;
+}
+
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// redis-server on 127.0.0.1 only, nothing saved to disk, ended with the
+// test (and by `timeout` after 10 minutes should the test be killed).
+struct Redis {
+  TempDir dir;
+  int port = free_port();
+  std::string url = "redis://127.0.0.1:" + std::to_string(port);
+  std::unique_ptr<BackgroundProcess> server;
+
+  explicit Redis(const std::vector<std::string>& options = {}) {
+    std::vector<std::string> argv{"/usr/bin/timeout",
+                                  "600",
+                                  "/usr/bin/redis-server",
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--port",
+                                  std::to_string(port),
+                                  "--save",
+                                  "",
+                                  "--appendonly",
+                                  "no",
+                                  "--dir",
+                                  dir.str(),
+                                  "--pidfile",
+                                  dir / "redis.pid",
+                                  "--protected-mode",
+                                  "yes",
+                                  "--unixsocket",
+                                  dir / "redis.sock",
+                                  "--unixsocketperm",
+                                  "700"};
+    argv.insert(argv.end(), options.begin(), options.end());
+    server = std::make_unique<BackgroundProcess>(argv);
+    for (int i = 0; i < 200 && !client(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    REQUIRE(client());
+    for (int i = 0; i < 200 && !fs::exists(dir / "redis.pid"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  pid_t pid() const {
+    std::error_code ec;
+    if (!fs::exists(dir / "redis.pid", ec)) return -1;
+    return static_cast<pid_t>(std::stol(read_file(dir / "redis.pid")));
+  }
+  std::optional<kbuild::RedisClient> client() const {
+    auto address = kbuild::parse_redis_url(url);
+    auto c = kbuild::RedisClient::connect(*address, {});
+    if (!c) return std::nullopt;
+    return std::move(*c);
+  }
+  // redis-cli's answer to `words` (one line).
+  std::string cli(const std::vector<std::string>& words) const {
+    std::vector<std::string> argv{"/usr/bin/redis-cli", "-h", "127.0.0.1", "-p",
+                                  std::to_string(port)};
+    argv.insert(argv.end(), words.begin(), words.end());
+    RunResult r = run(argv);
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> keys;
+    std::istringstream lines(cli({"--scan", "--pattern", "kbuild:entry:*"}));
+    for (std::string line; std::getline(lines, line);) keys.push_back(line);
+    return keys;
+  }
+};
+
+// Sources shared by the machines at the same absolute paths (as Inductor's
+// /tmp/torchinductor_USER), each machine with its own cache, compiler copy
+// and working directory.
+struct Fleet {
+  TempDir shared;
+  std::string count = shared / "compiler-runs";
+  explicit Fleet(int kernels = 1) {
+    write_file(shared / "h.h", "#define VALUE 41\n");
+    for (int i = 0; i < kernels; ++i)
+      write_file(
+          shared / (kernel_name(i) + ".cpp"),
+          "#include \"h.h\"\nextern \"C\" int f() { return VALUE + " + std::to_string(i) + "; }\n");
+  }
+  int runs() const {
+    std::error_code ec;
+    if (!fs::exists(count, ec)) return 0;
+    std::string text = read_file(count);
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  }
+};
+
+struct Machine {
+  TempDir home, cwd;
+  std::string cxx = cwd / "toolchain/bin/g++-copy";
+  std::map<std::string, std::string> env;
+
+  Machine(const Fleet& fleet, const std::string& url) {
+    // The compiler counts its compiles (not kbuild's -v / -print-search-dirs
+    // questions), then is g++; the count file comes from the environment so
+    // every machine's copy has the same bytes.
+    write_file(cxx,
+               "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v -x c++ /dev/null\"*) ;; "
+               "*) echo run >> \"$KBUILD_TEST_COUNT\"; if [ -n \"$KBUILD_TEST_HOLD\" ]; then sleep "
+               "\"$KBUILD_TEST_HOLD\"; exit 1; fi;; esac\nexec /usr/bin/g++ \"$@\"\n",
+               true);
+    env = {{"KBUILD_TEST_COUNT", fleet.count}, {"KBUILD_REMOTE_CACHE", url}};
+  }
+  RunResult build(const Fleet& fleet, int kernel = 0, std::map<std::string, std::string> extra = {},
+                  std::vector<std::string> args = {}) {
+    std::string name = kernel_name(kernel);
+    std::vector<std::string> argv{
+        "--no-torch",         "--cxx", cxx, fleet.shared / (name + ".cpp"), "-o",
+        cwd / (name + ".so"), "-v"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::map<std::string, std::string> vars = env;
+    for (auto& [k, v] : extra) vars[k] = v;
+    // Another working directory per machine (the test runs one build at a
+    // time here; the concurrent test does not change directory).
+    fs::path before = fs::current_path();
+    fs::current_path(cwd.path());
+    RunResult r = run_kbuild(argv, home.str(), vars);
+    fs::current_path(before);
+    return r;
+  }
+};
+
+bool remote_hit(const RunResult& r) {
+  return r.err.find("kbuild: info: cache: hit (remote)") != std::string::npos;
+}
+int warnings(const RunResult& r) {
+  int n = 0;
+  for (std::size_t at = 0; (at = r.err.find("kbuild: warning:", at)) != std::string::npos; ++at)
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("two machines share a compile: another compiler path and mtime, another directory",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine a(fleet, redis.url), b(fleet, redis.url);
+  // b's compiler: the same bytes, at another path, with another mtime.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(b.cxx, read_file(a.cxx), true);
+  RunResult first = a.build(fleet);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK_FALSE(remote_hit(first));
+  CHECK(redis.entries().size() == 1);
+  RunResult second = b.build(fleet);
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(remote_hit(second));
+  CHECK(fleet.runs() == 1);
+  CHECK(read_file(b.cwd / "k0.so") == read_file(a.cwd / "k0.so"));
+  CHECK(warnings(second) == 0);
+  // Now in b's local cache: a local hit, Redis not even asked.
+  fs::remove(b.cwd / "k0.so");
+  RunResult third = b.build(fleet);
+  CHECK(third.err.find("kbuild: info: cache: hit") != std::string::npos);
+  CHECK(third.err.find("kbuild: info: cache: hit (remote)") == std::string::npos);  // local
+  RunResult stats = run_kbuild({"cache", "stats"}, b.home.str());
+  CHECK(stats.out.find("remote hits      1\n") != std::string::npos);
+  CHECK(stats.out.find("remote down      0 bytes") == std::string::npos);
+}
+
+TEST_CASE("another compiler build or a header that differs here does not share", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine a(fleet, redis.url), b(fleet, redis.url);
+  write_file(b.cxx, read_file(a.cxx) + "# another build\n", true);
+  REQUIRE(a.build(fleet).exit_code == 0);
+  RunResult other_compiler = b.build(fleet);
+  CHECK_FALSE(remote_hit(other_compiler));
+  CHECK(fleet.runs() == 2);
+  Machine c(fleet, redis.url);
+  write_file(fleet.shared / "h.h", "#define VALUE 42\n");  // read by the compiler, not in the key
+  RunResult other_header = c.build(fleet);
+  CHECK_FALSE(remote_hit(other_header));
+  CHECK(fleet.runs() == 3);
+}
+
+TEST_CASE("a corrupted or truncated entry is a miss with a warning, and is dropped",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine a(fleet, redis.url);
+  REQUIRE(a.build(fleet).exit_code == 0);
+  auto keys = redis.entries();
+  REQUIRE(keys.size() == 1);
+  auto client = redis.client();
+  REQUIRE(client);
+  auto value = client->get(keys[0]);
+  REQUIRE((value && *value));
+  const std::string good = **value;
+  for (bool truncate : {false, true}) {
+    std::string bad = good;
+    if (truncate)
+      bad.resize(bad.size() / 2);
+    else
+      bad[bad.size() - 100] ^= 1;  // one bit of the output
+    REQUIRE(client->set(keys[0], bad));
+    Machine b(fleet, redis.url);
+    int before = fleet.runs();
+    RunResult r = b.build(fleet);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK_FALSE(remote_hit(r));
+    CHECK(r.err.find("is damaged (truncated or altered); not used, dropped") != std::string::npos);
+    CHECK(warnings(r) == 1);
+    CHECK(fleet.runs() == before + 1);
+    // b compiled and uploaded a good entry in its place.
+    auto now = client->get(keys[0]);
+    REQUIRE((now && *now));
+    CHECK(**now == good);
+  }
+}
+
+TEST_CASE("with a verify key only signed entries are used, and a reader cannot sign",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  kbuild::SigningKeys keys = kbuild::generate_signing_keys(),
+                      other = kbuild::generate_signing_keys();
+  Machine unsigned_writer(fleet, redis.url), writer(fleet, redis.url), reader(fleet, redis.url),
+      stranger(fleet, redis.url);
+  reader.env["KBUILD_REMOTE_CACHE_VERIFY_KEY"] = keys.public_hex;
+  // An unsigned entry: not used by a reader that requires signatures.
+  REQUIRE(unsigned_writer.build(fleet).exit_code == 0);
+  RunResult r = reader.build(fleet, 0, {}, {"--remote-cache-readonly"});
+  INFO(r.err);
+  CHECK_FALSE(remote_hit(r));
+  CHECK(r.err.find("is not signed; not used") != std::string::npos);
+  CHECK(fleet.runs() == 2);
+  // Signed with another key: not used either.
+  stranger.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = other.secret_hex;
+  REQUIRE(stranger.build(fleet, 0, {}, {}).exit_code == 0);
+  Machine reader2(fleet, redis.url);
+  reader2.env = reader.env;
+  RunResult bad = reader2.build(fleet, 0, {}, {"--remote-cache-readonly"});
+  CHECK(bad.err.find("has a bad signature; not used") != std::string::npos);
+  CHECK(fleet.runs() == 4);
+  // Signed by the writer: used.
+  writer.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = keys.secret_hex;
+  REQUIRE(writer.build(fleet).exit_code == 0);
+  Machine reader3(fleet, redis.url);
+  reader3.env = reader.env;
+  RunResult good = reader3.build(fleet, 0, {}, {"--remote-cache-readonly"});
+  INFO(good.err);
+  CHECK(remote_hit(good));
+  CHECK(warnings(good) == 0);
+  CHECK(fleet.runs() == 5);
+}
+
+TEST_CASE("a --pch header's .gch and the kernels built with it are shared", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet(2);
+  write_file(fleet.shared / "prefix.h", "#include <vector>\n#define PREFIX 2\n");
+  Machine a(fleet, redis.url), b(fleet, redis.url);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(b.cxx, read_file(a.cxx), true);
+  const std::vector<std::string> pch{"--pch", fleet.shared / "prefix.h"};
+  RunResult first = a.build(fleet, 0, {}, pch);
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.err.find("pch: built") != std::string::npos);
+  CHECK(fleet.runs() == 2);  // the header, the kernel
+  CHECK(redis.entries().size() == 2);
+  RunResult second = b.build(fleet, 0, {}, pch);
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.err.find("pch: reused") != std::string::npos);
+  CHECK(remote_hit(second));
+  CHECK(fleet.runs() == 2);  // b compiled nothing
+  CHECK(read_file(b.cwd / "k0.so") == read_file(a.cwd / "k0.so"));
+  // The fetched .gch, now b's own, serves b's next kernel (same flags).
+  RunResult third = b.build(fleet, 1, {}, pch);
+  INFO(third.err);
+  CHECK(third.exit_code == 0);
+  CHECK(third.err.find("pch: reused") != std::string::npos);
+  CHECK(fleet.runs() == 3);
+}
+
+TEST_CASE("a unix socket address shares too", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  const std::string url = "unix://" + redis.dir / "redis.sock";
+  Machine a(fleet, url), b(fleet, url);
+  REQUIRE(a.build(fleet).exit_code == 0);
+  RunResult r = b.build(fleet);
+  INFO(r.err);
+  CHECK(remote_hit(r));
+  CHECK(fleet.runs() == 1);
+}
+
+TEST_CASE("cache keygen prints a signing key and the verify key that belongs to it",
+          "[e2e][remote]") {
+  TempDir home;
+  RunResult r = run_kbuild({"cache", "keygen"}, home.str());
+  REQUIRE(r.exit_code == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m,
+                            std::regex("KBUILD_REMOTE_CACHE_SIGNING_KEY=([0-9a-f]{64}).*\n"
+                                       "KBUILD_REMOTE_CACHE_VERIFY_KEY=([0-9a-f]{64})\n")));
+  auto secret = kbuild::decode_signing_key(m[1], "s");
+  REQUIRE(secret);
+  CHECK(kbuild::to_hex(kbuild::public_key_of(*secret)) == m[2]);
+  CHECK(run_kbuild({"cache", "keygen"}, home.str()).out != r.out);  // fresh each time
+}
+
+TEST_CASE("a read-only client never writes to Redis", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine reader(fleet, redis.url);
+  RunResult r = reader.build(fleet, 0, {}, {"--remote-cache-readonly"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(redis.cli({"DBSIZE"}) == "0");
+  CHECK(fleet.runs() == 1);
+}
+
+TEST_CASE("Redis absent, killed mid-build or stopped: the build succeeds with one warning",
+          "[e2e][remote]") {
+  Fleet fleet;
+  SECTION("nothing listens") {
+    Machine m(fleet, "redis://127.0.0.1:" + std::to_string(free_port()));
+    RunResult r = m.build(fleet);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(warnings(r) == 1);
+    CHECK(r.err.find("remote cache redis://127.0.0.1:") != std::string::npos);
+  }
+  SECTION("killed while the compiler runs") {
+    Redis redis;
+    Machine m(fleet, redis.url);
+    // The compiler ends Redis (SIGKILL) before compiling.
+    write_file(m.cxx,
+               "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v\"*) ;; *) kill -9 " +
+                   std::to_string(redis.pid()) + ";; esac\nexec /usr/bin/g++ \"$@\"\n",
+               true);
+    RunResult r = m.build(fleet);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(warnings(r) == 1);
+    CHECK(fs::exists(m.cwd / "k0.so"));
+    CHECK(run_kbuild({"cache", "stats"}, m.home.str()).out.find("remote errors    1\n") !=
+          std::string::npos);
+  }
+  SECTION("stopped (accepts connections, never answers)") {
+    Redis redis;
+    Machine m(fleet, redis.url);
+    REQUIRE(::kill(redis.pid(), SIGSTOP) == 0);
+    auto start = std::chrono::steady_clock::now();
+    RunResult r = m.build(fleet, 0, {{"KBUILD_REMOTE_CACHE_TIMEOUT_MS", "300"}});
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ::kill(redis.pid(), SIGCONT);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(warnings(r) == 1);
+    CHECK(seconds < 20);
+  }
+}
+
+TEST_CASE("a server gone before a large upload is one warning, not a broken pipe",
+          "[e2e][remote]") {
+  // Killed while the compiler runs: the first write of the upload meets a
+  // closed connection, the next raises SIGPIPE (which would end kbuild).
+  Redis redis;
+  Fleet fleet;
+  write_file(fleet.shared / "k0.cpp",
+             "extern \"C\" const unsigned char blob[4 << 20] = {1};\n"
+             "extern \"C\" int f() { return blob[0]; }\n");
+  Machine m(fleet, redis.url);
+  write_file(m.cxx,
+             "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v\"*) ;; *) kill -9 " +
+                 std::to_string(redis.pid()) + ";; esac\nexec /usr/bin/g++ \"$@\"\n",
+             true);
+  RunResult r = m.build(fleet);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(warnings(r) == 1);
+  CHECK(fs::exists(m.cwd / "k0.so"));
+}
+
+TEST_CASE("a server that refuses an entry (too large for it) is one warning", "[e2e][remote]") {
+  Redis redis({"--proto-max-bulk-len", "1mb"});
+  Fleet fleet;
+  write_file(fleet.shared / "k0.cpp",
+             "extern \"C\" const unsigned char blob[4 << 20] = {1};\n"
+             "extern \"C\" int f() { return blob[0]; }\n");
+  Machine m(fleet, redis.url);
+  RunResult r = m.build(fleet);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(warnings(r) == 1);
+  CHECK(fs::exists(m.cwd / "k0.so"));
+}
+
+TEST_CASE("16 concurrent builders of 8 kernels compile each kernel once", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet(8);
+  std::vector<std::unique_ptr<Machine>> machines;
+  for (int i = 0; i < 16; ++i) machines.push_back(std::make_unique<Machine>(fleet, redis.url));
+  std::vector<std::future<RunResult>> builds;
+  for (int i = 0; i < 16; ++i)
+    builds.push_back(std::async(std::launch::async, [&, i] {
+      std::string name = kernel_name(i % 8);
+      return run_kbuild({"--no-torch", "--cxx", machines[i]->cxx, fleet.shared / (name + ".cpp"),
+                         "-o", machines[i]->cwd / (name + ".so")},
+                        machines[i]->home.str(), machines[i]->env);
+    }));
+  for (auto& b : builds) {
+    RunResult r = b.get();
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(warnings(r) == 0);
+  }
+  CHECK(fleet.runs() == 8);
+  CHECK(redis.entries().size() == 8);
+}
+
+TEST_CASE("a lease whose holder died is waited out, then the waiter compiles", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine holder(fleet, redis.url), waiter(fleet, redis.url);
+  // The holder takes the lease (1.5 s), starts compiling (its compiler
+  // sleeps 2 s, then fails) and is killed (SIGKILL: no chance to release).
+  std::map<std::string, std::string> vars = holder.env;
+  vars["KBUILD_REMOTE_CACHE_LEASE_MS"] = "1500";
+  vars["KBUILD_TEST_HOLD"] = "2";
+  std::vector<std::string> argv{"/usr/bin/timeout",
+                                "-s",
+                                "KILL",
+                                "1",
+                                kbuild_binary(),
+                                "--no-torch",
+                                "--cxx",
+                                holder.cxx,
+                                fleet.shared / "k0.cpp",
+                                "-o",
+                                holder.cwd / "k0.so"};
+  auto killed = std::async(std::launch::async, [&] {
+    vars["HOME"] = holder.home.str();
+    vars["XDG_CACHE_HOME"] = holder.home / ".cache";
+    vars["XDG_CONFIG_HOME"] = holder.home / ".config";
+    return run(argv, vars, {"KBUILD_CACHE_DIR"});
+  });
+  for (int i = 0; i < 200 && fleet.runs() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(fleet.runs() == 1);  // the holder compiles, under its lease
+  auto start = std::chrono::steady_clock::now();
+  RunResult r = waiter.build(fleet);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(killed.get().exit_code != 0);  // killed, with its process group
+  CHECK(fleet.runs() == 2);            // the waiter compiled once the lease ran out
+  CHECK(seconds > 0.3);                // it did wait
+  CHECK(seconds < 30);
+  CHECK(fs::exists(waiter.cwd / "k0.so"));
+}

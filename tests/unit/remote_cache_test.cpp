@@ -1,0 +1,108 @@
+// The remote cache's parts that need no server: addresses, keys and
+// signatures, and the shareable key's machine-local parts.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/redis_client.hpp"
+#include "kbuild/remote_cache.hpp"
+#include "kbuild/signing.hpp"
+
+using namespace kbuild;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+
+TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][remote]") {
+  auto a = parse_redis_url("redis://cache.internal:6380/3");
+  REQUIRE(a);
+  CHECK(a->host == "cache.internal");
+  CHECK(a->port == 6380);
+  CHECK(a->db == 3);
+  auto b = parse_redis_url("redis://[::1]");
+  REQUIRE(b);
+  CHECK(b->host == "::1");
+  CHECK(b->port == 6379);
+  auto u = parse_redis_url("unix:///run/redis/redis.sock?db=2");
+  REQUIRE(u);
+  CHECK(u->socket == "/run/redis/redis.sock");
+  CHECK(u->db == 2);
+  for (const char* bad :
+       {"http://h:1", "redis://", "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/x",
+        "redis://user:pw@h:1", "unix://rel.sock", "unix:///s?db=-1"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_redis_url(bad));
+  }
+}
+
+TEST_CASE("Ed25519: what one key signs, only its public key verifies", "[unit][remote]") {
+  SigningKeys keys = generate_signing_keys(), other = generate_signing_keys();
+  auto secret = decode_signing_key(keys.secret_hex, "s");
+  auto pub = decode_verify_key(keys.public_hex, "p");
+  auto other_pub = decode_verify_key(other.public_hex, "p");
+  REQUIRE((secret && pub && other_pub));
+  CHECK(public_key_of(*secret) == *pub);
+  std::string message = content_hash("an entry");
+  std::string signature = sign_message(*secret, message);
+  CHECK(signature_valid(*pub, message, signature));
+  CHECK_FALSE(signature_valid(*other_pub, message, signature));
+  CHECK_FALSE(signature_valid(*pub, content_hash("another entry"), signature));
+  signature[0] ^= 1;
+  CHECK_FALSE(signature_valid(*pub, message, signature));
+  CHECK_FALSE(signature_valid(*pub, message, ""));
+  CHECK_FALSE(decode_signing_key("abc", "KEY"));
+  CHECK_FALSE(decode_verify_key(std::string(64, 'g'), "KEY"));
+}
+
+TEST_CASE("the shareable key names the compiler by content, not path or mtime", "[unit][remote]") {
+  TempDir dir;
+  write_file(dir / "a/g++", "#!/bin/sh\nexec g++ \"$@\"\n", true);
+  write_file(dir / "b/other-name", "#!/bin/sh\nexec g++ \"$@\"\n", true);
+  write_file(dir / "k.cpp", "int f() { return 1; }\n");
+  Environment env;
+  auto input = [&](const std::string& compiler, std::vector<std::string> flags = {}) {
+    KeyInput in;
+    in.argv = {compiler, "-O2", dir / "k.cpp", "-o", "<work>.so"};
+    in.argv.insert(in.argv.end(), flags.begin(), flags.end());
+    in.output_index = in.argv.size();
+    in.output = "k.so";
+    in.sources = {dir / "k.cpp"};
+    in.programs = {compiler};
+    return in;
+  };
+  auto a = shareable_key(input(dir / "a/g++"), env);
+  REQUIRE(a);
+  CHECK(shareable_key(input(dir / "b/other-name"), env) == a);
+  env.set("PATH", "/elsewhere");  // machine-local: programs are named by content
+  CHECK(shareable_key(input(dir / "a/g++"), env) == a);
+  env.set("CPATH", "/opt/include");  // changes what the compiler reads
+  CHECK(shareable_key(input(dir / "a/g++"), env) != a);
+  env.unset("CPATH");
+  write_file(dir / "b/other-name", "#!/bin/sh\nexec g++-12 \"$@\"\n", true);  // another build
+  CHECK(shareable_key(input(dir / "b/other-name"), env) != a);
+  // The working directory counts only with debug info.
+  auto before = std::filesystem::current_path();
+  auto plain = shareable_key(input(dir / "a/g++"), env);
+  auto debug = shareable_key(input(dir / "a/g++", {"-g"}), env);
+  std::filesystem::current_path(dir.path());
+  CHECK(shareable_key(input(dir / "a/g++"), env) == plain);
+  CHECK(shareable_key(input(dir / "a/g++", {"-g"}), env) != debug);
+  std::filesystem::current_path(before);
+  CHECK_FALSE(shareable_key(input(dir / "missing/g++"), env));
+}
+
+TEST_CASE("remote cache settings: flag before variable, keys checked", "[unit][remote]") {
+  Environment env;
+  env.set("KBUILD_REMOTE_CACHE", "redis://from-env:1");
+  CHECK(remote_cache_settings("", false, env).address.host == "from-env");
+  CHECK(remote_cache_settings("redis://from-flag:2", true, env).address.host == "from-flag");
+  CHECK(remote_cache_settings("redis://from-flag:2", true, env).readonly);
+  SigningKeys keys = generate_signing_keys();
+  env.set("KBUILD_REMOTE_CACHE_SIGNING_KEY", keys.secret_hex);
+  RemoteCacheSettings s = remote_cache_settings("", false, env);
+  CHECK(to_hex(s.verify_key) == keys.public_hex);  // a writer verifies its own entries
+  env.set("KBUILD_REMOTE_CACHE_VERIFY_KEY", generate_signing_keys().public_hex);
+  CHECK_THROWS_AS(remote_cache_settings("", false, env), Error);
+  Environment none;
+  CHECK(remote_cache_settings("", false, none).url.empty());
+}
