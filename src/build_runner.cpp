@@ -94,12 +94,12 @@ void run_step(const BuildPlan& plan, const Step& step, const std::vector<std::st
   const ProcessResult& p = *outcome.process;
   if (p.interrupted_by)
     throw Error(ErrorKind::interrupted,
-                "interrupted; the compiler was stopped and " + plan.output + " left as it was");
+                "interrupted; the compiler was stopped" + untouched_output(plan.output));
   if (p.timed_out)
     throw Error(ErrorKind::compile_failed,
                 "compile failed: the compiler ran past --timeout " +
                     std::to_string(settings.timeout->count() / 1000.0).substr(0, 5) +
-                    " s and was ended; " + plan.output + " left as it was");
+                    " s and was ended" + untouched_output(plan.output));
   if (!p.success()) {
     outcome.failure = analyze_failure(p.out + p.err, step.links);
     throw toolchain_error(plan.options, plan.output, p, *outcome.failure);
@@ -367,7 +367,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     if (bad)
       throw Error(ErrorKind::compile_failed,
                   "compile failed: the compiler exited 0 but its output is not usable (" + *bad +
-                      "); " + plan.output + " left as it was");
+                      ")" + untouched_output(plan.output));
     if (settings.record_inputs && lists && !lists->empty())
       outcome.depfile_text = headers_only(*lists, {});
     outcome.started = out.started();
@@ -390,8 +390,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       std::string why = outcome.load->message;
       for (char& c : why)
         if (c == '\n') c = ';';
-      throw Error(ErrorKind::load_failed,
-                  "load failed: " + why + "; " + plan.output + " left as it was");
+      throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }
   out.commit();

@@ -15,8 +15,8 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/json_locations.hpp"
-#include "kbuild/trust.hpp"
 #include "kbuild/plugin_file.hpp"
+#include "kbuild/trust.hpp"
 
 namespace kbuild {
 

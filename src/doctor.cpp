@@ -8,8 +8,8 @@
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/printable.hpp"
 #include "kbuild/plugin_status.hpp"
+#include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;

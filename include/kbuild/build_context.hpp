@@ -117,10 +117,10 @@ class BuildContext {
 // exists depends on how far it got.
 struct BuildRecord {
   std::vector<std::string> kbuild_argv;
-  std::string device;    // as asked, also when the request was not made
+  std::string device;                // as asked, also when the request was not made
   std::vector<std::string> plugins;  // --plugin, as asked
   std::string backend;               // --backend, as asked
-  std::string compiler;  // as asked (--cxx, CXX, g++)
+  std::string compiler;              // as asked (--cxx, CXX, g++)
   const Session* session = nullptr;
   std::optional<BuildRequest> request;
   std::optional<BuildPlan> plan;

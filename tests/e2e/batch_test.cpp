@@ -1,8 +1,8 @@
 // build-many: a manifest of builds run N at a time, a summary, and a
 // non-zero exit when any failed.
 #include <catch2/catch.hpp>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "../support/test_support.hpp"
 

@@ -132,6 +132,18 @@ TEST_CASE("a failed build with no earlier output does not say it was left as it 
   write_file(s.dir / "bad.so", "earlier");
   r = s.here({"--no-torch", "bad.cpp", "-o", "bad.so"});
   CHECK(r.err.find("bad.so left as it was") != std::string::npos);
+  // A time-out and a failed load check say the same.
+  write_file(s.dir / "slow-g++", "#!/bin/sh\nexec sleep 30\n", true);
+  r = s.here({"--no-torch", "--cxx", s.dir / "slow-g++", "--timeout", "0.3", "kernel.cpp", "-o",
+              "slow.so"});
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("slow.so left as it was") == std::string::npos);
+  CHECK(r.err.find("no slow.so written") != std::string::npos);
+  write_file(s.dir / "needs.cpp", "extern \"C\" int g();\nextern \"C\" int f() { return g(); }\n");
+  r = s.here({"--no-torch", "--check-load", "needs.cpp", "-o", "needs.so"});
+  CHECK(r.exit_code == 7);
+  CHECK(r.err.find("needs.so left as it was") == std::string::npos);
+  CHECK(r.err.find("no needs.so written") != std::string::npos);
 }
 
 TEST_CASE("a mistyped option gets a 'did you mean'", "[e2e][first-hour]") {

@@ -104,16 +104,11 @@ std::string shell_join_for_info(const BackendChoice& b) {
 }
 
 std::vector<std::string> common_args(const NpuMachine& m, const Case& c) {
-  std::vector<std::string> a = {"--device",
-                                c.device,
-                                "--torch-root",
-                                m.placeholders.at("${TORCH_ROOT}"),
-                                "--torch-npu-root",
-                                m.placeholders.at("${TORCH_NPU_ROOT}"),
-                                "--python-include",
-                                m.placeholders.at("${PYTHON_INCLUDE}"),
-                                "--python-libdir",
-                                m.placeholders.at("${PYTHON_LIBDIR}")};
+  std::vector<std::string> a = {"--device",         c.device,
+                                "--torch-root",     m.placeholders.at("${TORCH_ROOT}"),
+                                "--torch-npu-root", m.placeholders.at("${TORCH_NPU_ROOT}"),
+                                "--python-include", m.placeholders.at("${PYTHON_INCLUDE}"),
+                                "--python-libdir",  m.placeholders.at("${PYTHON_LIBDIR}")};
   if (c.device == "cpu") a.insert(a.end(), {"--plugin", "npu"});
   if (c.aot) a.push_back("--aot");
   if (c.compile_only) a.push_back("--compile-only");
