@@ -12,6 +12,7 @@
 #include <random>
 
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -34,15 +35,6 @@ std::string new_prefix(const std::string& name) {
 }
 // Only a build that died between mkdir and rename leaves a "new" directory.
 constexpr int kNewDirGraceSeconds = 60;
-
-std::string unique_suffix() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  // Built by appending: g++ 12 warns falsely (-Wrestrict) on literal + string chains here.
-  std::string suffix = std::to_string(::getpid());
-  suffix += '.';
-  suffix += std::to_string(rng() % 1000000);
-  return suffix;
-}
 
 // Removes `name` in `dir_fd` when no live build holds its lock (and, for a
 // directory still being made, when it is old).

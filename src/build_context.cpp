@@ -1,4 +1,5 @@
 #include "kbuild/build_context.hpp"
+#include "kbuild/elapsed.hpp"
 #include "kbuild/package_version.hpp"
 #include "kbuild/plugin_status.hpp"
 #include "kbuild/plugins.hpp"
@@ -21,13 +22,7 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
   auto start = std::chrono::steady_clock::now();

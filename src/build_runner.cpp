@@ -1,4 +1,5 @@
 #include "kbuild/build_runner.hpp"
+#include "kbuild/elapsed.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -74,10 +75,6 @@ const char* cache_status_name(CacheStatus status) {
 }
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Runs one compiler step; throws the stage that failed.
 void run_step(const BuildPlan& plan, const Step& step, const std::vector<std::string>& argv,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -14,11 +15,6 @@ namespace {
 
 Origin builtin_origin(const std::string& device) {
   return Origin{Layer::device, "built-in " + device, "", 0};
-}
-
-bool is_dir(const std::string& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
 }
 
 // The real directory holding libcudart_static.a under `dir` (the dir itself
@@ -85,7 +81,7 @@ class CudaProvider : public BuiltinProvider {
     if (cudnn) o.add(OptionList::include_dirs, *cudnn + "/include", origin);
 
     std::string lib_dir = "lib64";
-    if (!is_dir(home + "/lib64") && is_dir(home + "/lib")) lib_dir = "lib";
+    if (!is_directory(home + "/lib64") && is_directory(home + "/lib")) lib_dir = "lib";
     std::vector<std::string> dirs{home + "/" + lib_dir};
     if (cudnn) dirs.push_back(*cudnn + "/" + lib_dir);
     if (ctx.paths.cuda_home_explicit) {
@@ -96,7 +92,7 @@ class CudaProvider : public BuiltinProvider {
         if (d.rfind(home, 0) != 0) continue;
         if (auto real = find_cudart_static(d)) {
           d = *real;
-          if (is_dir(*real + "/stubs")) stubs.push_back(*real + "/stubs");
+          if (is_directory(*real + "/stubs")) stubs.push_back(*real + "/stubs");
         }
       }
       dirs.insert(dirs.end(), stubs.begin(), stubs.end());

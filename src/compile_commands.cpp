@@ -134,7 +134,8 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
                             }),
              db.end());
   }
-  return {write_file_atomically(target, dump_json(db, 2) + "\n")};
+  Status written = write_file_atomically(target, dump_json(db, 2) + "\n");
+  return {written ? std::string() : written.why()};
 }
 
 std::optional<Error> record_compile_commands(const std::string& database,

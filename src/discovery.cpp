@@ -45,13 +45,6 @@ print(json.dumps({
 }))
 )PY";
 
-// mtime in nanoseconds, or -1 when the path does not exist.
-long long mtime_ns(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) return -1;
-  return static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
-}
-
 std::uint64_t fnv1a(const std::string& s) {
   std::uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : s) {

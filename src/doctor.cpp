@@ -8,6 +8,7 @@
 #include "kbuild/config_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 #include "kbuild/plugin_status.hpp"
 #include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
@@ -17,11 +18,6 @@ namespace fs = std::filesystem;
 namespace kbuild {
 
 namespace {
-
-bool is_dir(const std::string& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
 
 std::string origin_text(const Origin& o) {
   return o.file.empty() ? o.provider : o.provider + ", " + o.file + ":" + std::to_string(o.line);
@@ -68,7 +64,7 @@ void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registr
 void check_site(const DoctorInput& in, std::vector<DoctorCheck>& out) {
   const Paths& p = in.site.paths;
   if (p.torch_root)
-    out.push_back({"torch", is_dir(*p.torch_root) ? CheckStatus::ok : CheckStatus::fail,
+    out.push_back({"torch", is_directory(*p.torch_root) ? CheckStatus::ok : CheckStatus::fail,
                    *p.torch_root, "give the torch package dir with --torch-root"});
   else if (in.request.use_torch)
     out.push_back({"torch", CheckStatus::warn,
@@ -80,11 +76,11 @@ void check_site(const DoctorInput& in, std::vector<DoctorCheck>& out) {
   if (p.torch_root) {
     out.push_back(
         {"python include",
-         p.python_include && is_dir(*p.python_include) ? CheckStatus::ok : CheckStatus::warn,
+         p.python_include && is_directory(*p.python_include) ? CheckStatus::ok : CheckStatus::warn,
          p.python_include.value_or("unknown"), "give --python-include DIR"});
     out.push_back(
         {"python libdir",
-         p.python_libdir && is_dir(*p.python_libdir) ? CheckStatus::ok : CheckStatus::warn,
+         p.python_libdir && is_directory(*p.python_libdir) ? CheckStatus::ok : CheckStatus::warn,
          p.python_libdir.value_or("unknown"), "give --python-libdir DIR"});
   }
 }
@@ -128,12 +124,12 @@ void check_plan(const DoctorInput& in, const Registry& registry, std::vector<Doc
   check_plugins(plan, ResolveContext{in.site.paths, in.env}, out);
   for (const std::string& note : plan.notes) out.push_back({"note", CheckStatus::warn, note, ""});
   for (const Entry& e : plan.options.entries(OptionList::include_dirs))
-    if (!is_dir(e.value))
+    if (!is_directory(e.value))
       out.push_back({"include dir", CheckStatus::warn, e.value + " does not exist",
                      "added by " + origin_text(e.origin)});
   std::vector<std::string> lib_dirs = plan.options.values(OptionList::libraries_dirs);
   for (const Entry& e : plan.options.entries(OptionList::libraries_dirs))
-    if (!is_dir(e.value))
+    if (!is_directory(e.value))
       out.push_back({"library dir", CheckStatus::warn, e.value + " does not exist",
                      "added by " + origin_text(e.origin)});
   for (const Entry& e : plan.options.entries(OptionList::libraries)) {

@@ -66,23 +66,18 @@ std::string stamp_text(const std::string& path) {
   return path + ":" + std::to_string(st.size) + ":" + std::to_string(st.mtime_ns);
 }
 
+// Fields hashed length-prefixed: no ambiguity between them.
 class Hasher {
  public:
   void add(const std::string& s) {
     std::uint64_t n = s.size();
-    sha_.process_bytes(&n, sizeof n);  // length-prefixed: no ambiguity between fields
-    sha_.process_bytes(s.data(), s.size());
+    sha_.add(&n, sizeof n);
+    sha_.add(s);
   }
-  std::string hex() {
-    boost::uuids::detail::sha1::digest_type d;
-    sha_.get_digest(d);
-    char out[41];
-    for (int i = 0; i < 5; ++i) std::snprintf(out + 8 * i, 9, "%08x", d[i]);
-    return std::string(out, 40);
-  }
+  std::string hex() { return sha_.hex(); }
 
  private:
-  boost::uuids::detail::sha1 sha_;
+  Sha1 sha_;
 };
 
 // Files a command line names whose bytes the compiler reads but that no
@@ -109,7 +104,7 @@ std::string to_cbor(const nlohmann::json& j) {
 
 // Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
-  boost::uuids::detail::sha1 sha;
+  Sha1 sha;
   std::uint64_t size = 0;
   char buffer[1 << 16];
   for (;;) {
@@ -117,18 +112,14 @@ Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Failure{std::strerror(errno)};
     if (n == 0) break;
-    sha.process_bytes(buffer, static_cast<std::size_t>(n));
+    sha.add(buffer, static_cast<std::size_t>(n));
     size += static_cast<std::uint64_t>(n);
     if (to >= 0) {
       if (Status w = write_all(to, std::string(buffer, static_cast<std::size_t>(n)), "output"); !w)
         return Failure{w.why()};
     }
   }
-  boost::uuids::detail::sha1::digest_type d;
-  sha.get_digest(d);
-  char hex[41];
-  for (int i = 0; i < 5; ++i) std::snprintf(hex + 8 * i, 9, "%08x", d[i]);
-  return std::make_pair(size, std::string(hex, 40));
+  return std::make_pair(size, sha.hex());
 }
 
 // File times come from the kernel's coarse clock, as does `started`: a change
@@ -140,11 +131,6 @@ bool later(const struct timespec& a, const struct timespec& b) {
 
 std::string entry_parent(const std::string& key) {
   return "objects/" + key.substr(0, 2);
-}
-
-std::string random_name() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  return std::to_string(::getpid()) + "." + std::to_string(rng());
 }
 
 // The lexically normal form, without a trailing slash.
@@ -465,7 +451,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
 
   Result<TrustedDir> tmp = root_->sub("tmp", true);
   if (!tmp) return Failure{tmp.why()};
-  const std::string staging = random_name();
+  const std::string staging = unique_suffix();
   if (::mkdirat(tmp->fd(), staging.c_str(), 0700) != 0)
     return Failure{"cannot create a cache entry"};
   Result<TrustedDir> stage = tmp->sub(staging, false);
@@ -487,7 +473,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
   if (done) {
     // An older entry for this key (its headers changed) is replaced.
     if (parent->exists(key.hex)) {
-      const std::string old = "old." + random_name();
+      const std::string old = "old." + unique_suffix();
       if (parent->rename(key.hex, *tmp, old)) (void)tmp->remove_tree(old);
     }
     done = tmp->rename(staging, *parent, key.hex);  // atomic: the whole entry or nothing

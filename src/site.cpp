@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
 
 namespace fs = std::filesystem;
@@ -14,11 +15,6 @@ namespace {
 std::optional<std::string> first_of(const std::string& flag, std::optional<std::string> env_value) {
   if (!flag.empty()) return flag;
   return env_value;
-}
-
-bool is_dir(const std::string& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
 }
 
 }  // namespace
@@ -51,7 +47,7 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
     p.torch_root = first_of(s.torch_root, env.get_nonempty("KBUILD_TORCH_ROOT"));
     // A root the user named must exist: building without it would fail later
     // with a confusing link error, or silently lose the torch flags.
-    if (p.torch_root && !is_dir(*p.torch_root))
+    if (p.torch_root && !is_directory(*p.torch_root))
       throw Error(ErrorKind::usage,
                   std::string(s.torch_root.empty() ? "KBUILD_TORCH_ROOT" : "--torch-root") + " " +
                       *p.torch_root +
@@ -73,7 +69,7 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
                              "--no-torch to silence this note");
       }
     }
-    if (p.torch_root && !is_dir(*p.torch_root))
+    if (p.torch_root && !is_directory(*p.torch_root))
       site.notes.push_back("torch root " + *p.torch_root + " (found by " + s.python +
                            ") is not a directory");
   }
@@ -82,7 +78,7 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
   p.torch_npu_root = first_of(s.torch_npu_root, env.get_nonempty("KBUILD_TORCH_NPU_ROOT"));
   if (!p.torch_npu_root && p.torch_root) {
     std::string beside = (fs::path(*p.torch_root).parent_path() / "torch_npu").string();
-    if (is_dir(beside)) p.torch_npu_root = beside;
+    if (is_directory(beside)) p.torch_npu_root = beside;
   }
   return site;
 }

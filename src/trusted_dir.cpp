@@ -17,6 +17,8 @@
 
 namespace fs = std::filesystem;
 
+#include "kbuild/file_util.hpp"
+
 namespace kbuild {
 
 namespace {
@@ -71,11 +73,6 @@ bool group_is_owner_alone(gid_t gid, uid_t owner) {
   bool alone = listed && !owner_name.empty() && members == std::set<std::string>{owner_name};
   answers[{gid, owner}] = alone;
   return alone;
-}
-
-std::string random_suffix() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  return std::to_string(::getpid()) + "." + std::to_string(rng() % 100000000);
 }
 
 Failure errno_failure(const std::string& what) {
@@ -205,7 +202,7 @@ Status write_all(int fd, const std::string& bytes, const std::string& path) {
 }
 
 Status TrustedDir::write_atomically(const std::string& name, const std::string& bytes) const {
-  const std::string tmp = "." + name + ".tmp." + random_suffix();
+  const std::string tmp = "." + name + ".tmp." + unique_suffix();
   Result<UniqueFd> fd = create_file(tmp, 0644);
   if (!fd) return Failure{fd.why()};
   Status written = write_all(fd->get(), bytes, path_ + "/" + tmp);

@@ -1,9 +1,14 @@
-// Small file helpers: whole-file reads, atomic writes, content hashes.
+// Small file helpers: whole-file reads, atomic writes, content hashes,
+// stamps, unique names.
 #pragma once
 
+#include <boost/uuid/detail/sha1.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+
+#include "kbuild/result.hpp"
 
 namespace kbuild {
 
@@ -19,11 +24,32 @@ std::optional<std::string> read_file_up_to(const std::string& path, std::size_t 
 // `path` is absent or a regular file (a symlink counts as what it names).
 std::string check_replaceable(const std::string& path);
 
-// Writes `text` to a temporary file beside `path` and renames it into place,
-// creating parent directories. Returns an error message, empty on success.
-std::string write_file_atomically(const std::string& path, const std::string& text);
+// Writes `text` to a new temporary file beside `path` (created with
+// O_EXCL|O_NOFOLLOW, written through its descriptor) and renames it into
+// place, creating parent directories.
+Status write_file_atomically(const std::string& path, const std::string& text);
+
+// SHA-1, fed piece by piece; hex() gives 40 hex digits.
+class Sha1 {
+ public:
+  void add(const void* bytes, std::size_t size) { sha_.process_bytes(bytes, size); }
+  void add(const std::string& bytes) { add(bytes.data(), bytes.size()); }
+  std::string hex();
+
+ private:
+  boost::uuids::detail::sha1 sha_;
+};
 
 // SHA-1 of `bytes` as 40 hex digits (identifies file versions in reports).
 std::string sha1_hex(const std::string& bytes);
+
+// "PID.RANDOM": a part of a file name no other process picks.
+std::string unique_suffix();
+
+// The modification time in nanoseconds, or -1 when `path` does not exist.
+std::int64_t mtime_ns(const std::string& path);
+
+// Whether `path` is a directory (following links); false when it cannot be read.
+bool is_directory(const std::string& path);
 
 }  // namespace kbuild

@@ -22,6 +22,7 @@
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/doctor.hpp"
+#include "kbuild/elapsed.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
@@ -53,10 +54,6 @@ namespace {
 
 SessionOptions session_options(const CommonOptions& o) {
   return SessionOptions{o.site, o.config_files, o.allow_untrusted_config};
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string compiler_of(const CommonOptions& o, const Environment& env) {
@@ -295,8 +292,8 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   if (!notes_said) say_notes(console, common.verbose, record.notes, warned_device);
   record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
   if (!b.report.empty()) {
-    std::string err = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
-    if (!err.empty()) console.warnings({"--report: " + err});
+    Status written = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
+    if (!written) console.warnings({"--report: " + written.why()});
   }
   if (record.failure) console.error(*record.failure);
   return record.exit_code;
