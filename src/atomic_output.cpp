@@ -87,12 +87,7 @@ AtomicOutput::AtomicOutput(const std::string& output)
   if (!dir_fd_.valid())
     throw Error(ErrorKind::output, "cannot open output directory " + dir + ": " +
                                        std::strerror(errno) + "; create it first");
-  struct stat st {};
-  if (::fstatat(dir_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-      !S_ISREG(st.st_mode))
-    throw Error(ErrorKind::output, "output " + output +
-                                       " exists and is not a regular file; refusing to replace "
-                                       "it: remove it or choose another -o");
+  refuse_special_output();
   remove_dead_in(dir_fd_.get(), dir, name_);
   const std::string suffix = unique_suffix();
   const std::string making = new_prefix(name_) + suffix;
@@ -178,16 +173,20 @@ Result<UniqueFd> AtomicOutput::open_result() const {
   return fd;
 }
 
-void AtomicOutput::commit() {
-  Result<UniqueFd> result = open_result();
-  if (!result)
-    throw Error(ErrorKind::output, "cannot move the result into " + output_ + ": " + result.why());
+void AtomicOutput::refuse_special_output() const {
   struct stat st {};
   if (::fstatat(dir_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
       !S_ISREG(st.st_mode))
     throw Error(ErrorKind::output, "output " + output_ +
                                        " exists and is not a regular file; refusing to replace "
                                        "it: remove it or choose another -o");
+}
+
+void AtomicOutput::commit() {
+  Result<UniqueFd> result = open_result();
+  if (!result)
+    throw Error(ErrorKind::output, "cannot move the result into " + output_ + ": " + result.why());
+  refuse_special_output();  // again: it may have appeared while the build ran
   if (::renameat(work_fd_.get(), name_.c_str(), dir_fd_.get(), name_.c_str()) != 0)
     throw Error(ErrorKind::output,
                 "cannot move the result into " + output_ + ": " + std::strerror(errno));

@@ -29,23 +29,6 @@ namespace {
 constexpr const char* kKeyVersion = "kbuild-cache-2";
 constexpr std::size_t kMaxManifest = 16u << 20;
 
-// Variables that change what g++ (and the programs it runs) reads or writes.
-constexpr const char* kCompilerVariables[] = {"CPATH",
-                                              "CPLUS_INCLUDE_PATH",
-                                              "C_INCLUDE_PATH",
-                                              "OBJC_INCLUDE_PATH",
-                                              "LIBRARY_PATH",
-                                              "GCC_EXEC_PREFIX",
-                                              "COMPILER_PATH",
-                                              "SOURCE_DATE_EPOCH",
-                                              "LANG",
-                                              "LC_ALL",
-                                              "LC_CTYPE",
-                                              "GCC_COMPARE_DEBUG",
-                                              "DEPENDENCIES_OUTPUT",
-                                              "SUNPRO_DEPENDENCIES",
-                                              "PATH"};
-
 struct FileStamp {
   std::int64_t size = -1;
   std::int64_t mtime_ns = -1;
@@ -164,6 +147,13 @@ std::vector<std::string> shadowing_candidates(const std::string& header,
 }
 
 }  // namespace
+
+std::string cpu_identity() {
+  CpuFeatures cpu = read_cpu_features();
+  std::string id = cpu.machine;
+  for (const std::string& f : cpu.flags) id += " " + f;
+  return id;
+}
 
 std::vector<std::string> parse_depfile(const std::string& text) {
   std::vector<std::string> paths;
@@ -373,11 +363,7 @@ std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env)
     h.add(*bytes);
     key.source_sha1.push_back(sha1_hex(*bytes));
   }
-  // -march=native / -mcpu=native compile for this CPU.
-  CpuFeatures cpu = read_cpu_features();
-  std::string cpu_id = cpu.machine;
-  for (const std::string& f : cpu.flags) cpu_id += " " + f;
-  h.add(cpu_id);
+  h.add(cpu_identity());  // -march=native / -mcpu=native compile for this CPU
   if (input.links)
     for (const std::string& lib : input.libraries)
       for (const std::string& d : input.libraries_dirs)

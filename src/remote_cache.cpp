@@ -26,23 +26,9 @@ constexpr const char* kKeyVersion = "kbuild-remote-key-1";
 constexpr const char* kEntryMagic = "kbuild-remote-entry-1\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 
-// The compiler's variables (as the local key, output_cache.cpp) less PATH:
-// the programs are identified by content, so where PATH finds them is
-// machine-local and left out.
-constexpr const char* kSharedVariables[] = {"CPATH",
-                                            "CPLUS_INCLUDE_PATH",
-                                            "C_INCLUDE_PATH",
-                                            "OBJC_INCLUDE_PATH",
-                                            "LIBRARY_PATH",
-                                            "GCC_EXEC_PREFIX",
-                                            "COMPILER_PATH",
-                                            "SOURCE_DATE_EPOCH",
-                                            "LANG",
-                                            "LC_ALL",
-                                            "LC_CTYPE",
-                                            "GCC_COMPARE_DEBUG",
-                                            "DEPENDENCIES_OUTPUT",
-                                            "SUNPRO_DEPENDENCIES"};
+// The key takes kCompilerVariables (output_cache.hpp) but not PATH, which
+// the local key adds: the programs are identified by content, so where
+// PATH finds them is machine-local.
 
 std::string entry_key(const std::string& key) {
   return "kbuild:entry:" + key;
@@ -264,7 +250,7 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
   // Debug info records the working directory; without it, relative paths
   // name the same files wherever the build runs from.
   h.add(debug ? fs::current_path().string() : "");
-  for (const char* var : kSharedVariables)
+  for (const char* var : kCompilerVariables)
     h.add(std::string(var) + "=" + env.get(var).value_or(""));
   for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
   for (const std::string& file : named_files(input.argv)) {
@@ -277,12 +263,7 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
     if (!bytes) return std::nullopt;
     h.add(*bytes);
   }
-  if (native) {
-    CpuFeatures cpu = read_cpu_features();
-    std::string cpu_id = cpu.machine;
-    for (const std::string& f : cpu.flags) cpu_id += " " + f;
-    h.add(cpu_id);
-  }
+  if (native) h.add(cpu_identity());
   if (input.links)
     for (const std::string& lib : input.libraries)
       for (const std::string& d : input.libraries_dirs)

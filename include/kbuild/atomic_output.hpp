@@ -53,6 +53,8 @@ class AtomicOutput {
   std::string depfile_path();
 
  private:
+  // Throws Error(output) when the output exists and is not a regular file.
+  void refuse_special_output() const;
   std::string output_, name_, work_name_, work_path_, result_path_;
   UniqueFd dir_fd_, work_fd_;
   bool committed_ = false;

@@ -112,6 +112,26 @@ class OutputCache {
   bool problem_is_warning_ = false;
 };
 
+// Variables that change what g++ (and the programs it runs) reads or
+// writes; PATH too, which a local key adds and a shareable one leaves out.
+inline constexpr const char* kCompilerVariables[] = {"CPATH",
+                                                     "CPLUS_INCLUDE_PATH",
+                                                     "C_INCLUDE_PATH",
+                                                     "OBJC_INCLUDE_PATH",
+                                                     "LIBRARY_PATH",
+                                                     "GCC_EXEC_PREFIX",
+                                                     "COMPILER_PATH",
+                                                     "SOURCE_DATE_EPOCH",
+                                                     "LANG",
+                                                     "LC_ALL",
+                                                     "LC_CTYPE",
+                                                     "GCC_COMPARE_DEBUG",
+                                                     "DEPENDENCIES_OUTPUT",
+                                                     "SUNPRO_DEPENDENCIES"};
+
+// The CPU as -march=native sees it: the machine and its feature flags.
+std::string cpu_identity();
+
 // The paths a make-style dependency file lists (after the first ':').
 std::vector<std::string> parse_depfile(const std::string& text);
 

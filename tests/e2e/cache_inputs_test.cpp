@@ -2,7 +2,6 @@
 // and an entry is stored only for what the compiler really read. Each case
 // changes one input in a way today's cache missed and checks the built
 // library's value with dlopen.
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -13,21 +12,6 @@
 using namespace kbuild_test;
 
 namespace {
-
-int call_f(const std::string& library) {
-  static int n = 0;
-  std::string copy = library + ".load" + std::to_string(++n) + ".so";
-  fs::copy_file(library, copy, fs::copy_options::overwrite_existing);
-  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-  INFO(dlerror());
-  REQUIRE(handle != nullptr);
-  auto f = reinterpret_cast<int (*)()>(dlsym(handle, "f"));
-  REQUIRE(f != nullptr);
-  int value = f();
-  dlclose(handle);
-  fs::remove(copy);
-  return value;
-}
 
 bool hit(const RunResult& r) {
   return r.err.find("kbuild: info: cache: hit") != std::string::npos;

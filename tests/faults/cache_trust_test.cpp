@@ -2,7 +2,6 @@
 // not build for these inputs, never follows a link inside its cache, never
 // clears what is not its own, and never copies a mode from the cache.
 // Destructive cases run in a private mount namespace (root) or a scratch dir.
-#include <dlfcn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,23 +17,6 @@
 using namespace kbuild_test;
 
 namespace {
-
-// Loads a copy of `library` (a fresh name: dlopen would reuse a loaded one)
-// and returns f().
-int call_f(const std::string& library) {
-  static int n = 0;
-  std::string copy = library + ".load" + std::to_string(++n) + ".so";
-  fs::copy_file(library, copy, fs::copy_options::overwrite_existing);
-  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-  INFO(dlerror());
-  REQUIRE(handle != nullptr);
-  auto f = reinterpret_cast<int (*)()>(dlsym(handle, "f"));
-  REQUIRE(f != nullptr);
-  int value = f();
-  dlclose(handle);
-  fs::remove(copy);
-  return value;
-}
 
 struct Cached {
   TempDir home, dir;

@@ -1,5 +1,6 @@
 #include "test_support.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <unistd.h>
@@ -197,6 +198,21 @@ void make_fake_torch(const std::string& root, bool with_libs) {
     compile_shared_library(
         std::string("extern \"C\" int kbuild_fake_") + lib + "() { return 1; }\n",
         root + "/lib/lib" + lib + ".so", std::string("lib") + lib + ".so");
+}
+
+int call_f(const std::string& library) {
+  static int n = 0;
+  std::string copy = library + ".load" + std::to_string(++n) + ".so";
+  fs::copy_file(library, copy, fs::copy_options::overwrite_existing);
+  void* handle = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
+  INFO(dlerror());
+  REQUIRE(handle != nullptr);
+  auto f = reinterpret_cast<int (*)()>(dlsym(handle, "f"));
+  REQUIRE(f != nullptr);
+  int value = f();
+  dlclose(handle);
+  fs::remove(copy);
+  return value;
 }
 
 }  // namespace kbuild_test

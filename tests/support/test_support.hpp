@@ -74,6 +74,11 @@ void compile_shared_library(const std::string& source_text, const std::string& o
                             const std::string& soname = "",
                             const std::vector<std::string>& extra = {});
 
+// Loads a copy of `library` (a fresh name: dlopen would reuse one already
+// loaded) and returns what its extern "C" int f() returns. Fails the test
+// when it does not load or has no f.
+int call_f(const std::string& library);
+
 // A fake torch package tree under `root`: include/, lib/ with stub
 // libtorch.so, libtorch_cpu.so, libtorch_python.so (when `with_libs`).
 void make_fake_torch(const std::string& root, bool with_libs);
