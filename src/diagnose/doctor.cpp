@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "devices/builtin_devices.hpp"
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"

@@ -2,7 +2,7 @@
 // with `extends`, each backend's own lists; all validated at load time.
 #include <catch2/catch.hpp>
 
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
 

@@ -3,7 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
+#include "devices/exec_provider.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;
