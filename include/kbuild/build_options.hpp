@@ -40,6 +40,11 @@ struct Origin {
   std::string provider;  // e.g. "base", "torch", "built-in cuda", "config npu"
   std::string file;      // device file, when the entry came from one
   int line = 0;          // 1-based line in `file`, 0 when unknown
+
+  // "file:line", or "" when the entry came from no file.
+  std::string file_line() const { return file.empty() ? "" : file + ":" + std::to_string(line); }
+  // "provider, file:line", or the provider alone.
+  std::string describe() const { return file.empty() ? provider : provider + ", " + file_line(); }
 };
 
 struct Entry {

@@ -90,6 +90,13 @@ class TrustedDir {
   std::string path_;
 };
 
+// Opens `name` in `dir_fd` (AT_FDCWD: from the current directory), creating
+// it, never through a symlink, and waits for an exclusive flock on it.
+// Invalid (errno set) when it is not a regular file, when `trusted` and its
+// owner fails the trust rule, or when it cannot be opened or locked. Closing
+// the descriptor releases the lock.
+UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted);
+
 // Holds an exclusive flock on a trusted lock file inside `dir` while alive.
 class DirLock {
  public:

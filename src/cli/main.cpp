@@ -317,7 +317,7 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
   std::cout << "\n";
   auto where = [](const Origin& o) {
     std::string s = std::string(layer_name(o.layer)) + "  " + o.provider;
-    if (!o.file.empty()) s += "  " + o.file + ":" + std::to_string(o.line);
+    if (!o.file.empty()) s += "  " + o.file_line();
     return s;
   };
   for (OptionList list : kAllOptionLists) {
@@ -367,7 +367,7 @@ int options_command(const CommonOptions& common, bool json_output, const Environ
     std::cout << list_name(list) << ":\n";
     for (const Entry& e : device.options.entries(list)) {
       std::cout << "  " << shell_quote(e.value) << "    # " << e.origin.provider;
-      if (!e.origin.file.empty()) std::cout << " (" << e.origin.file << ":" << e.origin.line << ")";
+      if (!e.origin.file.empty()) std::cout << " (" << e.origin.file_line() << ")";
       std::cout << "\n";
     }
   }

@@ -46,9 +46,7 @@ class Validator {
   [[noreturn]] void fail(const std::string& pointer, const std::string& what,
                          bool at_key = false) const {
     TextPosition p = at_key ? doc_.key_position(pointer) : doc_.value_position(pointer);
-    throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
-                                       std::to_string(p.column) + ": at " +
-                                       (pointer.empty() ? "/" : pointer) + ": " + what);
+    throw Error(ErrorKind::config, json_location(path_, p, pointer) + ": " + what);
   }
   int line(const std::string& pointer) const { return doc_.value_position(pointer).line; }
 

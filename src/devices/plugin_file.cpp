@@ -35,8 +35,7 @@ class Checker {
   [[noreturn]] void fail(const std::string& ptr, const std::string& what,
                          bool at_key = false) const {
     TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
-    throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
-                                       std::to_string(p.column) + ": at " + ptr + ": " + what);
+    throw Error(ErrorKind::config, json_location(path_, p, ptr) + ": " + what);
   }
   int line(const std::string& ptr) const { return doc_.value_position(ptr).line; }
 

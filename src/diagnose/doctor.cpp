@@ -20,10 +20,6 @@ namespace kbuild {
 
 namespace {
 
-std::string origin_text(const Origin& o) {
-  return o.file.empty() ? o.provider : o.provider + ", " + o.file + ":" + std::to_string(o.line);
-}
-
 void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
   DoctorCheck c{"compiler", CheckStatus::ok, in.request.compiler, ""};
   auto path = find_executable(in.request.compiler, in.env);
@@ -128,18 +124,18 @@ void check_plan(const DoctorInput& in, const Registry& registry, std::vector<Doc
   for (const Entry& e : plan.options.entries(OptionList::include_dirs))
     if (!is_directory(e.value))
       out.push_back({"include dir", CheckStatus::warn, e.value + " does not exist",
-                     "added by " + origin_text(e.origin)});
+                     "added by " + e.origin.describe()});
   std::vector<std::string> lib_dirs = plan.options.values(OptionList::libraries_dirs);
   for (const Entry& e : plan.options.entries(OptionList::libraries_dirs))
     if (!is_directory(e.value))
       out.push_back({"library dir", CheckStatus::warn, e.value + " does not exist",
-                     "added by " + origin_text(e.origin)});
+                     "added by " + e.origin.describe()});
   for (const Entry& e : plan.options.entries(OptionList::libraries)) {
     bool found = library_found(e.value, lib_dirs, in.env);
     out.push_back({"library " + e.value, found ? CheckStatus::ok : CheckStatus::fail,
                    found ? "found" : "lib" + e.value + ".so not in the -L dirs or the system's",
                    found ? ""
-                         : "added by " + origin_text(e.origin) +
+                         : "added by " + e.origin.describe() +
                                "; install it or fix the library dirs (the link would fail)"});
   }
 }

@@ -12,11 +12,8 @@ namespace {
 void add_words(std::vector<std::string>& argv, const std::string& text, const Entry& entry) {
   auto words = shell_split(text);
   if (!words) {
-    std::string where = entry.origin.file.empty()
-                            ? entry.origin.provider
-                            : entry.origin.file + ":" + std::to_string(entry.origin.line);
-    throw Error(ErrorKind::config,
-                "unbalanced quote in option \"" + entry.value + "\" (from " + where + ")");
+    throw Error(ErrorKind::config, "unbalanced quote in option \"" + entry.value + "\" (from " +
+                                       entry.origin.describe() + ")");
   }
   argv.insert(argv.end(), words->begin(), words->end());
 }

@@ -22,8 +22,7 @@ namespace {
                                  const std::string& pointer, const std::string& what,
                                  ErrorKind kind = ErrorKind::config) {
   TextPosition p = doc.value_position(pointer);
-  throw Error(kind, path + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": at " +
-                        (pointer.empty() ? "/" : pointer) + ": " + what);
+  throw Error(kind, json_location(path, p, pointer) + ": " + what);
 }
 
 std::vector<std::string> string_array(const std::string& path, const JsonDocument& doc,

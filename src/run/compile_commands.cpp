@@ -14,30 +14,12 @@
 
 #include "kbuild/file_util.hpp"
 #include "kbuild/json_text.hpp"
+#include "kbuild/trusted_dir.hpp"
 #include "util/json_locations.hpp"
 
 namespace kbuild {
 
 namespace {
-
-// Holds flock(LOCK_EX) on a lock file for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~FileLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-  }
-  bool held() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 // The file a write to `path` lands in: `path`, or the file its symlink
 // (chain) names, so the link is kept, not replaced by a copy.
@@ -105,8 +87,12 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
   const std::string target = write_target(path, error);
   if (!error.empty()) return {error};
   if (std::string problem = check_replaceable(target); !problem.empty()) return {problem};
-  FileLock lock(target + ".lock");
-  if (!lock.held()) return {"cannot lock " + target + ".lock: " + std::strerror(errno)};
+  // Never through a symlink: another user's link would have kbuild create
+  // and lock a file of their choosing.
+  const UniqueFd lock = lock_file(AT_FDCWD, target + ".lock", false);
+  if (!lock.valid())
+    return {"cannot lock " + target + ".lock: " + std::strerror(errno) +
+            (errno == ELOOP ? " (it is a symlink; remove it)" : "")};
   nlohmann::ordered_json db;
   if (std::string foreign = read_database(target, db); !foreign.empty()) return {foreign, true};
   const std::string absolute_output = absolute_in(directory, output);

@@ -16,9 +16,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 std::string added_by(const BuildOptions& options, const std::string& name) {
   for (const Entry& e : options.entries(OptionList::libraries)) {
     if (e.value != name) continue;
-    std::string where = e.origin.provider;
-    if (!e.origin.file.empty()) where += ", " + e.origin.file + ":" + std::to_string(e.origin.line);
-    return where;
+    return e.origin.describe();
   }
   return "the passthrough or extra flags";
 }

@@ -225,4 +225,10 @@ TextPosition JsonDocument::key_position(const std::string& pointer) const {
   return it == keys_.end() ? value_position(pointer) : it->second;
 }
 
+std::string json_location(const std::string& path, TextPosition position,
+                          const std::string& pointer) {
+  return path + ":" + std::to_string(position.line) + ":" + std::to_string(position.column) +
+         ": at " + (pointer.empty() ? "/" : pointer);
+}
+
 }  // namespace kbuild

@@ -15,6 +15,10 @@ struct TextPosition {
   int column = 0;
 };
 
+// Where an error in a JSON file points: "path:line:column: at /pointer"
+// (the whole document: "/").
+std::string json_location(const std::string& path, TextPosition position,
+                          const std::string& pointer);
 TextPosition position_of_offset(std::string_view text, std::size_t offset);
 
 class JsonDocument {

@@ -305,13 +305,20 @@ void TrustedDir::touch(const std::string& name) const {
   ::utimensat(fd_.get(), name.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
 }
 
-DirLock::DirLock(const TrustedDir& dir, const std::string& name) {
-  UniqueFd fd(::openat(dir.fd(), name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
-  if (!fd.valid()) return;
+UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted) {
+  UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
+  if (!fd.valid()) return fd;
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || ownership_problem(st)) return;
-  if (::flock(fd.get(), LOCK_EX) != 0) return;
-  fd_ = std::move(fd);
+  if (::fstat(fd.get(), &st) != 0) return UniqueFd();
+  if (!S_ISREG(st.st_mode) || (trusted && ownership_problem(st))) {
+    errno = EPERM;
+    return UniqueFd();
+  }
+  if (::flock(fd.get(), LOCK_EX) != 0) return UniqueFd();
+  return fd;
 }
+
+DirLock::DirLock(const TrustedDir& dir, const std::string& name)
+    : fd_(lock_file(dir.fd(), name, true)) {}
 
 }  // namespace kbuild

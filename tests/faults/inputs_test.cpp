@@ -53,6 +53,23 @@ TEST_CASE("a compile_commands.json that is a symlink: its target is updated, the
   CHECK(db[0]["file"] == dir / "kernel.cpp");
 }
 
+TEST_CASE("a compile database's lock file planted as a symlink: its target is never created",
+          "[faults][inputs]") {
+  TempDir home, dir, elsewhere;
+  write_file(dir / "kernel.cpp", kKernel);
+  // Another user's link where kbuild takes its lock: following it would
+  // create (and lock) a file of their choosing.
+  fs::create_symlink(elsewhere / "victim", dir / "compile_commands.json.lock");
+  RunResult r = run_kbuild({"--no-torch", "--dry-run", "--compile-commands",
+                            dir / "compile_commands.json", dir / "kernel.cpp", "-o", dir / "k.so"},
+                           home.str());
+  INFO(r.err);
+  CHECK_FALSE(fs::exists(elsewhere / "victim"));
+  CHECK(fs::is_symlink(dir / "compile_commands.json.lock"));
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("compile_commands.json.lock") != std::string::npos);
+}
+
 TEST_CASE("paths that are not UTF-8: JSON written with \\udcXX escapes, the build done",
           "[faults][inputs]") {
   TempDir home, dir;
