@@ -226,8 +226,8 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
       context.settings.remote = &remote.emplace(remote_cache_settings(
           b.remote_cache, b.remote_cache_readonly, env, device_remote_cache(*session, common)));
     if (common.verbose && remote && remote->enabled())
-      console.info("remote cache: " + remote->settings().url + " (from " + remote->settings().from +
-                   ")");
+      console.info("remote cache: " + redact_redis_url(remote->settings().url) + " (from " +
+                   remote->settings().from + ")");
     PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())

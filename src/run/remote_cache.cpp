@@ -196,7 +196,8 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   s.readonly = readonly_flag;
   if (s.url.empty()) return s;
   Result<RedisAddress> address = parse_redis_url(s.url);
-  if (!address) throw Error(ErrorKind::usage, s.from + ": '" + s.url + "': " + address.why());
+  if (!address)
+    throw Error(ErrorKind::usage, s.from + ": '" + redact_redis_url(s.url) + "': " + address.why());
   s.address = *address;
   if (auto hex = env.get_nonempty("KBUILD_REMOTE_CACHE_SIGNING_KEY")) {
     Result<std::string> key = decode_signing_key(*hex, "KBUILD_REMOTE_CACHE_SIGNING_KEY");
@@ -294,7 +295,7 @@ RedisClient* RemoteCache::client() {
 void RemoteCache::fail(const std::string& why) {
   ++counts_.errors;
   if (warning_.empty())
-    warning_ = "remote cache " + settings_.url + ": " + why +
+    warning_ = "remote cache " + redact_redis_url(settings_.url) + ": " + why +
                "; building without it (check the server, or drop --remote-cache)";
   dead_ = true;  // one timeout per build at most
   client_.reset();

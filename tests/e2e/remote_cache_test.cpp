@@ -542,3 +542,39 @@ TEST_CASE("a device file's default address: used, but --remote-cache and the var
   CHECK(other.err.find("remote cache:") == std::string::npos);
   CHECK(redis.entries().size() == 2);
 }
+
+TEST_CASE("a password in the address (AUTH); a wrong one is one warning and a miss",
+          "[e2e][remote]") {
+  Redis redis({"--requirepass", "s3cret"});
+  Fleet fleet(2);
+  auto dbsize = [&redis] { return redis.cli({"-a", "s3cret", "--no-auth-warning", "DBSIZE"}); };
+  const std::string host = "127.0.0.1:" + std::to_string(redis.port);
+  Machine writer(fleet, "redis://:s3cret@" + host);
+  RunResult written = writer.build(fleet);
+  INFO(written.err);
+  REQUIRE(written.exit_code == 0);
+  CHECK(warnings(written) == 0);
+  CHECK(dbsize() == "1");
+  CHECK(written.err.find("s3cret") == std::string::npos);  // -v names the server, not the password
+  // The default user by name (Redis 6 ACL), from another machine: a hit.
+  Machine reader(fleet, "redis://default:s3cret@" + host);
+  RunResult read = reader.build(fleet);
+  INFO(read.err);
+  CHECK(remote_hit(read));
+  // A wrong password: the build goes on without the remote cache.
+  Machine wrong(fleet, "redis://:nope@" + host);
+  RunResult refused = wrong.build(fleet, 1);
+  INFO(refused.err);
+  CHECK(refused.exit_code == 0);
+  CHECK(warnings(refused) == 1);
+  CHECK(refused.err.find("AUTH") != std::string::npos);
+  CHECK(refused.err.find("nope") == std::string::npos);
+  CHECK_FALSE(remote_hit(refused));
+  CHECK(dbsize() == "1");
+  // No password at all: Redis refuses the GET (NOAUTH), the same one warning.
+  Machine none(fleet, "redis://" + host);
+  RunResult anonymous = none.build(fleet, 1);
+  CHECK(anonymous.exit_code == 0);
+  CHECK(warnings(anonymous) == 1);
+  CHECK(dbsize() == "1");
+}

@@ -36,11 +36,40 @@ TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][remote]"
   REQUIRE(u);
   CHECK(u->socket == "/run/redis/redis.sock");
   CHECK(u->db == 2);
-  for (const char* bad :
-       {"http://h:1", "redis://", "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/x",
-        "redis://user:pw@h:1", "unix://rel.sock", "unix:///s?db=-1"}) {
+  for (const char* bad : {"http://h:1", "redis://", "redis://h:0", "redis://h:65536",
+                          "redis://h:12x", "redis://h/x", "redis://user@h:1", "redis://:@h:1",
+                          "redis://:p%4@h", "unix://rel.sock", "unix:///s?db=-1"}) {
     INFO(bad);
     CHECK_FALSE(parse_redis_url(bad));
+  }
+}
+
+TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]") {
+  auto p = parse_redis_url("redis://:s3cret@cache:6380/2");
+  REQUIRE(p);
+  CHECK(p->user.empty());
+  CHECK(p->password == "s3cret");
+  CHECK(p->host == "cache");
+  CHECK(p->port == 6380);
+  CHECK(p->db == 2);
+  auto u = parse_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000");
+  REQUIRE(u);
+  CHECK(u->user == "builder");
+  CHECK(u->password == "p@ss:w/rd");
+  CHECK(u->host == "::1");
+  CHECK(u->port == 7000);
+  CHECK(redact_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000") ==
+        "redis://builder:***@[::1]:7000");
+  CHECK(redact_redis_url("redis://:s3cret@cache:6380/2") == "redis://:***@cache:6380/2");
+  CHECK(redact_redis_url("redis://cache:6380/2") == "redis://cache:6380/2");
+  // A bad address's message never quotes the password.
+  Environment env;
+  try {
+    remote_cache_settings("redis://:s3cret@cache:99999", false, env);
+    FAIL("expected a usage error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("s3cret") == std::string::npos);
+    CHECK(std::string(e.what()).find("redis://:***@cache:99999") != std::string::npos);
   }
 }
 
