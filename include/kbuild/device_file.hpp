@@ -68,6 +68,9 @@ struct DeviceFile {
   std::string default_backend;      // empty: none
   std::string launcher;             // --launcher for this device's builds, unless given
   bool check_program_trust = true;  // refuse an exec program others could write
+  // The remote cache this device's builds use when neither --remote-cache
+  // nor KBUILD_REMOTE_CACHE names one ("" for none); checked when loaded.
+  std::string remote_cache_address;
   // What the file says about its package and the process it runs in, if anything.
   std::shared_ptr<const PackageSpec> package;
   std::shared_ptr<const PluginSpec> plugin;

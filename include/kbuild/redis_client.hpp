@@ -14,16 +14,22 @@ struct redisContext;
 
 namespace kbuild {
 
-// Where the server is: redis://HOST:PORT[/DB] or unix:///path[?db=N].
+// Where the server is: redis://[[USER]:PASSWORD@]HOST:PORT[/DB] or
+// unix:///path[?db=N].
 struct RedisAddress {
   std::string host;  // "" for a unix socket
   int port = 6379;
   std::string socket;
   int db = 0;
+  std::string user, password;  // AUTH after connecting when a password is given
 };
 
-// The address, or a Failure saying what is wrong with `url`.
+// The address, or a Failure saying what is wrong with `url` (which never
+// quotes the password).
 Result<RedisAddress> parse_redis_url(const std::string& url);
+
+// `url` with its password replaced by "***", for messages and logs.
+std::string redact_redis_url(const std::string& url);
 
 struct RedisTimeouts {
   std::chrono::milliseconds connect{500};

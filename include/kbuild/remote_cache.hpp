@@ -23,7 +23,8 @@
 namespace kbuild {
 
 struct RemoteCacheSettings {
-  std::string url;  // "": no remote cache
+  std::string url;   // "": no remote cache
+  std::string from;  // where url came from: the option, the variable or the device file
   RedisAddress address;
   bool readonly = false;    // never writes: no uploads, no leases
   std::string signing_key;  // decoded seed; "": entries are not signed
@@ -33,11 +34,18 @@ struct RemoteCacheSettings {
   std::chrono::milliseconds lease{60000};        // longest a compile holds its key
 };
 
+// A device file's default address, and the file that gives it.
+struct DeviceRemoteCache {
+  std::string address, file;
+};
+
 // The settings from the command line (`url_flag` first, then
-// KBUILD_REMOTE_CACHE) and the KBUILD_REMOTE_CACHE_* variables. Throws
-// Error(usage) for a bad address, key, timeout or size.
+// KBUILD_REMOTE_CACHE, then the device file's default) and the
+// KBUILD_REMOTE_CACHE_* variables. Throws Error(usage) for a bad address,
+// key, timeout or size.
 RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool readonly_flag,
-                                          const Environment& env);
+                                          const Environment& env,
+                                          const DeviceRemoteCache& device = {});
 
 // Counts kept in the local cache's stats.json.
 struct RemoteStats {
@@ -58,8 +66,10 @@ struct ShareableParts {
 // files' bytes, the compiler and launcher by content, the compiler's
 // environment less PATH, the working directory only for debug info, the CPU
 // only for -march/-mcpu/-mtune=native. nullopt when a file cannot be read.
+// With `cache`, a program's content hash is remembered there (program_hash).
 std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
-                                         const ShareableParts& parts = {});
+                                         const ShareableParts& parts = {},
+                                         const TrustedDir* cache = nullptr);
 
 // An entry's two parts: the manifest (the local cache's CBOR) and the bytes.
 struct RemoteBlob {
@@ -71,6 +81,7 @@ class RemoteCache {
   explicit RemoteCache(RemoteCacheSettings settings) : settings_(std::move(settings)) {}
   bool enabled() const { return !settings_.url.empty(); }
   bool writable() const { return enabled() && !settings_.readonly; }
+  const RemoteCacheSettings& settings() const { return settings_; }
 
   // On a valid remote entry for `remote_key`: its output written to `dest`
   // (from the start) and the entry installed in `local` under `local_key`;

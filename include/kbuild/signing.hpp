@@ -4,7 +4,9 @@
 // seed, the public key 32 bytes.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include "kbuild/result.hpp"
 
@@ -33,6 +35,9 @@ std::string public_key_of(const std::string& secret_key);
 // BLAKE2b-256 of `bytes`, raw (32 bytes): libsodium's fastest hash, about
 // three times its SHA-256 here (bench/remote-cache).
 std::string content_hash(const std::string& bytes);
+// The same hash of `parts` one after another, without joining them first
+// (a remote entry is hashed whole: no copy of its megabytes).
+std::string content_hash(std::initializer_list<std::string_view> parts);
 std::string to_hex(const std::string& bytes);
 
 }  // namespace kbuild

@@ -184,6 +184,13 @@ std::string plugin_versions(const Environment& env) {
   return text;
 }
 
+// The remote cache the device's file names, if any (the last default).
+DeviceRemoteCache device_remote_cache(const Session& session, const CommonOptions& common) {
+  const DeviceFile* file = session.registry.device_file(common.device);
+  if (!file || file->remote_cache_address.empty()) return {};
+  return {file->remote_cache_address, file->path};
+}
+
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                   const Console& console, const std::vector<std::string>& kbuild_argv) {
   std::optional<Session> session;
@@ -216,8 +223,11 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     console.notes(context.notes);
     const BuildSettings& settings = context.settings;
     if (!b.no_cache && !b.dry_run)
-      context.settings.remote =
-          &remote.emplace(remote_cache_settings(b.remote_cache, b.remote_cache_readonly, env));
+      context.settings.remote = &remote.emplace(remote_cache_settings(
+          b.remote_cache, b.remote_cache_readonly, env, device_remote_cache(*session, common)));
+    if (common.verbose && remote && remote->enabled())
+      console.info("remote cache: " + redact_redis_url(remote->settings().url) + " (from " +
+                   remote->settings().from + ")");
     PchResult pch;  // holds a private .gch directory until the build ends
     if (!b.pch.empty()) {
       if (!b.include_pch.empty())

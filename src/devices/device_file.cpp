@@ -16,6 +16,7 @@
 #include "devices/plugin_file.hpp"
 #include "devices/trust.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/redis_client.hpp"
 #include "util/json_locations.hpp"
 
 namespace kbuild {
@@ -27,8 +28,8 @@ using nlohmann::json;
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
 const std::set<std::string> kTopLevelKeys = {
-    "layers", "backends", "default_backend", "device",  "description", "mode", "env_help",
-    "when",   "exec",     "launcher",        "package", "plugin"};
+    "layers", "backends", "default_backend", "device",  "description", "mode",        "env_help",
+    "when",   "exec",     "launcher",        "package", "plugin",      "remote_cache"};
 
 std::string type_name(const json& v) {
   if (v.is_string()) return "a string";
@@ -187,6 +188,24 @@ void check_layer_graph(const Validator& check, const DeviceFile& file) {
     if (state[name] == 0) visit(name);
 }
 
+// "remote_cache": {"address": "redis://HOST:PORT[/DB]" or "unix:///PATH"}:
+// the device's default remote cache, checked now as --remote-cache would be.
+std::string read_remote_cache(const Validator& check, const json& section) {
+  const std::string ptr = "/remote_cache";
+  if (!section.is_object())
+    check.fail(ptr, "expected an object like {\"address\": \"redis://HOST:PORT\"}, got " +
+                        type_name(section));
+  for (const auto& [key, value] : section.items())
+    if (key != "address")
+      check.fail(ptr + "/" + json_pointer_token(key), "unknown key '" + key + "' (known: address)",
+                 true);
+  if (!section.contains("address")) check.fail(ptr, "missing 'address' (redis://HOST:PORT[/DB])");
+  const std::string& address = check.expect_string(section["address"], ptr + "/address");
+  Result<RedisAddress> parsed = parse_redis_url(address);
+  if (!parsed) check.fail(ptr + "/address", "'" + redact_redis_url(address) + "': " + parsed.why());
+  return address;
+}
+
 }  // namespace
 
 std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::string& backend) {
@@ -232,6 +251,8 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   if (root.contains("description"))
     file.description = check.expect_string(root["description"], "/description");
   if (root.contains("launcher")) file.launcher = check.expect_string(root["launcher"], "/launcher");
+  if (root.contains("remote_cache"))
+    file.remote_cache_address = read_remote_cache(check, root["remote_cache"]);
   if (root.contains("mode")) {
     const std::string& mode = check.expect_string(root["mode"], "/mode");
     if (mode == "replace")

@@ -338,7 +338,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
       if (result && cache->fetch(key->hex, result->get())) outcome.cache = CacheStatus::hit;
       if (remote && result && outcome.cache != CacheStatus::hit &&
-          (remote_key = shareable_key(key_in, env, settings.remote_parts)) &&
+          (remote_key = shareable_key(key_in, env, settings.remote_parts, cache->root())) &&
           fetch_remote(*remote, *cache, key->hex, *remote_key, result->get(), lease)) {
         outcome.cache = CacheStatus::hit;
         outcome.cache_detail = "remote";

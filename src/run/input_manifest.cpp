@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <unordered_map>
+
 #include "kbuild/file_util.hpp"
 #include "kbuild/json_text.hpp"
 
@@ -116,17 +118,39 @@ bool input_unchanged(const nlohmann::json& input) {
   return bytes && sha1_hex(*bytes) == input.at(3).get_ref<const std::string&>();
 }
 
+// Whether paths exist, asking about a directory before what is in it: most
+// shadowing candidates lie in directories that do not exist (the source's
+// directory + "bits/"...), so one stat answers for all of them.
+class ExistenceCheck {
+ public:
+  bool exists(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    if (slash != std::string::npos && slash > 0 && !directory_exists(path.substr(0, slash)))
+      return false;
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+  }
+
+ private:
+  bool directory_exists(const std::string& dir) {
+    auto known = dirs_.find(dir);
+    if (known != dirs_.end()) return known->second;
+    bool found = exists(dir);  // its parent first, remembered too
+    dirs_.emplace(dir, found);
+    return found;
+  }
+  std::unordered_map<std::string, bool> dirs_;
+};
+
 }  // namespace
 
 bool manifest_holds(const nlohmann::json& manifest) {
   for (const auto& input : manifest.at("inputs"))
     if (!input_unchanged(input)) return false;
+  ExistenceCheck check;
   if (manifest.contains("absent"))
-    for (const auto& path : manifest.at("absent")) {
-      struct stat st {};
-      if (::stat(path.get_ref<const std::string&>().c_str(), &st) == 0)
-        return false;  // shadowed now
-    }
+    for (const auto& path : manifest.at("absent"))
+      if (check.exists(path.get_ref<const std::string&>())) return false;  // shadowed now
   if (manifest.contains("libraries"))
     for (const auto& lib : manifest.at("libraries")) {
       FileStamp now = stamp(lib.at(0).get_ref<const std::string&>());

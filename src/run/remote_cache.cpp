@@ -16,6 +16,7 @@
 #include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
 #include "run/input_manifest.hpp"
+#include "util/program_hash.hpp"
 
 namespace fs = std::filesystem;
 
@@ -53,16 +54,6 @@ class HashedFields {
 
 std::string u64_bytes(std::uint64_t n) {
   return std::string(reinterpret_cast<const char*>(&n), sizeof n);
-}
-
-// A program by content (resolved through links), so a copy at another path
-// with another mtime is the same compiler and another build is not.
-std::optional<std::string> program_identity(const std::string& path) {
-  std::error_code ec;
-  fs::path real = fs::canonical(path, ec);
-  auto bytes = read_whole_file(ec ? path : real.string());
-  if (!bytes) return std::nullopt;
-  return to_hex(content_hash(*bytes));
 }
 
 bool asks_debug_info(const std::string& w) {
@@ -115,8 +106,9 @@ std::chrono::milliseconds env_ms(const Environment& env, const char* name,
 // signature of that digest.
 std::string digest_of(const std::string& key, const std::string& manifest,
                       const std::string& output) {
-  return content_hash(kEntryMagic + u64_bytes(key.size()) + key + u64_bytes(manifest.size()) +
-                      manifest + u64_bytes(output.size()) + output);
+  const std::string key_size = u64_bytes(key.size()), manifest_size = u64_bytes(manifest.size()),
+                    output_size = u64_bytes(output.size());
+  return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, output_size, output});
 }
 
 struct RemoteEntry {
@@ -189,14 +181,24 @@ std::uint64_t field(const nlohmann::json& j, const char* name) {
 }  // namespace
 
 RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool readonly_flag,
-                                          const Environment& env) {
+                                          const Environment& env, const DeviceRemoteCache& device) {
   RemoteCacheSettings s;
-  s.url = !url_flag.empty() ? url_flag : env.get_nonempty("KBUILD_REMOTE_CACHE").value_or("");
+  auto from_env = env.get_nonempty("KBUILD_REMOTE_CACHE");
+  if (!url_flag.empty()) {
+    s.url = url_flag;
+    s.from = "--remote-cache";
+  } else if (from_env) {
+    s.url = *from_env;
+    s.from = "KBUILD_REMOTE_CACHE";
+  } else if (!device.address.empty()) {
+    s.url = device.address;
+    s.from = "remote_cache in " + device.file;
+  }
   s.readonly = readonly_flag;
   if (s.url.empty()) return s;
-  const std::string from = !url_flag.empty() ? "--remote-cache" : "KBUILD_REMOTE_CACHE";
   Result<RedisAddress> address = parse_redis_url(s.url);
-  if (!address) throw Error(ErrorKind::usage, from + ": '" + s.url + "': " + address.why());
+  if (!address)
+    throw Error(ErrorKind::usage, s.from + ": '" + redact_redis_url(s.url) + "': " + address.why());
   s.address = *address;
   if (auto hex = env.get_nonempty("KBUILD_REMOTE_CACHE_SIGNING_KEY")) {
     Result<std::string> key = decode_signing_key(*hex, "KBUILD_REMOTE_CACHE_SIGNING_KEY");
@@ -223,7 +225,7 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
 }
 
 std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
-                                         const ShareableParts& parts) {
+                                         const ShareableParts& parts, const TrustedDir* cache) {
   HashedFields h;
   h.add(kKeyVersion);
   const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
@@ -243,8 +245,10 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
     native = native || asks_native(w);
   }
   h.add(fs::path(input.output).extension().string());
+  // A program by content, so a copy at another path with another mtime is
+  // the same compiler and another build is not.
   for (const std::string& program : input.programs) {
-    auto id = program_identity(program);
+    auto id = program_hash(program, cache);
     if (!id) return std::nullopt;
     h.add(*id);
   }
@@ -292,7 +296,7 @@ RedisClient* RemoteCache::client() {
 void RemoteCache::fail(const std::string& why) {
   ++counts_.errors;
   if (warning_.empty())
-    warning_ = "remote cache " + settings_.url + ": " + why +
+    warning_ = "remote cache " + redact_redis_url(settings_.url) + ": " + why +
                "; building without it (check the server, or drop --remote-cache)";
   dead_ = true;  // one timeout per build at most
   client_.reset();

@@ -27,7 +27,8 @@ std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
 
 namespace {
 
-std::optional<std::string> header_build_key(const PchPlan& plan, const Environment& env) {
+std::optional<std::string> header_build_key(const PchPlan& plan, const Environment& env,
+                                            const TrustedDir& cache) {
   if (plan.dir.empty() || plan.steps.empty()) return std::nullopt;
   KeyInput in;
   for (const Step& s : plan.steps) {
@@ -49,7 +50,7 @@ std::optional<std::string> header_build_key(const PchPlan& plan, const Environme
   ShareableParts parts;
   parts.rewrites = {{plan.include, "<pch>"}, {plan.dir, "<pch-dir>"}, {plan.key, "<pch-key>"}};
   parts.extra = {"pch-header-build"};
-  return shareable_key(in, env, parts);
+  return shareable_key(in, env, parts, &cache);
 }
 
 }  // namespace
@@ -66,7 +67,7 @@ std::optional<std::string> remote_pch_key(const PchPlan& plan, const Environment
     if (!key || key->size() != 64) return std::nullopt;
     return *key;
   }
-  std::optional<std::string> key = header_build_key(plan, env);
+  std::optional<std::string> key = header_build_key(plan, env, cache);
   if (key) (void)dir->write_atomically(record, *key);
   return key;
 }

@@ -19,8 +19,8 @@ constexpr const char* kMarkerText =
     "# For information about cache directory tags see https://bford.info/cachedir/\n";
 
 // Everything kbuild creates in a cache directory.
-constexpr std::array<const char*, 7> kLayout = {"objects",    "tmp",        "pch",  "discovery",
-                                                "stats.json", "stats.lock", kMarker};
+constexpr std::array<const char*, 8> kLayout = {"objects",  "tmp",        "pch",        "discovery",
+                                                "programs", "stats.json", "stats.lock", kMarker};
 
 bool is_layout_name(const std::string& name) {
   return std::any_of(kLayout.begin(), kLayout.end(), [&](const char* n) { return name == n; }) ||
@@ -45,6 +45,7 @@ bool layout_holds(const TrustedDir& dir, const std::string& name) {
     bool fits = name == "objects"     ? entry.size() == 2 && hex_name(entry, 2)
                 : name == "pch"       ? hex_name(entry, 40)
                 : name == "discovery" ? entry.rfind("python-", 0) == 0
+                : name == "programs"  ? hex_name(entry, 64)
                                       : false;  // tmp/ holds only what a build is making
     if (!fits) return false;
   }

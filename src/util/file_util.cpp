@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/uuid/detail/sha1.hpp>
 #include <cerrno>
 #include <cstdio>
@@ -18,12 +19,30 @@ namespace fs = std::filesystem;
 namespace kbuild {
 
 std::optional<std::string> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return s.str();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string bytes;
+  // Sized once from fstat (a compiler, a source, an entry: megabytes read
+  // on every cached build), then read to the end (files in /proc say 0).
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    bytes.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t have = 0;
+  bool failed = false;
+  for (;;) {
+    if (have == bytes.size()) bytes.resize(std::max<std::size_t>(4096, bytes.size() * 2));
+    ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed = n < 0;
+      break;
+    }
+    have += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (failed) return std::nullopt;
+  bytes.resize(have);
+  return bytes;
 }
 
 std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <charconv>
+#include <optional>
 #include <vector>
 
 namespace kbuild {
@@ -58,6 +59,44 @@ struct ReplyFree {
 };
 using Reply = std::unique_ptr<redisReply, ReplyFree>;
 
+// %XX escapes (a password holding '@', ':' or '/'), decoded.
+std::optional<std::string> percent_decoded(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    int value = 0;
+    if (i + 2 >= text.size()) return std::nullopt;
+    auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+    if (ec != std::errc() || end != text.data() + i + 3) return std::nullopt;
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
+// Takes "[USER]:PASSWORD@" off the front of `rest` (host, port and database
+// after it) into `a`.
+Status take_credentials(std::string& rest, RedisAddress& a) {
+  // Hosts and database numbers hold no '@': the last one ends the password.
+  const std::size_t at = rest.rfind('@');
+  if (at == std::string::npos) return ok();
+  const std::string userinfo = rest.substr(0, at);
+  const std::size_t colon = userinfo.find(':');
+  if (colon == std::string::npos)
+    return Failure{"a user without a password (write USER:PASSWORD@ or :PASSWORD@)"};
+  auto user = percent_decoded(userinfo.substr(0, colon));
+  auto password = percent_decoded(userinfo.substr(colon + 1));
+  if (!user || !password) return Failure{"a bad %XX escape in the user or password"};
+  if (password->empty()) return Failure{"an empty password"};
+  a.user = *user;
+  a.password = *password;
+  rest.erase(0, at + 1);
+  return ok();
+}
+
 }  // namespace
 
 Result<RedisAddress> parse_redis_url(const std::string& url) {
@@ -75,6 +114,8 @@ Result<RedisAddress> parse_redis_url(const std::string& url) {
   }
   if (url.rfind("redis://", 0) != 0) return Failure{"not a redis:// or unix:// address; " + usage};
   std::string rest = url.substr(8);
+  if (Status credentials = take_credentials(rest, a); !credentials)
+    return Failure{credentials.why() + "; give redis://[USER]:PASSWORD@HOST:PORT[/DB]"};
   auto slash = rest.find('/');
   if (slash != std::string::npos) {
     if (!parse_int(rest.substr(slash + 1), a.db)) return Failure{"bad database number; " + usage};
@@ -90,10 +131,18 @@ Result<RedisAddress> parse_redis_url(const std::string& url) {
   }
   if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
     rest = rest.substr(1, rest.size() - 2);
-  if (rest.empty() || rest.find('@') != std::string::npos)
-    return Failure{"no host (passwords are not supported in the address); " + usage};
+  if (rest.empty()) return Failure{"no host; " + usage};
   a.host = rest;
   return a;
+}
+
+std::string redact_redis_url(const std::string& url) {
+  if (url.rfind("redis://", 0) != 0) return url;
+  const std::size_t at = url.rfind('@');
+  if (at == std::string::npos || at < 8) return url;
+  const std::size_t colon = url.find(':', 8);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
 }
 
 void RedisClient::Free::operator()(redisContext* c) const {
@@ -111,6 +160,22 @@ Result<RedisClient> RedisClient::connect(const RedisAddress& address,
   if (c->err) return Failure{std::string("cannot connect: ") + c->errstr};
   if (redisSetTimeout(c, as_timeval(timeouts.operation)) != REDIS_OK)
     return Failure{"cannot set the operation timeout"};
+  if (!address.password.empty()) {
+    NoBrokenPipeSignal no_sigpipe;
+    std::vector<const char*> argv{"AUTH"};
+    std::vector<size_t> lengths{4};
+    if (!address.user.empty()) {
+      argv.push_back(address.user.data());
+      lengths.push_back(address.user.size());
+    }
+    argv.push_back(address.password.data());
+    lengths.push_back(address.password.size());
+    Reply r(static_cast<redisReply*>(
+        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data())));
+    if (!r) return Failure{std::string("AUTH: ") + c->errstr};
+    // Redis's own words (WRONGPASS...), never the password.
+    if (r->type == REDIS_REPLY_ERROR) return Failure{"AUTH: " + std::string(r->str, r->len)};
+  }
   if (address.db != 0) {
     NoBrokenPipeSignal no_sigpipe;
     const std::string db = std::to_string(address.db);

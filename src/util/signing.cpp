@@ -98,4 +98,16 @@ std::string content_hash(const std::string& bytes) {
   return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 
+std::string content_hash(std::initializer_list<std::string_view> parts) {
+  init_sodium();
+  crypto_generichash_state state;
+  unsigned char out[32];
+  crypto_generichash_init(&state, nullptr, 0, sizeof out);
+  for (std::string_view part : parts)
+    crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(part.data()),
+                              part.size());
+  crypto_generichash_final(&state, out, sizeof out);
+  return std::string(reinterpret_cast<const char*>(out), sizeof out);
+}
+
 }  // namespace kbuild

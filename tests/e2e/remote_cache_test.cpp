@@ -503,3 +503,78 @@ TEST_CASE("a lease whose holder died is waited out, then the waiter compiles", "
   CHECK(seconds < 30);
   CHECK(fs::exists(waiter.cwd / "k0.so"));
 }
+
+TEST_CASE("a device file's default address: used, but --remote-cache and the variable win",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet(3);
+  Machine m(fleet, redis.url);
+  m.env.erase("KBUILD_REMOTE_CACHE");
+  const std::string dead = "redis://127.0.0.1:" + std::to_string(free_port());
+  write_file(fleet.shared / "x.json",
+             R"({"device": "x", "remote_cache": {"address": ")" + redis.url + R"("}})");
+  const std::vector<std::string> device{"--config", fleet.shared / "x.json", "--device", "x"};
+  // Only the device file names one: its builds upload there.
+  RunResult from_file = m.build(fleet, 0, {}, device);
+  INFO(from_file.err);
+  REQUIRE(from_file.exit_code == 0);
+  CHECK(from_file.err.find("remote cache: " + redis.url + " (from remote_cache in ") !=
+        std::string::npos);
+  CHECK(redis.entries().size() == 1);
+  // The variable wins over the file: the dead address is tried (one warning).
+  RunResult from_env = m.build(fleet, 1, {{"KBUILD_REMOTE_CACHE", dead}}, device);
+  INFO(from_env.err);
+  CHECK(from_env.exit_code == 0);
+  CHECK(warnings(from_env) == 1);
+  CHECK(from_env.err.find("remote cache " + dead) != std::string::npos);
+  CHECK(redis.entries().size() == 1);
+  // The option wins over both.
+  std::vector<std::string> with_flag = device;
+  with_flag.insert(with_flag.end(), {"--remote-cache", redis.url});
+  RunResult from_flag = m.build(fleet, 2, {{"KBUILD_REMOTE_CACHE", dead}}, with_flag);
+  INFO(from_flag.err);
+  CHECK(from_flag.exit_code == 0);
+  CHECK(warnings(from_flag) == 0);
+  CHECK(from_flag.err.find("(from --remote-cache)") != std::string::npos);
+  CHECK(redis.entries().size() == 2);
+  // Another device (no default) uses none.
+  RunResult other = m.build(fleet, 1);
+  CHECK(other.err.find("remote cache:") == std::string::npos);
+  CHECK(redis.entries().size() == 2);
+}
+
+TEST_CASE("a password in the address (AUTH); a wrong one is one warning and a miss",
+          "[e2e][remote]") {
+  Redis redis({"--requirepass", "s3cret"});
+  Fleet fleet(2);
+  auto dbsize = [&redis] { return redis.cli({"-a", "s3cret", "--no-auth-warning", "DBSIZE"}); };
+  const std::string host = "127.0.0.1:" + std::to_string(redis.port);
+  Machine writer(fleet, "redis://:s3cret@" + host);
+  RunResult written = writer.build(fleet);
+  INFO(written.err);
+  REQUIRE(written.exit_code == 0);
+  CHECK(warnings(written) == 0);
+  CHECK(dbsize() == "1");
+  CHECK(written.err.find("s3cret") == std::string::npos);  // -v names the server, not the password
+  // The default user by name (Redis 6 ACL), from another machine: a hit.
+  Machine reader(fleet, "redis://default:s3cret@" + host);
+  RunResult read = reader.build(fleet);
+  INFO(read.err);
+  CHECK(remote_hit(read));
+  // A wrong password: the build goes on without the remote cache.
+  Machine wrong(fleet, "redis://:nope@" + host);
+  RunResult refused = wrong.build(fleet, 1);
+  INFO(refused.err);
+  CHECK(refused.exit_code == 0);
+  CHECK(warnings(refused) == 1);
+  CHECK(refused.err.find("AUTH") != std::string::npos);
+  CHECK(refused.err.find("nope") == std::string::npos);
+  CHECK_FALSE(remote_hit(refused));
+  CHECK(dbsize() == "1");
+  // No password at all: Redis refuses the GET (NOAUTH), the same one warning.
+  Machine none(fleet, "redis://" + host);
+  RunResult anonymous = none.build(fleet, 1);
+  CHECK(anonymous.exit_code == 0);
+  CHECK(warnings(anonymous) == 1);
+  CHECK(dbsize() == "1");
+}

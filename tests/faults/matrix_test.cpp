@@ -834,6 +834,26 @@ TEST_CASE("E134 a remote cache timeout that is not a number", "[matrix]") {
              2, "usage", {"KBUILD_REMOTE_CACHE_TIMEOUT_MS", "'soon'", "milliseconds"});
 }
 
+TEST_CASE("E135 a device file's remote_cache address not a Redis address", "[matrix]") {
+  Row row;
+  auto file = row.device_file(
+      "rc.json", R"({"device": "x", "remote_cache": {"address": "http://cache:6379"}})");
+  // Checked when the file is loaded, even though the variable would win.
+  row.expect("E135",
+             row.build({"--config", file, "--device", "x"},
+                       {{"KBUILD_REMOTE_CACHE", "redis://127.0.0.1:1"}}),
+             3, "config",
+             {"rc.json:1:", "/remote_cache/address", "http://cache:6379", "redis://HOST:PORT"});
+}
+
+TEST_CASE("E136 an unknown key in a device file's remote_cache", "[matrix]") {
+  Row row;
+  auto file =
+      row.device_file("rc.json", R"({"device": "x", "remote_cache": {"adress": "redis://c:1"}})");
+  row.expect("E136", row.build({"--config", file, "--device", "x"}), 3, "config",
+             {"rc.json:1:", "/remote_cache/adress", "unknown key 'adress' (known: address)"});
+}
+
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
   // The ids this file tests; a row documented but untested fails here.
   std::ifstream self(source_root() + "/tests/faults/matrix_test.cpp");

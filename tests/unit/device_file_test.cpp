@@ -131,3 +131,25 @@ TEST_CASE("exec.timeout_s outside (0, 3600] is refused, however it is spelt",
   std::string ok = "{\"device\": \"x\", \"exec\": {\"command\": [\"p\"], \"timeout_s\": 3600}}";
   CHECK(parse_device_file(ok, "t.json").exec->timeout_s == 3600);
 }
+
+TEST_CASE("remote_cache: a device's default remote cache address, checked when loaded",
+          "[unit][device-file]") {
+  DeviceFile f = parse_device_file(
+      R"({"device": "x", "remote_cache": {"address": "redis://cache.internal:6380/2"}})",
+      "/cfg/x.json");
+  CHECK(f.remote_cache_address == "redis://cache.internal:6380/2");
+  CHECK(parse_device_file(R"({"device": "x"})", "/cfg/x.json").remote_cache_address.empty());
+  std::string e =
+      config_error("{\"device\": \"x\",\n \"remote_cache\": {\"address\": \"http://c:1\"}}");
+  CHECK(e.find("/cfg/dev.json:2:") != std::string::npos);
+  CHECK(e.find("/remote_cache/address") != std::string::npos);
+  CHECK(e.find("not a redis:// or unix:// address") != std::string::npos);
+  e = config_error(R"({"device": "x", "remote_cache": {"adress": "redis://c:1"}})");
+  CHECK(e.find("unknown key 'adress' (known: address)") != std::string::npos);
+  e = config_error(R"({"device": "x", "remote_cache": "redis://c:1"})");
+  CHECK(e.find("expected an object") != std::string::npos);
+  e = config_error(R"({"device": "x", "remote_cache": {}})");
+  CHECK(e.find("missing 'address'") != std::string::npos);
+  e = config_error(R"({"device": "x", "remote_cache": {"address": 6379}})");
+  CHECK(e.find("expected a string") != std::string::npos);
+}

@@ -1,13 +1,22 @@
 // The remote cache's parts that need no server: addresses, keys and
 // signatures, and the shareable key's machine-local parts.
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
 #include "kbuild/redis_client.hpp"
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/signing.hpp"
+#include "kbuild/trusted_dir.hpp"
+#include "util/program_hash.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;
@@ -27,11 +36,40 @@ TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][remote]"
   REQUIRE(u);
   CHECK(u->socket == "/run/redis/redis.sock");
   CHECK(u->db == 2);
-  for (const char* bad :
-       {"http://h:1", "redis://", "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/x",
-        "redis://user:pw@h:1", "unix://rel.sock", "unix:///s?db=-1"}) {
+  for (const char* bad : {"http://h:1", "redis://", "redis://h:0", "redis://h:65536",
+                          "redis://h:12x", "redis://h/x", "redis://user@h:1", "redis://:@h:1",
+                          "redis://:p%4@h", "unix://rel.sock", "unix:///s?db=-1"}) {
     INFO(bad);
     CHECK_FALSE(parse_redis_url(bad));
+  }
+}
+
+TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]") {
+  auto p = parse_redis_url("redis://:s3cret@cache:6380/2");
+  REQUIRE(p);
+  CHECK(p->user.empty());
+  CHECK(p->password == "s3cret");
+  CHECK(p->host == "cache");
+  CHECK(p->port == 6380);
+  CHECK(p->db == 2);
+  auto u = parse_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000");
+  REQUIRE(u);
+  CHECK(u->user == "builder");
+  CHECK(u->password == "p@ss:w/rd");
+  CHECK(u->host == "::1");
+  CHECK(u->port == 7000);
+  CHECK(redact_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000") ==
+        "redis://builder:***@[::1]:7000");
+  CHECK(redact_redis_url("redis://:s3cret@cache:6380/2") == "redis://:***@cache:6380/2");
+  CHECK(redact_redis_url("redis://cache:6380/2") == "redis://cache:6380/2");
+  // A bad address's message never quotes the password.
+  Environment env;
+  try {
+    remote_cache_settings("redis://:s3cret@cache:99999", false, env);
+    FAIL("expected a usage error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("s3cret") == std::string::npos);
+    CHECK(std::string(e.what()).find("redis://:***@cache:99999") != std::string::npos);
   }
 }
 
@@ -105,4 +143,80 @@ TEST_CASE("remote cache settings: flag before variable, keys checked", "[unit][r
   CHECK_THROWS_AS(remote_cache_settings("", false, env), Error);
   Environment none;
   CHECK(remote_cache_settings("", false, none).url.empty());
+}
+
+TEST_CASE("remote cache address: flag, then variable, then the device file's default",
+          "[unit][remote]") {
+  Environment env;
+  const DeviceRemoteCache device{"redis://from-device:3", "/cfg/x.json"};
+  RemoteCacheSettings s = remote_cache_settings("", false, env, device);
+  CHECK(s.address.host == "from-device");
+  CHECK(s.from == "remote_cache in /cfg/x.json");
+  env.set("KBUILD_REMOTE_CACHE", "redis://from-env:1");
+  s = remote_cache_settings("", false, env, device);
+  CHECK(s.address.host == "from-env");
+  CHECK(s.from == "KBUILD_REMOTE_CACHE");
+  s = remote_cache_settings("redis://from-flag:2", false, env, device);
+  CHECK(s.address.host == "from-flag");
+  CHECK(s.from == "--remote-cache");
+  env.set("KBUILD_REMOTE_CACHE", "");  // empty counts as unset
+  CHECK(remote_cache_settings("", false, env, device).address.host == "from-device");
+  CHECK(remote_cache_settings("", false, env).url.empty());
+}
+
+namespace {
+std::size_t remembered(const TrustedDir& cache) {
+  Result<TrustedDir> programs = cache.sub("programs", false);
+  return programs ? programs->list().size() : 0;
+}
+}  // namespace
+
+TEST_CASE("a program's hash is remembered by its identity; a change to its bytes is seen",
+          "[unit][remote]") {
+  TempDir dir;
+  Result<TrustedDir> cache = TrustedDir::open(dir / "cache", true);
+  REQUIRE(cache);
+  const std::string program = dir / "bin/cc";
+  write_file(program, "#!/bin/sh\necho one\n", true);
+  const std::string first = to_hex(content_hash("#!/bin/sh\necho one\n"));
+  // Changed less than two seconds ago: hashed, not remembered (a change in
+  // the same clock tick would keep its stamps).
+  CHECK(program_hash(program, &*cache) == first);
+  CHECK(remembered(*cache) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  CHECK(program_hash(program, &*cache) == first);
+  CHECK(remembered(*cache) == 1);
+  CHECK(program_hash(program, &*cache) == first);
+  // The same size, its mtime put back: the ctime still moves, so it is read again.
+  struct stat st {};
+  REQUIRE(::stat(program.c_str(), &st) == 0);
+  write_file(program, "#!/bin/sh\necho two\n", true);
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, program.c_str(), times, 0) == 0);
+  CHECK(program_hash(program, &*cache) == to_hex(content_hash("#!/bin/sh\necho two\n")));
+  // Through a link, the file it names; without a cache, hashed each time.
+  std::filesystem::create_symlink(program, dir / "bin/link");
+  CHECK(program_hash(dir / "bin/link", nullptr) == program_hash(program, nullptr));
+  CHECK_FALSE(program_hash(dir / "bin/missing", &*cache));
+}
+
+TEST_CASE("a remembered program hash is used without reading the program", "[unit][remote]") {
+  // /usr/bin/g++ has not changed for seconds: remembered on first use. A
+  // planted answer under its identity shows that the next build reads only that.
+  TempDir dir;
+  Result<TrustedDir> cache = TrustedDir::open(dir / "cache", true);
+  REQUIRE(cache);
+  auto real = program_hash("/usr/bin/g++", &*cache);
+  REQUIRE(real);
+  CHECK(real == to_hex(content_hash(
+                    *read_whole_file(std::filesystem::canonical("/usr/bin/g++").string()))));
+  Result<TrustedDir> programs = cache->sub("programs", false);
+  REQUIRE(programs);
+  REQUIRE(programs->list().size() == 1);
+  const std::string planted(64, 'a');
+  REQUIRE(programs->write_atomically(programs->list()[0], planted));
+  CHECK(program_hash("/usr/bin/g++", &*cache) == planted);
+  // A damaged record is not used.
+  REQUIRE(programs->write_atomically(programs->list()[0], "not a hash"));
+  CHECK(program_hash("/usr/bin/g++", &*cache) == real);
 }
