@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kbuild/config_provider.hpp"
+#include "devices/config_provider.hpp"
 #include "kbuild/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,7 +2,7 @@
 // with `extends`, each backend's own lists; all validated at load time.
 #include <catch2/catch.hpp>
 
-#include "kbuild/config_provider.hpp"
+#include "devices/config_provider.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "kbuild/base_layer.hpp"
-#include "kbuild/compiler_kind.hpp"
+#include "plan/base_layer.hpp"
+#include "plan/compiler_kind.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/builtin_devices.hpp"
+#include "devices/builtin_devices.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
 

@@ -1,4 +1,4 @@
-#include "kbuild/device_file_lint.hpp"
+#include "devices/device_file_lint.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/config_provider.hpp"
+#include "devices/config_provider.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kbuild/json_locations.hpp"
+#include "util/json_locations.hpp"
 
 using namespace kbuild;
 

@@ -5,12 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
+#include "devices/config_provider.hpp"
+#include "devices/plugin_file.hpp"
+#include "devices/plugin_release.hpp"
 #include "kbuild/build_plan.hpp"
-#include "kbuild/config_provider.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/package_version.hpp"
-#include "kbuild/plugin_file.hpp"
-#include "kbuild/plugin_release.hpp"
 #include "kbuild/plugin_spec.hpp"
 
 using namespace kbuild;

@@ -1,0 +1,334 @@
+#include "devices/plugin_file.hpp"
+
+#include <cctype>
+#include <set>
+
+#include "kbuild/error.hpp"
+#include "kbuild/plugin_spec.hpp"
+
+namespace kbuild {
+
+namespace {
+
+using nlohmann::json;
+
+std::string kind_of(const json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Errors as the rest of the device file says them: path:line:column: at /key: what.
+class Checker {
+ public:
+  Checker(const JsonDocument& doc, const std::string& path) : doc_(doc), path_(path) {}
+
+  [[noreturn]] void fail(const std::string& ptr, const std::string& what,
+                         bool at_key = false) const {
+    TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
+    throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
+                                       std::to_string(p.column) + ": at " + ptr + ": " + what);
+  }
+  int line(const std::string& ptr) const { return doc_.value_position(ptr).line; }
+
+  const json& object(const json& v, const std::string& ptr, const std::set<std::string>& keys,
+                     bool lists_too = false) const {
+    if (!v.is_object()) fail(ptr, "expected an object, got " + kind_of(v));
+    for (const auto& [k, item] : v.items()) {
+      if (keys.count(k) || (lists_too && list_from_name(k))) continue;
+      std::string known = joined(keys);
+      if (lists_too) known += (known.empty() ? "" : ", ") + std::string("the 7 option lists");
+      fail(ptr + "/" + json_pointer_token(k), "unknown key '" + k + "' (known: " + known + ")",
+           true);
+    }
+    return v;
+  }
+  std::string string(const json& v, const std::string& ptr) const {
+    if (!v.is_string()) fail(ptr, "expected a string, got " + kind_of(v));
+    return v.get<std::string>();
+  }
+  TemplateString template_string(const json& v, const std::string& ptr) const {
+    std::string text = string(v, ptr);
+    try {
+      return TemplateString::parse(text);
+    } catch (const TemplateSyntaxError& e) {
+      fail(ptr, std::string(e.what()) + " at character " + std::to_string(e.offset + 1));
+    }
+  }
+  std::vector<DeviceFileEntry> entries(const json& v, const std::string& ptr) const {
+    if (!v.is_array()) fail(ptr, "expected an array of strings, got " + kind_of(v));
+    std::vector<DeviceFileEntry> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::string item = ptr + "/" + std::to_string(i);
+      out.push_back(DeviceFileEntry{template_string(v[i], item), line(item), item});
+    }
+    return out;
+  }
+  ListBlock block(const json& v, const std::string& ptr) const {
+    object(v, ptr, {}, true);
+    ListBlock out;
+    for (const auto& [k, item] : v.items())
+      out.lists[static_cast<std::size_t>(*list_from_name(k))] =
+          entries(item, ptr + "/" + json_pointer_token(k));
+    return out;
+  }
+  ListOverride list_override(const json& v, const std::string& ptr) const {
+    object(v, ptr, {}, true);
+    ListOverride out;
+    for (const auto& [k, item] : v.items())
+      out.lists[static_cast<std::size_t>(*list_from_name(k))] =
+          entries(item, ptr + "/" + json_pointer_token(k));
+    return out;
+  }
+  std::map<std::string, std::string> string_map(const json& v, const std::string& ptr) const {
+    if (!v.is_object()) fail(ptr, "expected an object, got " + kind_of(v));
+    std::map<std::string, std::string> out;
+    for (const auto& [k, item] : v.items())
+      out[k] = string(item, ptr + "/" + json_pointer_token(k));
+    return out;
+  }
+
+ private:
+  const JsonDocument& doc_;
+  const std::string& path_;
+};
+
+// object() with no keys refuses every key; maps take any key.
+const json& any_object(const Checker& check, const json& v, const std::string& ptr) {
+  if (!v.is_object()) check.fail(ptr, "expected an object, got " + kind_of(v));
+  return v;
+}
+
+bool is_env_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+std::string relative_path(const Checker& check, const json& v, const std::string& ptr) {
+  std::string p = check.string(v, ptr);
+  if (p.empty() || p[0] == '/') check.fail(ptr, "expected a path relative to the package root");
+  return p;
+}
+
+PackageSpec read_package(const Checker& check, const json& v) {
+  check.object(v, "/package",
+               {"name", "root", "version_file", "library", "source_checkout_mark", "toolkit",
+                "toolkit_version_files"});
+  PackageSpec p;
+  p.line = check.line("/package");
+  if (!v.contains("name")) check.fail("/package", "missing 'name' (the package's name)");
+  if (!v.contains("root"))
+    check.fail("/package", "missing 'root' (where the package is, e.g. \"${torch_npu_root}\")");
+  p.name = check.string(v["name"], "/package/name");
+  p.root = check.template_string(v["root"], "/package/root");
+  if (v.contains("version_file"))
+    p.version_file = relative_path(check, v["version_file"], "/package/version_file");
+  if (v.contains("library")) p.library = relative_path(check, v["library"], "/package/library");
+  if (v.contains("source_checkout_mark"))
+    p.source_checkout_mark =
+        relative_path(check, v["source_checkout_mark"], "/package/source_checkout_mark");
+  if (v.contains("toolkit")) p.toolkit = check.string(v["toolkit"], "/package/toolkit");
+  if (v.contains("toolkit_version_files"))
+    for (const DeviceFileEntry& e :
+         check.entries(v["toolkit_version_files"], "/package/toolkit_version_files"))
+      p.toolkit_version_files.push_back(e.value);
+  return p;
+}
+
+BaseEdit read_base_edit(const Checker& check, const json& v, const std::string& ptr) {
+  check.object(v, ptr, {"list", "drop", "replace", "with", "why"});
+  BaseEdit e;
+  if (!v.contains("list")) check.fail(ptr, "missing 'list' (which of the 7 lists, e.g. cflags)");
+  std::string list = check.string(v["list"], ptr + "/list");
+  if (!list_from_name(list)) check.fail(ptr + "/list", "'" + list + "' is not one of the 7 lists");
+  e.list = *list_from_name(list);
+  if (v.contains("drop") == v.contains("replace"))
+    check.fail(ptr, "give exactly one of 'drop' and 'replace'");
+  if (v.contains("replace") != v.contains("with"))
+    check.fail(ptr, "'replace' needs 'with' (and 'with' needs 'replace')");
+  const std::string what = ptr + (v.contains("drop") ? "/drop" : "/replace");
+  e.value = check.string(v.contains("drop") ? v["drop"] : v["replace"], what);
+  e.line = check.line(what);  // the line that says what goes
+  if (v.contains("with")) e.replacement = check.string(v["with"], ptr + "/with");
+  if (v.contains("why")) check.string(v["why"], ptr + "/why");
+  return e;
+}
+
+PluginBackend read_backend(const Checker& check, const std::string& name, const json& v,
+                           const std::string& ptr) {
+  check.object(v, ptr, {"description", "note", "base", "device_options"});
+  PluginBackend b;
+  b.name = name;
+  b.line = check.line(ptr);
+  if (v.contains("description"))
+    b.description = check.string(v["description"], ptr + "/description");
+  if (v.contains("note")) b.note = check.string(v["note"], ptr + "/note");
+  if (v.contains("base")) {
+    const json& base = v["base"];
+    if (!base.is_array())
+      check.fail(ptr + "/base", "expected an array of edits, got " + kind_of(base));
+    for (std::size_t i = 0; i < base.size(); ++i)
+      b.base.push_back(read_base_edit(check, base[i], ptr + "/base/" + std::to_string(i)));
+  }
+  if (v.contains("device_options")) {
+    std::string dptr = ptr + "/device_options";
+    const json& d = check.object(v["device_options"], dptr, {"unless_env", "every_device"});
+    b.patches_device = true;
+    if (d.contains("unless_env")) {
+      b.unless_env = check.string_map(any_object(check, d["unless_env"], dptr + "/unless_env"),
+                                      dptr + "/unless_env");
+      for (const auto& [env, value] : b.unless_env)
+        if (!is_env_name(env))
+          check.fail(dptr + "/unless_env/" + json_pointer_token(env),
+                     "'" + env + "' is not an environment variable name", true);
+    }
+    if (d.contains("every_device"))
+      b.every_device = check.block(d["every_device"], dptr + "/every_device");
+  }
+  return b;
+}
+
+PluginRelease read_release(const Checker& check, const PluginSpec& plugin,
+                           const std::string& version, const json& v, const std::string& ptr) {
+  check.object(v, ptr, {"cann", "every_device", "device", "notes"});
+  if (!parse_release_version(version))
+    check.fail(ptr, "'" + version + "' is not a release version like 2.11.0.post1", true);
+  PluginRelease r;
+  r.version = version;
+  r.line = check.line(ptr);
+  if (v.contains("cann")) r.cann = check.string(v["cann"], ptr + "/cann");
+  if (v.contains("every_device"))
+    r.every_device = check.list_override(v["every_device"], ptr + "/every_device");
+  if (v.contains("device")) r.device = check.list_override(v["device"], ptr + "/device");
+  if (v.contains("notes")) {
+    r.notes = check.string_map(any_object(check, v["notes"], ptr + "/notes"), ptr + "/notes");
+    for (const auto& [backend, note] : r.notes)
+      if (!plugin.backends.count(backend))
+        check.fail(ptr + "/notes/" + json_pointer_token(backend),
+                   "'" + backend + "' is not one of the plugin's backends", true);
+  }
+  return r;
+}
+
+std::set<std::string> names_of(const std::map<std::string, PluginBackend>& m) {
+  std::set<std::string> out;
+  for (const auto& [n, b] : m) out.insert(n);
+  return out;
+}
+
+// A backend the device offers must say what it does to the process, and the
+// plugin cannot describe a backend the device does not have: the mistake of
+// a loader registered for a backend that does not exist, caught at load.
+void check_backends_match(const Checker& check, const DeviceFile& file, const PluginSpec& p) {
+  if (file.backends.empty()) return;
+  for (const auto& [name, def] : file.backends)
+    if (!p.backends.count(name))
+      check.fail("/backends/" + json_pointer_token(name),
+                 "backend '" + name + "' has no state in /plugin/backends (plugin backends: " +
+                     joined(names_of(p.backends)) + ")",
+                 true);
+  for (const auto& [name, b] : p.backends)
+    if (!file.backends.count(name))
+      check.fail("/plugin/backends/" + json_pointer_token(name),
+                 "plugin backend '" + name + "' is not one of the device's backends", true);
+}
+
+PluginSpec read_plugin(const Checker& check, const DeviceFile& file, const json& v) {
+  check.object(v, "/plugin",
+               {"description", "backend_env", "default_backend", "backends", "releases"});
+  PluginSpec p;
+  p.line = check.line("/plugin");
+  if (v.contains("description"))
+    p.description = check.string(v["description"], "/plugin/description");
+  if (v.contains("backend_env")) {
+    p.backend_env = check.string(v["backend_env"], "/plugin/backend_env");
+    if (!is_env_name(p.backend_env))
+      check.fail("/plugin/backend_env",
+                 "'" + p.backend_env + "' is not an environment variable name");
+  }
+  if (!v.contains("backends"))
+    check.fail("/plugin", "missing 'backends' (what each backend changes in the process)");
+  for (const auto& [name, body] : any_object(check, v["backends"], "/plugin/backends").items()) {
+    std::string ptr = "/plugin/backends/" + json_pointer_token(name);
+    if (!is_valid_device_name(name))
+      check.fail(ptr, "invalid name '" + name + "' (use lowercase letters, digits, '_' or '-')",
+                 true);
+    p.backends.emplace(name, read_backend(check, name, body, ptr));
+  }
+  if (p.backends.empty()) check.fail("/plugin/backends", "a plugin needs at least one backend");
+  p.default_backend = file.default_backend;
+  if (v.contains("default_backend"))
+    p.default_backend = check.string(v["default_backend"], "/plugin/default_backend");
+  if (!p.default_backend.empty() && !p.backends.count(p.default_backend))
+    check.fail(v.contains("default_backend") ? "/plugin/default_backend" : "/default_backend",
+               "default backend '" + p.default_backend + "' is not one of the plugin's backends (" +
+                   joined(names_of(p.backends)) + ")");
+  check_backends_match(check, file, p);
+  if (v.contains("releases")) {
+    if (!file.package)
+      check.fail("/plugin/releases",
+                 "releases are chosen by the package's version; add a 'package' section", true);
+    for (const auto& [version, body] : any_object(check, v["releases"], "/plugin/releases").items())
+      p.releases.push_back(
+          read_release(check, p, version, body, "/plugin/releases/" + json_pointer_token(version)));
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<std::vector<long>> parse_release_version(const std::string& version) {
+  std::vector<long> out;
+  std::string rest = version.substr(0, version.find('+'));
+  std::size_t pos = 0;
+  while (pos <= rest.size()) {
+    std::size_t dot = rest.find('.', pos);
+    std::string part = rest.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    if (part.rfind("post", 0) == 0) part = part.substr(4);
+    std::size_t digits = 0;
+    while (digits < part.size() && std::isdigit(static_cast<unsigned char>(part[digits]))) ++digits;
+    if (digits == 0 || digits > 9) break;
+    out.push_back(std::stol(part.substr(0, digits)));
+    if (digits != part.size() || dot == std::string::npos) break;
+    pos = dot + 1;
+  }
+  if (out.empty()) return std::nullopt;
+  return out;
+}
+
+std::string release_line(const std::string& version) {
+  auto numbers = parse_release_version(version);
+  if (!numbers) return "";
+  std::string line;
+  for (std::size_t i = 0; i < numbers->size() && i < 3; ++i) {
+    if (i) line += '.';
+    line += std::to_string((*numbers)[i]);
+  }
+  return line;
+}
+
+void read_plugin_sections(const JsonDocument& doc, const std::string& path, DeviceFile& file) {
+  const json& root = doc.root();
+  Checker check(doc, path);
+  if (root.contains("package"))
+    file.package = std::make_shared<PackageSpec>(read_package(check, root["package"]));
+  if (root.contains("plugin")) {
+    if (file.exec)
+      check.fail("/plugin", "an exec provider cannot also be a plugin; drop 'plugin' or 'exec'",
+                 true);
+    file.plugin = std::make_shared<PluginSpec>(read_plugin(check, file, root["plugin"]));
+  }
+}
+
+}  // namespace kbuild

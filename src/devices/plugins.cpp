@@ -1,0 +1,188 @@
+#include "kbuild/plugins.hpp"
+
+#include <algorithm>
+
+#include "devices/builtin_devices.hpp"
+#include "devices/config_provider.hpp"
+#include "devices/plugin_release.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/package_version.hpp"
+#include "kbuild/plugin_spec.hpp"
+
+namespace kbuild {
+
+namespace {
+
+std::string backend_names(const PluginSpec& plugin) {
+  std::string names;
+  for (const auto& [name, b] : plugin.backends) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+const DeviceFile& plugin_file(const Registry& registry, const std::string& name) {
+  const DeviceFile* file = registry.device_file(name);
+  if (!file || !file->plugin) {
+    std::string known;
+    for (const DeviceListing& d : registry.list()) {
+      const DeviceFile* f = registry.device_file(d.name);
+      if (f && f->plugin) known += (known.empty() ? "" : ", ") + d.name;
+    }
+    throw Error(ErrorKind::usage,
+                "unknown plugin '" + name + "' (--plugin): " +
+                    (file ? "its device file " + file->path + " has no 'plugin' section"
+                          : std::string("no device file registers it")) +
+                    "; plugins: " + (known.empty() ? "none" : known));
+  }
+  return *file;
+}
+
+// --backend when it is meant for this plugin, else its variable, else its default.
+void choose_backend(const PluginRequest& request, bool device_has_backends, const Environment& env,
+                    ActivePlugin& p, bool& took_backend) {
+  const PluginSpec& spec = *p.file->plugin;
+  if (!request.backend.empty() && (p.name == request.device || !device_has_backends)) {
+    p.backend = request.backend;
+    p.backend_from = "--backend";
+    took_backend = took_backend || !device_has_backends;
+  } else if (auto value =
+                 spec.backend_env.empty() ? std::nullopt : env.get_nonempty(spec.backend_env)) {
+    p.backend = *value;
+    p.backend_from = spec.backend_env;
+  } else {
+    p.backend = spec.default_backend;
+    p.backend_from = "default";
+  }
+  if (p.backend.empty())
+    throw Error(ErrorKind::usage, "plugin '" + p.name + "' (" + p.file->path +
+                                      ") names no default backend: choose one with --backend (" +
+                                      backend_names(spec) + ")");
+  auto state = spec.backends.find(p.backend);
+  if (state == spec.backends.end())
+    throw Error(
+        ErrorKind::usage,
+        (p.backend_from == "--backend" ? std::string() : p.backend_from + "=" + p.backend + ": ") +
+            "device '" + p.name + "' has no backend '" + p.backend +
+            "' (backends: " + backend_names(spec) + ", in " + p.file->path + ")");
+  p.state = &state->second;
+}
+
+void pick_release(const ResolveContext& ctx, ActivePlugin& out, std::vector<std::string>& notes) {
+  const DeviceFile& file = *out.file;
+  if (!file.package) return;
+  TemplateContext tctx{ctx.env, ctx.paths, device_file_dir(file.path)};
+  Expansion root = file.package->root.expand(tctx);
+  if (root.value) out.package_root = *root.value;
+  if (root.value && !file.package->version_file.empty())
+    out.installed =
+        read_package_version(*root.value + "/" + file.package->version_file).value_or("");
+  std::string torch_version;
+  if (ctx.paths.torch_root)
+    torch_version = read_package_version(*ctx.paths.torch_root + "/version.py").value_or("");
+  ReleaseChoice choice =
+      choose_release(*file.plugin, file.package->name, out.installed, torch_version);
+  out.release = choice.release;
+  if (!choice.note.empty()) notes.push_back("plugin " + out.name + ": " + choice.note);
+}
+
+ActivePlugin activate_one(const Registry& registry, const std::string& name,
+                          const PluginRequest& request, const ResolveContext& ctx,
+                          ProcessPlugins& out) {
+  ActivePlugin p;
+  p.name = name;
+  p.file = &plugin_file(registry, name);
+  choose_backend(request, registry.has_backends(request.device), ctx.env, p, out.took_backend);
+  p.patches_device = p.state->patches_device;
+  for (const auto& [var, value] : p.state->unless_env)
+    if (p.patches_device && ctx.env.get(var) == value) {
+      p.patches_device = false;
+      p.patch_off_by = var + "=" + value;
+    }
+  pick_release(ctx, p, out.notes);
+  const std::string who = "plugin " + name + ", backend " + p.backend;
+  if (!p.state->note.empty()) out.notes.push_back(who + ": " + p.state->note);
+  if (p.release) {
+    auto note = p.release->notes.find(p.backend);
+    if (note != p.release->notes.end())
+      out.notes.push_back(who + " (release " + p.release->version + "): " + note->second);
+  }
+  if (!p.patch_off_by.empty())
+    out.notes.push_back(who + ": " + p.patch_off_by +
+                        " is set: device options stay Inductor's own (only the base-layer "
+                        "changes apply)");
+  return p;
+}
+
+// The lists of `block` with the release's replacements.
+ListBlock with_release(const ListBlock& block, const ListOverride* over) {
+  ListBlock out = block;
+  if (!over) return out;
+  for (std::size_t i = 0; i < kOptionListCount; ++i)
+    if (over->lists[i]) out.lists[i] = *over->lists[i];
+  return out;
+}
+
+std::string where(const ActivePlugin& p, int line) {
+  return p.file->path + ":" + std::to_string(line) + ", plugin " + p.name + ", backend " +
+         p.backend;
+}
+
+OptionsResult patched_device_options(const Registry& registry, const ActivePlugin& p,
+                                     DeviceQuery query, const ResolveContext& ctx) {
+  OptionsResult r;
+  TemplateContext tctx{ctx.env, ctx.paths, device_file_dir(p.file->path)};
+  add_device_file_block(
+      *p.file, with_release(p.state->every_device, p.release ? &p.release->every_device : nullptr),
+      tctx, "plugin " + p.name + " backend " + p.backend + " (every device)", r);
+  if (query.device_type != p.name) return r;
+  // Its own device also gets the file's lists, as of the release reproduced.
+  DeviceFile own = *p.file;
+  own.lists = with_release(own.lists, p.release ? &p.release->device : nullptr);
+  // The device's own backend is the plugin's; a device without backends gets none.
+  query.backend = registry.has_backends(p.name) ? p.backend : "";
+  OptionsResult device = make_provider(std::move(own))->options(query, ctx);
+  r.options.append(device.options);
+  r.notes.insert(r.notes.end(), device.notes.begin(), device.notes.end());
+  return r;
+}
+
+}  // namespace
+
+ProcessPlugins activate_plugins(const Registry& registry, const PluginRequest& request,
+                                const ResolveContext& ctx) {
+  std::vector<std::string> names;
+  const DeviceFile* device_file = registry.device_file(request.device);
+  if (device_file && device_file->plugin) names.push_back(request.device);
+  for (const std::string& n : request.names)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  ProcessPlugins out;
+  for (const std::string& name : names)
+    out.active.push_back(activate_one(registry, name, request, ctx, out));
+  return out;
+}
+
+void apply_base_edits(const ProcessPlugins& plugins, BuildOptions& base) {
+  for (const ActivePlugin& p : plugins.active) {
+    for (const BaseEdit& edit : p.state->base) {
+      if (edit.replacement)
+        base.replace(edit.list, edit.value, *edit.replacement,
+                     Origin{Layer::base, "plugin " + p.name + " backend " + p.backend, p.file->path,
+                            edit.line},
+                     "replaced by " + where(p, edit.line));
+      else
+        base.drop(edit.list, edit.value, "dropped by " + where(p, edit.line));
+    }
+  }
+}
+
+OptionsResult device_options_in_process(const Registry& registry, const ProcessPlugins& plugins,
+                                        DeviceQuery query, const ResolveContext& ctx, bool strict) {
+  // Like monkey-patching Inductor's hook: the last patch wins.
+  for (auto p = plugins.active.rbegin(); p != plugins.active.rend(); ++p)
+    if (p->patches_device) return patched_device_options(registry, *p, query, ctx);
+  for (const ActivePlugin& p : plugins.active)
+    if (p.name == query.device_type) return default_device_options(ctx);
+  if (plugins.took_backend) query.backend.clear();
+  return registry.resolve(query, ctx, strict);
+}
+
+}  // namespace kbuild

@@ -1,0 +1,227 @@
+#include "kbuild/build_context.hpp"
+#include "kbuild/elapsed.hpp"
+#include "kbuild/package_version.hpp"
+#include "kbuild/plugin_status.hpp"
+#include "kbuild/plugins.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "kbuild/byte_size.hpp"
+#include "kbuild/cache_root.hpp"
+#include "kbuild/device_file.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/install_layout.hpp"
+#include "kbuild/launcher.hpp"
+#include "kbuild/process.hpp"
+#include "kbuild/report.hpp"
+#include "kbuild/suggest.hpp"
+#include "site/compiler_version.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {}  // namespace
+
+Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
+  auto start = std::chrono::steady_clock::now();
+  site = resolve_site(options.site, env);
+  configs = register_device_files(config_sources(data_dir(env), env, options.config_files),
+                                  registry, options.allow_untrusted_config);
+  timings.push_back({"config", seconds_since(start)});
+}
+
+std::vector<std::string> Session::warnings() const {
+  std::vector<std::string> all = configs.warnings;
+  for (const std::string& w : registry.warnings()) all.push_back(w);
+  return all;
+}
+
+std::optional<DeviceListing> Session::listing(const std::string& device) const {
+  for (DeviceListing& d : registry.list())
+    if (d.name == device) return std::move(d);
+  return std::nullopt;
+}
+
+std::string Session::backend_of(const DeviceQuery& query) const {
+  if (!query.backend.empty()) return query.backend;
+  if (auto d = listing(query.device_type))
+    for (const BackendInfo& b : d->backends)
+      if (b.is_default) return b.name;
+  return "";
+}
+
+std::string device_description(const DeviceListing& device) {
+  static const std::pair<const char*, const char*> kBuiltIn[] = {
+      {"cpu", "the host CPU (Inductor's default device)"},
+      {"cuda", "NVIDIA GPUs through CUDA (AMD GPUs on a ROCm torch)"},
+      {"xpu", "Intel GPUs through SYCL"},
+      {"mps", "Apple GPUs through Metal"},
+  };
+  if (device.kind == "built-in") {
+    for (const auto& [name, what] : kBuiltIn)
+      if (device.name == name) return what;
+    return "";
+  }
+  try {
+    return load_device_file(device.source).description;
+  } catch (const Error&) {
+    return "";  // it loaded a moment ago; a file changed since says nothing here
+  }
+}
+
+std::optional<std::string> Session::device_suggestion(const std::string& device) const {
+  if (listing(device)) return std::nullopt;
+  std::vector<std::string> known;
+  for (const DeviceListing& d : registry.list()) known.push_back(d.name);
+  return closest_match(device, known);
+}
+
+std::optional<Error> report_path_problem(const std::string& report,
+                                         const std::vector<std::string>& sources,
+                                         const std::string& output) {
+  auto same_file = [&](const std::string& other) {
+    std::error_code ec;
+    if (fs::equivalent(report, other, ec)) return true;
+    return fs::absolute(report, ec).lexically_normal() ==
+           fs::absolute(other, ec).lexically_normal();
+  };
+  for (const std::string& source : sources)
+    if (same_file(source))
+      return Error(ErrorKind::usage,
+                   "--report " + report + " is also a source; choose another file");
+  if (!output.empty() && same_file(output))
+    return Error(ErrorKind::usage,
+                 "--report " + report + " is also the output; choose another file");
+  if (std::string problem = check_replaceable(report); !problem.empty())
+    return Error(ErrorKind::output, "--report " + problem);
+  return std::nullopt;
+}
+
+CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size) {
+  CacheSettings s;
+  s.root = cache_root(env);
+  s.enabled = enabled;
+  std::string size = max_size;
+  std::string from = "--cache-max-size";
+  if (size.empty()) {
+    size = env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
+    from = "KBUILD_CACHE_MAX_SIZE";
+  }
+  if (!size.empty()) {
+    auto bytes = parse_size(size);
+    if (!bytes)
+      throw Error(ErrorKind::usage,
+                  from + ": cache size '" + size + "' is not a size like 500M or 4G (0 to 1024T)");
+    s.max_bytes = *bytes;
+  }
+  return s;
+}
+
+BuildContext::BuildContext(const Session& session, const std::string& device,
+                           const RunOptions& options)
+    : cache(
+          OutputCache::open(cache_settings(session.env, options.use_cache, options.cache_max_size),
+                            !options.dry_run)),
+      env_(session.env),
+      options_(options) {
+  if (!cache.problem().empty())
+    (cache.problem_is_warning() ? warnings : notes).push_back(cache.problem());
+  settings.cache = &cache;
+  settings.launcher = parse_launcher(
+      options.launcher.empty() ? session.registry.launcher_for(device) : options.launcher);
+  settings.launcher.resolve_native = options.resolve_native;
+  if (options.timeout_s > 0)
+    settings.timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
+  if (options.load_check && !options.dry_run) settings.load_check.loader = {load_check_helper()};
+  settings.load_check.required_symbols = options.required_symbols;
+}
+
+BuildContext::PchPlace BuildContext::pch_place() {
+  PchPlace place;
+  place.root = cache.root();
+  const std::string root = cache_root(env_);
+  if (!place.root && !options_.use_cache) {
+    Result<TrustedDir> opened = open_cache_root(root, !options_.dry_run);
+    if (opened)
+      place.root = &own_pch_root_.emplace(std::move(*opened));
+    else if (!options_.dry_run)
+      place.warning = opened.why() + "; the precompiled header is built for this build only";
+  }
+  place.dir = place.root ? place.root->path() : "";
+  // Where the run will keep it: the cache, also when a dry run has not
+  // made that directory yet.
+  std::error_code ec;
+  if (!place.root && options_.dry_run && !fs::exists(root, ec)) place.dir = root;
+  return place;
+}
+
+StepInput BuildContext::step_input(const BuildPlan& plan,
+                                   const std::vector<std::string>& sources) const {
+  StepInput in;
+  in.sources = sources;
+  in.launcher = settings.launcher;
+  in.record_inputs = options_.use_cache && !cache_root(env_).empty();
+  in.load_check = options_.load_check;
+  in.required_symbols = options_.required_symbols;
+  if (settings.launcher.resolve_native && settings.launcher.split) {
+    auto compiler = find_executable(plan.command.argv[0], env_);
+    if (compiler) in.native_flags = resolve_native_flags(*compiler, env_);
+  }
+  return in;
+}
+
+namespace {
+
+// The versions a failure report needs: torch's, and each plugin's package,
+// release, backend and toolkit, also when the build failed resolving them.
+void version_matrix(const Session& session, const BuildRecord& record, ReportInput& in) {
+  const Paths& paths = session.site.paths;
+  if (paths.torch_root)
+    in.torch_version = read_package_version(*paths.torch_root + "/version.py").value_or("");
+  try {
+    ProcessPlugins plugins = activate_plugins(
+        session.registry, PluginRequest{record.plugins, record.device, record.backend},
+        session.context());
+    for (const ActivePlugin& p : plugins.active)
+      in.plugins.push_back(plugin_status(p, session.context()));
+  } catch (const Error&) {
+    // The build's own error says why; the report keeps what it has.
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env) {
+  ReportInput in;
+  in.kbuild_argv = record.kbuild_argv;
+  in.cwd = fs::current_path().string();
+  in.request = record.request ? &*record.request : nullptr;
+  in.plan = record.plan ? &*record.plan : nullptr;
+  in.outcome = &record.outcome;
+  in.steps = record.pch_lines;
+  for (const std::string& line : step_lines(record.steps)) in.steps.push_back(line);
+  in.notes = record.notes;
+  in.compiler_path = record.request ? record.request->compiler : record.compiler;
+  in.compiler_version = compiler_version(in.compiler_path, env).first_line;
+  if (const Session* session = record.session) {
+    in.config_files = session->configs.files;
+    in.timings = session->timings;
+    if (auto d = session->listing(record.device)) {
+      in.provider_kind = d->kind;
+      in.provider_source = d->source;
+    }
+    if (record.request) {
+      in.backend = session->backend_of(record.request->query);
+      in.torch_found = record.request->use_torch && session->site.paths.torch_root.has_value();
+    }
+    version_matrix(*session, record, in);
+  }
+  in.env = &env;
+  in.error = record.failure ? &*record.failure : nullptr;
+  in.exit_code = record.exit_code;
+  return build_report(in);
+}
+
+}  // namespace kbuild

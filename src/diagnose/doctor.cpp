@@ -1,0 +1,194 @@
+#include "kbuild/doctor.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "devices/builtin_devices.hpp"
+#include "devices/config_provider.hpp"
+#include "kbuild/device_file.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/plugin_status.hpp"
+#include "kbuild/printable.hpp"
+#include "kbuild/process.hpp"
+#include "site/compiler_version.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+std::string origin_text(const Origin& o) {
+  return o.file.empty() ? o.provider : o.provider + ", " + o.file + ":" + std::to_string(o.line);
+}
+
+void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
+  DoctorCheck c{"compiler", CheckStatus::ok, in.request.compiler, ""};
+  auto path = find_executable(in.request.compiler, in.env);
+  if (!path) {
+    out.push_back({"compiler", CheckStatus::fail, in.request.compiler + " not found",
+                   "install g++ or choose a compiler with --cxx PATH / CXX"});
+    return;
+  }
+  CompilerVersion version = compiler_version(*path, in.env);
+  c.detail = *path + ": " + version.first_line;
+  if (!version.failure.empty()) {
+    c.status = CheckStatus::fail;
+    c.hint = "`" + *path + " --version` failed (" + version.failure + ")";
+  }
+  out.push_back(c);
+}
+
+// Each device file on its own, so one broken file does not hide the others.
+void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry) {
+  for (const ConfigSource& source : in.config_sources) {
+    try {
+      Registry one;
+      LoadedConfigs loaded = register_device_files({source}, one, in.allow_untrusted_config);
+      for (const std::string& file : loaded.files) {
+        DeviceFile f = load_device_file(file);
+        f.check_program_trust = !in.allow_untrusted_config;
+        const std::string device = f.device;
+        out.push_back({"device file", CheckStatus::ok, file + " (device " + device + ")", ""});
+        registry.register_device(device, make_provider(std::move(f)));
+      }
+      for (const std::string& w : loaded.warnings)
+        out.push_back({"config path", CheckStatus::warn, w, "fix KBUILD_CONFIG_PATH"});
+    } catch (const Error& e) {
+      out.push_back({"device file", CheckStatus::fail, e.what(), "fix what the message names"});
+    }
+  }
+}
+
+void check_site(const DoctorInput& in, std::vector<DoctorCheck>& out) {
+  const Paths& p = in.site.paths;
+  if (p.torch_root)
+    out.push_back({"torch", is_directory(*p.torch_root) ? CheckStatus::ok : CheckStatus::fail,
+                   *p.torch_root, "give the torch package dir with --torch-root"});
+  else if (in.request.use_torch)
+    out.push_back({"torch", CheckStatus::warn,
+                   in.site.discovery
+                       ? (in.site.discovery->problem.empty() ? "python has no torch package"
+                                                             : in.site.discovery->problem)
+                       : "not found",
+                   "plain kernels only; give --torch-root DIR (or --no-torch to mean it)"});
+  if (p.torch_root) {
+    out.push_back(
+        {"python include",
+         p.python_include && is_directory(*p.python_include) ? CheckStatus::ok : CheckStatus::warn,
+         p.python_include.value_or("unknown"), "give --python-include DIR"});
+    out.push_back(
+        {"python libdir",
+         p.python_libdir && is_directory(*p.python_libdir) ? CheckStatus::ok : CheckStatus::warn,
+         p.python_libdir.value_or("unknown"), "give --python-libdir DIR"});
+  }
+}
+
+// A library is resolvable when lib<name>.so or .a is in a -L dir or on the
+// system's search path.
+bool library_found(const std::string& name, const std::vector<std::string>& dirs,
+                   const Environment& env) {
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    if (fs::exists(d + "/lib" + name + ".so", ec) || fs::exists(d + "/lib" + name + ".a", ec))
+      return true;
+  }
+  return find_shared_library(name, env).has_value();
+}
+
+// Each active plugin: its versions and state, then what looks wrong about it.
+void check_plugins(const BuildPlan& plan, const ResolveContext& ctx,
+                   std::vector<DoctorCheck>& out) {
+  for (const ActivePlugin& p : plan.plugins.active) {
+    PluginStatus status = plugin_status(p, ctx);
+    out.push_back({"plugin " + p.name, CheckStatus::ok, describe(status), ""});
+    for (const std::string& w : plugin_warnings(status, *p.file))
+      out.push_back({"plugin " + p.name, CheckStatus::warn, w, "see README, \"NPU\""});
+  }
+}
+
+void check_plan(const DoctorInput& in, const Registry& registry, std::vector<DoctorCheck>& out) {
+  BuildRequest r = in.request;
+  r.sources = {"kernel.cpp"};
+  BuildPlan plan;
+  try {
+    plan = plan_build(r, registry, ResolveContext{in.site.paths, in.env});
+  } catch (const Error& e) {
+    out.push_back({"device " + r.query.device_type, CheckStatus::fail, e.what(),
+                   "fix what the message names, then run kbuild doctor again"});
+    return;
+  }
+  out.push_back({"device " + r.query.device_type, CheckStatus::ok,
+                 std::to_string(plan.command.argv.size()) + " arguments resolved", ""});
+  check_plugins(plan, ResolveContext{in.site.paths, in.env}, out);
+  for (const std::string& note : plan.notes) out.push_back({"note", CheckStatus::warn, note, ""});
+  for (const Entry& e : plan.options.entries(OptionList::include_dirs))
+    if (!is_directory(e.value))
+      out.push_back({"include dir", CheckStatus::warn, e.value + " does not exist",
+                     "added by " + origin_text(e.origin)});
+  std::vector<std::string> lib_dirs = plan.options.values(OptionList::libraries_dirs);
+  for (const Entry& e : plan.options.entries(OptionList::libraries_dirs))
+    if (!is_directory(e.value))
+      out.push_back({"library dir", CheckStatus::warn, e.value + " does not exist",
+                     "added by " + origin_text(e.origin)});
+  for (const Entry& e : plan.options.entries(OptionList::libraries)) {
+    bool found = library_found(e.value, lib_dirs, in.env);
+    out.push_back({"library " + e.value, found ? CheckStatus::ok : CheckStatus::fail,
+                   found ? "found" : "lib" + e.value + ".so not in the -L dirs or the system's",
+                   found ? ""
+                         : "added by " + origin_text(e.origin) +
+                               "; install it or fix the library dirs (the link would fail)"});
+  }
+}
+
+}  // namespace
+
+const char* status_name(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok: return "ok";
+    case CheckStatus::warn: return "warn";
+    case CheckStatus::fail: return "fail";
+  }
+  return "fail";
+}
+
+std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
+  std::vector<DoctorCheck> out;
+  check_compiler(in, out);
+  Registry registry;
+  check_configs(in, out, registry);
+  check_site(in, out);
+  check_plan(in, registry, out);
+  // Paths and device files' texts (env_help) may hold newlines, control
+  // characters or bytes that are not UTF-8: each check stays one line.
+  for (DoctorCheck& c : out) {
+    c.name = printable_line(c.name);
+    c.detail = printable_line(c.detail);
+    c.hint = printable_line(c.hint);
+  }
+  return out;
+}
+
+std::string doctor_summary(const std::vector<DoctorCheck>& checks) {
+  std::size_t counts[3] = {0, 0, 0};
+  for (const DoctorCheck& c : checks) ++counts[static_cast<int>(c.status)];
+  std::string line = "summary: " + std::to_string(checks.size()) +
+                     " checks: " + std::to_string(counts[0]) + " ok, " + std::to_string(counts[1]) +
+                     " warnings, " + std::to_string(counts[2]) + " failures";
+  switch (worst(checks)) {
+    case CheckStatus::ok: return line + "; ready to build";
+    case CheckStatus::warn: return line + "; builds may work: see the hints above";
+    case CheckStatus::fail: return line + "; fix the failures above before building";
+  }
+  return line;
+}
+
+CheckStatus worst(const std::vector<DoctorCheck>& checks) {
+  CheckStatus w = CheckStatus::ok;
+  for (const DoctorCheck& c : checks)
+    if (static_cast<int>(c.status) > static_cast<int>(w)) w = c.status;
+  return w;
+}
+
+}  // namespace kbuild

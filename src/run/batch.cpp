@@ -1,0 +1,209 @@
+#include "kbuild/batch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
+
+#include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/process.hpp"
+#include "util/json_locations.hpp"
+
+namespace kbuild {
+
+namespace {
+
+[[noreturn]] void manifest_error(const std::string& path, const JsonDocument& doc,
+                                 const std::string& pointer, const std::string& what,
+                                 ErrorKind kind = ErrorKind::config) {
+  TextPosition p = doc.value_position(pointer);
+  throw Error(kind, path + ":" + std::to_string(p.line) + ":" + std::to_string(p.column) + ": at " +
+                        (pointer.empty() ? "/" : pointer) + ": " + what);
+}
+
+std::vector<std::string> string_array(const std::string& path, const JsonDocument& doc,
+                                      const nlohmann::json& v, const std::string& pointer) {
+  if (!v.is_array()) manifest_error(path, doc, pointer, "expected an array of strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      manifest_error(path, doc, pointer + "/" + std::to_string(i), "expected a string");
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+std::string output_of(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "-o" || args[i] == "--output") return args[i + 1];
+  return "";
+}
+
+// Where a job's first argument comes from: `common`, or the build itself.
+std::string first_arg_pointer(const nlohmann::json& root, const std::string& build_pointer,
+                              bool build_is_object) {
+  if (root.contains("common") && !root["common"].empty()) return "/common/0";
+  return build_pointer + (build_is_object ? "/args/0" : "/0");
+}
+
+// A build that runs build-many would run manifests within manifests (a
+// manifest naming itself: without end).
+void refuse_nested_batch(const std::string& path, const JsonDocument& doc, const BatchJob& job,
+                         const std::string& pointer) {
+  if (!job.args.empty() && job.args.front() == "build-many")
+    manifest_error(path, doc, pointer,
+                   "a build cannot run build-many (it would run manifests within manifests "
+                   "without bound); list those builds in this manifest");
+}
+
+// Two builds writing one output would race for it: refused before any runs.
+void refuse_shared_outputs(const std::string& path, const JsonDocument& doc,
+                           const std::vector<BatchJob>& jobs) {
+  std::map<std::string, std::size_t> first_writer;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    std::string output = output_of(jobs[i].args);
+    if (output.empty()) continue;
+    std::string key = std::filesystem::absolute(output).lexically_normal().string();
+    auto [at, fresh] = first_writer.emplace(key, i);
+    if (!fresh)
+      manifest_error(path, doc, "/builds/" + std::to_string(i),
+                     "output " + output + " is also the output of /builds/" +
+                         std::to_string(at->second) + "; give each build its own -o",
+                     ErrorKind::usage);
+  }
+}
+
+}  // namespace
+
+std::vector<BatchJob> load_batch_manifest(const std::string& path) {
+  constexpr std::size_t kMaxManifestBytes = 16u << 20;
+  auto text = read_file_up_to(path, kMaxManifestBytes + 1);
+  if (!text) throw Error(ErrorKind::config, "cannot read manifest " + path);
+  if (text->size() > kMaxManifestBytes)
+    throw Error(ErrorKind::config, path + ": manifest larger than 16 MiB; is this the right file?");
+  JsonDocument doc = parse_json_file_text(*text, path);
+  const nlohmann::json& root = doc.root();
+  if (!root.is_object()) manifest_error(path, doc, "", "expected an object with \"builds\"");
+  for (const auto& [key, value] : root.items())
+    if (key != "common" && key != "builds")
+      manifest_error(path, doc, "/" + json_pointer_token(key),
+                     "unknown key '" + key + "' (known: common, builds)");
+  std::vector<std::string> common;
+  if (root.contains("common")) common = string_array(path, doc, root["common"], "/common");
+  if (!root.contains("builds") || !root["builds"].is_array())
+    manifest_error(path, doc, "", "\"builds\" must be an array");
+  std::vector<BatchJob> jobs;
+  const nlohmann::json& builds = root["builds"];
+  for (std::size_t i = 0; i < builds.size(); ++i) {
+    std::string ptr = "/builds/" + std::to_string(i);
+    BatchJob job;
+    const nlohmann::json& b = builds[i];
+    std::vector<std::string> args;
+    if (b.is_array()) {
+      args = string_array(path, doc, b, ptr);
+    } else if (b.is_object()) {
+      for (const auto& [key, value] : b.items())
+        if (key != "name" && key != "args")
+          manifest_error(path, doc, ptr + "/" + json_pointer_token(key),
+                         "unknown key '" + key + "' (known: name, args)");
+      if (!b.contains("args")) manifest_error(path, doc, ptr, "missing \"args\"");
+      args = string_array(path, doc, b["args"], ptr + "/args");
+      if (b.contains("name")) {
+        if (!b["name"].is_string()) manifest_error(path, doc, ptr + "/name", "expected a string");
+        job.name = b["name"];
+      }
+    } else {
+      manifest_error(path, doc, ptr, "expected an array of arguments or {\"name\", \"args\"}");
+    }
+    job.args = common;
+    job.args.insert(job.args.end(), args.begin(), args.end());
+    refuse_nested_batch(path, doc, job, first_arg_pointer(root, ptr, b.is_object()));
+    if (job.name.empty()) job.name = output_of(job.args);
+    if (job.name.empty()) job.name = "job " + std::to_string(i + 1);
+    jobs.push_back(std::move(job));
+  }
+  refuse_shared_outputs(path, doc, jobs);
+  return jobs;
+}
+
+std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
+                                   const std::vector<std::string>& kbuild, unsigned parallel,
+                                   bool fail_fast,
+                                   const std::function<void(const BatchProgress&)>& progress) {
+  std::vector<BatchResult> results(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) results[i].name = jobs[i].name;  // skipped too
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  BatchProgress state;
+  state.total = jobs.size();
+  const auto start = std::chrono::steady_clock::now();
+  // An interrupt is passed on to the running builds (each ends its own
+  // compiler) and starts no new ones.
+  InterruptWatch interrupts;
+
+  auto worker = [&] {
+    for (std::size_t i = next++; i < jobs.size(); i = next++) {
+      if (stop || interrupt_received()) break;
+      BatchResult& r = results[i];
+      r.started = true;
+      std::vector<std::string> argv = kbuild;
+      argv.insert(argv.end(), jobs[i].args.begin(), jobs[i].args.end());
+      ProcessOptions opts;
+      opts.capture_output = true;  // no interleaving: shown per job
+      opts.max_capture = 1 << 20;
+      opts.handle_interrupts = true;
+      // Longer than a build's own grace and kill wait, so that each build
+      // ends its compiler before it could be killed itself.
+      opts.exit_grace = std::chrono::seconds(8);
+      auto t0 = std::chrono::steady_clock::now();
+      try {
+        ProcessResult p = run_process(argv, opts);
+        r.exit_code = p.interrupted_by ? exit_code(ErrorKind::interrupted)
+                      : p.exited       ? p.exit_code
+                                       : 128 + p.signal;
+        r.output = p.err + p.out;
+      } catch (const Error& e) {
+        r.exit_code = exit_code(ErrorKind::internal);
+        r.output = e.what();
+      }
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mutex);
+      ++state.done;
+      if (r.exit_code != 0) {
+        ++state.failed;
+        if (fail_fast) stop = true;
+      }
+      state.elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (progress) progress(state);
+    }
+  };
+  // No more threads than builds, whatever -j asked for.
+  const std::size_t threads =
+      std::clamp<std::size_t>(parallel, 1, std::max<std::size_t>(1, jobs.size()));
+  std::vector<std::thread> pool;
+  try {
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  } catch (const std::system_error& e) {  // out of threads: the ones started do the work
+    if (pool.empty())
+      throw Error(ErrorKind::internal, std::string("cannot start a thread: ") + e.what());
+  }
+  for (std::thread& t : pool) t.join();
+  if (int sig = interrupt_received()) {
+    std::size_t not_started = std::count_if(results.begin(), results.end(),
+                                            [](const BatchResult& r) { return !r.started; });
+    throw Error(ErrorKind::interrupted,
+                "interrupted by signal " + std::to_string(sig) +
+                    "; the running builds were stopped (their outputs left as they were), " +
+                    std::to_string(not_started) + " not started");
+  }
+  return results;
+}
+
+}  // namespace kbuild

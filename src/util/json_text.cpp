@@ -1,0 +1,284 @@
+#include "kbuild/json_text.hpp"
+
+#include <cstdio>
+
+#include "kbuild/printable.hpp"
+#include "util/json_locations.hpp"
+
+namespace kbuild {
+namespace {
+
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// The code unit of the \uXXXX escape whose 'u' is at text[i], or -1.
+long unicode_escape(std::string_view text, std::size_t i) {
+  if (i + 4 >= text.size() || text[i] != 'u') return -1;
+  for (std::size_t k = 1; k <= 4; ++k)
+    if (!is_hex(text[i + k])) return -1;
+  return std::stol(std::string(text.substr(i + 1, 4)), nullptr, 16);
+}
+
+// Rewrites what nlohmann cannot read: a lone \udcXX (XX >= 80) becomes
+// \u0000 and the two digits XX, and a real \u0000 becomes \u0000\u0000, so
+// that after parsing, NUL + two digits is the byte and NUL + NUL is a NUL.
+// Returns false (and leaves `out` alone) when `text` has no such escape.
+bool mark_surrogate_escapes(std::string_view text, std::string& out) {
+  bool found = false, in_string = false;
+  long previous_unit = -1;  // the \u escape just before, for surrogate pairs
+  std::string rewritten;
+  rewritten.reserve(text.size() + 16);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (!in_string) {
+      in_string = c == '"';
+      rewritten += c;
+      continue;
+    }
+    if (c == '"') {
+      in_string = false;
+      previous_unit = -1;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      long unit = unicode_escape(text, i + 1);
+      bool after_high = previous_unit >= 0xD800 && previous_unit <= 0xDBFF;
+      if (unit >= 0xDC80 && unit <= 0xDCFF && !after_high) {
+        rewritten += "\\u0000";
+        rewritten += text.substr(i + 4, 2);
+        found = true;
+        previous_unit = -1;
+        i += 5;
+        continue;
+      }
+      previous_unit = unit;
+      if (unit == 0) {
+        rewritten += "\\u0000\\u0000";
+      } else if (unit > 0) {
+        rewritten.append(text.substr(i, 6));
+      } else {
+        rewritten += c;
+        rewritten += text[++i];
+        continue;
+      }
+      i += 5;
+      continue;
+    }
+    previous_unit = -1;
+    rewritten += c;
+  }
+  if (found) out = std::move(rewritten);
+  return found;
+}
+
+// Undoes mark_surrogate_escapes in one string.
+std::string unmark(const std::string& s) {
+  if (s.find('\0') == std::string::npos) return s;
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\0' || i + 1 >= s.size()) {
+      out += s[i];
+    } else if (s[i + 1] == '\0') {
+      out += '\0';
+      ++i;
+    } else if (i + 2 < s.size() && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+template <typename Json>
+void unmark_all(Json& j) {
+  if (j.is_string()) {
+    j = unmark(j.template get_ref<const std::string&>());
+  } else if (j.is_array()) {
+    for (Json& item : j) unmark_all(item);
+  } else if (j.is_object()) {
+    Json rebuilt = Json::object();
+    for (auto& [key, value] : j.items()) {
+      unmark_all(value);
+      rebuilt[unmark(key)] = std::move(value);
+    }
+    j = std::move(rebuilt);
+  }
+}
+
+template <typename Json>
+Json parse_limited(std::string_view text) {
+  std::size_t deep = json_depth_exceeded_at(text);
+  if (deep != std::string_view::npos)
+    throw JsonSyntaxError("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
+                          position_of_offset(text, deep));
+  std::string marked;
+  bool escapes = mark_surrogate_escapes(text, marked);
+  std::string_view input = escapes ? std::string_view(marked) : text;
+  try {
+    Json doc = Json::parse(input.begin(), input.end());
+    if (escapes) unmark_all(doc);
+    return doc;
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    auto colon = what.find(": ");
+    if (colon != std::string::npos && what.find("parse error") < colon)
+      what = what.substr(colon + 2);
+    throw JsonSyntaxError(what, position_of_offset(input, e.byte > 0 ? e.byte - 1 : 0));
+  } catch (const nlohmann::json::exception& e) {  // a number out of range
+    throw JsonSyntaxError(e.what(), TextPosition{});
+  }
+}
+
+template <typename Json>
+void dump_into(const Json& j, int indent, int level, std::string& out) {
+  const bool pretty = indent >= 0;
+  auto newline = [&](int depth) {
+    if (pretty) out += '\n' + std::string(static_cast<std::size_t>(indent * depth), ' ');
+  };
+  if (j.is_string()) {
+    out += json_quote(j.template get_ref<const std::string&>());
+  } else if (j.is_array() && !j.empty()) {
+    out += '[';
+    bool first = true;
+    for (const Json& item : j) {
+      if (!first) out += ',';
+      first = false;
+      newline(level + 1);
+      dump_into(item, indent, level + 1, out);
+    }
+    newline(level);
+    out += ']';
+  } else if (j.is_object() && !j.empty()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, value] : j.items()) {
+      if (!first) out += ',';
+      first = false;
+      newline(level + 1);
+      out += json_quote(key);
+      out += pretty ? ": " : ":";
+      dump_into(value, indent, level + 1, out);
+    }
+    newline(level);
+    out += '}';
+  } else {
+    out += j.dump();  // numbers, booleans, null, [] and {}
+  }
+}
+
+}  // namespace
+
+std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
+nlohmann::json parse_json_text(std::string_view text) {
+  return parse_limited<nlohmann::json>(text);
+}
+
+nlohmann::ordered_json parse_ordered_json_text(std::string_view text) {
+  return parse_limited<nlohmann::ordered_json>(text);
+}
+
+std::string json_quote(std::string_view bytes) {
+  std::string out = "\"";
+  char escape[8];
+  for (std::size_t i = 0; i < bytes.size();) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          std::snprintf(escape, sizeof escape, "\\u%04x", c);
+          out += escape;
+        } else if (c < 0x80) {
+          out += static_cast<char>(c);
+        } else if (std::size_t n = utf8_sequence_length(bytes, i)) {
+          out.append(bytes.substr(i, n));
+          i += n;
+          continue;
+        } else {
+          std::snprintf(escape, sizeof escape, "\\udc%02x", c);
+          out += escape;
+        }
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
+std::string dump_json(const nlohmann::json& doc, int indent) {
+  std::string out;
+  dump_into(doc, indent, 0, out);
+  return out;
+}
+
+std::string dump_json(const nlohmann::ordered_json& doc, int indent) {
+  std::string out;
+  dump_into(doc, indent, 0, out);
+  return out;
+}
+
+namespace {
+
+// CBOR decoding recurses once per nesting level: this pass refuses deep
+// input first (it stops at the first level too many).
+struct CborDepthLimit : nlohmann::json_sax<nlohmann::json> {
+  std::size_t depth = 0;
+  bool deeper() { return ++depth <= kMaxJsonDepth; }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return deeper(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override { return deeper(); }
+  bool end_array() override { return --depth, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+};
+
+}  // namespace
+
+std::optional<nlohmann::json> parse_cbor(std::string_view bytes) {
+  CborDepthLimit limit;
+  if (!nlohmann::json::sax_parse(bytes.begin(), bytes.end(), &limit,
+                                 nlohmann::json::input_format_t::cbor))
+    return std::nullopt;
+  try {
+    return nlohmann::json::from_cbor(bytes.begin(), bytes.end());
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace kbuild
