@@ -103,7 +103,8 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   for (const std::string& line : step_lines(steps)) console.info("running: " + line);
   BuildOutcome outcome;
   run_build(call.plan, steps, call.sources, settings, env, outcome);
-  console.info(std::string("cache: ") + cache_status_name(outcome.cache));
+  console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
+               (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
   return 0;
 }
 

@@ -18,9 +18,9 @@ constexpr std::array<std::string_view, 22> kTakesValue{
 // Words after which the command is not one build with one output that
 // kbuild can check and cache: it runs as it is.
 bool runs_as_it_is(std::string_view w) {
-  constexpr std::array<std::string_view, 14> exact{
-      "-E", "-S", "-M",   "-MM",       "-MD",           "-MMD",   "-MF",
-      "-v", "-",  "-###", "--version", "-fsyntax-only", "--help", "-x"};
+  constexpr std::array<std::string_view, 13> exact{
+      "-E", "-S", "-M",   "-MM",       "-MD",           "-MMD",  "-MF",
+      "-v", "-",  "-###", "--version", "-fsyntax-only", "--help"};
   if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
   return w.rfind("-print-", 0) == 0 || w.rfind("-dump", 0) == 0 || w.rfind("-save-temps", 0) == 0 ||
          w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind("@", 0) == 0;
@@ -37,16 +37,29 @@ bool takes_value(std::string_view w) {
   return std::find(kTakesValue.begin(), kTakesValue.end(), w) != kTakesValue.end();
 }
 
+// The language a `-x` word names (`-x LANG` or `-xLANG`); "" for any other word.
+std::string_view language(const std::vector<std::string>& argv, std::size_t i) {
+  std::string_view w(argv[i]);
+  if (w == "-x") return i + 1 < argv.size() ? std::string_view(argv[i + 1]) : "-x";
+  return w.rfind("-x", 0) == 0 ? w.substr(2) : "";
+}
+
 }  // namespace
 
 std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv) {
   std::optional<std::size_t> output_index;
-  bool compile_only = false, shared = false;
+  bool compile_only = false, shared = false, header = false;
   std::vector<std::string> inputs;
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& w = argv[i];
     if (runs_as_it_is(w)) return std::nullopt;
-    if (w == "-o") {
+    if (std::string_view lang = language(argv, i); !lang.empty()) {
+      // Only a header precompiled (Inductor's prefix header), named before
+      // its one input; any other language change runs as it is.
+      if (lang != "c++-header" || header || !inputs.empty()) return std::nullopt;
+      header = true;
+      i += w == "-x" ? 1 : 0;
+    } else if (w == "-o") {
       if (output_index || i + 1 == argv.size()) return std::nullopt;
       output_index = ++i;
     } else if (takes_value(w)) {
@@ -60,12 +73,16 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
       inputs.push_back(w);
     }
   }
-  // One object per compile; a program (neither -c nor -shared) is not a kernel.
-  if (!output_index || inputs.empty() || (!compile_only && !shared) ||
-      (compile_only && inputs.size() != 1))
+  // One object or precompiled header per compile; a program (neither -c
+  // nor -shared) is not a kernel.
+  if (!output_index || inputs.empty()) return std::nullopt;
+  if (header ? shared || inputs.size() != 1
+             : (!compile_only && !shared) || (compile_only && inputs.size() != 1))
     return std::nullopt;
   CompilerCall call;
-  call.plan.kind = compile_only ? OutputKind::object : OutputKind::shared_library;
+  call.plan.kind = header         ? OutputKind::precompiled_header
+                   : compile_only ? OutputKind::object
+                                  : OutputKind::shared_library;
   call.plan.output = argv[*output_index];
   call.plan.command.argv = argv;
   call.plan.command.output_index = *output_index;

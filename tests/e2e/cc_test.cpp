@@ -130,3 +130,41 @@ TEST_CASE("kbuild cc runs the compiler behind KBUILD_LAUNCHER", "[e2e][cc]") {
   CHECK(c.runs() == 1);
   CHECK(fs::is_regular_file(c.dir / "k.o"));
 }
+
+TEST_CASE("kbuild cc caches precompiled headers: Inductor's run in an emptied dir hits",
+          "[e2e][cc]") {
+  CcCase c;
+  // Inductor's sequence: its prefix header built with -x c++-header into a
+  // .gch, then a kernel compiled with -include of it. Each run starts in an
+  // emptied directory (the same paths), with one kbuild cache.
+  const std::string work = c.dir / "inductor", header = work + "/prefix.h";
+  const std::vector<std::string> pch{"cc",   "--",  "g++",   "-x", "c++-header",
+                                     header, "-O2", "-fPIC", "-o", header + ".gch"};
+  const std::vector<std::string> kernel{"cc",       "--",   "g++",   work + "/k.cpp",
+                                        "-DX=1",    "-O2",  "-fPIC", "-shared",
+                                        "-include", header, "-o",    work + "/k.so"};
+  auto inductor_run = [&](const std::string& inner) {
+    fs::remove_all(work);
+    write_file(work + "/inner.h", inner);
+    write_file(header, "#include <vector>\n#include \"inner.h\"\n");
+    write_file(work + "/k.cpp", "extern \"C\" int f() { return base() + X; }\n");
+    RunResult header_build = run_kbuild(pch, c.home.str(), c.env());
+    INFO(header_build.err);
+    REQUIRE(header_build.exit_code == 0);
+    RunResult kernel_build = run_kbuild(kernel, c.home.str(), c.env());
+    INFO(kernel_build.err);
+    REQUIRE(kernel_build.exit_code == 0);
+    return std::make_pair(hit(header_build), hit(kernel_build));
+  };
+  const std::string inner = "inline int base() { return int(std::vector<int>(41).size()); }\n";
+  CHECK(inductor_run(inner) == std::make_pair(false, false));
+  const std::string gch = read_file(work + "/prefix.h.gch");
+  CHECK(gch.rfind("gpch", 0) == 0);
+  // The warm run: both from the cache, the .gch the same bytes as before.
+  CHECK(inductor_run(inner) == std::make_pair(true, true));
+  CHECK((read_file(work + "/prefix.h.gch") == gch));
+  CHECK(c.runs() == 2);
+  // A header the prefix header includes changed: neither is served.
+  CHECK(inductor_run("inline int base() { return 42; }\n") == std::make_pair(false, false));
+  CHECK(c.runs() == 4);
+}
