@@ -27,64 +27,55 @@ namespace {
 // vectorized float exp of ATen's vec headers (which need Sleef for the ISA
 // the CPU_CAPABILITY macro names), and the AVX512-BF16, VNNI and AMX
 // intrinsics the extras and the bigger ISAs use.
-constexpr const char* kVectorizedProbe = R"CPP(// kbuild ISA probe: ATen's vectorized exp
-#include <ATen/cpu/vec/functional.h>
-#include <ATen/cpu/vec/vec.h>
-
-                                               alignas(64) float kbuild_probe_result[16] = {};
-
-                                               extern "C" void kbuild_vectorized_probe() {
-                                                 at::vec::Vectorized<float> ones(1);
-                                                 ones.exp().store(kbuild_probe_result);
-                                               }
-)CPP";
+// (Plain literals: clang-format would indent a raw string's lines.)
+constexpr const char* kVectorizedProbe =
+    "// kbuild ISA probe: ATen's vectorized exp\n"
+    "#include <ATen/cpu/vec/functional.h>\n"
+    "#include <ATen/cpu/vec/vec.h>\n"
+    "alignas(64) float kbuild_probe_result[16] = {};\n"
+    "extern \"C\" void kbuild_vectorized_probe() {\n"
+    "  at::vec::Vectorized<float> ones(1);\n"
+    "  ones.exp().store(kbuild_probe_result);\n"
+    "}\n";
 
 constexpr const char* kBf16Probe =
-    R"CPP(// kbuild ISA probe: AVX512-BF16
-#include <immintrin.h>
-
-          extern "C" __m512bh kbuild_bf16_probe(__m512 high, __m512 low) {
-            return _mm512_cvtne2ps_pbh(high, low);
-          }
-)CPP";
+    "// kbuild ISA probe: AVX512-BF16\n"
+    "#include <immintrin.h>\n"
+    "extern \"C\" __m512bh kbuild_bf16_probe(__m512 high, __m512 low) {\n"
+    "  return _mm512_cvtne2ps_pbh(high, low);\n"
+    "}\n";
 
 constexpr const char* kVnniProbe =
-    R"CPP(// kbuild ISA probe: AVX512-VNNI, 256 and 512 bits
-#include <immintrin.h>
-
-          extern "C" __m256i kbuild_vnni_probe_256(__m256i sum, __m256i a, __m256i b) {
-            return _mm256_dpbusd_epi32(sum, a, b);
-          }
-
-          extern "C" __m512i kbuild_vnni_probe_512(__m512i sum, __m512i a, __m512i b) {
-            return _mm512_dpbusd_epi32(sum, a, b);
-          }
-)CPP";
+    "// kbuild ISA probe: AVX512-VNNI, 256 and 512 bits\n"
+    "#include <immintrin.h>\n"
+    "extern \"C\" __m256i kbuild_vnni_probe_256(__m256i sum, __m256i a, __m256i b) {\n"
+    "  return _mm256_dpbusd_epi32(sum, a, b);\n"
+    "}\n"
+    "extern \"C\" __m512i kbuild_vnni_probe_512(__m512i sum, __m512i a, __m512i b) {\n"
+    "  return _mm512_dpbusd_epi32(sum, a, b);\n"
+    "}\n";
 
 // AMX with a bf16 (or, for amx_fp16, an fp16) tile product.
-std::string amx_probe(const char* tile_product) {
-  return std::string(R"CPP(// kbuild ISA probe: AMX
-#include <cstdint>
-#include <immintrin.h>
-
-                           struct KbuildTileConfig {
-                             std::uint8_t palette;
-                             std::uint8_t start_row;
-                             std::uint8_t reserved[14];
-                             std::uint16_t bytes_per_row[16];
-                             std::uint8_t rows[16];
-                           };
-
-                           extern "C" void kbuild_amx_probe() {
-                             KbuildTileConfig config{};
-                             _tile_loadconfig(&config);
-                             _tile_zero(0);
-         )CPP") +
+std::string amx_probe(const std::string& tile_product) {
+  return "// kbuild ISA probe: AMX\n"
+         "#include <cstdint>\n"
+         "#include <immintrin.h>\n"
+         "struct KbuildTileConfig {\n"
+         "  std::uint8_t palette;\n"
+         "  std::uint8_t start_row;\n"
+         "  std::uint8_t reserved[14];\n"
+         "  std::uint16_t bytes_per_row[16];\n"
+         "  std::uint8_t rows[16];\n"
+         "};\n"
+         "extern \"C\" void kbuild_amx_probe() {\n"
+         "  KbuildTileConfig config{};\n"
+         "  _tile_loadconfig(&config);\n"
+         "  _tile_zero(0);\n"
+         "  " +
          tile_product +
-         R"CPP((0, 1, 2);
-               _tile_dpbusd(0, 1, 2);
-               }
-         )CPP";
+         "(0, 1, 2);\n"
+         "  _tile_dpbusd(0, 1, 2);\n"
+         "}\n";
 }
 
 enum class Probe { vectorized, bf16, vnni, amx, amx_fp16 };

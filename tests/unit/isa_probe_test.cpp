@@ -106,6 +106,14 @@ TEST_CASE("auto takes the best ISA whose probes build", "[unit][isa_probe]") {
   CHECK(r.isa.kind == IsaKind::avx512_vnni);
   CHECK(r.notes.empty());
   CHECK(r.compiler_runs == 2);  // the vectorized probe and VNNI's
+  // AMX with BF16: its vectorized, BF16, VNNI and AMX probes all build.
+  CpuFeatures amx_cpu = avx512_cpu();
+  amx_cpu.flags.insert({"amx_tile", "amx_bf16", "amx_int8"});
+  IsaProbeResult amx = probe_isa(amx_cpu, f.env, f.settings("g++"));
+  CHECK(amx.isa.kind == IsaKind::amx);
+  CHECK(amx.isa.avx512_bf16);
+  CHECK_FALSE(amx.isa.amx_fp16);
+  CHECK(amx.compiler_runs == 4);
 }
 
 TEST_CASE("an AVX512 probe that fails to build takes the next ISA down, with a note",
