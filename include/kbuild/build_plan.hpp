@@ -47,7 +47,15 @@ struct BuildPlan {
   ProcessPlugins plugins;  // what was active (report, explain)
 };
 
-// Throws Error (usage/config/provider).
+// Inductor's ISA probe command for `isa` (CppTorchOptions with that ISA and
+// warnings off: the base and torch layers), building `source` into the
+// shared library `output` with the request's compiler. `paths.torch_root` set.
+std::vector<std::string> isa_probe_command(const BuildRequest& request, const Paths& paths,
+                                           const Isa& isa, const std::string& source,
+                                           const std::string& output);
+
+// Throws Error (usage/config/provider). `--isa auto` runs the ISA probes
+// (isa_probe.hpp): cached, so a later plan compiles nothing.
 BuildPlan plan_build(const BuildRequest& request, const Registry& registry,
                      const ResolveContext& ctx);
 

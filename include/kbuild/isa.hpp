@@ -2,6 +2,7 @@
 // and the pick from the running CPU (like Inductor's pick_vec_isa).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -32,8 +33,24 @@ CpuFeatures read_cpu_features();
 // uname -m (cheap: no /proc/cpuinfo).
 std::string machine_name();
 
-// The best ISA for `cpu`, honouring ATEN_CPU_CAPABILITY as Inductor does.
+// The best ISA for `cpu` by its flags alone, honouring ATEN_CPU_CAPABILITY
+// as Inductor does (`--isa auto` also probes the compiler: isa_probe.hpp).
 Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
+
+// The ISAs Inductor would consider on `cpu`, best first (x86: amx,
+// avx512_vnni, avx512, avx2; Arm: sve256, neon), by the CPU's flags.
+std::vector<IsaKind> cpu_isa_candidates(const CpuFeatures& cpu);
+// `kind` with the extras the CPU has (avx512/amx: +bf16, amx: +fp16).
+Isa cpu_isa_with_extras(IsaKind kind, const CpuFeatures& cpu);
+
+// Inductor's choice among `candidates` (best first); `usable` says whether
+// one can be used and with which extras. ATEN_CPU_CAPABILITY=default: none;
+// avx2 or avx512: the best usable one of that family; any other value, or a
+// family with nothing usable: the best usable one (a note in `notes` says
+// the value was ignored). None usable: none.
+Isa choose_isa(const std::vector<IsaKind>& candidates,
+               const std::function<std::optional<Isa>(IsaKind)>& usable, const Environment& env,
+               std::vector<std::string>* notes = nullptr);
 
 // A warning when ATEN_CPU_CAPABILITY is set to a value torch does not know
 // (it is then ignored, by torch and by kbuild).

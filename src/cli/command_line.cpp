@@ -156,9 +156,10 @@ void add_compiler(Options app, CommonOptions& o) {
 
 // The vector ISA: builds and explain.
 void add_isa(Options app, CommonOptions& o) {
-  app.option("--isa", o.isa,
-             "vector ISA: auto (the running CPU's best, as Inductor picks) or exactly "
-             "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
+  app.option(
+      "--isa", o.isa,
+      "vector ISA: auto (the running CPU's best whose probes build, as Inductor picks) or exactly "
+      "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
 }
 
 void add_voice(Options app, CommonOptions& o) {
@@ -193,7 +194,9 @@ void add_build(Options app, BuildCli& b) {
 
 // What only a build (no subcommand) does.
 void add_build_only(Options app, BuildCli& b) {
-  app.flag("--dry-run", b.dry_run, "print the compiler command instead of running it");
+  app.flag("--dry-run", b.dry_run,
+           "print the compiler command instead of running it (with --isa auto, a first run "
+           "may build the ISA probes: it writes only their cache)");
   app.flag("--inductor-line", b.inductor_line,
            "with --dry-run: print Inductor's exact command string");
   app.flag("--check-load", b.check_load,

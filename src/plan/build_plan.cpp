@@ -1,8 +1,10 @@
 #include "kbuild/build_plan.hpp"
 
+#include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "plan/base_layer.hpp"
 #include "plan/torch_layer.hpp"
+#include "site/isa_probe.hpp"
 
 namespace kbuild {
 
@@ -18,7 +20,38 @@ BuildOptions user_layer(const BuildRequest& r) {
   return o;
 }
 
+// --isa auto: the best ISA whose probes build, as Inductor picks.
+Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::string>& notes) {
+  IsaProbeSettings settings;
+  settings.compiler = r.compiler;
+  settings.torch_root = *ctx.paths.torch_root;
+  settings.cache_dir = cache_root(ctx.env);
+  settings.command = [&](const Isa& isa, const std::string& source, const std::string& output) {
+    return isa_probe_command(r, ctx.paths, isa, source, output);
+  };
+  IsaProbeResult probed = probe_isa(read_cpu_features(), ctx.env, settings);
+  notes.insert(notes.end(), probed.notes.begin(), probed.notes.end());
+  return probed.isa;
+}
+
 }  // namespace
+
+// CppTorchOptions(vec_isa, warning_all=False), linked as CppBuilder does.
+std::vector<std::string> isa_probe_command(const BuildRequest& r, const Paths& paths,
+                                           const Isa& isa, const std::string& source,
+                                           const std::string& output) {
+  BaseSettings base;
+  base.compiler = r.compiler;
+  base.warning_all = false;
+  base.machine = r.machine;
+  BuildOptions options = base_layer(base);
+  options.append(torch_layer(TorchSettings{false, isa}, paths).options);
+  options.finalize(false);
+  return assemble(
+             options,
+             AssembleInput{r.compiler, {source}, OutputKind::shared_library, output, std::nullopt})
+      .argv;
+}
 
 BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const ResolveContext& ctx) {
   if (r.sources.empty())
@@ -51,7 +84,7 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   apply_base_edits(plugins, all);
 
   if (r.use_torch && ctx.paths.torch_root) {
-    Isa isa = r.isa ? *r.isa : pick_isa(read_cpu_features(), ctx.env);
+    Isa isa = r.isa ? *r.isa : auto_isa(r, ctx, plan.notes);
     OptionsResult torch = torch_layer(TorchSettings{r.query.aot_mode, isa}, ctx.paths);
     all.append(torch.options);
     plan.notes.insert(plan.notes.end(), torch.notes.begin(), torch.notes.end());

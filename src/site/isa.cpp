@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "kbuild/environment.hpp"
@@ -90,19 +91,53 @@ CpuFeatures read_cpu_features() {
   return cpu;
 }
 
-Isa pick_isa(const CpuFeatures& cpu, const Environment& env) {
+std::vector<IsaKind> cpu_isa_candidates(const CpuFeatures& cpu) {
+  std::vector<IsaKind> kinds;
+  for (IsaKind kind : kPreference)
+    if (supports(cpu, kind)) kinds.push_back(kind);
+  return kinds;
+}
+
+Isa cpu_isa_with_extras(IsaKind kind, const CpuFeatures& cpu) {
+  return with_cpu_extras(kind, cpu);
+}
+
+Isa choose_isa(const std::vector<IsaKind>& candidates,
+               const std::function<std::optional<Isa>(IsaKind)>& usable, const Environment& env,
+               std::vector<std::string>* notes) {
   auto capability = env.get_nonempty("ATEN_CPU_CAPABILITY");
   if (capability == "default") return Isa{};
-  for (IsaKind kind : kPreference) {
-    if (!supports(cpu, kind)) continue;
-    // ATEN_CPU_CAPABILITY=avx2/avx512 restricts the pick to that family.
-    if (capability == "avx2" && kind != IsaKind::avx2) continue;
-    if (capability == "avx512" && kind != IsaKind::amx && kind != IsaKind::avx512_vnni &&
-        kind != IsaKind::avx512)
-      continue;
-    return with_cpu_extras(kind, cpu);
-  }
+  // The family a capability names (Inductor matches the ISA's name: "avx512"
+  // is in amx's and avx512_vnni's too, so avx512 may pick amx).
+  auto in_family = [&](IsaKind kind) {
+    if (capability == "avx2") return kind == IsaKind::avx2;
+    if (capability == "avx512")
+      return kind == IsaKind::amx || kind == IsaKind::avx512_vnni || kind == IsaKind::avx512;
+    return false;
+  };
+  for (IsaKind kind : candidates)
+    if (in_family(kind))
+      if (auto isa = usable(kind)) return *isa;
+  // Not a family, or none of it usable: Inductor ignores the value and
+  // takes its best (an unknown value is warned about by
+  // aten_capability_warning).
+  bool named_family = capability == "avx2" || capability == "avx512";
+  for (IsaKind kind : candidates)
+    if (auto isa = usable(kind)) {
+      if (named_family && notes)
+        notes->push_back("ATEN_CPU_CAPABILITY=" + *capability +
+                         " names no ISA this CPU and compiler can use: ignored, as Inductor "
+                         "does (using " +
+                         std::string(isa_name(isa->kind)) + ")");
+      return *isa;
+    }
   return Isa{};
+}
+
+Isa pick_isa(const CpuFeatures& cpu, const Environment& env) {
+  return choose_isa(
+      cpu_isa_candidates(cpu),
+      [&](IsaKind kind) { return std::optional<Isa>(with_cpu_extras(kind, cpu)); }, env);
 }
 
 std::optional<std::string> aten_capability_warning(const Environment& env) {

@@ -42,11 +42,12 @@ bool layout_holds(const TrustedDir& dir, const std::string& name) {
   Result<TrustedDir> sub = dir.sub(name, false);
   if (!sub) return false;
   for (const std::string& entry : sub->list()) {
-    bool fits = name == "objects"     ? entry.size() == 2 && hex_name(entry, 2)
-                : name == "pch"       ? hex_name(entry, 40)
-                : name == "discovery" ? entry.rfind("python-", 0) == 0
-                : name == "programs"  ? hex_name(entry, 64)
-                                      : false;  // tmp/ holds only what a build is making
+    bool fits = name == "objects" ? entry.size() == 2 && hex_name(entry, 2)
+                : name == "pch"   ? hex_name(entry, 40)
+                : name == "discovery"
+                    ? entry.rfind("python-", 0) == 0 || entry.rfind("isa-", 0) == 0
+                : name == "programs" ? hex_name(entry, 64)
+                                     : false;  // tmp/ holds only what a build is making
     if (!fits) return false;
   }
   return true;

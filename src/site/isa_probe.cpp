@@ -1,0 +1,334 @@
+#include "site/isa_probe.hpp"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "kbuild/cache_root.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/json_text.hpp"
+#include "kbuild/process.hpp"
+#include "kbuild/trusted_dir.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+// kbuild's own probe programs, built from what Inductor's probes test: the
+// vectorized float exp of ATen's vec headers (which need Sleef for the ISA
+// the CPU_CAPABILITY macro names), and the AVX512-BF16, VNNI and AMX
+// intrinsics the extras and the bigger ISAs use.
+// (Plain literals: clang-format would indent a raw string's lines.)
+constexpr const char* kVectorizedProbe =
+    "// kbuild ISA probe: ATen's vectorized exp\n"
+    "#include <ATen/cpu/vec/functional.h>\n"
+    "#include <ATen/cpu/vec/vec.h>\n"
+    "alignas(64) float kbuild_probe_result[16] = {};\n"
+    "extern \"C\" void kbuild_vectorized_probe() {\n"
+    "  at::vec::Vectorized<float> ones(1);\n"
+    "  ones.exp().store(kbuild_probe_result);\n"
+    "}\n";
+
+constexpr const char* kBf16Probe =
+    "// kbuild ISA probe: AVX512-BF16\n"
+    "#include <immintrin.h>\n"
+    "extern \"C\" __m512bh kbuild_bf16_probe(__m512 high, __m512 low) {\n"
+    "  return _mm512_cvtne2ps_pbh(high, low);\n"
+    "}\n";
+
+constexpr const char* kVnniProbe =
+    "// kbuild ISA probe: AVX512-VNNI, 256 and 512 bits\n"
+    "#include <immintrin.h>\n"
+    "extern \"C\" __m256i kbuild_vnni_probe_256(__m256i sum, __m256i a, __m256i b) {\n"
+    "  return _mm256_dpbusd_epi32(sum, a, b);\n"
+    "}\n"
+    "extern \"C\" __m512i kbuild_vnni_probe_512(__m512i sum, __m512i a, __m512i b) {\n"
+    "  return _mm512_dpbusd_epi32(sum, a, b);\n"
+    "}\n";
+
+// AMX with a bf16 (or, for amx_fp16, an fp16) tile product.
+std::string amx_probe(const std::string& tile_product) {
+  return "// kbuild ISA probe: AMX\n"
+         "#include <cstdint>\n"
+         "#include <immintrin.h>\n"
+         "struct KbuildTileConfig {\n"
+         "  std::uint8_t palette;\n"
+         "  std::uint8_t start_row;\n"
+         "  std::uint8_t reserved[14];\n"
+         "  std::uint16_t bytes_per_row[16];\n"
+         "  std::uint8_t rows[16];\n"
+         "};\n"
+         "extern \"C\" void kbuild_amx_probe() {\n"
+         "  KbuildTileConfig config{};\n"
+         "  _tile_loadconfig(&config);\n"
+         "  _tile_zero(0);\n"
+         "  " +
+         tile_product +
+         "(0, 1, 2);\n"
+         "  _tile_dpbusd(0, 1, 2);\n"
+         "}\n";
+}
+
+enum class Probe { vectorized, bf16, vnni, amx, amx_fp16 };
+
+std::string probe_source(Probe probe) {
+  switch (probe) {
+    case Probe::vectorized: return kVectorizedProbe;
+    case Probe::bf16: return kBf16Probe;
+    case Probe::vnni: return kVnniProbe;
+    case Probe::amx: return amx_probe("_tile_dpbf16ps");
+    case Probe::amx_fp16: return amx_probe("_tile_dpfp16ps");
+  }
+  return "";
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string file_stamp(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + " absent";
+  return path + " " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns(path));
+}
+
+// The answers for one compiler (the program that really runs, by size and
+// time), torch (its version.py) and CPU (-march=native means it): one file.
+class ProbeCache {
+ public:
+  ProbeCache(const IsaProbeSettings& s, const std::string& compiler, const CpuFeatures& cpu) {
+    key_ =
+        file_stamp(compiler) + "\n" + file_stamp(s.torch_root + "/version.py") + "\n" + cpu.machine;
+    for (const std::string& flag : cpu.flags) key_ += " " + flag;
+    if (s.cache_dir.empty()) return;
+    Result<TrustedDir> root = open_cache_root(s.cache_dir, true);
+    Result<TrustedDir> dir =
+        root ? root->sub("discovery", true) : Result<TrustedDir>(Failure{root.why()});
+    if (!dir) return;
+    dir_.emplace(std::move(*dir));
+    std::ostringstream name;
+    name << "isa-" << std::hex << fnv1a(key_) << ".cbor";
+    name_ = name.str();
+    load();
+  }
+
+  std::optional<bool> get(const std::string& probe) const {
+    auto it = answers_.find(probe);
+    if (it == answers_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void put(const std::string& probe, bool builds) {
+    answers_[probe] = builds;
+    changed_ = true;
+  }
+
+  // Failing to write only costs a probe next time.
+  void save() const {
+    if (!dir_ || !changed_) return;
+    nlohmann::json entry{{"key", key_}, {"answers", answers_}};
+    std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
+    (void)dir_->write_atomically(name_, std::string(cbor.begin(), cbor.end()));
+  }
+
+ private:
+  void load() {
+    Result<std::string> bytes = dir_->read(name_, 1u << 20);
+    if (!bytes) return;
+    // A torn or foreign file is no answer.
+    std::optional<nlohmann::json> entry = parse_cbor(*bytes);
+    if (!entry || !entry->is_object() || entry->value("key", "") != key_ ||
+        !entry->contains("answers") || !(*entry)["answers"].is_object())
+      return;
+    for (const auto& [probe, builds] : (*entry)["answers"].items())
+      if (builds.is_boolean()) answers_[probe] = builds.get<bool>();
+  }
+
+  std::string key_;
+  std::optional<TrustedDir> dir_;
+  std::string name_;
+  std::map<std::string, bool> answers_;
+  bool changed_ = false;
+};
+
+// A private directory (mode 0700) for the probes' sources and libraries,
+// removed with everything in it.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const Environment& env) {
+    std::string pattern = env.get_nonempty("TMPDIR").value_or("/tmp") + "/kbuild-isa-XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A new file (never an existing one, never through a link) holding `text`.
+bool create_source(const std::string& path, const std::string& text) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  return fd.valid() && static_cast<bool>(write_all(fd.get(), text, path));
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& w : words) text += w + "\n";
+  return text;
+}
+
+class Prober {
+ public:
+  // `compiler` runs; `identity` (the program it really is) keys the cache.
+  Prober(const IsaProbeSettings& s, const Environment& env, std::string compiler,
+         const std::string& identity, const CpuFeatures& cpu)
+      : s_(s), env_(env), compiler_(std::move(compiler)), cpu_(cpu), cache_(s, identity, cpu) {}
+  ~Prober() { cache_.save(); }
+  Prober(const Prober&) = delete;
+  Prober& operator=(const Prober&) = delete;
+
+  // Inductor's VecISA.__bool__ chain for `kind`: the probes it must pass,
+  // and the extras whose probes pass.
+  std::optional<Isa> usable(IsaKind kind) {
+    bool x86 = kind == IsaKind::avx2 || kind == IsaKind::avx512 || kind == IsaKind::avx512_vnni ||
+               kind == IsaKind::amx;
+    if (!x86) return cpu_isa_with_extras(kind, cpu_);  // Inductor probes only x86
+    std::optional<Isa> isa = probed(kind);
+    if (!isa) failed_.push_back(std::string(isa_name(kind)));
+    return isa;
+  }
+
+  std::vector<std::string> notes(const Isa& picked) const {
+    std::vector<std::string> out = timeouts_;
+    if (failed_.empty()) return out;
+    std::string list;
+    for (const std::string& name : failed_) list += (list.empty() ? "" : ", ") + name;
+    out.push_back("--isa auto: the " + list + " probe" + (failed_.size() > 1 ? "s do" : " does") +
+                  " not build with " + s_.compiler + " and the torch headers in " + s_.torch_root +
+                  "; as Inductor, using " + std::string(isa_name(picked.kind)) + " (--isa " +
+                  failed_.front() + " forces it)");
+    return out;
+  }
+
+  int runs() const { return runs_; }
+
+ private:
+  std::optional<Isa> probed(IsaKind kind) {
+    Isa isa{kind};
+    if (!builds(isa, Probe::vectorized)) return std::nullopt;
+    // The bf16 extra changes the flags only of avx512 and amx.
+    if ((kind == IsaKind::avx512 || kind == IsaKind::amx) && has("avx512_bf16")) {
+      Isa with_bf16 = isa;
+      with_bf16.avx512_bf16 = true;
+      if (builds(with_bf16, Probe::bf16)) isa = with_bf16;
+    }
+    if ((kind == IsaKind::avx512_vnni || kind == IsaKind::amx) && !builds(isa, Probe::vnni))
+      return std::nullopt;
+    if (kind != IsaKind::amx) return isa;
+    if (!builds(isa, Probe::amx)) return std::nullopt;
+    if (has("amx_fp16")) {
+      Isa with_fp16 = isa;
+      with_fp16.amx_fp16 = true;
+      if (builds(with_fp16, Probe::amx_fp16)) isa = with_fp16;
+    }
+    return isa;
+  }
+
+  bool has(const char* flag) const { return cpu_.flags.count(flag) > 0; }
+
+  bool builds(const Isa& isa, Probe probe) {
+    const std::string source = probe_source(probe);
+    // The command with stand-in paths names the probe in the cache.
+    const std::string key = joined(s_.command(isa, "@probe.cpp", "@probe.so")) + source;
+    if (auto known = cache_.get(key)) return *known;
+    std::optional<bool> answer = compile(isa, source);
+    if (answer) cache_.put(key, *answer);
+    return answer.value_or(false);
+  }
+
+  // nullopt: no answer worth keeping (timed out, or nothing could be run).
+  std::optional<bool> compile(const Isa& isa, const std::string& source) {
+    if (!scratch_) scratch_.emplace(env_);
+    if (scratch_->path().empty()) return std::nullopt;
+    const std::string stem = scratch_->path() + "/probe-" + std::to_string(++runs_);
+    if (!create_source(stem + ".cpp", source)) return std::nullopt;
+    std::vector<std::string> argv = s_.command(isa, stem + ".cpp", stem + ".so");
+    argv[0] = compiler_;
+    ProcessOptions opts;
+    opts.capture_output = true;  // a failing probe's errors are expected
+    opts.timeout = s_.timeout;
+    opts.environment = &env_;
+    opts.handle_interrupts = true;
+    ProcessResult run;
+    try {
+      run = run_process(argv, opts);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    if (run.timed_out) {
+      timeouts_.push_back("--isa auto: the " + std::string(isa_name(isa.kind)) + " probe " +
+                          run.describe() + "; counted as failed, and asked again next time");
+      return std::nullopt;
+    }
+    if (run.interrupted_by)
+      throw Error(ErrorKind::interrupted,
+                  "interrupted while probing the vector ISA; nothing was built");
+    return run.success();
+  }
+
+  const IsaProbeSettings& s_;
+  const Environment& env_;
+  std::string compiler_;
+  const CpuFeatures& cpu_;
+  ProbeCache cache_;
+  std::optional<ScratchDir> scratch_;
+  std::vector<std::string> failed_;
+  std::vector<std::string> timeouts_;
+  int runs_ = 0;
+};
+
+}  // namespace
+
+IsaProbeResult probe_isa(const CpuFeatures& cpu, const Environment& env,
+                         const IsaProbeSettings& settings) {
+  IsaProbeResult result;
+  std::optional<std::string> found = find_executable(settings.compiler, env);
+  if (!found) {
+    result.isa = pick_isa(cpu, env);
+    return result;
+  }
+  // A link (g++ -> g++-12) is keyed on the program it names.
+  std::error_code ec;
+  std::string identity = fs::canonical(*found, ec).string();
+  if (ec) identity = *found;
+  Prober prober(settings, env, *found, identity, cpu);
+  result.isa = choose_isa(
+      cpu_isa_candidates(cpu), [&](IsaKind kind) { return prober.usable(kind); }, env,
+      &result.notes);
+  std::vector<std::string> notes = prober.notes(result.isa);
+  result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
+  result.compiler_runs = prober.runs();
+  return result;
+}
+
+}  // namespace kbuild

@@ -1,0 +1,191 @@
+// --isa auto as Inductor picks: real g++ builds kbuild's probes against a
+// fake torch whose headers decide what compiles (a header that #errors for
+// AVX512 stands for a torch built without Sleef's AVX512 header).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+
+#include "kbuild/build_plan.hpp"
+#include "kbuild/environment.hpp"
+#include "site/isa_probe.hpp"
+#include "support/test_support.hpp"
+
+using namespace kbuild;
+using namespace kbuild_test;
+
+namespace {
+
+// A CPU with AVX512, VNNI and BF16 (no AMX): the probes only compile, so
+// the machine running the test need not have them.
+CpuFeatures avx512_cpu() {
+  return CpuFeatures{
+      "x86_64",
+      {"avx2", "fma", "avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni", "avx512_bf16"},
+      0};
+}
+
+// ATen's vec headers, reduced to what the probe uses; with
+// `avx512_missing`, including them for AVX512 fails as a torch without
+// sleef.h does.
+void add_vec_headers(const std::string& torch_root, bool avx512_missing) {
+  const std::string vec = torch_root + "/include/ATen/cpu/vec/";
+  fs::create_directories(vec);
+  write_file(vec + "functional.h", "#pragma once\n");
+  write_file(vec + "vec.h",
+             std::string("#pragma once\n") +
+                 (avx512_missing
+                      ? "#ifdef CPU_CAPABILITY_AVX512\n#error sleef.h: No such file or directory\n"
+                        "#endif\n"
+                      : "") +
+                 "namespace at::vec {\n"
+                 "template <class T> struct Vectorized {\n"
+                 "  explicit Vectorized(T v) : v_(v) {}\n"
+                 "  Vectorized exp() const { return *this; }\n"
+                 "  void store(T* out) const { out[0] = v_; }\n"
+                 "  T v_;\n"
+                 "};\n"
+                 "}  // namespace at::vec\n");
+}
+
+struct ProbeFixture {
+  TempDir dir;
+  std::string torch = dir / "torch";
+  std::string log = dir / "compiler.log";
+  Environment env = Environment::from_process();
+  Paths paths;
+
+  explicit ProbeFixture(bool avx512_missing) {
+    make_fake_torch(torch, true);
+    add_vec_headers(torch, avx512_missing);
+    paths.torch_root = torch;
+    env.set("TMPDIR", dir.str());
+  }
+
+  // A compiler that logs each run, then is g++ (or hangs with `hang`).
+  std::string logging_compiler(bool hang = false) {
+    std::string path = dir / (hang ? "hanging-cxx" : "logging-cxx");
+    write_file(path,
+               "#!/bin/sh\necho run >> '" + log + "'\n" +
+                   (hang ? std::string("exec sleep 60\n") : std::string("exec g++ \"$@\"\n")),
+               true);
+    return path;
+  }
+
+  IsaProbeSettings settings(const std::string& compiler, const std::string& cache = "") {
+    IsaProbeSettings s;
+    s.compiler = compiler;
+    s.torch_root = torch;
+    s.cache_dir = cache;
+    s.command = [this, compiler](const Isa& isa, const std::string& source,
+                                 const std::string& output) {
+      BuildRequest request;
+      request.compiler = compiler;
+      return isa_probe_command(request, paths, isa, source, output);
+    };
+    return s;
+  }
+
+  std::size_t logged_runs() const {
+    if (!fs::exists(log)) return 0;
+    std::string text = read_file(log);
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  }
+};
+
+bool any_note_has(const IsaProbeResult& r, const std::string& text) {
+  for (const std::string& note : r.notes)
+    if (note.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("auto takes the best ISA whose probes build", "[unit][isa_probe]") {
+  ProbeFixture f(false);
+  IsaProbeResult r = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(r.isa.kind == IsaKind::avx512_vnni);
+  CHECK(r.notes.empty());
+  CHECK(r.compiler_runs == 2);  // the vectorized probe and VNNI's
+  // AMX with BF16: its vectorized, BF16, VNNI and AMX probes all build.
+  CpuFeatures amx_cpu = avx512_cpu();
+  amx_cpu.flags.insert({"amx_tile", "amx_bf16", "amx_int8"});
+  IsaProbeResult amx = probe_isa(amx_cpu, f.env, f.settings("g++"));
+  CHECK(amx.isa.kind == IsaKind::amx);
+  CHECK(amx.isa.avx512_bf16);
+  CHECK_FALSE(amx.isa.amx_fp16);
+  CHECK(amx.compiler_runs == 4);
+}
+
+TEST_CASE("an AVX512 probe that fails to build takes the next ISA down, with a note",
+          "[unit][isa_probe]") {
+  ProbeFixture f(true);
+  IsaProbeResult r = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(r.isa.kind == IsaKind::avx2);
+  CHECK_FALSE(r.isa.avx512_bf16);
+  INFO((r.notes.empty() ? std::string() : r.notes.front()));
+  CHECK(any_note_has(r, "the avx512_vnni, avx512 probes do not build with g++"));
+  CHECK(any_note_has(r, "using avx2 (--isa avx512_vnni forces it)"));
+  // With nothing usable: none.
+  CpuFeatures avx512_only = avx512_cpu();
+  avx512_only.flags.erase("avx2");
+  CHECK(probe_isa(avx512_only, f.env, f.settings("g++")).isa.kind == IsaKind::none);
+}
+
+TEST_CASE("ATEN_CPU_CAPABILITY chooses among the ISAs whose probes build, as Inductor",
+          "[unit][isa_probe]") {
+  ProbeFixture f(true);
+  f.env.set("ATEN_CPU_CAPABILITY", "default");
+  IsaProbeResult none = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(none.isa.kind == IsaKind::none);
+  CHECK(none.compiler_runs == 0);
+  f.env.set("ATEN_CPU_CAPABILITY", "avx2");
+  IsaProbeResult avx2 = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(avx2.isa.kind == IsaKind::avx2);
+  CHECK(avx2.compiler_runs == 1);
+  // avx512 whose probes fail: Inductor ignores the value and takes its best.
+  f.env.set("ATEN_CPU_CAPABILITY", "avx512");
+  IsaProbeResult ignored = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(ignored.isa.kind == IsaKind::avx2);
+  CHECK(any_note_has(ignored, "ATEN_CPU_CAPABILITY=avx512 names no ISA"));
+}
+
+TEST_CASE("probe answers are cached per compiler, and a hit compiles nothing",
+          "[unit][isa_probe]") {
+  ProbeFixture f(true);
+  const std::string cache = f.dir / "cache";
+  const std::string cxx = f.logging_compiler();
+  IsaProbeResult first = probe_isa(avx512_cpu(), f.env, f.settings(cxx, cache));
+  CHECK(first.isa.kind == IsaKind::avx2);
+  CHECK(first.compiler_runs == 3);
+  CHECK(f.logged_runs() == 3);
+  IsaProbeResult second = probe_isa(avx512_cpu(), f.env, f.settings(cxx, cache));
+  CHECK(second.compiler_runs == 0);
+  CHECK(f.logged_runs() == 3);
+  CHECK(second.isa.kind == IsaKind::avx2);
+  CHECK(second.notes == first.notes);
+  // Another compiler (same path, new program) is asked again.
+  write_file(cxx, read_file(cxx) + "# upgraded\n", true);
+  CHECK(probe_isa(avx512_cpu(), f.env, f.settings(cxx, cache)).compiler_runs == 3);
+  CHECK(f.logged_runs() == 6);
+}
+
+TEST_CASE("a probe that hangs is stopped at its time-out and counts as failed",
+          "[unit][isa_probe]") {
+  ProbeFixture f(false);
+  const std::string cache = f.dir / "cache";
+  IsaProbeSettings s = f.settings(f.logging_compiler(true), cache);
+  s.timeout = std::chrono::milliseconds(500);
+  CpuFeatures avx2_cpu{"x86_64", {"avx2", "fma"}, 0};
+  auto start = std::chrono::steady_clock::now();
+  IsaProbeResult r = probe_isa(avx2_cpu, f.env, s);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(r.isa.kind == IsaKind::none);
+  CHECK(any_note_has(r, "the avx2 probe timed out"));
+  // Not cached: a time-out may be a busy machine.
+  CHECK(probe_isa(avx2_cpu, f.env, s).compiler_runs == 1);
+  // Nothing of the probe is left behind.
+  std::size_t left = 0;
+  for (const auto& entry : fs::directory_iterator(f.dir.path()))
+    left += entry.path().filename().string().rfind("kbuild-isa-", 0) == 0;
+  CHECK(left == 0);
+}
