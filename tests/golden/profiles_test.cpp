@@ -3,6 +3,7 @@
 // CppBuilder commands (tests/golden/profiles/<line>/builder_commands.json,
 // produced by running the release's own cpp_builder.py), token for token,
 // and Inductor's exact string (--inductor-line).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -237,4 +238,63 @@ TEST_CASE("profiles: using a PCH, and preprocessing, where the line has them",
       check_command(m, pre, golden["variants"]["preprocess|cpu"]);
     }
   }
+}
+
+TEST_CASE("profiles: a release picks its line; a line without a profile the nearest older, said once",
+          "[golden][profiles]") {
+  json g26 = load_profile_golden("2.6"), g27 = load_profile_golden("2.7"),
+       g214 = load_profile_golden("2.14");
+  const std::string key = "cpu|aot=False|compile_only=False|include_pytorch=False";
+  struct Pick {
+    const char* release;
+    const json* expected;
+    const char* note;  // in stderr, "" for none
+  };
+  for (const Pick& p : {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g27, "using the nearest, 2.7"},
+                        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
+                        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
+    DYNAMIC_SECTION("torch " << p.release) {
+      ProfileMachine m(p.release);
+      auto [dry, line] = dry_run(m, Request{});
+      INFO(dry.err);
+      REQUIRE(dry.exit_code == 0);
+      CHECK(kbuild::shell_split(dry.out.substr(0, dry.out.find('\n'))) ==
+            std::optional(m.subst_all((*p.expected)["commands"][key]["argv"])));
+      std::string note = p.note;
+      if (note.empty()) {
+        CHECK(dry.err.find("Inductor profile") == std::string::npos);
+      } else {
+        CHECK(dry.err.find(note) != std::string::npos);
+        CHECK(dry.err.find(std::string("torch ") + p.release) != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("profiles: --torch-version names the line over the torch found; --version names it",
+          "[golden][profiles]") {
+  ProfileMachine m("2.11.0");
+  json g214 = load_profile_golden("2.14");
+  Request r;
+  r.extra = {"--torch-version", "2.14"};
+  check_command(m, r, g214["commands"]["cpu|aot=False|compile_only=False|include_pytorch=False"]);
+
+  RunResult v = run_kbuild({"--version"}, m.home.str(),
+                           {{"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}});
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("Inductor profile 2.11 (") != std::string::npos);
+  CHECK(v.out.find("torch 2.11.0 from") != std::string::npos);
+}
+
+TEST_CASE("profiles: --no-torch uses the base layer of the named line", "[golden][profiles]") {
+  ProfileMachine m("2.14.1");
+  json g214 = load_profile_golden("2.14");
+  RunResult r = run_kbuild({"--no-torch", "--torch-version", "2.14", "--cxx", "g++", "--dry-run",
+                            "--no-cache", m.subst("${OUT_DIR}/kernel.cpp"), "-o",
+                            m.subst("${OUT_DIR}/kernel.so")},
+                           m.home.str(), {}, {"CXX"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(kbuild::shell_split(r.out.substr(0, r.out.find('\n'))) ==
+        std::optional(m.subst_all(g214["commands"]["CppOptions"]["argv"])));
 }
