@@ -15,10 +15,9 @@
 #include "kbuild/config_search.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/profile_select.hpp"
 #include "kbuild/output_cache.hpp"
-#include "kbuild/registry.hpp"
 #include "kbuild/profile_select.hpp"
+#include "kbuild/registry.hpp"
 #include "kbuild/site.hpp"
 #include "kbuild/trusted_dir.hpp"
 
@@ -37,9 +36,7 @@ class Session {
   // Throws Error (usage, config) for a bad site setting or device file.
   Session(const SessionOptions& options, const Environment& env);
 
-  ResolveContext context() const {
-    return ResolveContext{site.paths, env, profile.profile.get()};
-  }
+  ResolveContext context() const { return ResolveContext{site.paths, env, profile.profile.get()}; }
   // What loading said (missing config dirs, duplicate devices), to print.
   std::vector<std::string> warnings() const;
   // The registry's listing of `device` (nullopt: unknown).

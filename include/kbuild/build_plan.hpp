@@ -47,7 +47,7 @@ struct BuildPlan {
   Command command;
   std::string output;
   std::vector<std::string> notes;
-  ProcessPlugins plugins;  // what was active (report, explain)
+  ProcessPlugins plugins;                  // what was active (report, explain)
   std::shared_ptr<const Profile> profile;  // the Inductor profile used
 };
 

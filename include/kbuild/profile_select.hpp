@@ -14,8 +14,8 @@ namespace kbuild {
 
 struct ProfileChoice {
   std::shared_ptr<const Profile> profile;
-  std::string torch_version;  // what it was chosen for ("" when no torch version is known)
-  std::string chosen_by;      // "--torch-version", "TORCH_ROOT/version.py" or "default"
+  std::string torch_version;        // what it was chosen for ("" when no torch version is known)
+  std::string chosen_by;            // "--torch-version", "TORCH_ROOT/version.py" or "default"
   std::optional<std::string> note;  // the nearest profile stood in for the line
 };
 

@@ -26,7 +26,6 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
-#include "kbuild/profile_select.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/json_text.hpp"
 #include "kbuild/launcher.hpp"
@@ -36,6 +35,7 @@
 #include "kbuild/pch.hpp"
 #include "kbuild/plugin_spec.hpp"
 #include "kbuild/plugin_status.hpp"
+#include "kbuild/profile_select.hpp"
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/remote_pch.hpp"
 #include "kbuild/report.hpp"
@@ -437,8 +437,11 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
                    const Console&) {
   Site site = resolve_site(common.site, env);
   BuildCli none;  // doctor builds nothing: a request for the device and compiler only
-  DoctorInput in{env, site, config_sources(data_dir(env), env, common.config_files),
-                 make_request(common, none, env), common.allow_untrusted_config,
+  DoctorInput in{env,
+                 site,
+                 config_sources(data_dir(env), env, common.config_files),
+                 make_request(common, none, env),
+                 common.allow_untrusted_config,
                  common.site.torch_version};
   std::vector<DoctorCheck> checks = run_doctor(in);
   if (json_output) {

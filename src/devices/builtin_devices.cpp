@@ -112,7 +112,8 @@ class CudaProvider : public BuiltinProvider {
       if (needs_torch && !facts.torch)
         r.notes.push_back("torch not found: -l" + e.value + " left out of the cuda options");
       else if (profile_applies(profile, e, facts))
-        o.add(OptionList::libraries, e.value, Origin{Layer::device, "built-in cuda", e.file, e.line});
+        o.add(OptionList::libraries, e.value,
+              Origin{Layer::device, "built-in cuda", e.file, e.line});
     }
     return r;
   }

@@ -8,6 +8,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
+#include "kbuild_config.h"
 #include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;
@@ -21,8 +22,8 @@ using nlohmann::json;
 constexpr std::size_t kMaxProfileBytes = 1 << 20;
 constexpr int kMaxExtendsDepth = 8;
 
-const std::set<std::string> kTopKeys = {"profile", "extends", "description", "provenance",
-                                        "command", "gcc_match", "base",      "torch",
+const std::set<std::string> kTopKeys = {"profile", "extends",   "description", "provenance",
+                                        "command", "gcc_match", "base",        "torch",
                                         "isa",     "cuda"};
 const std::set<std::string> kProvenanceKeys = {"repository", "commit", "release", "evidence",
                                                "sources"};
@@ -51,7 +52,8 @@ class ProfileReader {
  public:
   ProfileReader(const JsonDocument& doc, std::string path) : doc_(doc), path_(std::move(path)) {}
 
-  [[noreturn]] void fail(const std::string& ptr, const std::string& what, bool at_key = false) const {
+  [[noreturn]] void fail(const std::string& ptr, const std::string& what,
+                         bool at_key = false) const {
     TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
     throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
                                        std::to_string(p.column) + ": at " +
@@ -132,8 +134,7 @@ class ProfileReader {
     if (root.contains("provenance")) provenance(root["provenance"], p);
     if (root.contains("command")) command(root["command"], p);
     if (root.contains("gcc_match"))
-      p.gcc_by_name =
-          choice(root["gcc_match"], "/gcc_match", {"gcc-not-clang", "name"}) == "name";
+      p.gcc_by_name = choice(root["gcc_match"], "/gcc_match", {"gcc-not-clang", "name"}) == "name";
     lists(root, "base", kBaseLists, p);
     lists(root, "torch", kTorchLists, p);
     if (root.contains("isa")) isa(root["isa"], p);
@@ -199,7 +200,8 @@ class ProfileReader {
 
   void cuda(const json& v, Profile& p) {
     object(v, "/cuda", {"libraries", "stubs"});
-    if (v.contains("libraries")) p.lists["cuda.libraries"] = entries(v["libraries"], "/cuda/libraries");
+    if (v.contains("libraries"))
+      p.lists["cuda.libraries"] = entries(v["libraries"], "/cuda/libraries");
     if (v.contains("stubs")) p.cuda_stubs = boolean(v["stubs"], "/cuda/stubs");
   }
 
@@ -217,14 +219,14 @@ void load_chain(const std::string& dir, const std::string& line, Profile& p, int
   std::string path = dir + "/" + line + ".json";
   if (depth > kMaxExtendsDepth)
     throw Error(ErrorKind::config, asked_by + ": profiles extend each other in a cycle (at " +
-                                       line + "); make the chain end in a profile without "
+                                       line +
+                                       "); make the chain end in a profile without "
                                        "\"extends\"");
   auto text = read_file_up_to(path, kMaxProfileBytes + 1);
   if (!text)
-    throw Error(ErrorKind::config,
-                "cannot read profile " + path + (asked_by.empty() ? "" : " (extended by " +
-                                                                             asked_by + ")") +
-                    "; profiles: " + dir);
+    throw Error(ErrorKind::config, "cannot read profile " + path +
+                                       (asked_by.empty() ? "" : " (extended by " + asked_by + ")") +
+                                       "; profiles: " + dir);
   if (text->size() > kMaxProfileBytes)
     throw Error(ErrorKind::config, path + ": profile larger than 1 MiB; is this the right file?");
   JsonDocument doc = parse_json_file_text(*text, path);
@@ -234,8 +236,8 @@ void load_chain(const std::string& dir, const std::string& line, Profile& p, int
   if (!root.contains("profile")) reader.fail("", "missing key 'profile' (the Inductor line)");
   std::string name = reader.string(root["profile"], "/profile");
   if (name != line)
-    reader.fail("/profile", "names line '" + name + "' but the file is " + line +
-                                ".json; make them agree");
+    reader.fail("/profile",
+                "names line '" + name + "' but the file is " + line + ".json; make them agree");
   if (root.contains("extends")) {
     std::string parent = reader.string(root["extends"], "/extends");
     if (!valid_line_name(parent))
@@ -263,7 +265,8 @@ bool atom_holds(const Profile& profile, const std::string& atom, const ProfileFa
   if (atom == "gcc")
     return (has("gcc") || has("g++") || has("gnu-c++")) && (profile.gcc_by_name || !clang);
   if (atom == "raise_error_on_ignored_optimization") {
-    // Inductor's config: os.environ.get("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION", "1") == "1".
+    // Inductor's config: os.environ.get("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION", "1") ==
+    // "1".
     auto v = f.env ? f.env->get("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION") : std::nullopt;
     return !v || *v == "1";
   }
@@ -274,9 +277,9 @@ bool atom_holds(const Profile& profile, const std::string& atom, const ProfileFa
 
 const std::set<std::string>& profile_atoms() {
   static const std::set<std::string> atoms = {
-      "link", "debug", "min_optimize", "warning_all",
-      "aot",  "torch", "gcc",          "clang",
-      "raise_error_on_ignored_optimization"};
+      "link",        "debug", "min_optimize",
+      "warning_all", "aot",   "torch",
+      "gcc",         "clang", "raise_error_on_ignored_optimization"};
   return atoms;
 }
 
@@ -327,7 +330,12 @@ std::vector<std::string> profile_lines(const std::string& dir) {
 }
 
 std::string profiles_dir(const Environment& env) {
-  return data_dir(env) + "/profiles";
+  std::string dir = data_dir(env) + "/profiles";
+  // A program embedding libkbuild from a build or a staged install: the
+  // configured data dir may not exist yet; the source tree's profiles do.
+  if (!env.get_nonempty("KBUILD_DATA_DIR") && !is_directory(dir))
+    return std::string(KBUILD_SOURCE_DATA_DIR) + "/profiles";
+  return dir;
 }
 
 std::shared_ptr<const Profile> default_profile() {

@@ -77,8 +77,7 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
     line = nearest_line(lines, *wanted);
     if (line != *wanted)
       choice.note = "torch " + torch_version + " (" + chosen_by + ") has no Inductor profile " +
-                    *wanted + "; using the nearest, " + line + " (profiles: " + joined(lines) +
-                    ")";
+                    *wanted + "; using the nearest, " + line + " (profiles: " + joined(lines) + ")";
   } else if (!torch_version.empty()) {
     choice.note = "torch version '" + torch_version + "' (" + chosen_by +
                   ") is not MAJOR.MINOR; using Inductor profile " + line;

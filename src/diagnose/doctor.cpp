@@ -9,9 +9,9 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/plugin_status.hpp"
-#include "kbuild/profile_select.hpp"
 #include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/profile_select.hpp"
 #include "site/compiler_version.hpp"
 
 namespace fs = std::filesystem;
@@ -112,7 +112,8 @@ void check_plugins(const BuildPlan& plan, const ResolveContext& ctx,
 // The Inductor profile the build would use, and why.
 std::shared_ptr<const Profile> check_profile(const DoctorInput& in, std::vector<DoctorCheck>& out) {
   try {
-    ProfileChoice choice = choose_profile_for(profiles_dir(in.env), in.torch_version, in.site.paths);
+    ProfileChoice choice =
+        choose_profile_for(profiles_dir(in.env), in.torch_version, in.site.paths);
     out.push_back({"profile", choice.note ? CheckStatus::warn : CheckStatus::ok, describe(choice),
                    choice.note ? *choice.note + "; --torch-version X.Y names another" : ""});
     return choice.profile;

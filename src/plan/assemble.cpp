@@ -141,8 +141,7 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   std::string output = output_part(in, argv, cmd.output_index);
   cmd.inductor_line = in.compiler + " " + sources + " " + definitions + " " + cflags + " " +
                       includes + " " + passthrough + " " + link + output;
-  if (!in.link_before_output && links(in.kind))
-    cmd.inductor_line += " " + link_part(add);
+  if (!in.link_before_output && links(in.kind)) cmd.inductor_line += " " + link_part(add);
   if (in.single_spaced) cmd.inductor_line = single_spaced(cmd.inductor_line);
   return cmd;
 }

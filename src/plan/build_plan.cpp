@@ -54,8 +54,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
 
   if (r.use_torch && ctx.paths.torch_root) {
     Isa isa = r.isa ? *r.isa : pick_isa(read_cpu_features(), ctx.env);
-    OptionsResult torch =
-        torch_layer(TorchSettings{r.query.aot_mode, isa, base.profile, base_facts(base)}, ctx.paths);
+    OptionsResult torch = torch_layer(
+        TorchSettings{r.query.aot_mode, isa, base.profile, base_facts(base)}, ctx.paths);
     all.append(torch.options);
     plan.notes.insert(plan.notes.end(), torch.notes.begin(), torch.notes.end());
   }
@@ -63,9 +63,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   // Without the torch layer nothing may refer to torch (Inductor's CppOptions).
   Paths paths = ctx.paths;
   if (!r.use_torch) paths.torch_root.reset();
-  OptionsResult device = device_options_in_process(registry, plugins, r.query,
-                                                   ResolveContext{paths, ctx.env, base.profile.get()},
-                                                   r.strict);
+  OptionsResult device = device_options_in_process(
+      registry, plugins, r.query, ResolveContext{paths, ctx.env, base.profile.get()}, r.strict);
   all.append(device.options);
   plan.notes.insert(plan.notes.end(), device.notes.begin(), device.notes.end());
   all.append(user_layer(r));

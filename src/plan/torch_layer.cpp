@@ -16,8 +16,8 @@ bool avx512_family(IsaKind kind) {
 
 // "${TORCH_ROOT}/include" -> the path; nullopt when the variable is unknown.
 std::optional<std::string> expand(const std::string& value, const Paths& paths) {
-  auto replace = [&](const std::string& var, const std::optional<std::string>& with)
-      -> std::optional<std::string> {
+  auto replace = [&](const std::string& var,
+                     const std::optional<std::string>& with) -> std::optional<std::string> {
     if (value.rfind(var, 0) != 0) return value;
     if (!with) return std::nullopt;
     return *with + value.substr(var.size());

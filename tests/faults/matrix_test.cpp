@@ -428,16 +428,17 @@ TEST_CASE("E201 unknown key in a profile", "[matrix]") {
 
 TEST_CASE("E202 wrong type in a profile list", "[matrix]") {
   Row row;
-  auto env = profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\", \"base\": {\"cflags\": [3]}}"}});
+  auto env =
+      profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\", \"base\": {\"cflags\": [3]}}"}});
   row.expect("E202", row.build({}, env), 3, "config",
              {row.dir / "data/profiles/2.11.json:1:", "at /base/cflags/0: expected a string"});
 }
 
 TEST_CASE("E203 unknown condition in a profile", "[matrix]") {
   Row row;
-  auto env = profile_dir(
-      row, {{"2.11.json",
-             "{\"profile\": \"2.11\", \"base\": {\"cflags\": [{\"flag\": \"O3\", \"when\": \"gnu\"}]}}"}});
+  auto env = profile_dir(row, {{"2.11.json",
+                                "{\"profile\": \"2.11\", \"base\": {\"cflags\": [{\"flag\": "
+                                "\"O3\", \"when\": \"gnu\"}]}}"}});
   row.expect("E203", row.build({}, env), 3, "config",
              {"2.11.json:1:", "at /base/cflags/0/when: unknown condition 'gnu'", "clang"});
 }

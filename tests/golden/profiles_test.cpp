@@ -73,26 +73,35 @@ struct Request {
 
 // Runs kbuild --dry-run and --dry-run --inductor-line for `r`.
 std::pair<RunResult, RunResult> dry_run(const ProfileMachine& m, const Request& r) {
-  std::vector<std::string> args = {"--device",         r.device,
-                                   "--torch-root",     m.placeholders.at("${TORCH_ROOT}"),
-                                   "--python-include", m.placeholders.at("${PYTHON_INCLUDE}"),
-                                   "--python-libdir",  m.placeholders.at("${PYTHON_LIBDIR}"),
-                                   "--cuda-home",      m.placeholders.at("${CUDA_HOME}"),
-                                   "--cxx",            r.cxx,
-                                   "--isa",            r.isa,
-                                   "--dry-run",        "--no-cache",
+  std::vector<std::string> args = {"--device",
+                                   r.device,
+                                   "--torch-root",
+                                   m.placeholders.at("${TORCH_ROOT}"),
+                                   "--python-include",
+                                   m.placeholders.at("${PYTHON_INCLUDE}"),
+                                   "--python-libdir",
+                                   m.placeholders.at("${PYTHON_LIBDIR}"),
+                                   "--cuda-home",
+                                   m.placeholders.at("${CUDA_HOME}"),
+                                   "--cxx",
+                                   r.cxx,
+                                   "--isa",
+                                   r.isa,
+                                   "--dry-run",
+                                   "--no-cache",
                                    m.subst("${OUT_DIR}/kernel.cpp"),
                                    "-o",
-                                   m.subst(!r.output.empty()  ? r.output
-                                           : r.compile_only ? "${OUT_DIR}/kernel.o"
-                                                            : "${OUT_DIR}/kernel.so")};
+                                   m.subst(!r.output.empty() ? r.output
+                                           : r.compile_only  ? "${OUT_DIR}/kernel.o"
+                                                             : "${OUT_DIR}/kernel.so")};
   if (r.aot) args.push_back("--aot");
   if (r.compile_only) args.push_back("--compile-only");
   if (r.min_optimize) args.push_back("--min-optimize");
   args.insert(args.end(), r.extra.begin(), r.extra.end());
   std::vector<std::string> unset = {"AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION",
                                     "ATEN_CPU_CAPABILITY", "CUDA_HOME", "CXX"};
-  for (const auto& [name, value] : r.env) unset.erase(std::remove(unset.begin(), unset.end(), name), unset.end());
+  for (const auto& [name, value] : r.env)
+    unset.erase(std::remove(unset.begin(), unset.end(), name), unset.end());
   RunResult argv = run_kbuild(args, m.home.str(), r.env, unset);
   args.push_back("--inductor-line");
   RunResult line = run_kbuild(args, m.home.str(), r.env, unset);
@@ -204,7 +213,8 @@ TEST_CASE("profiles: the C++ wrapper's -O1 and extra flags where the line has th
       ProfileMachine m(release);
       json golden = load_profile_golden(line);
       for (const char* co : {"False", "True"}) {
-        const json& v = golden["variants"][std::string("wrapper-min-optimize|cpu|compile_only=") + co];
+        const json& v =
+            golden["variants"][std::string("wrapper-min-optimize|cpu|compile_only=") + co];
         if (v.contains("error")) continue;  // the release has no min_optimize (2.6)
         Request r;
         r.compile_only = std::string(co) == "True";
@@ -240,8 +250,9 @@ TEST_CASE("profiles: using a PCH, and preprocessing, where the line has them",
   }
 }
 
-TEST_CASE("profiles: a release picks its line; a line without a profile the nearest older, said once",
-          "[golden][profiles]") {
+TEST_CASE(
+    "profiles: a release picks its line; a line without a profile the nearest older, said once",
+    "[golden][profiles]") {
   json g26 = load_profile_golden("2.6"), g27 = load_profile_golden("2.7"),
        g214 = load_profile_golden("2.14");
   const std::string key = "cpu|aot=False|compile_only=False|include_pytorch=False";
@@ -250,9 +261,10 @@ TEST_CASE("profiles: a release picks its line; a line without a profile the near
     const json* expected;
     const char* note;  // in stderr, "" for none
   };
-  for (const Pick& p : {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g27, "using the nearest, 2.7"},
-                        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
-                        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
+  for (const Pick& p :
+       {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g27, "using the nearest, 2.7"},
+        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
+        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
     DYNAMIC_SECTION("torch " << p.release) {
       ProfileMachine m(p.release);
       auto [dry, line] = dry_run(m, Request{});
@@ -289,10 +301,10 @@ TEST_CASE("profiles: --torch-version names the line over the torch found; --vers
 TEST_CASE("profiles: --no-torch uses the base layer of the named line", "[golden][profiles]") {
   ProfileMachine m("2.14.1");
   json g214 = load_profile_golden("2.14");
-  RunResult r = run_kbuild({"--no-torch", "--torch-version", "2.14", "--cxx", "g++", "--dry-run",
-                            "--no-cache", m.subst("${OUT_DIR}/kernel.cpp"), "-o",
-                            m.subst("${OUT_DIR}/kernel.so")},
-                           m.home.str(), {}, {"CXX"});
+  RunResult r = run_kbuild(
+      {"--no-torch", "--torch-version", "2.14", "--cxx", "g++", "--dry-run", "--no-cache",
+       m.subst("${OUT_DIR}/kernel.cpp"), "-o", m.subst("${OUT_DIR}/kernel.so")},
+      m.home.str(), {}, {"CXX"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(kbuild::shell_split(r.out.substr(0, r.out.find('\n'))) ==
