@@ -1,6 +1,7 @@
 // Turns finalized options into the compiler's argv, in Inductor's order:
 //   CXX SOURCES DEFINITIONS CFLAGS [-include PCH] INCLUDES PASSTHROUGH OUTPUT
 //   [LDFLAGS LIBS LIBDIRS]            (the bracketed link part only when linking)
+// or, with link_before_output (Inductor 2.6, 2.7), the link part before OUTPUT.
 #pragma once
 
 #include <optional>
@@ -28,6 +29,10 @@ struct AssembleInput {
   OutputKind kind = OutputKind::shared_library;
   std::string output;
   std::optional<std::string> include_pch;  // -include HEADER
+  // The Inductor line's shape (its profile): 2.6 and 2.7 put the link part
+  // before the output and join the line with single spaces.
+  bool link_before_output = false;
+  bool single_spaced = false;
 };
 
 struct Command {

@@ -16,6 +16,7 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/output_cache.hpp"
+#include "kbuild/profile_select.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/site.hpp"
 #include "kbuild/trusted_dir.hpp"
@@ -35,7 +36,7 @@ class Session {
   // Throws Error (usage, config) for a bad site setting or device file.
   Session(const SessionOptions& options, const Environment& env);
 
-  ResolveContext context() const { return ResolveContext{site.paths, env}; }
+  ResolveContext context() const { return ResolveContext{site.paths, env, profile.profile.get()}; }
   // What loading said (missing config dirs, duplicate devices), to print.
   std::vector<std::string> warnings() const;
   // The registry's listing of `device` (nullopt: unknown).
@@ -49,6 +50,7 @@ class Session {
 
   const Environment& env;
   Site site;
+  ProfileChoice profile;  // the Inductor profile of the torch found or named
   Registry registry;
   LoadedConfigs configs;
   std::vector<StageTiming> timings;

@@ -9,6 +9,7 @@
 #include "kbuild/assemble.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/plugins.hpp"
+#include "kbuild/profile.hpp"
 #include "kbuild/registry.hpp"
 
 namespace kbuild {
@@ -33,6 +34,8 @@ struct BuildRequest {
   std::optional<Isa> isa = Isa{};
   std::vector<std::string> extra_flags;
   std::optional<std::string> include_pch;
+  // The Inductor profile (base and torch layers, token order); null: 2.11.
+  std::shared_ptr<const Profile> profile;
   // The user layer (-I -D -L -l), appended last.
   std::vector<std::string> include_dirs, definitions, libraries_dirs, libraries;
 };
@@ -44,7 +47,8 @@ struct BuildPlan {
   Command command;
   std::string output;
   std::vector<std::string> notes;
-  ProcessPlugins plugins;  // what was active (report, explain)
+  ProcessPlugins plugins;                  // what was active (report, explain)
+  std::shared_ptr<const Profile> profile;  // the Inductor profile used
 };
 
 // Inductor's ISA probe command for `isa` (CppTorchOptions with that ISA and

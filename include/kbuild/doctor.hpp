@@ -27,6 +27,7 @@ struct DoctorInput {
   std::vector<ConfigSource> config_sources;
   BuildRequest request;  // device, backend, modes, compiler; sources unused
   bool allow_untrusted_config = false;
+  std::string torch_version;  // --torch-version (the Inductor profile's line)
 };
 
 std::vector<DoctorCheck> run_doctor(const DoctorInput& in);

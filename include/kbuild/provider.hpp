@@ -29,9 +29,12 @@ struct BackendInfo {
 };
 
 // What providers may read: machine paths and the environment.
+struct Profile;
+
 struct ResolveContext {
   const Paths& paths;
   const Environment& env;
+  const Profile* profile = nullptr;  // the Inductor profile; null: default_profile()
 };
 
 // How a registered provider combines with the built-in branch for its name.

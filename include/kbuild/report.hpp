@@ -33,6 +33,8 @@ struct ReportInput {
   const Environment* env = nullptr;            // for the variables consulted
   std::vector<StageTiming> timings;            // kbuild's own stages (config, resolve)
   std::string torch_version;                   // torch's version.py ("" unknown)
+  std::string profile;                         // the Inductor profile, as describe() names it
+  std::string profile_line;                    // its line ("2.11"; "" unknown)
   std::vector<PluginStatus> plugins;           // the version matrix of active plugins
   const Error* error = nullptr;                // null on success
   int exit_code = 0;

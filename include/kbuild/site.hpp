@@ -22,6 +22,9 @@ struct SiteSettings {
   std::string cuda_home;
   std::string python = "python3";
   bool no_torch = false;
+  // --torch-version X.Y[.Z]: the torch whose Inductor profile to use (else
+  // the found torch's version.py, else 2.11).
+  std::string torch_version;
 };
 
 struct Site {

@@ -142,6 +142,9 @@ void add_site(Options app, CommonOptions& o) {
   app.option("--torch-npu-root", o.site.torch_npu_root,
              "torch_npu package dir (default: KBUILD_TORCH_NPU_ROOT, else beside torch)");
   app.flag("--no-torch", o.site.no_torch, "no torch layer: plain C++ kernels");
+  app.option("--torch-version", o.site.torch_version,
+             "torch X.Y[.Z] whose Inductor profile to use (default: the found torch's version.py, "
+             "else 2.11)");
   app.option("--python", o.site.python, "Python interpreter used for discovery (default python3)");
   app.option("--python-include", o.site.python_include, "Python include dir");
   app.option("--python-libdir", o.site.python_libdir, "Python LIBDIR");

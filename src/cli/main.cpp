@@ -35,6 +35,7 @@
 #include "kbuild/pch.hpp"
 #include "kbuild/plugin_spec.hpp"
 #include "kbuild/plugin_status.hpp"
+#include "kbuild/profile_select.hpp"
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/remote_pch.hpp"
 #include "kbuild/report.hpp"
@@ -163,6 +164,16 @@ std::string check_device_name(const Session& session, const CommonOptions& commo
   return common.device;
 }
 
+// The Inductor profile a plain build would use (for --version).
+std::string profile_version(const Environment& env) {
+  try {
+    Site site = resolve_site(SiteSettings{}, env);
+    return "\n" + describe(choose_profile_for(profiles_dir(env), "", site.paths));
+  } catch (const Error& e) {
+    return std::string("\nInductor profile: unknown (") + e.what() + ")";
+  }
+}
+
 // Each registered plugin as a plain build would find it (for --version).
 std::string plugin_versions(const Environment& env) {
   std::string text;
@@ -215,6 +226,7 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
     record.notes = session->site.notes;
     warned_device = check_device_name(*session, common, console);
     record.request = make_request(common, b, env);
+    record.request->profile = session->profile.profile;
     BuildRequest* request = &*record.request;
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
     // Every setting first: the PCH step runs with them too.
@@ -315,6 +327,7 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
   console.warnings(session.warnings());
   const std::string warned_device = check_device_name(session, common, console);
   BuildRequest request = make_request(common, b, env);
+  request.profile = session.profile.profile;
   if (request.sources.empty()) request.sources = {"kernel.cpp"};
   BuildPlan plan = plan_build(request, session.registry, session.context());
   say_notes(console, common.verbose, plan.notes, warned_device);
@@ -434,8 +447,12 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
                    const Console&) {
   Site site = resolve_site(common.site, env);
   BuildCli none;  // doctor builds nothing: a request for the device and compiler only
-  DoctorInput in{env, site, config_sources(data_dir(env), env, common.config_files),
-                 make_request(common, none, env), common.allow_untrusted_config};
+  DoctorInput in{env,
+                 site,
+                 config_sources(data_dir(env), env, common.config_files),
+                 make_request(common, none, env),
+                 common.allow_untrusted_config,
+                 common.site.torch_version};
   std::vector<DoctorCheck> checks = run_doctor(in);
   if (json_output) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -551,7 +568,7 @@ std::string version_text(const Environment& env) {
   std::string text = std::string("kbuild ") + KBUILD_VERSION + "\ndevice files are read from:";
   for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
   text += "\n  then each --config FILE";
-  return text + plugin_versions(env);
+  return text + profile_version(env) + plugin_versions(env);
 }
 
 }  // namespace

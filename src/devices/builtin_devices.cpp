@@ -6,6 +6,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/profile.hpp"
 #include "site/library_search.hpp"
 
 namespace fs = std::filesystem;
@@ -85,6 +86,7 @@ class CudaProvider : public BuiltinProvider {
     if (!is_directory(home + "/lib64") && is_directory(home + "/lib")) lib_dir = "lib";
     std::vector<std::string> dirs{home + "/" + lib_dir};
     if (cudnn) dirs.push_back(*cudnn + "/" + lib_dir);
+    const Profile& profile = ctx.profile ? *ctx.profile : *default_profile();
     if (ctx.paths.cuda_home_explicit) {
       // Inductor's _transform_cuda_paths: lib64 -> the real dir of
       // libcudart_static.a, plus its stubs/ appended at the end.
@@ -93,15 +95,27 @@ class CudaProvider : public BuiltinProvider {
         if (d.rfind(home, 0) != 0) continue;
         if (auto real = find_cudart_static(d)) {
           d = *real;
-          if (is_directory(*real + "/stubs")) stubs.push_back(*real + "/stubs");
+          if (profile.cuda_stubs && is_directory(*real + "/stubs"))
+            stubs.push_back(*real + "/stubs");
         }
       }
       dirs.insert(dirs.end(), stubs.begin(), stubs.end());
     }
     for (const std::string& d : dirs) o.add(OptionList::libraries_dirs, d, origin);
 
-    o.add(OptionList::libraries, "cuda", origin);
-    add_torch_library(r, ctx, "torch_cuda", "cuda", origin);
+    // The libraries are the profile's ("torch" ones need torch found).
+    ProfileFacts facts;
+    facts.torch = ctx.paths.torch_root.has_value();
+    for (const ProfileEntry& e : profile.lists.count("cuda.libraries")
+                                     ? profile.lists.at("cuda.libraries")
+                                     : std::vector<ProfileEntry>{}) {
+      bool needs_torch = std::count(e.when.begin(), e.when.end(), "torch") > 0;
+      if (needs_torch && !facts.torch)
+        r.notes.push_back("torch not found: -l" + e.value + " left out of the cuda options");
+      else if (profile_applies(profile, e, facts))
+        o.add(OptionList::libraries, e.value,
+              Origin{Layer::device, "built-in cuda", e.file, e.line});
+    }
     return r;
   }
 

@@ -27,6 +27,12 @@ namespace {}  // namespace
 Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
   auto start = std::chrono::steady_clock::now();
   site = resolve_site(options.site, env);
+  // --no-torch still follows a --torch-root it was given (its base layer).
+  Paths profile_paths = site.paths;
+  if (options.site.no_torch && !options.site.torch_root.empty())
+    profile_paths.torch_root = options.site.torch_root;
+  profile = choose_profile_for(profiles_dir(env), options.site.torch_version, profile_paths);
+  if (profile.note) site.notes.push_back(*profile.note);
   configs = register_device_files(config_sources(data_dir(env), env, options.config_files),
                                   registry, options.allow_untrusted_config);
   timings.push_back({"config", seconds_since(start)});
@@ -208,6 +214,10 @@ nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& e
   if (const Session* session = record.session) {
     in.config_files = session->configs.files;
     in.timings = session->timings;
+    if (session->profile.profile) {
+      in.profile = describe(session->profile);
+      in.profile_line = session->profile.profile->name;
+    }
     if (auto d = session->listing(record.device)) {
       in.provider_kind = d->kind;
       in.provider_source = d->source;

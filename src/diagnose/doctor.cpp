@@ -11,6 +11,7 @@
 #include "kbuild/plugin_status.hpp"
 #include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/profile_select.hpp"
 #include "site/compiler_version.hpp"
 #include "site/library_search.hpp"
 
@@ -106,12 +107,28 @@ void check_plugins(const BuildPlan& plan, const ResolveContext& ctx,
   }
 }
 
-void check_plan(const DoctorInput& in, const Registry& registry, std::vector<DoctorCheck>& out) {
+// The Inductor profile the build would use, and why.
+std::shared_ptr<const Profile> check_profile(const DoctorInput& in, std::vector<DoctorCheck>& out) {
+  try {
+    ProfileChoice choice =
+        choose_profile_for(profiles_dir(in.env), in.torch_version, in.site.paths);
+    out.push_back({"profile", choice.note ? CheckStatus::warn : CheckStatus::ok, describe(choice),
+                   choice.note ? *choice.note + "; --torch-version X.Y names another" : ""});
+    return choice.profile;
+  } catch (const Error& e) {
+    out.push_back({"profile", CheckStatus::fail, e.what(), "fix or reinstall the profile file"});
+    return nullptr;
+  }
+}
+
+void check_plan(const DoctorInput& in, const Registry& registry,
+                std::shared_ptr<const Profile> profile, std::vector<DoctorCheck>& out) {
   BuildRequest r = in.request;
   r.sources = {"kernel.cpp"};
+  r.profile = std::move(profile);
   BuildPlan plan;
   try {
-    plan = plan_build(r, registry, ResolveContext{in.site.paths, in.env});
+    plan = plan_build(r, registry, ResolveContext{in.site.paths, in.env, r.profile.get()});
   } catch (const Error& e) {
     out.push_back({"device " + r.query.device_type, CheckStatus::fail, e.what(),
                    "fix what the message names, then run kbuild doctor again"});
@@ -119,7 +136,7 @@ void check_plan(const DoctorInput& in, const Registry& registry, std::vector<Doc
   }
   out.push_back({"device " + r.query.device_type, CheckStatus::ok,
                  std::to_string(plan.command.argv.size()) + " arguments resolved", ""});
-  check_plugins(plan, ResolveContext{in.site.paths, in.env}, out);
+  check_plugins(plan, ResolveContext{in.site.paths, in.env, r.profile.get()}, out);
   for (const std::string& note : plan.notes) out.push_back({"note", CheckStatus::warn, note, ""});
   for (const Entry& e : plan.options.entries(OptionList::include_dirs))
     if (!is_directory(e.value))
@@ -157,7 +174,8 @@ std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
   Registry registry;
   check_configs(in, out, registry);
   check_site(in, out);
-  check_plan(in, registry, out);
+  std::shared_ptr<const Profile> profile = check_profile(in, out);
+  if (profile) check_plan(in, registry, profile, out);
   // Paths and device files' texts (env_help) may hold newlines, control
   // characters or bytes that are not UTF-8: each check stays one line.
   for (DoctorCheck& c : out) {

@@ -70,6 +70,8 @@ ojson build_report(const ReportInput& in) {
   for (const PluginStatus& p : in.plugins) plugins.push_back(plugin_json(p));
   r["versions"] = {{"torch", in.torch_version.empty() ? ojson() : ojson(in.torch_version)},
                    {"plugins", plugins}};
+  r["profile"] = {{"line", in.profile_line.empty() ? ojson() : ojson(in.profile_line)},
+                  {"description", in.profile}};
   ojson files = ojson::array();
   for (const std::string& f : in.config_files) {
     auto bytes = read_whole_file(f);

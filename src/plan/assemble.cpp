@@ -23,6 +23,48 @@ std::string as_file_argument(const std::string& path) {
   return !path.empty() && path[0] == '-' ? "./" + path : path;
 }
 
+// "-o X.so", "-c -o X.o", ... appended to argv; returns Inductor's text.
+std::string output_part(const AssembleInput& in, std::vector<std::string>& argv,
+                        std::size_t& output_index) {
+  std::string output;
+  switch (in.kind) {
+    case OutputKind::shared_library:
+    case OutputKind::precompiled_header: output = "-o"; break;
+    case OutputKind::object:
+      argv.push_back("-c");
+      output = "-c -o";
+      break;
+    case OutputKind::preprocessed:
+      argv.insert(argv.end(), {"-E", "-P"});
+      output = "-E -P -o";
+      break;
+  }
+  argv.push_back("-o");
+  output_index = argv.size();
+  argv.push_back(in.output);
+  return output + " " + in.output;
+}
+
+template <typename Add>
+std::string link_part(Add& add) {
+  std::string ldflags, libs, libdirs;
+  add(OptionList::ldflags, ldflags, "-", false);
+  add(OptionList::libraries, libs, "-l", false);
+  add(OptionList::libraries_dirs, libdirs, "-L", false);
+  return ldflags + " " + libs + " " + libdirs;
+}
+
+// Runs of blanks as one, none at the ends (Inductor 2.6's " ".join of parts).
+std::string single_spaced(const std::string& line) {
+  std::string out;
+  for (char c : line) {
+    if (c == ' ' && (out.empty() || out.back() == ' ')) continue;
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 bool links(OutputKind kind) {
@@ -65,7 +107,7 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   Command cmd;
   auto& argv = cmd.argv;
   // Inductor's string, part by part (its own spacing, for --inductor-line).
-  std::string sources, definitions, cflags, includes, passthrough, ldflags, libs, libdirs;
+  std::string sources, definitions, cflags, includes, passthrough;
   auto add = [&](OptionList list, std::string& text, const std::string& prefix, bool quote) {
     for (const Entry& e : options.entries(list)) {
       for (std::string& w : render_entry(list, e)) argv.push_back(std::move(w));
@@ -91,32 +133,13 @@ Command assemble(const BuildOptions& options, const AssembleInput& in) {
   }
   add(OptionList::include_dirs, includes, "-I", true);
   add(OptionList::passthrough_args, passthrough, "", false);
-  std::string output;
-  switch (in.kind) {
-    case OutputKind::shared_library:
-    case OutputKind::precompiled_header: output = "-o"; break;
-    case OutputKind::object:
-      argv.push_back("-c");
-      output = "-c -o";
-      break;
-    case OutputKind::preprocessed:
-      argv.insert(argv.end(), {"-E", "-P"});
-      output = "-E -P -o";
-      break;
-  }
-  argv.push_back("-o");
-  cmd.output_index = argv.size();
-  argv.push_back(in.output);
-  output += " " + in.output;
-
+  std::string link;
+  if (in.link_before_output && links(in.kind)) link = link_part(add);
+  std::string output = output_part(in, argv, cmd.output_index);
   cmd.inductor_line = in.compiler + " " + sources + " " + definitions + " " + cflags + " " +
-                      includes + " " + passthrough + " " + output;
-  if (links(in.kind)) {
-    add(OptionList::ldflags, ldflags, "-", false);
-    add(OptionList::libraries, libs, "-l", false);
-    add(OptionList::libraries_dirs, libdirs, "-L", false);
-    cmd.inductor_line += " " + ldflags + " " + libs + " " + libdirs;
-  }
+                      includes + " " + passthrough + " " + link + output;
+  if (!in.link_before_output && links(in.kind)) cmd.inductor_line += " " + link_part(add);
+  if (in.single_spaced) cmd.inductor_line = single_spaced(cmd.inductor_line);
   return cmd;
 }
 

@@ -1,52 +1,29 @@
 #include "plan/base_layer.hpp"
 
-#include "plan/compiler_kind.hpp"
-
 namespace kbuild {
 
-BuildOptions base_layer(const BaseSettings& s) {
-  const Origin origin{Layer::base, "base", "", 0};
-  const CompilerKind kind = compiler_kind(s.compiler);
-  BuildOptions o;
-  auto cflag = [&](const char* flag) { o.add(OptionList::cflags, flag, origin); };
+ProfileFacts base_facts(const BaseSettings& s) {
+  ProfileFacts f;
+  f.link = s.do_link;
+  f.debug = s.debug;
+  f.min_optimize = s.min_optimize;
+  f.warning_all = s.warning_all;
+  f.compiler = s.compiler;
+  f.machine = s.machine;
+  f.env = s.env;
+  return f;
+}
 
-  if (s.debug) {
-    cflag("O0");
-    cflag("g");
-  } else {
-    cflag(s.min_optimize ? "O1" : "O3");
-    cflag("DNDEBUG");
-  }
-  // -ffast-math spelled out, then its unsafe parts switched back off.
-  for (const char* f : {"fno-trapping-math", "funsafe-math-optimizations", "ffinite-math-only",
-                        "fno-signed-zeros", "fno-math-errno", "fno-finite-math-only",
-                        "fno-unsafe-math-optimizations", "ffp-contract=off"})
-    cflag(f);
-  if (kind == CompilerKind::gcc) {
-    cflag("fexcess-precision=fast");
-    cflag("fno-tree-loop-vectorize");
-  }
-  if (s.machine == "ppc64le")
-    cflag("mcpu=native");
-  else if (s.machine == "riscv64")
-    cflag("march=rv64gc");
-  else if (s.machine == "riscv32")
-    cflag("march=rv32gc");
-  else
-    cflag("march=native");
-  if (s.do_link) cflag("shared");
-  cflag("fPIC");
-  if (s.warning_all) cflag("Wall");
-  cflag("std=c++17");
-  cflag("Wno-unused-variable");
-  cflag("Wno-unknown-pragmas");
-  if (kind == CompilerKind::clang) cflag("Wno-ignored-optimization-argument");
-  if (kind == CompilerKind::gcc) cflag("pedantic");
+BuildOptions base_layer(const BaseSettings& s) {
+  std::shared_ptr<const Profile> profile = s.profile ? s.profile : default_profile();
+  BuildOptions o;
+  for (const ProfileEntry* e : profile_entries(*profile, "base.cflags", base_facts(s)))
+    o.add(OptionList::cflags, e->value, Origin{Layer::base, "base", e->file, e->line});
 
   // Inductor always adds the joined extra flags, even when empty.
   std::string extra;
   for (const std::string& f : s.extra_flags) extra += (extra.empty() ? "" : " ") + f;
-  o.add(OptionList::passthrough_args, extra, origin);
+  o.add(OptionList::passthrough_args, extra, Origin{Layer::base, "base", "", 0});
   return o;
 }
 

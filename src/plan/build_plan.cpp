@@ -44,8 +44,10 @@ std::vector<std::string> isa_probe_command(const BuildRequest& r, const Paths& p
   base.compiler = r.compiler;
   base.warning_all = false;
   base.machine = r.machine;
+  base.profile = r.profile ? r.profile : default_profile();
   BuildOptions options = base_layer(base);
-  options.append(torch_layer(TorchSettings{false, isa}, paths).options);
+  options.append(
+      torch_layer(TorchSettings{false, isa, base.profile, base_facts(base)}, paths).options);
   options.finalize(false);
   return assemble(
              options,
@@ -77,6 +79,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   base.warning_all = r.warning_all;
   base.extra_flags = r.extra_flags;
   base.machine = r.machine;
+  base.profile = r.profile ? r.profile : default_profile();
+  base.env = &ctx.env;
   ProcessPlugins plugins = activate_plugins(
       registry, PluginRequest{r.plugins, r.query.device_type, r.query.backend}, ctx);
   plan.notes.insert(plan.notes.end(), plugins.notes.begin(), plugins.notes.end());
@@ -85,7 +89,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
 
   if (r.use_torch && ctx.paths.torch_root) {
     Isa isa = r.isa ? *r.isa : auto_isa(r, ctx, plan.notes);
-    OptionsResult torch = torch_layer(TorchSettings{r.query.aot_mode, isa}, ctx.paths);
+    OptionsResult torch = torch_layer(
+        TorchSettings{r.query.aot_mode, isa, base.profile, base_facts(base)}, ctx.paths);
     all.append(torch.options);
     plan.notes.insert(plan.notes.end(), torch.notes.begin(), torch.notes.end());
   }
@@ -93,8 +98,8 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   // Without the torch layer nothing may refer to torch (Inductor's CppOptions).
   Paths paths = ctx.paths;
   if (!r.use_torch) paths.torch_root.reset();
-  OptionsResult device = device_options_in_process(registry, plugins, r.query,
-                                                   ResolveContext{paths, ctx.env}, r.strict);
+  OptionsResult device = device_options_in_process(
+      registry, plugins, r.query, ResolveContext{paths, ctx.env, base.profile.get()}, r.strict);
   all.append(device.options);
   plan.notes.insert(plan.notes.end(), device.notes.begin(), device.notes.end());
   all.append(user_layer(r));
@@ -102,8 +107,11 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   all.finalize(r.query.compile_only);
   plan.options = all;
   plan.plugins = std::move(plugins);
-  plan.command =
-      assemble(all, AssembleInput{r.compiler, r.sources, r.kind, plan.output, r.include_pch});
+  AssembleInput in{r.compiler, r.sources, r.kind, plan.output, r.include_pch};
+  in.link_before_output = base.profile->link_before_output;
+  in.single_spaced = base.profile->single_spaced;
+  plan.command = assemble(all, in);
+  plan.profile = base.profile;
   return plan;
 }
 

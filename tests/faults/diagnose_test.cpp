@@ -221,15 +221,19 @@ TEST_CASE("explain names the layer, provider and file line of every flag, and wh
 }
 
 // The line of npu.json that holds `text` (1-based).
-int npu_json_line(const std::string& text) {
-  std::istringstream in(read_file(source_root() + "/configs/devices/npu.json"));
+int config_line(const std::string& file, const std::string& text) {
+  std::istringstream in(read_file(source_root() + "/configs/" + file));
   int n = 0;
   for (std::string line; std::getline(in, line);) {
     ++n;
     if (line.find(text) != std::string::npos) return n;
   }
-  FAIL("npu.json has no line with " << text);
+  FAIL(file << " has no line with " << text);
   return 0;
+}
+
+int npu_json_line(const std::string& text) {
+  return config_line("devices/npu.json", text);
 }
 
 TEST_CASE("explain shows what a plugin dropped from the base layer and every entry it added",
@@ -250,7 +254,11 @@ TEST_CASE("explain shows what a plugin dropped from the base layer and every ent
     auto dropped = r.out.find("dropped:");
     REQUIRE(dropped != std::string::npos);
     CHECK(r.out.find("-march=native") == r.out.find("-march=native", dropped));
-    CHECK(r.out.find("-march=native    base  base  (dropped by " + drop_at +
+    // The base layer's flags come from the Inductor profile, file:line.
+    const std::string profile = source_root() + "/configs/profiles/2.11.json";
+    const std::string march_at =
+        profile + ":" + std::to_string(config_line("profiles/2.11.json", "\"march=native\""));
+    CHECK(r.out.find("-march=native    base  base  " + march_at + "  (dropped by " + drop_at +
                      ", plugin npu, backend triton)") != std::string::npos);
     CHECK(r.out.find("-I" + c.dir / "torch/include/TH") != std::string::npos);
     CHECK(r.out.find("device  plugin npu backend triton (every device)  " + npu_json + ":") !=

@@ -399,6 +399,71 @@ TEST_CASE("E41 exec provider program world-writable", "[matrix]") {
              {"exec provider", row.dir / "provider.sh", "world-writable"});
 }
 
+// Inductor profiles.
+
+namespace {
+
+// A data dir whose profiles/ holds `files` (name -> text); the build reads it.
+std::map<std::string, std::string> profile_dir(Row& row,
+                                               const std::map<std::string, std::string>& files) {
+  fs::create_directories(row.dir / "data/profiles");
+  for (const auto& [name, text] : files) write_file(row.dir / ("data/profiles/" + name), text);
+  return {{"KBUILD_DATA_DIR", row.dir / "data"}};
+}
+
+}  // namespace
+
+TEST_CASE("E200 --torch-version that is not a version", "[matrix]") {
+  Row row;
+  row.expect("E200", row.build({"--torch-version", "2.x"}), 2, "usage",
+             {"--torch-version: '2.x' is not a torch version"});
+}
+
+TEST_CASE("E201 unknown key in a profile", "[matrix]") {
+  Row row;
+  auto env = profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\", \"bsae\": {}}"}});
+  row.expect("E201", row.build({}, env), 3, "config",
+             {row.dir / "data/profiles/2.11.json:1:", "at /bsae: unknown key 'bsae'", "base"});
+}
+
+TEST_CASE("E202 wrong type in a profile list", "[matrix]") {
+  Row row;
+  auto env =
+      profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\", \"base\": {\"cflags\": [3]}}"}});
+  row.expect("E202", row.build({}, env), 3, "config",
+             {row.dir / "data/profiles/2.11.json:1:", "at /base/cflags/0: expected a string"});
+}
+
+TEST_CASE("E203 unknown condition in a profile", "[matrix]") {
+  Row row;
+  auto env = profile_dir(row, {{"2.11.json",
+                                "{\"profile\": \"2.11\", \"base\": {\"cflags\": [{\"flag\": "
+                                "\"O3\", \"when\": \"gnu\"}]}}"}});
+  row.expect("E203", row.build({}, env), 3, "config",
+             {"2.11.json:1:", "at /base/cflags/0/when: unknown condition 'gnu'", "clang"});
+}
+
+TEST_CASE("E204 a profile extending one that does not exist", "[matrix]") {
+  Row row;
+  auto env = profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\", \"extends\": \"2.1\"}"}});
+  row.expect("E204", row.build({}, env), 3, "config",
+             {"cannot read profile " + row.dir / "data/profiles/2.1.json", "extended by"});
+}
+
+TEST_CASE("E205 profiles extending each other in a cycle", "[matrix]") {
+  Row row;
+  auto env = profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\", \"extends\": \"2.6\"}"},
+                               {"2.6.json", "{\"profile\": \"2.6\", \"extends\": \"2.11\"}"}});
+  row.expect("E205", row.build({}, env), 3, "config", {"extend each other in a cycle"});
+}
+
+TEST_CASE("E206 malformed JSON in a profile", "[matrix]") {
+  Row row;
+  auto env = profile_dir(row, {{"2.11.json", "{\"profile\": \"2.11\",,}"}});
+  row.expect("E206", row.build({}, env), 3, "config",
+             {row.dir / "data/profiles/2.11.json:1:", "malformed JSON"});
+}
+
 // Providers and environment.
 
 TEST_CASE("E35 required variable unset", "[matrix]") {

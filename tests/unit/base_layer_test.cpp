@@ -36,7 +36,22 @@ TEST_CASE(
   BuildOptions clang = base_layer(s);
   CHECK_FALSE(has(clang, "pedantic"));
   CHECK_FALSE(has(clang, "fexcess-precision=fast"));
-  CHECK(has(clang, "Wno-ignored-optimization-argument"));
+  // Inductor's default (aot_inductor.raise_error_on_ignored_optimization).
+  CHECK(has(clang, "Werror=ignored-optimization-argument"));
+  CHECK_FALSE(has(clang, "Wno-ignored-optimization-argument"));
+}
+
+TEST_CASE("clang: AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION=0 turns the error into -Wno-",
+          "[unit][base]") {
+  Environment env;
+  BaseSettings s;
+  s.compiler = "clang++";
+  s.env = &env;
+  env.set("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION", "0");
+  CHECK(has(base_layer(s), "Wno-ignored-optimization-argument"));
+  CHECK_FALSE(has(base_layer(s), "Werror=ignored-optimization-argument"));
+  env.set("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION", "1");
+  CHECK(has(base_layer(s), "Werror=ignored-optimization-argument"));
 }
 
 TEST_CASE("optimization modes: -O3 -DNDEBUG, minimum -O1, debug -O0 -g", "[unit][base]") {

@@ -1,0 +1,89 @@
+// An Inductor profile: what the base and torch layers add for one Inductor
+// line (configs/profiles/<line>.json), as data. The assembly code reads it;
+// no version-specific flag list lives in C++.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kbuild/environment.hpp"
+
+namespace kbuild {
+
+// One entry of a profile list, with the conditions under which it applies
+// (all must hold) and where it was written.
+struct ProfileEntry {
+  std::string value;
+  std::vector<std::string> when;  // atoms, "!atom" negates (see profile_atoms())
+  std::string file;
+  int line = 0;
+};
+
+struct ProfileIsa {
+  std::vector<std::string> macros;
+  std::string flags;  // one passthrough entry; "" still adds it (neon)
+  std::string file;
+  int line = 0;
+};
+
+struct Profile {
+  std::string name;     // the Inductor line, "2.11"
+  std::string file;     // the file that defines it (extends: the child)
+  std::string extends;  // the parent line, "" for none
+  std::string description;
+  std::map<std::string, std::string> provenance;  // repository, commit, release, evidence
+  std::map<std::string, std::string> sources;     // list -> "file:line" of the release
+  bool link_before_output = false;                // 2.6/2.7: ... LIBS LIBDIRS -o OUT
+  bool single_spaced = false;                     // 2.6/2.7: Inductor's line has single spaces
+  bool gcc_by_name = false;  // 2.6: "g++" anywhere in the path is gcc (clang++ too)
+  // "base.cflags", "torch.definitions", "torch.include_dirs", "torch.cflags",
+  // "torch.libraries_dirs", "torch.libraries", "torch.passthrough_args",
+  // "cuda.libraries".
+  std::map<std::string, std::vector<ProfileEntry>> lists;
+  std::map<std::string, ProfileIsa> isa;  // by isa_name(); a missing kind has no flags
+  std::optional<ProfileEntry> isa_bf16, isa_fp16;
+  bool cuda_stubs = true;  // CUDA's lib/stubs dir appended (2.7 and later)
+};
+
+// What the conditions of profile entries test.
+struct ProfileFacts {
+  bool link = true;
+  bool debug = false;
+  bool min_optimize = false;
+  bool warning_all = true;
+  bool aot = false;
+  bool torch = true;  // torch found
+  std::string compiler = "g++";
+  std::string machine = "x86_64";
+  const Environment* env = nullptr;  // for raise_error_on_ignored_optimization
+};
+
+// The atoms a "when" may use (machine=NAME besides these).
+const std::set<std::string>& profile_atoms();
+
+// Whether every condition of `entry` holds.
+bool profile_applies(const Profile& profile, const ProfileEntry& entry, const ProfileFacts& facts);
+
+// The entries of `list` that apply ("" entries included).
+std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const std::string& list,
+                                                 const ProfileFacts& facts);
+
+// Loads `<dir>/<line>.json` and what it extends. Throws Error(config)
+// "file:line:column: at /pointer: what" for an unknown key, a wrong type, an
+// unknown condition, a missing parent or an extends cycle.
+Profile load_profile(const std::string& dir, const std::string& line);
+
+// The lines with a profile file in `dir`, oldest first ("2.6", "2.7", ...).
+std::vector<std::string> profile_lines(const std::string& dir);
+
+// The profiles directory: <data dir>/profiles (KBUILD_DATA_DIR honoured).
+std::string profiles_dir(const Environment& env);
+
+// The profile used when none was chosen (2.11), loaded once per process.
+std::shared_ptr<const Profile> default_profile();
+
+}  // namespace kbuild

@@ -1,0 +1,351 @@
+#include "kbuild/profile.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+#include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/install_layout.hpp"
+#include "kbuild_config.h"
+#include "util/json_locations.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxProfileBytes = 1 << 20;
+constexpr int kMaxExtendsDepth = 8;
+
+const std::set<std::string> kTopKeys = {"profile", "extends",   "description", "provenance",
+                                        "command", "gcc_match", "base",        "torch",
+                                        "isa",     "cuda"};
+const std::set<std::string> kProvenanceKeys = {"repository", "commit", "release", "evidence",
+                                               "sources"};
+const std::set<std::string> kBaseLists = {"cflags"};
+const std::set<std::string> kTorchLists = {"definitions",    "include_dirs", "cflags",
+                                           "libraries_dirs", "libraries",    "passthrough_args"};
+const std::set<std::string> kIsaKinds = {"avx2", "avx512", "avx512_vnni", "amx", "neon", "sve256"};
+
+std::string joined(const std::set<std::string>& keys) {
+  std::string out;
+  for (const std::string& k : keys) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+
+std::string type_name(const json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+// Reads one profile file, checking every key and type as it goes.
+class ProfileReader {
+ public:
+  ProfileReader(const JsonDocument& doc, std::string path) : doc_(doc), path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& ptr, const std::string& what,
+                         bool at_key = false) const {
+    TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
+    throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
+                                       std::to_string(p.column) + ": at " +
+                                       (ptr.empty() ? "/" : ptr) + ": " + what);
+  }
+
+  const json& object(const json& v, const std::string& ptr, const std::set<std::string>& keys) {
+    if (!v.is_object()) fail(ptr, "expected an object, got " + type_name(v));
+    for (const auto& [key, value] : v.items())
+      if (!keys.count(key))
+        fail(ptr + "/" + json_pointer_token(key),
+             "unknown key '" + key + "' (known: " + joined(keys) + ")", true);
+    return v;
+  }
+
+  std::string string(const json& v, const std::string& ptr) const {
+    if (!v.is_string()) fail(ptr, "expected a string, got " + type_name(v));
+    std::string s = v.get<std::string>();
+    if (s.find('\0') != std::string::npos)
+      fail(ptr, "a NUL character would cut the argument short; remove it");
+    return s;
+  }
+
+  bool boolean(const json& v, const std::string& ptr) const {
+    if (!v.is_boolean()) fail(ptr, "expected true or false, got " + type_name(v));
+    return v.get<bool>();
+  }
+
+  std::string choice(const json& v, const std::string& ptr, const std::set<std::string>& allowed) {
+    std::string s = string(v, ptr);
+    if (!allowed.count(s)) fail(ptr, "'" + s + "' is not one of: " + joined(allowed));
+    return s;
+  }
+
+  // "flag" or {"flag": "...", "when": "atom !atom"}.
+  ProfileEntry entry(const json& v, const std::string& ptr) {
+    ProfileEntry e;
+    e.file = path_;
+    e.line = doc_.value_position(ptr).line;
+    if (v.is_string()) {
+      e.value = string(v, ptr);
+      return e;
+    }
+    if (!v.is_object())
+      fail(ptr, "expected a string or {\"flag\": ..., \"when\": ...}, got " + type_name(v));
+    object(v, ptr, {"flag", "when"});
+    if (!v.contains("flag")) fail(ptr, "missing key 'flag'");
+    e.value = string(v["flag"], ptr + "/flag");
+    if (v.contains("when")) e.when = conditions(v["when"], ptr + "/when");
+    return e;
+  }
+
+  std::vector<ProfileEntry> entries(const json& v, const std::string& ptr) {
+    if (!v.is_array()) fail(ptr, "expected an array, got " + type_name(v));
+    std::vector<ProfileEntry> out;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      out.push_back(entry(v[i], ptr + "/" + std::to_string(i)));
+    return out;
+  }
+
+  std::vector<std::string> conditions(const json& v, const std::string& ptr) {
+    std::istringstream words(string(v, ptr));
+    std::vector<std::string> out;
+    for (std::string w; words >> w;) {
+      std::string atom = w[0] == '!' ? w.substr(1) : w;
+      bool machine = atom.rfind("machine=", 0) == 0 && atom.size() > 8;
+      if (!machine && !profile_atoms().count(atom))
+        fail(ptr, "unknown condition '" + w + "' (known: " + joined(profile_atoms()) +
+                      ", machine=NAME; ! negates)");
+      out.push_back(w);
+    }
+    return out;
+  }
+
+  void read_into(Profile& p) {
+    const json& root = object(doc_.root(), "", kTopKeys);
+    if (root.contains("description")) p.description = string(root["description"], "/description");
+    if (root.contains("provenance")) provenance(root["provenance"], p);
+    if (root.contains("command")) command(root["command"], p);
+    if (root.contains("gcc_match"))
+      p.gcc_by_name = choice(root["gcc_match"], "/gcc_match", {"gcc-not-clang", "name"}) == "name";
+    lists(root, "base", kBaseLists, p);
+    lists(root, "torch", kTorchLists, p);
+    if (root.contains("isa")) isa(root["isa"], p);
+    if (root.contains("cuda")) cuda(root["cuda"], p);
+  }
+
+ private:
+  void provenance(const json& v, Profile& p) {
+    object(v, "/provenance", kProvenanceKeys);
+    for (const auto& [key, value] : v.items()) {
+      std::string ptr = "/provenance/" + key;
+      if (key != "sources") {
+        p.provenance[key] = string(value, ptr);
+        continue;
+      }
+      if (!value.is_object()) fail(ptr, "expected an object, got " + type_name(value));
+      p.sources.clear();
+      for (const auto& [list, where] : value.items())
+        p.sources[list] = string(where, ptr + "/" + json_pointer_token(list));
+    }
+  }
+
+  void command(const json& v, Profile& p) {
+    object(v, "/command", {"order", "spacing"});
+    if (v.contains("order"))
+      p.link_before_output = choice(v["order"], "/command/order",
+                                    {"inductor", "link-before-output"}) == "link-before-output";
+    if (v.contains("spacing"))
+      p.single_spaced =
+          choice(v["spacing"], "/command/spacing", {"inductor", "single"}) == "single";
+  }
+
+  void lists(const json& root, const std::string& section, const std::set<std::string>& names,
+             Profile& p) {
+    if (!root.contains(section)) return;
+    const json& v = object(root[section], "/" + section, names);
+    for (const auto& [name, list] : v.items())
+      p.lists[section + "." + name] = entries(list, "/" + section + "/" + name);
+  }
+
+  void isa(const json& v, Profile& p) {
+    std::set<std::string> keys = kIsaKinds;
+    keys.insert({"bf16", "fp16"});
+    object(v, "/isa", keys);
+    for (const auto& [kind, value] : v.items()) {
+      std::string ptr = "/isa/" + kind;
+      if (kind == "bf16" || kind == "fp16") {
+        (kind == "bf16" ? p.isa_bf16 : p.isa_fp16) = entry(value, ptr);
+        continue;
+      }
+      object(value, ptr, {"macros", "flags"});
+      ProfileIsa isa{{}, "", path_, doc_.value_position(ptr).line};
+      if (value.contains("macros")) {
+        if (!value["macros"].is_array())
+          fail(ptr + "/macros", "expected an array, got " + type_name(value["macros"]));
+        for (std::size_t i = 0; i < value["macros"].size(); ++i)
+          isa.macros.push_back(string(value["macros"][i], ptr + "/macros/" + std::to_string(i)));
+      }
+      if (value.contains("flags")) isa.flags = string(value["flags"], ptr + "/flags");
+      p.isa[kind] = isa;
+    }
+  }
+
+  void cuda(const json& v, Profile& p) {
+    object(v, "/cuda", {"libraries", "stubs"});
+    if (v.contains("libraries"))
+      p.lists["cuda.libraries"] = entries(v["libraries"], "/cuda/libraries");
+    if (v.contains("stubs")) p.cuda_stubs = boolean(v["stubs"], "/cuda/stubs");
+  }
+
+  const JsonDocument& doc_;
+  std::string path_;
+};
+
+bool valid_line_name(const std::string& s) {
+  return !s.empty() && s.size() < 16 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+}
+
+void load_chain(const std::string& dir, const std::string& line, Profile& p, int depth,
+                const std::string& asked_by) {
+  std::string path = dir + "/" + line + ".json";
+  if (depth > kMaxExtendsDepth)
+    throw Error(ErrorKind::config, asked_by + ": profiles extend each other in a cycle (at " +
+                                       line +
+                                       "); make the chain end in a profile without "
+                                       "\"extends\"");
+  auto text = read_file_up_to(path, kMaxProfileBytes + 1);
+  if (!text)
+    throw Error(ErrorKind::config, "cannot read profile " + path +
+                                       (asked_by.empty() ? "" : " (extended by " + asked_by + ")") +
+                                       "; profiles: " + dir);
+  if (text->size() > kMaxProfileBytes)
+    throw Error(ErrorKind::config, path + ": profile larger than 1 MiB; is this the right file?");
+  JsonDocument doc = parse_json_file_text(*text, path);
+  ProfileReader reader(doc, path);
+  const json& root = doc.root();
+  if (!root.is_object()) reader.fail("", "expected an object, got " + type_name(root));
+  if (!root.contains("profile")) reader.fail("", "missing key 'profile' (the Inductor line)");
+  std::string name = reader.string(root["profile"], "/profile");
+  if (name != line)
+    reader.fail("/profile",
+                "names line '" + name + "' but the file is " + line + ".json; make them agree");
+  if (root.contains("extends")) {
+    std::string parent = reader.string(root["extends"], "/extends");
+    if (!valid_line_name(parent))
+      reader.fail("/extends", "'" + parent + "' is not an Inductor line like 2.6");
+    load_chain(dir, parent, p, depth + 1, path);
+    p.extends = parent;
+  }
+  reader.read_into(p);
+  if (root.contains("provenance") && !root["provenance"].contains("sources")) p.sources.clear();
+  p.name = line;
+  p.file = path;
+}
+
+bool atom_holds(const Profile& profile, const std::string& atom, const ProfileFacts& f) {
+  if (atom.rfind("machine=", 0) == 0) return f.machine == atom.substr(8);
+  auto has = [&](const char* s) { return f.compiler.find(s) != std::string::npos; };
+  bool clang = has("clang");
+  if (atom == "link") return f.link;
+  if (atom == "debug") return f.debug;
+  if (atom == "min_optimize") return f.min_optimize;
+  if (atom == "warning_all") return f.warning_all;
+  if (atom == "aot") return f.aot;
+  if (atom == "torch") return f.torch;
+  if (atom == "clang") return clang;
+  if (atom == "gcc")
+    return (has("gcc") || has("g++") || has("gnu-c++")) && (profile.gcc_by_name || !clang);
+  if (atom == "raise_error_on_ignored_optimization") {
+    // Inductor's config: os.environ.get("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION", "1") ==
+    // "1".
+    auto v = f.env ? f.env->get("AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION") : std::nullopt;
+    return !v || *v == "1";
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::set<std::string>& profile_atoms() {
+  static const std::set<std::string> atoms = {
+      "link",        "debug", "min_optimize",
+      "warning_all", "aot",   "torch",
+      "gcc",         "clang", "raise_error_on_ignored_optimization"};
+  return atoms;
+}
+
+bool profile_applies(const Profile& profile, const ProfileEntry& entry, const ProfileFacts& facts) {
+  for (const std::string& w : entry.when) {
+    bool negated = w[0] == '!';
+    if (atom_holds(profile, negated ? w.substr(1) : w, facts) == negated) return false;
+  }
+  return true;
+}
+
+std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const std::string& list,
+                                                 const ProfileFacts& facts) {
+  std::vector<const ProfileEntry*> out;
+  auto it = profile.lists.find(list);
+  if (it == profile.lists.end()) return out;
+  for (const ProfileEntry& e : it->second)
+    if (profile_applies(profile, e, facts)) out.push_back(&e);
+  return out;
+}
+
+Profile load_profile(const std::string& dir, const std::string& line) {
+  if (!valid_line_name(line))
+    throw Error(ErrorKind::usage, "'" + line + "' is not an Inductor line like 2.11");
+  Profile p;
+  load_chain(dir, line, p, 0, "");
+  return p;
+}
+
+std::vector<std::string> profile_lines(const std::string& dir) {
+  std::vector<std::string> lines;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    std::string stem = it->path().stem().string();
+    if (valid_line_name(stem)) lines.push_back(stem);
+  }
+  auto key = [](const std::string& s) {
+    std::vector<int> parts;
+    std::istringstream in(s);
+    for (std::string part; std::getline(in, part, '.');)
+      parts.push_back(part.empty() ? 0 : std::stoi(part));
+    return parts;
+  };
+  std::sort(lines.begin(), lines.end(),
+            [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
+  return lines;
+}
+
+std::string profiles_dir(const Environment& env) {
+  std::string dir = data_dir(env) + "/profiles";
+  // A program embedding libkbuild from a build or a staged install: the
+  // configured data dir may not exist yet; the source tree's profiles do.
+  if (!env.get_nonempty("KBUILD_DATA_DIR") && !is_directory(dir))
+    return std::string(KBUILD_SOURCE_DATA_DIR) + "/profiles";
+  return dir;
+}
+
+std::shared_ptr<const Profile> default_profile() {
+  static std::once_flag once;
+  static std::shared_ptr<const Profile> profile;
+  std::call_once(once, [] {
+    profile = std::make_shared<const Profile>(
+        load_profile(profiles_dir(Environment::from_process()), "2.11"));
+  });
+  return profile;
+}
+
+}  // namespace kbuild

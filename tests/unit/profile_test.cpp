@@ -1,0 +1,72 @@
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/profile.hpp"
+#include "kbuild/profile_select.hpp"
+
+using namespace kbuild;
+using namespace kbuild_test;
+
+namespace {
+std::string profiles() {
+  return source_root() + "/configs/profiles";
+}
+}  // namespace
+
+TEST_CASE("a torch version's Inductor line drops the patch and the local suffix",
+          "[unit][profile]") {
+  CHECK(inductor_line_of("2.11.0+cu130") == "2.11");
+  CHECK(inductor_line_of("2.9.1") == "2.9");
+  CHECK(inductor_line_of("2.10.0a0+gite67e3d9") == "2.10");
+  CHECK_FALSE(inductor_line_of("two.nine"));
+  CHECK_FALSE(inductor_line_of("2"));
+  CHECK(is_torch_version("2.9"));
+  CHECK(is_torch_version("2.9.1"));
+  CHECK_FALSE(is_torch_version("2.x"));
+  CHECK_FALSE(is_torch_version("2.9.1+cpu"));
+  CHECK_FALSE(is_torch_version("2..1"));
+}
+
+TEST_CASE("the shipped profiles: lines oldest first, extends merged, provenance kept",
+          "[unit][profile]") {
+  std::vector<std::string> lines = profile_lines(profiles());
+  REQUIRE(lines.size() >= 4);
+  CHECK(lines.front() == "2.6");
+  CHECK(std::find(lines.begin(), lines.end(), "2.11") >
+        std::find(lines.begin(), lines.end(), "2.7"));
+  Profile p = load_profile(profiles(), "2.14");
+  CHECK(p.extends == "2.11");
+  CHECK(p.provenance.at("release") == "2.14.1");
+  CHECK(p.lists.count("torch.libraries"));  // inherited from 2.11
+  CHECK(p.isa.count("amx"));
+  Profile old = load_profile(profiles(), "2.7");
+  CHECK(old.link_before_output);  // from 2.6
+  CHECK_FALSE(old.gcc_by_name);   // 2.7's own rule
+  CHECK(old.cuda_stubs);
+}
+
+TEST_CASE("a line with no profile gets the nearest older, below the oldest the oldest",
+          "[unit][profile]") {
+  CHECK(choose_profile(profiles(), "2.9.1+cu130", "test").profile->name == "2.7");
+  CHECK(choose_profile(profiles(), "2.9.1+cu130", "test").note->find("2.7") != std::string::npos);
+  CHECK(choose_profile(profiles(), "2.14.1", "test").profile->name == "2.14");
+  CHECK_FALSE(choose_profile(profiles(), "2.14.1", "test").note);
+  CHECK(choose_profile(profiles(), "1.13.1", "test").profile->name == "2.6");
+  CHECK(choose_profile(profiles(), "", "default").profile->name == "2.11");
+  CHECK_THROWS_AS(choose_profile_for(profiles(), "2.x", Paths{}), Error);
+}
+
+TEST_CASE("conditions: gcc by name (2.6) matches clang++, gcc-not-clang does not",
+          "[unit][profile]") {
+  Profile p;
+  ProfileEntry e{"fexcess-precision=fast", {"gcc"}, "", 0};
+  ProfileFacts f;
+  f.compiler = "clang++";
+  CHECK_FALSE(profile_applies(p, e, f));
+  p.gcc_by_name = true;
+  CHECK(profile_applies(p, e, f));
+  ProfileEntry not_ppc{"march=native", {"!machine=ppc64le"}, "", 0};
+  f.machine = "ppc64le";
+  CHECK_FALSE(profile_applies(p, not_ppc, f));
+}
