@@ -87,6 +87,5 @@ TEST_CASE("CUDA: --cuda-home, CUDA_HOME, CUDA_PATH, then nvcc's prefix on PATH",
   Environment nvcc_only({{"PATH", tmp / "cuda/bin"}});
   CHECK(resolve_site(s, nvcc_only).paths.cuda_home == std::optional<std::string>(tmp / "cuda"));
   CHECK_FALSE(resolve_site(s, Environment({{"PATH", tmp.str()}})).paths.cuda_home);
-  CHECK(resolve_site(s, Environment({{"ROCM_PATH", "/rocm"}})).paths.rocm_home ==
-        std::optional<std::string>("/rocm"));
+  CHECK(resolve_site(s, Environment({{"ROCM_PATH", "/rocm"}})).paths.rocm_home == "/rocm");
 }
