@@ -97,10 +97,10 @@ TEST_CASE("a malformed manifest is a config error at file:line:column and key pa
 TEST_CASE("two builds naming one output are refused, however the output is spelled",
           "[unit][batch]") {
   TempDir tmp;
-  for (const std::string& second :
-       {R"(["b.cpp", "-o", "./a.so"])", R"(["b.cpp", "--output", "a.so"])",
-        R"(["b.cpp", "--output=a.so"])", R"(["b.cpp", "-oa.so"])"}) {
-    Error e = manifest_error(tmp, R"({"builds": [["a.cpp", "-o", "a.so"], )" + second + "]}");
+  for (const char* second : {R"(["b.cpp", "-o", "./a.so"])", R"(["b.cpp", "--output", "a.so"])",
+                             R"(["b.cpp", "--output=a.so"])", R"(["b.cpp", "-oa.so"])"}) {
+    Error e = manifest_error(
+        tmp, R"({"builds": [["a.cpp", "-o", "a.so"], )" + std::string(second) + "]}");
     INFO(second);
     CHECK(e.kind() == ErrorKind::usage);
     CHECK_THAT(std::string(e.what()),

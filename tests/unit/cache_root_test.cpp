@@ -27,7 +27,7 @@ bool marked(const std::string& dir) {
 
 TEST_CASE("cache_root: KBUILD_CACHE_DIR, else XDG_CACHE_HOME/kbuild, else HOME/.cache/kbuild",
           "[unit][cache_root]") {
-  Environment env({{"HOME", "/h"}});
+  Environment env{{{"HOME", "/h"}}};
   CHECK(cache_root(env) == "/h/.cache/kbuild");
   env.set("XDG_CACHE_HOME", "/x");
   CHECK(cache_root(env) == "/x/kbuild");
@@ -35,7 +35,7 @@ TEST_CASE("cache_root: KBUILD_CACHE_DIR, else XDG_CACHE_HOME/kbuild, else HOME/.
   CHECK(cache_root(env) == "/k");
   env.set("KBUILD_CACHE_DIR", "");  // empty counts as unset
   CHECK(cache_root(env) == "/x/kbuild");
-  CHECK(cache_root(Environment({{"HOME", ""}, {"XDG_CACHE_HOME", ""}})) == "");
+  CHECK(cache_root(Environment{{{"HOME", ""}, {"XDG_CACHE_HOME", ""}}}) == "");
   CHECK(cache_root(Environment()) == "");
 }
 

@@ -55,7 +55,7 @@ TEST_CASE("what is not one checkable build runs as it is", "[unit][compiler_call
       {"g++"},
   };
   for (const Strings& argv : as_is) {
-    INFO(argv.size() > 1 ? argv[1] + " ..." : "no arguments");
+    INFO((argv.size() > 1 ? argv[1] + " ..." : "no arguments"));
     CHECK_FALSE(plan_compiler_call(argv));
   }
 }

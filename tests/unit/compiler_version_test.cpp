@@ -15,7 +15,7 @@ TEST_CASE("the first line of --version, the compiler found on PATH", "[unit][com
   write_file(tmp / "g++",
              "#!/bin/sh\n[ \"$1\" = --version ] && printf 'g++ (Fake) 12.2.0\\nCopyright\\n'\n",
              true);
-  Environment env({{"PATH", tmp.str()}});
+  Environment env{{{"PATH", tmp.str()}}};
   CompilerVersion v = compiler_version("g++", env);
   CHECK(v.path == std::optional<std::string>(tmp / "g++"));
   CHECK(v.first_line == "g++ (Fake) 12.2.0");
@@ -24,7 +24,7 @@ TEST_CASE("the first line of --version, the compiler found on PATH", "[unit][com
 
 TEST_CASE("not found, failing or unstartable: reported, not thrown", "[unit][compiler_version]") {
   TempDir tmp;
-  Environment env({{"PATH", tmp.str()}});
+  Environment env{{{"PATH", tmp.str()}}};
   CompilerVersion missing = compiler_version("g++", env);
   CHECK_FALSE(missing.path);
   CHECK(missing.first_line.empty());

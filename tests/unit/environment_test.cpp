@@ -9,7 +9,7 @@ using namespace kbuild;
 using Strings = std::vector<std::string>;
 
 TEST_CASE("get records what was seen, set or not", "[unit][environment]") {
-  Environment env({{"A", "1"}, {"EMPTY", ""}});
+  Environment env{{{"A", "1"}, {"EMPTY", ""}}};
   CHECK(env.get("A") == std::optional<std::string>("1"));
   CHECK_FALSE(env.get("MISSING"));
   CHECK(env.get("EMPTY") == std::optional<std::string>(""));
@@ -23,7 +23,7 @@ TEST_CASE("get records what was seen, set or not", "[unit][environment]") {
 }
 
 TEST_CASE("set and unset change what a child gets, sorted NAME=value", "[unit][environment]") {
-  Environment env({{"B", "2"}});
+  Environment env{{{"B", "2"}}};
   env.set("A", "x=y");
   env.set("B", "3");
   CHECK(env.entries() == Strings{"A=x=y", "B=3"});

@@ -10,8 +10,8 @@ using namespace kbuild;
 namespace fs = std::filesystem;
 
 TEST_CASE("KBUILD_DATA_DIR wins when set and not empty", "[unit][install_layout]") {
-  CHECK(data_dir(Environment({{"KBUILD_DATA_DIR", "/opt/kbuild-data"}})) == "/opt/kbuild-data");
-  CHECK(data_dir(Environment({{"KBUILD_DATA_DIR", ""}})) != "");
+  CHECK(data_dir(Environment{{{"KBUILD_DATA_DIR", "/opt/kbuild-data"}}}) == "/opt/kbuild-data");
+  CHECK(data_dir(Environment{{{"KBUILD_DATA_DIR", ""}}}) != "");
 }
 
 TEST_CASE("from the build tree, the source tree's configs", "[unit][install_layout]") {

@@ -52,12 +52,12 @@ TEST_CASE("the loader gets the library, then each required symbol", "[unit][load
 TEST_CASE("the link's library dirs come first on LD_LIBRARY_PATH", "[unit][load_check]") {
   FakeLoader fake;
   fake.answer = exited(0, "");
-  Environment env({{"LD_LIBRARY_PATH", "/old"}});
+  Environment env{{{"LD_LIBRARY_PATH", "/old"}}};
   (void)check_load(settings(), "k.so", {"/a", "/b"}, env, fake);
   CHECK(fake.library_path == std::optional<std::string>("/a:/b:/old"));
   (void)check_load(settings(), "k.so", {}, env, fake);
   CHECK(fake.library_path == std::optional<std::string>("/old"));
-  Environment empty({{"LD_LIBRARY_PATH", ""}});
+  Environment empty{{{"LD_LIBRARY_PATH", ""}}};
   (void)check_load(settings(), "k.so", {"/a"}, empty, fake);
   CHECK(fake.library_path == std::optional<std::string>("/a"));  // no empty entry (= cwd)
 }

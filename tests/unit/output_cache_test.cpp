@@ -434,7 +434,7 @@ TEST_CASE("library_search_dirs: -L, then LIBRARY_PATH, then the compiler's own",
                     "install: /usr/lib/gcc/x86_64-linux-gnu/12/\n"
                     "libraries: =/usr/lib/gcc/x86_64-linux-gnu/12/:/usr/lib/../lib/::/lib/\n",
                     "");
-  Environment env({{"LIBRARY_PATH", "/lp1::/lp2/"}});
+  Environment env{{{"LIBRARY_PATH", "/lp1::/lp2/"}}};
   Strings dirs = library_search_dirs("/usr/bin/g++", {"/L1", "/L2/./x"}, env, g);
   CHECK(dirs == Strings{"/L1", "/L2/x", "/lp1", "/lp2", "/usr/lib/gcc/x86_64-linux-gnu/12",
                         "/usr/lib", "/lib"});

@@ -49,13 +49,15 @@ TEST_CASE("run_process captures stdout and stderr apart, and the exit code", "[u
 }
 
 TEST_CASE("arguments reach the program as they are: no shell in between", "[unit][process]") {
-  ProcessResult r = run_process({"/usr/bin/printf", "[%s]\n", "a b", "$HOME", "*", "'q'", ""},
-                                ProcessOptions{.capture_output = true});
+  ProcessOptions options;
+  options.capture_output = true;
+  ProcessResult r =
+      run_process({"/usr/bin/printf", "[%s]\n", "a b", "$HOME", "*", "'q'", ""}, options);
   CHECK(r.out == "[a b]\n[$HOME]\n[*]\n['q']\n[]\n");
 }
 
 TEST_CASE("the child gets exactly the environment given, or kbuild's own", "[unit][process]") {
-  Environment env({{"ONLY", "this one"}});
+  Environment env{{{"ONLY", "this one"}}};
   ProcessOptions options;
   options.environment = &env;
   ProcessResult r = sh("env", options);
@@ -137,14 +139,14 @@ TEST_CASE("find_executable: a path as it is, else each PATH directory in order",
   fs::create_directories(tmp / "c/tool");     // a directory is not a program
   write_file(tmp / "a/tool", "#!/bin/sh\n");  // not executable
   write_file(tmp / "b/tool", "#!/bin/sh\n", true);
-  Environment env({{"PATH", tmp / "c" + ":" + tmp / "a" + ":" + tmp / "b"}});
+  Environment env{{{"PATH", tmp / "c" + ":" + tmp / "a" + ":" + tmp / "b"}}};
   CHECK(find_executable("tool", env) == tmp / "b/tool");
   CHECK(find_executable(tmp / "b/tool", env) == tmp / "b/tool");
   CHECK_FALSE(find_executable(tmp / "a/tool", env));
   CHECK_FALSE(find_executable("missing", env));
   CHECK_FALSE(find_executable("", env));
   // An empty PATH entry is the current directory (execvp's rule).
-  Environment dot({{"PATH", ":/nonexistent"}});
+  Environment dot{{{"PATH", ":/nonexistent"}}};
   const fs::path here = fs::current_path();
   fs::current_path(tmp / "b");
   CHECK(find_executable("tool", dot) == "./tool");

@@ -36,7 +36,7 @@ TEST_CASE("device files are named with their SHA-1; variables consulted with the
           "[unit][report]") {
   TempDir tmp;
   write_file(tmp / "acc.json", "{}");
-  Environment env({{"SET", "v"}});
+  Environment env{{{"SET", "v"}}};
   (void)env.get("SET");
   (void)env.get("UNSET");
   ReportInput in;

@@ -42,7 +42,7 @@ TEST_CASE("the option wins over KBUILD_TORCH_ROOT; a named root must exist", "[u
   TempDir tmp;
   fs::create_directories(tmp / "a");
   fs::create_directories(tmp / "b");
-  Environment env({{"KBUILD_TORCH_ROOT", tmp / "b"}});
+  Environment env{{{"KBUILD_TORCH_ROOT", tmp / "b"}}};
   CHECK(resolve_site(given(tmp / "a"), env).paths.torch_root ==
         std::optional<std::string>(tmp / "a"));
   CHECK(resolve_site(given(""), env).paths.torch_root == std::optional<std::string>(tmp / "b"));
@@ -54,14 +54,14 @@ TEST_CASE("the option wins over KBUILD_TORCH_ROOT; a named root must exist", "[u
     CHECK_THAT(std::string(e.what()),
                Catch::StartsWith("--torch-root " + tmp / "missing" + " is not a directory"));
   }
-  Environment missing({{"KBUILD_TORCH_ROOT", tmp / "missing"}});
+  Environment missing{{{"KBUILD_TORCH_ROOT", tmp / "missing"}}};
   CHECK_THROWS_WITH(resolve_site(given(""), missing), Catch::StartsWith("KBUILD_TORCH_ROOT "));
 }
 
 TEST_CASE("--no-torch: no torch root, whatever the environment says", "[unit][site]") {
   SiteSettings s = given("");
   s.no_torch = true;
-  Site site = resolve_site(s, Environment({{"KBUILD_TORCH_ROOT", "/missing"}}));
+  Site site = resolve_site(s, Environment{{{"KBUILD_TORCH_ROOT", "/missing"}}});
   CHECK_FALSE(site.paths.torch_root);
   CHECK_FALSE(site.discovery);
   CHECK_FALSE(site.paths.torch_npu_root);
@@ -74,18 +74,18 @@ TEST_CASE("CUDA: --cuda-home, CUDA_HOME, CUDA_PATH, then nvcc's prefix on PATH",
   SiteSettings s = given("");
   s.no_torch = true;
   write_file(tmp / "cuda/bin/nvcc", "#!/bin/sh\n", true);
-  Environment env({{"CUDA_PATH", "/cuda-path"}, {"PATH", tmp / "cuda/bin"}});
+  Environment env{{{"CUDA_PATH", "/cuda-path"}, {"PATH", tmp / "cuda/bin"}}};
   Paths by_path = resolve_site(s, env).paths;
-  CHECK(by_path.cuda_home == std::optional<std::string>("/cuda-path"));
+  CHECK(by_path.cuda_home == "/cuda-path");
   CHECK_FALSE(by_path.cuda_home_explicit);
   env.set("CUDA_HOME", "/cuda-home");
-  CHECK(resolve_site(s, env).paths.cuda_home == std::optional<std::string>("/cuda-home"));
+  CHECK(resolve_site(s, env).paths.cuda_home == "/cuda-home");
   CHECK(resolve_site(s, env).paths.cuda_home_explicit);
   s.cuda_home = "/flag";
-  CHECK(resolve_site(s, env).paths.cuda_home == std::optional<std::string>("/flag"));
+  CHECK(resolve_site(s, env).paths.cuda_home == "/flag");
   s.cuda_home.clear();
-  Environment nvcc_only({{"PATH", tmp / "cuda/bin"}});
-  CHECK(resolve_site(s, nvcc_only).paths.cuda_home == std::optional<std::string>(tmp / "cuda"));
-  CHECK_FALSE(resolve_site(s, Environment({{"PATH", tmp.str()}})).paths.cuda_home);
-  CHECK(resolve_site(s, Environment({{"ROCM_PATH", "/rocm"}})).paths.rocm_home == "/rocm");
+  Environment nvcc_only{{{"PATH", tmp / "cuda/bin"}}};
+  CHECK(resolve_site(s, nvcc_only).paths.cuda_home == tmp / "cuda");
+  CHECK(resolve_site(s, Environment{{{"PATH", tmp.str()}}}).paths.cuda_home == "/usr/local/cuda");
+  CHECK(resolve_site(s, Environment{{{"ROCM_PATH", "/rocm"}}}).paths.rocm_home == "/rocm");
 }
