@@ -69,7 +69,8 @@ TEST_CASE("without the torch layer nothing of torch applies, even with its root 
           "[unit][build_plan]") {
   Planner p;
   p.paths.torch_root = "/site/torch";
-  for (const Entry& e : p.plan().options.entries(OptionList::libraries))
+  const BuildPlan plain = p.plan();
+  for (const Entry& e : plain.options.entries(OptionList::libraries))
     CHECK(e.origin.layer != Layer::torch);
   p.request.use_torch = true;
   p.request.isa = Isa{};
