@@ -39,10 +39,6 @@ bool has(const Strings& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-bool has(const std::vector<std::size_t>& v, std::size_t i) {
-  return std::find(v.begin(), v.end(), i) != v.end();
-}
-
 }  // namespace
 
 TEST_CASE("a plain build is one step: Inductor's command as it is", "[unit][build_steps]") {
@@ -157,7 +153,17 @@ TEST_CASE("--resolve-native: the launched compiles get this machine's flags, the
   CHECK(steps[0].argv[steps[0].output_index] == "out/k.so.0-k.o");
   CHECK(has(steps[1].argv, "-march=native"));  // the local link keeps its words
 
-  // Without a launcher there is nothing to resolve.
+  // An object build through the launcher is one step: resolved too.
+  const BuildPlan object = plan_for({"k.cpp"}, OutputKind::object);
+  StepInput one = input({"k.cpp"}, "distcc");
+  one.launcher.resolve_native = true;
+  one.native_flags = in.native_flags;
+  std::vector<Step> object_steps = plan_steps(object, one);
+  REQUIRE(object_steps.size() == 1);
+  CHECK_FALSE(has(object_steps[0].argv, "-march=native"));
+  CHECK(has(object_steps[0].argv, "-march=skylake"));
+
+  // Without a launcher there is nothing to resolve: -march=native stays.
   StepInput plain = input({"k.cpp"});
   plain.launcher.resolve_native = true;
   CHECK(plan_steps(plan, plain)[0].argv == plan.command.argv);

@@ -306,7 +306,7 @@ TEST_CASE("store refuses a header changed after the build started", "[unit][outp
   REQUIRE_FALSE(stored);
   CHECK(stored.why().find("changed during the build") != std::string::npos);
   CHECK(f.cache.stats().entries == 0);
-  CHECK(fs::is_empty(f.tmp / "cache/tmp"));
+  CHECK((!fs::exists(f.tmp / "cache/tmp") || fs::is_empty(f.tmp / "cache/tmp")));
 }
 
 TEST_CASE("a link's entry is a miss when a library it could pick up changes",

@@ -35,7 +35,7 @@ class FakeCompiler : public ProcessRunner {
     r.exit_code = 0;
     std::string source;
     for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
-      if (argv[i] == "-o") write_file(argv[i + 1], "gch bytes " + std::to_string(ran.size()));
+      if (argv[i] == "-o") write_file(argv[i + 1], "gpch bytes " + std::to_string(ran.size()));
       if (argv[i] == "c++-header") source = argv[i + 1];
     }
     if (list_inputs && options.environment)

@@ -8,7 +8,7 @@ using namespace kbuild;
 TEST_CASE("control characters are escaped; text and backslashes stay", "[unit][printable]") {
   CHECK(printable_line("plain /path/k.cpp") == "plain /path/k.cpp");
   CHECK(printable_line("a\nb\tc\rd") == "a\\nb\\tc\\rd");
-  CHECK(printable_line(std::string("nul\0esc\x1b[31m\x7f", 14)) == "nul\\x00esc\\x1b[31m\\x7f");
+  CHECK(printable_line(std::string("nul\0esc\x1b[31m\x7f", 13)) == "nul\\x00esc\\x1b[31m\\x7f");
   CHECK(printable_line("back\\slash") == "back\\slash");
   CHECK(printable_line("") == "");
 }
