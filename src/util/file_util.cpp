@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 namespace kbuild {
 
 std::optional<std::string> read_whole_file(const std::string& path) {
+  if (is_directory(path)) return std::nullopt;  // opens, but its read fails unseen
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream s;
