@@ -52,4 +52,7 @@ std::int64_t mtime_ns(const std::string& path);
 // Whether `path` is a directory (following links); false when it cannot be read.
 bool is_directory(const std::string& path);
 
+// The lexically normal form of `path`, without a trailing slash.
+std::string normal_path(const std::string& path);
+
 }  // namespace kbuild

@@ -132,25 +132,4 @@ inline constexpr const char* kCompilerVariables[] = {"CPATH",
 // The CPU as -march=native sees it: the machine and its feature flags.
 std::string cpu_identity();
 
-// The paths a make-style dependency file lists (after the first ':').
-std::vector<std::string> parse_depfile(const std::string& text);
-
-// A record of files (path, size, mtime, SHA-1), as CBOR bytes; a failure
-// when one cannot be read or changed at or after `started`.
-Result<std::string> input_manifest(const std::vector<std::string>& paths,
-                                   const struct timespec& started);
-// Whether every file of a manifest is unchanged (same size and mtime, else
-// the same content). A damaged manifest counts as changed.
-bool inputs_unchanged(const std::string& manifest);
-
-// The include search list the compiler uses for `argv` (its -v output),
-// quote dirs first; empty when it cannot be read.
-std::vector<std::string> include_search_dirs(const std::vector<std::string>& argv,
-                                             const Environment& env, ProcessRunner& processes);
-// The directories the linker searches for -l (-L, then LIBRARY_PATH, then
-// the compiler's own), in order.
-std::vector<std::string> library_search_dirs(const std::string& compiler,
-                                             const std::vector<std::string>& libraries_dirs,
-                                             const Environment& env, ProcessRunner& processes);
-
 }  // namespace kbuild

@@ -15,8 +15,4 @@ OptionsResult default_device_options(const ResolveContext& ctx);
 // One provider per built-in device, in a fixed order (cpu, cuda, xpu, mps).
 std::vector<std::pair<std::string, std::shared_ptr<const Provider>>> builtin_providers();
 
-// The directory holding `libNAME.so*` on the library search path
-// (LD_LIBRARY_PATH, then the standard system dirs), like ctypes find_library.
-std::optional<std::string> find_shared_library(const std::string& name, const Environment& env);
-
 }  // namespace kbuild

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "devices/config_provider.hpp"
 #include "devices/device_file_lint.hpp"
+#include "devices/device_file_provider.hpp"
 #include "devices/trust.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"

@@ -4,7 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
+#include "devices/list_provider.hpp"
 #include "devices/plugin_file.hpp"
 #include "kbuild/package_version.hpp"
 #include "kbuild/plugin_spec.hpp"

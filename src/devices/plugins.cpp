@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "devices/builtin_devices.hpp"
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
+#include "devices/list_provider.hpp"
 #include "devices/plugin_release.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/package_version.hpp"

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "devices/builtin_devices.hpp"
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
@@ -12,6 +12,7 @@
 #include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
 #include "site/compiler_version.hpp"
+#include "site/library_search.hpp"
 
 namespace fs = std::filesystem;
 
@@ -90,9 +91,10 @@ void check_site(const DoctorInput& in, std::vector<DoctorCheck>& out) {
 bool library_found(const std::string& name, const std::vector<std::string>& dirs,
                    const Environment& env) {
   for (const std::string& d : dirs) {
-    std::error_code ec;
-    if (fs::exists(d + "/lib" + name + ".so", ec) || fs::exists(d + "/lib" + name + ".a", ec))
-      return true;
+    for (const std::string& file : library_files(name, d)) {
+      std::error_code ec;
+      if (fs::exists(file, ec)) return true;
+    }
   }
   return find_shared_library(name, env).has_value();
 }

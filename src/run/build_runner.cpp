@@ -19,6 +19,9 @@
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/shell.hpp"
 #include "run/failure_message.hpp"
+#include "run/input_manifest.hpp"
+#include "site/include_search.hpp"
+#include "site/library_search.hpp"
 #include "util/atomic_output.hpp"
 
 namespace fs = std::filesystem;

@@ -19,6 +19,8 @@
 #include "kbuild/json_text.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/shell.hpp"
+#include "run/input_manifest.hpp"
+#include "site/library_search.hpp"
 #include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;
@@ -29,26 +31,6 @@ namespace {
 
 constexpr const char* kKeyVersion = "kbuild-cache-2";
 constexpr std::size_t kMaxManifest = 16u << 20;
-
-struct FileStamp {
-  std::int64_t size = -1;
-  std::int64_t mtime_ns = -1;
-};
-
-std::int64_t ns(const struct timespec& t) {
-  return static_cast<std::int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec;
-}
-
-FileStamp stamp(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};
-  return {static_cast<std::int64_t>(st.st_size), ns(st.st_mtim)};
-}
-
-std::string stamp_text(const std::string& path) {
-  FileStamp st = stamp(path);
-  return path + ":" + std::to_string(st.size) + ":" + std::to_string(st.mtime_ns);
-}
 
 // Fields hashed length-prefixed: no ambiguity between them.
 class Hasher {
@@ -77,15 +59,6 @@ std::vector<std::string> named_files(const std::vector<std::string>& argv) {
   return files;
 }
 
-std::optional<nlohmann::json> parse_manifest(const std::string& bytes) {
-  return parse_cbor(bytes);
-}
-
-std::string to_cbor(const nlohmann::json& j) {
-  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(j);
-  return std::string(bytes.begin(), bytes.end());
-}
-
 // Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
   Sha1 sha;
@@ -106,45 +79,8 @@ Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
   return std::make_pair(size, sha.hex());
 }
 
-// File times come from the kernel's coarse clock, as does `started`: a change
-// in the very tick the build started is not seen, but the compiler is not yet
-// running then (the key is hashed and the compiler started after it).
-bool later(const struct timespec& a, const struct timespec& b) {
-  return ns(a) > ns(b);
-}
-
 std::string entry_parent(const std::string& key) {
   return "objects/" + key.substr(0, 2);
-}
-
-// The lexically normal form, without a trailing slash.
-std::string normal(const std::string& path) {
-  std::string p = fs::path(path).lexically_normal().string();
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
-}
-
-// Paths that, if they appeared, would be found before `header`: for each
-// search directory the header lies under, the same relative name in every
-// directory searched before it. Which directory and name the compiler used
-// is not known, so every reading counts, less those whose candidate exists
-// now (it existed when the compiler searched, so that reading was not it).
-std::vector<std::string> shadowing_candidates(const std::string& header,
-                                              const std::vector<std::string>& search) {
-  const std::string h = normal(header);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < search.size(); ++i) {
-    const std::string& dir = search[i];
-    if (h.size() <= dir.size() + 1 || h.compare(0, dir.size(), dir) != 0 || h[dir.size()] != '/')
-      continue;
-    const std::string rel = h.substr(dir.size() + 1);
-    for (std::size_t j = 0; j < i; ++j) {
-      std::string candidate = search[j] + "/" + rel;
-      struct stat st {};
-      if (::stat(candidate.c_str(), &st) != 0) out.push_back(std::move(candidate));
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -154,170 +90,6 @@ std::string cpu_identity() {
   std::string id = cpu.machine;
   for (const std::string& f : cpu.flags) id += " " + f;
   return id;
-}
-
-std::vector<std::string> parse_depfile(const std::string& text) {
-  std::vector<std::string> paths;
-  auto colon = text.find(": ");
-  if (colon == std::string::npos) colon = text.find(":\n");
-  if (colon == std::string::npos) return paths;
-  std::string word;
-  for (std::size_t i = colon + 1; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
-      ++i;  // line continuation
-    } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == ' ') {
-      word += ' ';  // an escaped blank inside a path
-      ++i;
-    } else if (c == ' ' || c == '\n' || c == '\t') {
-      if (!word.empty()) paths.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) paths.push_back(word);
-  return paths;
-}
-
-Result<std::string> input_manifest(const std::vector<std::string>& paths,
-                                   const struct timespec& started) {
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const std::string& path : paths) {
-    struct stat before {};
-    if (::stat(path.c_str(), &before) != 0) return Failure{path + " cannot be read"};
-    // Changed once the build had started: what the compiler read may not
-    // be what is hashed now.
-    if (later(before.st_mtim, started) || later(before.st_ctim, started))
-      return Failure{path + " changed during the build"};
-    auto bytes = read_whole_file(path);
-    if (!bytes) return Failure{path + " cannot be read"};
-    inputs.push_back(
-        {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), sha1_hex(*bytes)});
-  }
-  return to_cbor(nlohmann::json{{"inputs", inputs}});
-}
-
-namespace {
-
-bool input_unchanged(const nlohmann::json& input) {
-  const std::string& path = input.at(0).get_ref<const std::string&>();
-  FileStamp now = stamp(path);
-  if (now.size == input.at(1).get<std::int64_t>() &&
-      now.mtime_ns == input.at(2).get<std::int64_t>())
-    return true;
-  // Touched, or gone: only identical content still counts.
-  auto bytes = read_whole_file(path);
-  return bytes && sha1_hex(*bytes) == input.at(3).get_ref<const std::string&>();
-}
-
-bool manifest_holds(const nlohmann::json& manifest) {
-  for (const auto& input : manifest.at("inputs"))
-    if (!input_unchanged(input)) return false;
-  if (manifest.contains("absent"))
-    for (const auto& path : manifest.at("absent")) {
-      struct stat st {};
-      if (::stat(path.get_ref<const std::string&>().c_str(), &st) == 0)
-        return false;  // shadowed now
-    }
-  if (manifest.contains("libraries"))
-    for (const auto& lib : manifest.at("libraries")) {
-      FileStamp now = stamp(lib.at(0).get_ref<const std::string&>());
-      if (now.size != lib.at(1).get<std::int64_t>() ||
-          now.mtime_ns != lib.at(2).get<std::int64_t>())
-        return false;
-    }
-  return true;
-}
-
-}  // namespace
-
-bool inputs_unchanged(const std::string& manifest_bytes) {
-  auto manifest = parse_manifest(manifest_bytes);
-  if (!manifest) return false;
-  try {
-    return manifest_holds(*manifest);
-  } catch (const nlohmann::json::exception&) {
-    return false;  // a foreign or damaged manifest is a miss, never an error
-  }
-}
-
-std::vector<std::string> include_search_dirs(const std::vector<std::string>& argv,
-                                             const Environment& env, ProcessRunner& processes) {
-  if (argv.empty()) return {};
-  // Only the words that change the search list.
-  std::vector<std::string> probe{argv[0]};
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const std::string& w = argv[i];
-    bool takes_value = w == "-I" || w == "-isystem" || w == "-iquote" || w == "-idirafter" ||
-                       w == "-isysroot" || w == "--sysroot" || w == "-iprefix" || w == "-B";
-    if (takes_value && i + 1 < argv.size()) {
-      probe.push_back(w);
-      probe.push_back(argv[++i]);
-    } else if ((w.rfind("-I", 0) == 0 || w.rfind("-isystem", 0) == 0 ||
-                w.rfind("-iquote", 0) == 0 || w.rfind("-idirafter", 0) == 0 ||
-                w.rfind("--sysroot=", 0) == 0 || w.rfind("-B", 0) == 0 ||
-                w.rfind("-std=", 0) == 0 || w.rfind("-stdlib=", 0) == 0 || w == "-nostdinc" ||
-                w == "-nostdinc++" || w == "-m32" || w == "-m64")) {
-      probe.push_back(w);
-    }
-  }
-  for (const char* w : {"-E", "-v", "-x", "c++", "/dev/null", "-o", "/dev/null"})
-    probe.emplace_back(w);
-  ProcessOptions opts;
-  opts.capture_output = true;
-  opts.timeout = std::chrono::seconds(30);
-  opts.environment = &env;
-  ProcessResult r = processes.run(probe, opts);
-  if (!r.success()) return {};
-  std::vector<std::string> dirs;
-  std::istringstream lines(r.err);
-  std::string line;
-  bool in_list = false;
-  while (std::getline(lines, line)) {
-    if (line.rfind("#include ", 0) == 0 && line.find("search starts here") != std::string::npos) {
-      in_list = true;
-    } else if (line.rfind("End of search list", 0) == 0) {
-      break;
-    } else if (in_list && line.size() > 1 && line[0] == ' ') {
-      std::string dir = line.substr(1);
-      const std::string framework = " (framework directory)";
-      if (dir.size() > framework.size() &&
-          dir.compare(dir.size() - framework.size(), framework.size(), framework) == 0)
-        dir.resize(dir.size() - framework.size());
-      dirs.push_back(normal(dir));
-    }
-  }
-  return dirs;
-}
-
-std::vector<std::string> library_search_dirs(const std::string& compiler,
-                                             const std::vector<std::string>& libraries_dirs,
-                                             const Environment& env, ProcessRunner& processes) {
-  std::vector<std::string> dirs = libraries_dirs;
-  auto split = [&dirs](const std::string& list) {
-    std::size_t start = 0;
-    while (start <= list.size()) {
-      std::size_t colon = list.find(':', start);
-      std::string dir =
-          list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-      if (!dir.empty()) dirs.push_back(dir);
-      if (colon == std::string::npos) break;
-      start = colon + 1;
-    }
-  };
-  split(env.get("LIBRARY_PATH").value_or(""));
-  ProcessOptions opts;
-  opts.capture_output = true;
-  opts.timeout = std::chrono::seconds(30);
-  opts.environment = &env;
-  ProcessResult r = processes.run({compiler, "-print-search-dirs"}, opts);
-  std::istringstream lines(r.out);
-  std::string line;
-  while (std::getline(lines, line))
-    if (line.rfind("libraries: =", 0) == 0) split(line.substr(12));
-  for (std::string& d : dirs) d = normal(d);
-  return dirs;
 }
 
 OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
@@ -368,7 +140,7 @@ std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env)
   if (input.links)
     for (const std::string& lib : input.libraries)
       for (const std::string& d : input.libraries_dirs)
-        for (const char* ext : {".so", ".a"}) h.add(stamp_text(d + "/lib" + lib + ext));
+        for (const std::string& path : library_files(lib, d)) h.add(stamp_text(path));
   key.hex = h.hex();
   return key;
 }
@@ -420,7 +192,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
   std::vector<std::string> search = inputs.include_search;
   // A quoted include is looked for beside the source first.
   for (const std::string& s : input.sources)
-    search.insert(search.begin(), normal(fs::absolute(s).parent_path().string()));
+    search.insert(search.begin(), normal_path(fs::absolute(s).parent_path().string()));
   for (const std::string& header : headers)
     for (const std::string& candidate : shadowing_candidates(fs::absolute(header).string(), search))
       absent.push_back(candidate);
@@ -428,8 +200,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
   nlohmann::json libraries = nlohmann::json::array();
   for (const std::string& lib : input.libraries)
     for (const std::string& d : inputs.library_search)
-      for (const char* ext : {".so", ".a"}) {
-        std::string path = d + "/lib" + lib + ext;
+      for (const std::string& path : library_files(lib, d)) {
         FileStamp st = stamp(path);
         libraries.push_back({path, st.size, st.mtime_ns});
       }

@@ -11,6 +11,7 @@
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/shell.hpp"
+#include "run/input_manifest.hpp"
 
 namespace fs = std::filesystem;
 

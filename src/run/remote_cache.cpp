@@ -15,6 +15,7 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
+#include "run/input_manifest.hpp"
 
 namespace fs = std::filesystem;
 

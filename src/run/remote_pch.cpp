@@ -8,6 +8,7 @@
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/signing.hpp"
+#include "run/input_manifest.hpp"
 
 namespace kbuild {
 
@@ -20,11 +21,6 @@ std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
   if (!st || !S_ISREG(st->st_mode)) return "";
   return std::to_string(st->st_size) + ":" + std::to_string(st->st_mtim.tv_sec) + "." +
          std::to_string(st->st_mtim.tv_nsec) + ":" + std::to_string(st->st_ino);
-}
-
-std::string to_cbor(const nlohmann::json& j) {
-  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(j);
-  return std::string(bytes.begin(), bytes.end());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "devices/config_provider.hpp"
+#include "devices/exec_provider.hpp"
 #include "kbuild/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

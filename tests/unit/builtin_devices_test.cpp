@@ -4,6 +4,7 @@
 #include "devices/builtin_devices.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
+#include "site/library_search.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/plugin_spec.hpp"

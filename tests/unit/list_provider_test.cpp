@@ -1,11 +1,12 @@
-// Providers made from device files: the list provider (device lists, then a
-// backend's layers parents-first, then its own) and the exec provider, which
-// runs a real program (here small shell scripts, which kbuild executes
-// directly: the script's #! line is the script's own business).
+// The list provider: device lists, the "when" blocks that apply, then a
+// backend's layers parents-first, then its own; variables expanded when the
+// device is resolved.
+#include "devices/list_provider.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/config_provider.hpp"
+#include "devices/device_file_provider.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
 
@@ -41,114 +42,10 @@ OptionsResult resolve(const std::string& text, const std::string& backend) {
                           false);
 }
 
-struct ExecFixture {
-  TempDir dir;
-  Paths paths;
-  Environment env = Environment::from_process();
-
-  std::shared_ptr<const Provider> provider(const std::string& script, double timeout_s = 5) {
-    write_file(dir / "provider.sh", "#!/bin/sh\n" + script, true);
-    std::string json =
-        "{\"device\": \"fake\", \"exec\": {\"command\": [\"./provider.sh\", \"first arg\"], "
-        "\"timeout_s\": " +
-        std::to_string(timeout_s) + "}}";
-    write_file(dir / "fake.json", json);
-    return make_provider(load_device_file(dir / "fake.json"));
-  }
-  OptionsResult resolve(const std::shared_ptr<const Provider>& p, bool aot = false) {
-    return p->options(DeviceQuery{"fake", aot, false}, ResolveContext{paths, env});
-  }
-  std::string error_of(const std::shared_ptr<const Provider>& p) {
-    try {
-      resolve(p);
-    } catch (const Error& e) {
-      CHECK(e.kind() == ErrorKind::provider);
-      return std::string(e.what()) + "\n" + e.detail();
-    }
-    FAIL("expected a provider error");
-    return "";
-  }
-};
-
 }  // namespace
 
-TEST_CASE("an exec provider gets the device, aot_mode and compile_only and returns the 7 lists",
-          "[unit][config_provider]") {
-  ExecFixture f;
-  auto p = f.provider(
-      "printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args.txt\"\n"
-      "echo '{\"definitions\": [\"USE_FAKE\"], \"libraries\": [\"fake\"], \"include_dirs\": [\"/f "
-      "inc\"]}'\n");
-  OptionsResult r = f.resolve(p, true);
-  CHECK(r.options.values(OptionList::definitions) == Strings{"USE_FAKE"});
-  CHECK(r.options.values(OptionList::include_dirs) == Strings{"/f inc"});
-  CHECK(r.options.values(OptionList::libraries) == Strings{"fake"});
-  CHECK(read_file(f.dir / "args.txt") ==
-        "first arg\n--device-type=fake\n--aot-mode=true\n--compile-only=false\n");
-  CHECK(r.options.entries(OptionList::libraries)[0].origin.file == f.dir / "fake.json");
-}
-
-TEST_CASE("an exec provider that exits non-zero is a provider error showing its stderr",
-          "[unit][config_provider]") {
-  ExecFixture f;
-  std::string msg = f.error_of(f.provider("echo 'CANN toolkit missing' >&2\nexit 3\n"));
-  CHECK(msg.find("device 'fake' exec provider") == 0);
-  CHECK(msg.find("exit code 3") != std::string::npos);
-  CHECK(msg.find("CANN toolkit missing") != std::string::npos);
-}
-
-TEST_CASE("an exec provider printing garbage or wrong JSON is a provider error",
-          "[unit][config_provider]") {
-  ExecFixture f;
-  CHECK(f.error_of(f.provider("echo 'hello there'\n")).find("not JSON") != std::string::npos);
-  CHECK(f.error_of(f.provider("echo '[1, 2]'\n")).find("not an object") != std::string::npos);
-  CHECK(f.error_of(f.provider("echo '{\"libs\": []}'\n")).find("unknown key 'libs'") !=
-        std::string::npos);
-  CHECK(f.error_of(f.provider("echo '{\"libraries\": [1]}'\n")).find("non-string") !=
-        std::string::npos);
-}
-
-TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][config_provider]") {
-  ExecFixture f;
-  auto start = std::chrono::steady_clock::now();
-  std::string msg = f.error_of(f.provider("echo started >&2\nsleep 30\n", 2));
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(msg.find("timed out after 2s") != std::string::npos);
-  CHECK(msg.find("started") != std::string::npos);
-  CHECK(took < 10);
-}
-
-TEST_CASE("an exec provider whose program is missing is a provider error",
-          "[unit][config_provider]") {
-  ExecFixture f;
-  write_file(f.dir / "fake.json",
-             "{\"device\": \"fake\", \"exec\": {\"command\": [\"./nope.sh\"]}}");
-  auto p = make_provider(load_device_file(f.dir / "fake.json"));
-  CHECK(f.error_of(p).find("not found or not executable") != std::string::npos);
-}
-
-TEST_CASE("an exec provider is told the chosen backend", "[unit][config_provider]") {
-  ExecFixture f;
-  auto p = f.provider("printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args.txt\"\necho '{}'\n");
-  p->options(DeviceQuery{"fake", false, true, "ascendc"}, ResolveContext{f.paths, f.env});
-  CHECK(
-      read_file(f.dir / "args.txt") ==
-      "first arg\n--device-type=fake\n--aot-mode=false\n--compile-only=true\n--backend=ascendc\n");
-}
-
-TEST_CASE("a number too large for a double is a provider error, not a crash (found by fuzzing)",
-          "[unit][config_provider]") {
-  try {
-    parse_provider_output("{\"cflags\": [1e999999]}", "prov", Origin{});
-    FAIL("no error");
-  } catch (const Error& e) {
-    CHECK(e.kind() == ErrorKind::provider);
-    CHECK(std::string(e.what()).find("prov: output is not JSON") == 0);
-  }
-}
-
 TEST_CASE("a backend applies device lists, then its layers parents-first, then its own",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   OptionsResult r = resolve(kLayered, "mlir");
   CHECK(r.options.values(OptionList::definitions) ==
         Strings{"USE_ACC", "BASE", "COMMON", "MLIR"});  // base once, though reached twice
@@ -158,7 +55,7 @@ TEST_CASE("a backend applies device lists, then its layers parents-first, then i
 }
 
 TEST_CASE("without --backend the default backend applies; a backend may skip shared layers",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   CHECK(resolve(kLayered, "").options.values(OptionList::definitions) ==
         Strings{"USE_ACC", "BASE", "COMMON", "TRITON"});
   OptionsResult graph = resolve(kLayered, "graph");
@@ -166,7 +63,7 @@ TEST_CASE("without --backend the default backend applies; a backend may skip sha
   CHECK(graph.options.values(OptionList::libraries) == Strings{"acc_graph"});
 }
 
-TEST_CASE("the chain of each backend is listed for `kbuild devices`", "[unit][config_provider]") {
+TEST_CASE("the chain of each backend is listed for `kbuild devices`", "[unit][list_provider]") {
   auto provider = make_provider(parse_device_file(kLayered, "/cfg/acc.json"));
   std::map<std::string, BackendInfo> by_name;
   for (const BackendInfo& b : provider->backends()) by_name[b.name] = b;
@@ -176,7 +73,7 @@ TEST_CASE("the chain of each backend is listed for `kbuild devices`", "[unit][co
 }
 
 TEST_CASE("an unknown backend, or --backend for a device without backends, is a usage error",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   CHECK_THROWS_WITH(resolve(kLayered, "cuda_graphs"),
                     Catch::Contains("has no backend 'cuda_graphs' (backends: graph, mlir, triton"));
   CHECK_THROWS_WITH(resolve(R"({"device": "acc"})", "triton"),
@@ -189,8 +86,7 @@ TEST_CASE("an unknown backend, or --backend for a device without backends, is a 
                   Error);
 }
 
-TEST_CASE("backends without a default: device-level options and a note",
-          "[unit][config_provider]") {
+TEST_CASE("backends without a default: device-level options and a note", "[unit][list_provider]") {
   OptionsResult r = resolve(
       R"({"device": "acc", "definitions": ["A"], "backends": {"x": {"definitions": ["X"]}}})", "");
   CHECK(r.options.values(OptionList::definitions) == Strings{"A"});
@@ -199,7 +95,7 @@ TEST_CASE("backends without a default: device-level options and a note",
 }
 
 TEST_CASE("a required variable that is unset fails when the device is resolved, with its help",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   const char* with_help = R"({"device": "acc", "env_help": {"ACC_HOME": "source acc/env.sh"},
     "include_dirs": ["${env:ACC_HOME}/include"]})";
   const char* without_help = R"({"device": "acc",
@@ -224,7 +120,7 @@ TEST_CASE("a required variable that is unset fails when the device is resolved, 
 }
 
 TEST_CASE("an entry under an unknown root is left out with a note naming the option",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   OptionsResult r = resolve(R"({"device": "acc",
     "include_dirs": ["${torch_npu_root}/include", "/kept"]})",
                             "");
@@ -236,7 +132,7 @@ TEST_CASE("an entry under an unknown root is left out with a note naming the opt
 }
 
 TEST_CASE("when blocks apply on their conditions; entries carry file and line",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   const char* text = R"({"device": "acc", "libraries": ["acc"],
     "when": [{"aot_mode": true, "libraries": ["acc_aot"]},
              {"compile_only": true, "cflags": ["fsyntax"]}]})";
@@ -261,7 +157,7 @@ TEST_CASE("when blocks apply on their conditions; entries carry file and line",
 }
 
 TEST_CASE("${config_dir} and a relative launcher are the device file's directory",
-          "[unit][config_provider]") {
+          "[unit][list_provider]") {
   TempDir dir;
   write_file(dir / "acc.json", R"({"device": "acc", "include_dirs": ["${config_dir}/inc"],
     "launcher": "./tools/wrap --fast"})");
@@ -277,19 +173,4 @@ TEST_CASE("${config_dir} and a relative launcher are the device file's directory
   // A program others could write is refused before it is named.
   fs::permissions(dir / "tools/wrap", fs::perms::others_write, fs::perm_options::add);
   CHECK_THROWS_WITH(provider->launcher(), Catch::Contains("world-writable"));
-}
-
-TEST_CASE("parse_provider_output: some of the 7 keys, each an array of strings",
-          "[unit][config_provider]") {
-  Origin origin{Layer::device, "exec acc", "/cfg/acc.json", 1};
-  BuildOptions o = parse_provider_output(
-      R"({"cflags": ["O2", "g"], "libraries": [], "include_dirs": ["/a b"]})", "prov", origin);
-  CHECK(o.values(OptionList::cflags) == Strings{"O2", "g"});
-  CHECK(o.values(OptionList::include_dirs) == Strings{"/a b"});
-  CHECK(o.values(OptionList::libraries).empty());
-  CHECK(o.entries(OptionList::cflags)[0].origin.provider == "exec acc");
-  CHECK(parse_provider_output("{}", "prov", origin).values(OptionList::cflags).empty());
-  CHECK_THROWS_WITH(parse_provider_output(R"({"cflags": "O2"})", "prov", origin),
-                    "prov: output key 'cflags' is not an array");
-  CHECK_THROWS_AS(parse_provider_output("", "prov", origin), Error);
 }

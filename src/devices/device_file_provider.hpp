@@ -1,0 +1,14 @@
+// The provider a device file describes: an exec provider when it has
+// "exec", else a list provider.
+#pragma once
+
+#include <memory>
+
+#include "kbuild/device_file.hpp"
+#include "kbuild/provider.hpp"
+
+namespace kbuild {
+
+std::shared_ptr<const Provider> make_provider(DeviceFile file);
+
+}  // namespace kbuild

@@ -1,0 +1,57 @@
+// What a cached build read, recorded so that a hit can check it still
+// holds: the files (path, size, mtime, SHA-1), the paths that would shadow a
+// header if they appeared, and the libraries a link could pick up. Stored
+// as CBOR in the cache entry's manifest (docs/cache.md).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/result.hpp"
+
+namespace kbuild {
+
+// A file's size and mtime in ns (-1 each when it cannot be stat'ed).
+struct FileStamp {
+  std::int64_t size = -1;
+  std::int64_t mtime_ns = -1;
+};
+std::int64_t ns(const struct timespec& t);
+FileStamp stamp(const std::string& path);
+// "path:size:mtime", for a key.
+std::string stamp_text(const std::string& path);
+
+// A manifest's bytes as JSON (nullopt: damaged), and back.
+std::optional<nlohmann::json> parse_manifest(const std::string& bytes);
+std::string to_cbor(const nlohmann::json& j);
+
+// Whether `a` is after `b` (file times and the build's start, both from the
+// kernel's coarse clock).
+bool later(const struct timespec& a, const struct timespec& b);
+
+// Paths that, if they appeared, would be found before `header` in `search`
+// (normal paths, in search order); those that exist now are left out.
+std::vector<std::string> shadowing_candidates(const std::string& header,
+                                              const std::vector<std::string>& search);
+
+// The paths a make-style dependency file lists (after the first ':').
+std::vector<std::string> parse_depfile(const std::string& text);
+
+// A record of files (path, size, mtime, SHA-1), as CBOR bytes; a failure
+// when one cannot be read or changed at or after `started`.
+Result<std::string> input_manifest(const std::vector<std::string>& paths,
+                                   const struct timespec& started);
+// Whether every file of a manifest is unchanged (same size and mtime, else
+// the same content), no shadowing path has appeared and no library changed.
+// A damaged manifest counts as changed.
+bool inputs_unchanged(const std::string& manifest);
+// The same for a parsed manifest; throws nlohmann::json::exception when it
+// is damaged (a caller that reads other fields of it catches once).
+bool manifest_holds(const nlohmann::json& manifest);
+
+}  // namespace kbuild

@@ -1,0 +1,69 @@
+#include "site/library_search.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+
+#include "kbuild/file_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+std::vector<std::string> library_search_dirs(const std::string& compiler,
+                                             const std::vector<std::string>& libraries_dirs,
+                                             const Environment& env, ProcessRunner& processes) {
+  std::vector<std::string> dirs = libraries_dirs;
+  auto split = [&dirs](const std::string& list) {
+    std::size_t start = 0;
+    while (start <= list.size()) {
+      std::size_t colon = list.find(':', start);
+      std::string dir =
+          list.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+      if (!dir.empty()) dirs.push_back(dir);
+      if (colon == std::string::npos) break;
+      start = colon + 1;
+    }
+  };
+  split(env.get("LIBRARY_PATH").value_or(""));
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(30);
+  opts.environment = &env;
+  ProcessResult r = processes.run({compiler, "-print-search-dirs"}, opts);
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind("libraries: =", 0) == 0) split(line.substr(12));
+  for (std::string& d : dirs) d = normal_path(d);
+  return dirs;
+}
+
+std::vector<std::string> library_files(const std::string& name, const std::string& dir) {
+  return {dir + "/lib" + name + ".so", dir + "/lib" + name + ".a"};
+}
+
+std::optional<std::string> find_shared_library(const std::string& name, const Environment& env) {
+  std::vector<std::string> dirs;
+  if (auto ld = env.get_nonempty("LD_LIBRARY_PATH")) {
+    std::istringstream parts(*ld);
+    std::string d;
+    while (std::getline(parts, d, ':'))
+      if (!d.empty()) dirs.push_back(d);
+  }
+  for (const char* d :
+       {"/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/local/lib", "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"})
+    dirs.push_back(d);
+  const std::string prefix = "lib" + name + ".so";
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string file = it->path().filename().string();
+      if (file == prefix || file.rfind(prefix + ".", 0) == 0) return d;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kbuild
