@@ -41,8 +41,10 @@ ReleaseChoice choose_release(const PluginSpec& plugin, const std::string& packag
   if (installed.empty())
     return fallback(plugin, package + " release unknown (no " + package + " or no version file)",
                     torch_version);
+  // A local label ("+cpu") names a build of the same release.
+  const std::string public_version = installed.substr(0, installed.find('+'));
   for (const PluginRelease& r : plugin.releases)
-    if (r.version == installed) return {&r, ""};
+    if (r.version == installed || r.version == public_version) return {&r, ""};
   const std::string line = release_line(installed);
   const std::vector<long> mine = numbers(installed);
   const PluginRelease *lower = nullptr, *oldest = nullptr;

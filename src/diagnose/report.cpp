@@ -102,7 +102,8 @@ ojson build_report(const ReportInput& in) {
                          {"signal", p.exited ? ojson(nullptr) : ojson(p.signal)},
                          {"stdout", tail(p.out)},
                          {"stderr", tail(p.err)},
-                         {"truncated", p.out.size() + p.err.size() > 2 * kReportOutputLimit}};
+                         {"truncated", p.output_truncated || p.out.size() > kReportOutputLimit ||
+                                           p.err.size() > kReportOutputLimit}};
   }
   if (in.outcome && in.outcome->failure) {
     const FailureAnalysis& a = *in.outcome->failure;

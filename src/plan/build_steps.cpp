@@ -29,7 +29,7 @@ Step launched(const Launcher& launcher, const std::vector<std::string>& argv,
   s.argv = launcher.argv;
   s.compiler_index = s.argv.size();
   for (const std::string& word : argv) {
-    if (word == "-march=native" && launcher.resolve_native)
+    if (word == "-march=native" && launcher.resolve_native && !launcher.argv.empty())
       s.argv.insert(s.argv.end(), native_flags.begin(), native_flags.end());
     else
       s.argv.push_back(word);
@@ -67,7 +67,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
   std::vector<Step> steps;
   if (!launcher.split || !links(plan.kind) || objects_only) {
     // One step: the command itself, behind the launcher if there is one.
-    Step s = launched(launcher, plan.command.argv, {});
+    Step s = launched(launcher, plan.command.argv, in.native_flags);
     s.output_index = s.compiler_index + plan.command.output_index;
     s.work_files.push_back(s.output_index);
     s.links = links(plan.kind);

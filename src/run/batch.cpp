@@ -37,9 +37,15 @@ std::vector<std::string> string_array(const std::string& path, const JsonDocumen
   return out;
 }
 
+// The output a build names, however the command line spells it: "-o X",
+// "--output X", "--output=X" or "-oX".
 std::string output_of(const std::vector<std::string>& args) {
-  for (std::size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i] == "-o" || args[i] == "--output") return args[i + 1];
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if ((arg == "-o" || arg == "--output") && i + 1 < args.size()) return args[i + 1];
+    if (arg.rfind("--output=", 0) == 0) return arg.substr(9);
+    if (arg.size() > 2 && arg.rfind("-o", 0) == 0) return arg.substr(2);
+  }
   return "";
 }
 

@@ -127,8 +127,11 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
 std::optional<Error> record_compile_commands(const std::string& database,
                                              const std::vector<Step>& steps,
                                              const std::vector<std::string>& sources) {
+  // Only a split build has more than one command (the load check is none).
+  const auto commands = std::count_if(steps.begin(), steps.end(),
+                                      [](const Step& s) { return s.kind == StepKind::command; });
   for (const Step& step : steps) {
-    if (step.kind != StepKind::command || (step.links && step.source.empty() && steps.size() > 1))
+    if (step.kind != StepKind::command || (step.links && step.source.empty() && commands > 1))
       continue;  // a split build's link compiles nothing
     std::vector<std::string> step_sources =
         step.source.empty() ? sources : std::vector<std::string>{step.source};

@@ -21,6 +21,7 @@
 #include "kbuild/shell.hpp"
 #include "run/input_manifest.hpp"
 #include "site/library_search.hpp"
+#include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;
 
@@ -248,7 +249,7 @@ void OutputCache::count(bool hit) {
     try {
       stats = parse_json_text(*text);
       if (!stats.is_object()) stats = nlohmann::json::object();
-    } catch (const nlohmann::json::exception&) {
+    } catch (const JsonSyntaxError&) {  // damaged: counting starts again
       stats = nlohmann::json::object();
     }
   }
@@ -307,7 +308,7 @@ CacheStats OutputCache::stats() const {
         if (j.contains("misses") && j["misses"].is_number_unsigned())
           st.misses = j["misses"].get<std::uint64_t>();
       }
-    } catch (const nlohmann::json::exception&) {
+    } catch (const JsonSyntaxError&) {  // damaged: no counts
     }
   }
   return st;

@@ -31,6 +31,13 @@ size_t utf8_sequence_length(std::string_view text, size_t i) {
 
 namespace {
 
+// U+0080..U+009F: valid UTF-8, but control characters (U+009B starts a
+// terminal escape sequence as ESC [ does).
+bool is_c1_control(std::string_view text, size_t i) {
+  return static_cast<unsigned char>(text[i]) == 0xC2 &&
+         static_cast<unsigned char>(text[i + 1]) < 0xA0;
+}
+
 void append_hex(std::string& out, unsigned char c) {
   char hex[5];
   std::snprintf(hex, sizeof hex, "\\x%02x", c);
@@ -53,7 +60,8 @@ std::string printable_line(std::string_view text) {
       out += "\\t", ++i;
     } else if (c == '\r') {
       out += "\\r", ++i;
-    } else if (size_t n = c >= 0x80 ? utf8_sequence_length(text, i) : 0) {
+    } else if (size_t n = c >= 0x80 ? utf8_sequence_length(text, i) : 0;
+               n && !is_c1_control(text, i)) {
       out.append(text.substr(i, n));
       i += n;
     } else {

@@ -153,3 +153,46 @@ TEST_CASE("remote_cache: a device's default remote cache address, checked when l
   e = config_error(R"({"device": "x", "remote_cache": {"address": 6379}})");
   CHECK(e.find("expected a string") != std::string::npos);
 }
+
+// Backends and layers: validated at load time.
+
+TEST_CASE("extends naming a missing layer fails at load time with file, line and key",
+          "[unit][device-file]") {
+  std::string msg =
+      config_error("{\"device\": \"acc\",\n \"backends\": {\"mlir\": {\"extends\": [\"comon\"]}}}");
+  CHECK(msg.find("/cfg/dev.json:2:") == 0);
+  CHECK(msg.find("at /backends/mlir/extends/0") != std::string::npos);
+  CHECK(msg.find("extends unknown layer 'comon'") != std::string::npos);
+}
+
+TEST_CASE("a cycle among layers fails at load time, naming the cycle", "[unit][device-file]") {
+  std::string msg = config_error(R"({"device": "acc",
+    "layers": {"a": {"extends": ["b"]}, "b": {"extends": ["c"]}, "c": {"extends": ["a"]}},
+    "backends": {"x": {"extends": ["a"]}}})");
+  CHECK(msg.find("cycle: a -> b -> c -> a") != std::string::npos);
+  CHECK(config_error(
+            R"({"device": "acc", "layers": {"a": {"extends": ["a"]}}, "backends": {"x": {}}})")
+            .find("cycle: a -> a") != std::string::npos);
+}
+
+TEST_CASE("a backend name used twice, or as a layer too, fails at load time",
+          "[unit][device-file]") {
+  CHECK(config_error("{\"device\": \"acc\", \"backends\": {\"x\": {},\n \"x\": {}}}")
+            .find("duplicate key '/backends/x'") != std::string::npos);
+  CHECK(config_error(R"({"device": "acc", "layers": {"x": {}}, "backends": {"x": {}}})")
+            .find("both a layer and a backend") != std::string::npos);
+}
+
+TEST_CASE("other load-time checks: default_backend, stray layers, exec with backends, keys",
+          "[unit][device-file]") {
+  CHECK(config_error(R"({"device": "acc", "backends": {"x": {}}, "default_backend": "y"})")
+            .find("default_backend 'y' is not one of") != std::string::npos);
+  CHECK(config_error(R"({"device": "acc", "layers": {"x": {}}})").find("defines none") !=
+        std::string::npos);
+  CHECK(config_error(R"({"device": "acc", "exec": {"command": ["p"]}, "backends": {"x": {}}})")
+            .find("handles --backend itself") != std::string::npos);
+  CHECK(config_error(R"({"device": "acc", "backends": {"x": {"extend": ["a"]}}})")
+            .find("at /backends/x/extend: unknown key 'extend'") != std::string::npos);
+  CHECK(config_error(R"({"device": "acc", "backends": {"X Y": {}}})").find("invalid name 'X Y'") !=
+        std::string::npos);
+}

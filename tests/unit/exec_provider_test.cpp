@@ -1,10 +1,12 @@
-// Exec providers run a real program (here small shell scripts, which kbuild
-// executes directly: the script's #! line is the script's own business).
+// The exec provider: an external program asked for the 7 lists (here small
+// shell scripts, which kbuild executes directly: the script's #! line is
+// the script's own business).
+#include "devices/exec_provider.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
 #include "devices/device_file_provider.hpp"
-#include "devices/exec_provider.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;
@@ -45,7 +47,7 @@ struct ExecFixture {
 }  // namespace
 
 TEST_CASE("an exec provider gets the device, aot_mode and compile_only and returns the 7 lists",
-          "[unit][exec]") {
+          "[unit][exec_provider]") {
   ExecFixture f;
   auto p = f.provider(
       "printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args.txt\"\n"
@@ -61,7 +63,7 @@ TEST_CASE("an exec provider gets the device, aot_mode and compile_only and retur
 }
 
 TEST_CASE("an exec provider that exits non-zero is a provider error showing its stderr",
-          "[unit][exec]") {
+          "[unit][exec_provider]") {
   ExecFixture f;
   std::string msg = f.error_of(f.provider("echo 'CANN toolkit missing' >&2\nexit 3\n"));
   CHECK(msg.find("device 'fake' exec provider") == 0);
@@ -69,7 +71,8 @@ TEST_CASE("an exec provider that exits non-zero is a provider error showing its 
   CHECK(msg.find("CANN toolkit missing") != std::string::npos);
 }
 
-TEST_CASE("an exec provider printing garbage or wrong JSON is a provider error", "[unit][exec]") {
+TEST_CASE("an exec provider printing garbage or wrong JSON is a provider error",
+          "[unit][exec_provider]") {
   ExecFixture f;
   CHECK(f.error_of(f.provider("echo 'hello there'\n")).find("not JSON") != std::string::npos);
   CHECK(f.error_of(f.provider("echo '[1, 2]'\n")).find("not an object") != std::string::npos);
@@ -79,7 +82,7 @@ TEST_CASE("an exec provider printing garbage or wrong JSON is a provider error",
         std::string::npos);
 }
 
-TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][exec]") {
+TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][exec_provider]") {
   ExecFixture f;
   auto start = std::chrono::steady_clock::now();
   std::string msg = f.error_of(f.provider("echo started >&2\nsleep 30\n", 2));
@@ -89,7 +92,8 @@ TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][exec
   CHECK(took < 10);
 }
 
-TEST_CASE("an exec provider whose program is missing is a provider error", "[unit][exec]") {
+TEST_CASE("an exec provider whose program is missing is a provider error",
+          "[unit][exec_provider]") {
   ExecFixture f;
   write_file(f.dir / "fake.json",
              "{\"device\": \"fake\", \"exec\": {\"command\": [\"./nope.sh\"]}}");
@@ -97,7 +101,7 @@ TEST_CASE("an exec provider whose program is missing is a provider error", "[uni
   CHECK(f.error_of(p).find("not found or not executable") != std::string::npos);
 }
 
-TEST_CASE("an exec provider is told the chosen backend", "[unit][exec]") {
+TEST_CASE("an exec provider is told the chosen backend", "[unit][exec_provider]") {
   ExecFixture f;
   auto p = f.provider("printf '%s\\n' \"$@\" > \"$(dirname \"$0\")/args.txt\"\necho '{}'\n");
   p->options(DeviceQuery{"fake", false, true, "ascendc"}, ResolveContext{f.paths, f.env});
@@ -107,7 +111,7 @@ TEST_CASE("an exec provider is told the chosen backend", "[unit][exec]") {
 }
 
 TEST_CASE("a number too large for a double is a provider error, not a crash (found by fuzzing)",
-          "[unit][exec]") {
+          "[unit][exec_provider]") {
   try {
     parse_provider_output("{\"cflags\": [1e999999]}", "prov", Origin{});
     FAIL("no error");
@@ -117,13 +121,17 @@ TEST_CASE("a number too large for a double is a provider error, not a crash (fou
   }
 }
 
-TEST_CASE("defaults nested too deep are a syntax error, not a stack overflow", "[unit][template]") {
-  std::string deep;
-  for (int i = 0; i < 10000; ++i) deep += "${env:A:-";
-  deep += std::string(10000, '}');
-  CHECK_THROWS_AS(TemplateString::parse(deep), TemplateSyntaxError);
-  std::string ok;  // 16 levels still parse
-  for (int i = 0; i < 16; ++i) ok += "${env:A:-";
-  ok += "x" + std::string(16, '}');
-  CHECK(TemplateString::parse(ok).expand({Environment{}, Paths{}, ""}).value == "x");
+TEST_CASE("parse_provider_output: some of the 7 keys, each an array of strings",
+          "[unit][exec_provider]") {
+  Origin origin{Layer::device, "exec acc", "/cfg/acc.json", 1};
+  BuildOptions o = parse_provider_output(
+      R"({"cflags": ["O2", "g"], "libraries": [], "include_dirs": ["/a b"]})", "prov", origin);
+  CHECK(o.values(OptionList::cflags) == Strings{"O2", "g"});
+  CHECK(o.values(OptionList::include_dirs) == Strings{"/a b"});
+  CHECK(o.values(OptionList::libraries).empty());
+  CHECK(o.entries(OptionList::cflags)[0].origin.provider == "exec acc");
+  CHECK(parse_provider_output("{}", "prov", origin).values(OptionList::cflags).empty());
+  CHECK_THROWS_WITH(parse_provider_output(R"({"cflags": "O2"})", "prov", origin),
+                    "prov: output key 'cflags' is not an array");
+  CHECK_THROWS_AS(parse_provider_output("", "prov", origin), Error);
 }

@@ -74,3 +74,14 @@ TEST_CASE("a literal '; rm -rf ~' or '$(...)' stays text, never evaluated", "[un
   CHECK(f.expand("; rm -rf ~").value == "; rm -rf ~");
   CHECK(f.expand("$$(echo hi)").value == "$(echo hi)");
 }
+
+TEST_CASE("defaults nested too deep are a syntax error, not a stack overflow", "[unit][template]") {
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += "${env:A:-";
+  deep += std::string(10000, '}');
+  CHECK_THROWS_AS(TemplateString::parse(deep), TemplateSyntaxError);
+  std::string ok;  // 16 levels still parse
+  for (int i = 0; i < 16; ++i) ok += "${env:A:-";
+  ok += "x" + std::string(16, '}');
+  CHECK(TemplateString::parse(ok).expand({Environment{}, Paths{}, ""}).value == "x");
+}

@@ -1,0 +1,168 @@
+// build-many: the manifest (validated with file:line:column and key path)
+// and running its jobs N at a time, here through a fake kbuild (a shell
+// script: no compiler runs).
+#include "kbuild/batch.hpp"
+
+#include <catch2/catch.hpp>
+#include <mutex>
+
+#include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+
+using namespace kbuild;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+std::vector<BatchJob> load(const TempDir& tmp, const std::string& text) {
+  write_file(tmp / "m.json", text);
+  return load_batch_manifest(tmp / "m.json");
+}
+
+Error manifest_error(const TempDir& tmp, const std::string& text) {
+  try {
+    (void)load(tmp, text);
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("accepted " << text);
+  return Error(ErrorKind::internal, "");
+}
+
+// A fake kbuild: its first argument says what to do.
+Strings fake_kbuild(const TempDir& tmp) {
+  write_file(tmp / "kbuild.sh",
+             "mkdir \"$0.running.$$\"; ls -d \"$0\".running.* | wc -l >> \"$0.seen\"\n"
+             "case \"$1\" in\n"
+             "  fail) echo \"bad $2\" >&2; code=3;;\n"
+             "  kill) rmdir \"$0.running.$$\"; kill -9 $$;;\n"
+             "  *) sleep 0.2; echo \"built $2\"; code=0;;\n"
+             "esac\n"
+             "rmdir \"$0.running.$$\"; exit $code\n");
+  return {"/bin/sh", tmp / "kbuild.sh"};
+}
+
+BatchJob job(const std::string& name, Strings args) {
+  return BatchJob{name, std::move(args)};
+}
+
+}  // namespace
+
+TEST_CASE("a manifest: common arguments first, names from -o or given, else numbered",
+          "[unit][batch]") {
+  TempDir tmp;
+  std::vector<BatchJob> jobs = load(tmp, R"({"common": ["--device", "cpu"],
+    "builds": [["a.cpp", "-o", "a.so"], {"name": "second", "args": ["b.cpp"]}, ["c.cpp"]]})");
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].args == Strings{"--device", "cpu", "a.cpp", "-o", "a.so"});
+  CHECK(jobs[0].name == "a.so");
+  CHECK(jobs[1].name == "second");
+  CHECK(jobs[1].args == Strings{"--device", "cpu", "b.cpp"});
+  CHECK(jobs[2].name == "job 3");
+  CHECK(load(tmp, R"({"builds": []})").empty());
+}
+
+TEST_CASE("a malformed manifest is a config error at file:line:column and key path",
+          "[unit][batch]") {
+  TempDir tmp;
+  const std::string m = tmp / "m.json";
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"[]", m + ":1:1: at /: expected an object with \"builds\""},
+      {R"({"common": []})", ": at /: \"builds\" must be an array"},
+      {R"({"builds": [], "extra": 1})", ": at /extra: unknown key 'extra' (known: common, builds)"},
+      {"{\"builds\": [\n [\"a.cpp\", 3]]}", m + ":2:"},
+      {"{\"builds\": [\n [\"a.cpp\", 3]]}", "at /builds/0/1: expected a string"},
+      {R"({"builds": [{"args": ["a"], "nam": "x"}]})", "at /builds/0/nam: unknown key 'nam'"},
+      {R"({"builds": [{"name": "x"}]})", "at /builds/0: missing \"args\""},
+      {R"({"builds": [{"name": 1, "args": []}]})", "at /builds/0/name: expected a string"},
+      {R"({"builds": ["a.cpp"]})", "at /builds/0: expected an array of arguments or"},
+      {R"({"common": "x", "builds": []})", "at /common: expected an array of strings"},
+      {R"({"builds": [["build-many", "m.json"]]})",
+       "at /builds/0/0: a build cannot run build-many"},
+      {R"({"common": ["build-many"], "builds": [["m.json"]]})", "at /common/0: a build cannot"},
+  };
+  for (const auto& [text, message] : bad) {
+    Error e = manifest_error(tmp, text);
+    INFO(text);
+    CHECK(e.kind() == ErrorKind::config);
+    CHECK_THAT(std::string(e.what()), Catch::Contains(message));
+  }
+  CHECK_THROWS_WITH(load_batch_manifest(tmp / "missing.json"),
+                    "cannot read manifest " + tmp / "missing.json");
+}
+
+TEST_CASE("two builds naming one output are refused, however the output is spelled",
+          "[unit][batch]") {
+  TempDir tmp;
+  for (const char* second : {R"(["b.cpp", "-o", "./a.so"])", R"(["b.cpp", "--output", "a.so"])",
+                             R"(["b.cpp", "--output=a.so"])", R"(["b.cpp", "-oa.so"])"}) {
+    Error e = manifest_error(
+        tmp, R"({"builds": [["a.cpp", "-o", "a.so"], )" + std::string(second) + "]}");
+    INFO(second);
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("at /builds/1: output") &&
+                   Catch::Contains("is also the output of /builds/0; give each build its own -o"));
+  }
+  CHECK(load(tmp, R"({"builds": [["--output=x.so", "a.cpp"]]})")[0].name == "x.so");
+}
+
+TEST_CASE("run_batch: every job's exit code and output, progress after each", "[unit][batch]") {
+  TempDir tmp;
+  std::vector<BatchJob> jobs{job("one", {"ok", "1"}), job("two", {"fail", "2"}),
+                             job("three", {"kill"}), job("four", {"ok", "4"})};
+  std::vector<BatchProgress> seen;
+  std::vector<BatchResult> r = run_batch(jobs, fake_kbuild(tmp), 2, false,
+                                         [&](const BatchProgress& p) { seen.push_back(p); });
+  REQUIRE(r.size() == 4);
+  CHECK(r[0].name == "one");
+  CHECK(r[0].exit_code == 0);
+  CHECK(r[0].output == "built 1\n");
+  CHECK(r[1].exit_code == 3);
+  CHECK(r[1].output == "bad 2\n");
+  CHECK(r[2].exit_code == 128 + 9);
+  CHECK(r[3].exit_code == 0);
+  for (const BatchResult& each : r) CHECK(each.started);
+  REQUIRE(seen.size() == 4);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK(seen[i].done == i + 1);
+    CHECK(seen[i].total == 4);
+  }
+  CHECK(seen.back().failed == 2);
+}
+
+TEST_CASE("run_batch runs at most N at a time, and never more threads than jobs", "[unit][batch]") {
+  TempDir tmp;
+  std::vector<BatchJob> jobs;
+  for (int i = 0; i < 6; ++i) jobs.push_back(job("j", {"ok"}));
+  std::vector<BatchResult> r = run_batch(jobs, fake_kbuild(tmp), 2, false, nullptr);
+  for (const BatchResult& each : r) CHECK(each.exit_code == 0);
+  std::string counts = read_file(tmp / "kbuild.sh.seen");
+  CHECK(counts.find('3') == std::string::npos);
+  CHECK(std::count(counts.begin(), counts.end(), '\n') == 6);
+  // -j 0 still runs them, one at a time.
+  CHECK(run_batch({job("j", {"ok"})}, fake_kbuild(tmp), 0, false, nullptr)[0].exit_code == 0);
+  CHECK(run_batch({}, fake_kbuild(tmp), 4, false, nullptr).empty());
+}
+
+TEST_CASE("--fail-fast: nothing new starts after a failure", "[unit][batch]") {
+  TempDir tmp;
+  std::vector<BatchResult> r =
+      run_batch({job("a", {"fail", "a"}), job("b", {"ok"}), job("c", {"ok"})}, fake_kbuild(tmp), 1,
+                true, nullptr);
+  CHECK(r[0].exit_code == 3);
+  CHECK_FALSE(r[1].started);
+  CHECK_FALSE(r[2].started);
+  CHECK(r[2].name == "c");  // a skipped job keeps its name for the summary
+}
+
+TEST_CASE("a kbuild that cannot be started is an internal failure of each job", "[unit][batch]") {
+  TempDir tmp;
+  std::vector<BatchResult> r =
+      run_batch({job("a", {"x"})}, {tmp / "no-such-kbuild"}, 1, false, nullptr);
+  CHECK(r[0].exit_code == exit_code(ErrorKind::internal));
+  CHECK_THAT(r[0].output, Catch::Contains("cannot start"));
+}

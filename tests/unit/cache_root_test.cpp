@@ -1,0 +1,148 @@
+// cache_root and open_cache_root: where the cache is, and adopting only a
+// directory that is kbuild's (marked, or empty, or kbuild's own layout).
+#include "kbuild/cache_root.hpp"
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kSignature = "Signature: 8a477f597d28d172789f06886806bc55\n";
+
+bool marked(const std::string& dir) {
+  return fs::exists(dir + "/CACHEDIR.TAG") &&
+         read_file(dir + "/CACHEDIR.TAG").rfind(kSignature, 0) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("cache_root: KBUILD_CACHE_DIR, else XDG_CACHE_HOME/kbuild, else HOME/.cache/kbuild",
+          "[unit][cache_root]") {
+  Environment env{{{"HOME", "/h"}}};
+  CHECK(cache_root(env) == "/h/.cache/kbuild");
+  env.set("XDG_CACHE_HOME", "/x");
+  CHECK(cache_root(env) == "/x/kbuild");
+  env.set("KBUILD_CACHE_DIR", "/k");
+  CHECK(cache_root(env) == "/k");
+  env.set("KBUILD_CACHE_DIR", "");  // empty counts as unset
+  CHECK(cache_root(env) == "/x/kbuild");
+  CHECK(cache_root(Environment{{{"HOME", ""}, {"XDG_CACHE_HOME", ""}}}) == "");
+  CHECK(cache_root(Environment()) == "");
+}
+
+TEST_CASE("a new cache directory is created and marked", "[unit][cache_root]") {
+  TempDir tmp;
+  Result<TrustedDir> dir = open_cache_root(tmp / "a/cache", true);
+  REQUIRE(dir);
+  CHECK(marked(tmp / "a/cache"));
+  CHECK(dir->path() == tmp / "a/cache");
+  Result<TrustedDir> missing = open_cache_root(tmp / "missing", false);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.why() == "cache directory " + tmp / "missing" + " does not exist");
+  CHECK_FALSE(fs::exists(tmp / "missing"));
+  Result<TrustedDir> none = open_cache_root("", true);
+  REQUIRE_FALSE(none);
+  CHECK(none.why() == kNoCacheRoot);
+}
+
+TEST_CASE("an empty directory, or one holding only kbuild's layout, is adopted",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "empty");
+  CHECK(open_cache_root(tmp / "empty", false));
+  CHECK(marked(tmp / "empty"));
+
+  const std::string old = tmp / "old";
+  fs::create_directories(old + "/objects/ab");
+  fs::create_directories(old + "/pch/" + std::string(40, 'f'));
+  fs::create_directories(old + "/discovery/python-1234");
+  fs::create_directories(old + "/tmp");
+  write_file(old + "/stats.json", "{}");
+  CHECK(open_cache_root(old, false));
+  CHECK(marked(old));
+  CHECK(fs::exists(old + "/objects/ab"));
+}
+
+TEST_CASE("a directory holding anything else is not kbuild's and is left alone",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  const std::vector<std::pair<std::string, bool>> strangers = {
+      {"photos.jpg", false}, {"objects/holiday", true}, {"objects/xy", true},
+      {"pch/short", true},   {"tmp/x", false},          {"discovery/other", false}};
+  for (std::size_t i = 0; i < strangers.size(); ++i) {
+    const auto& [entry, is_dir] = strangers[i];
+    const std::string root = tmp / ("case" + std::to_string(i));
+    fs::create_directories(fs::path(root + "/" + entry).parent_path());
+    if (is_dir)
+      fs::create_directory(root + "/" + entry);
+    else
+      write_file(root + "/" + entry, "mine");
+    Result<TrustedDir> dir = open_cache_root(root, true);
+    REQUIRE_FALSE(dir);
+    CHECK(dir.why() == "cache directory " + root +
+                           " is not kbuild's (no CACHEDIR.TAG, and it holds other files); set "
+                           "KBUILD_CACHE_DIR to an empty or new directory");
+    CHECK_FALSE(fs::exists(root + "/CACHEDIR.TAG"));
+  }
+  // "objects" that is a file, or a link, is not kbuild's layout either.
+  write_file(tmp / "file/objects", "");
+  CHECK_FALSE(open_cache_root(tmp / "file", false));
+  fs::create_directories(tmp / "link");
+  fs::create_directory_symlink(tmp.path(), tmp / "link/objects");
+  CHECK_FALSE(open_cache_root(tmp / "link", false));
+}
+
+TEST_CASE("a marked directory is used whatever it holds; a forged marker is not a mark",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  write_file(tmp / "c/CACHEDIR.TAG", std::string(kSignature) + "# someone else's\n");
+  write_file(tmp / "c/notes.txt", "x");
+  CHECK(open_cache_root(tmp / "c", false));
+  write_file(tmp / "d/CACHEDIR.TAG", "Signature: wrong\n");
+  write_file(tmp / "d/notes.txt", "x");
+  CHECK_FALSE(open_cache_root(tmp / "d", false));
+}
+
+TEST_CASE("an untrusted cache directory is refused with what to do", "[unit][cache_root]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "open");
+  ::chmod((tmp / "open").c_str(), 0777);
+  Result<TrustedDir> dir = open_cache_root(tmp / "open", false);
+  REQUIRE_FALSE(dir);
+  CHECK(dir.why().rfind("cache directory " + tmp / "open" + " is world-writable", 0) == 0);
+  CHECK(dir.why().find("set KBUILD_CACHE_DIR") != std::string::npos);
+}
+
+TEST_CASE("clear_cache removes kbuild's entries only, and only in a marked directory",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  Result<TrustedDir> dir = open_cache_root(tmp / "c", true);
+  REQUIRE(dir);
+  fs::create_directories(tmp / "c/objects/ab/cd");
+  fs::create_directories(tmp / "c/pch");
+  write_file(tmp / "c/stats.json", "{}");
+  write_file(tmp / "c/.stats.json.tmp.1.2", "");
+  write_file(tmp / "c/README", "the user's");
+  REQUIRE(clear_cache(*dir));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(tmp / "c")) left.push_back(e.path().filename());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"CACHEDIR.TAG", "README"});
+
+  fs::create_directories(tmp / "plain/objects");
+  Result<TrustedDir> plain = TrustedDir::open(tmp / "plain", false);
+  REQUIRE(plain);
+  Status refused = clear_cache(*plain);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.why().find("not marked as kbuild's cache") != std::string::npos);
+  CHECK(fs::exists(tmp / "plain/objects"));
+}

@@ -1,0 +1,61 @@
+// plan_compiler_call: a compiler command taken as it is (kbuild cc), as one
+// build kbuild can cache, or nullopt when it must run unchanged.
+#include "kbuild/compiler_call.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kbuild;
+using Strings = std::vector<std::string>;
+
+TEST_CASE("a shared library from sources: its output, sources and argv untouched",
+          "[unit][compiler_call]") {
+  const Strings argv{"/usr/bin/g++", "a.cpp",    "-I",  "inc",      "-O3",   "b.cc", "-shared",
+                     "-fPIC",        "-D",       "X=1", "-lm",      "-L",    "lib",  "-o",
+                     "k.so",         "-include", "p.h", "-Xlinker", "-zdefs"};
+  auto call = plan_compiler_call(argv);
+  REQUIRE(call);
+  CHECK(call->plan.kind == OutputKind::shared_library);
+  CHECK(call->plan.output == "k.so");
+  CHECK(call->plan.command.argv == argv);
+  CHECK(call->plan.command.output_index == 14);
+  // Values of -I, -D, -L, -include, -Xlinker are not sources.
+  CHECK(call->sources == Strings{"a.cpp", "b.cc"});
+}
+
+TEST_CASE("a compile to an object has exactly one source", "[unit][compiler_call]") {
+  auto call = plan_compiler_call({"g++", "-c", "k.cpp", "-o", "k.o"});
+  REQUIRE(call);
+  CHECK(call->plan.kind == OutputKind::object);
+  CHECK(call->sources == Strings{"k.cpp"});
+  CHECK_FALSE(plan_compiler_call({"g++", "-c", "a.cpp", "b.cpp", "-o", "k.o"}));
+}
+
+TEST_CASE("what is not one checkable build runs as it is", "[unit][compiler_call]") {
+  const std::vector<Strings> as_is{
+      {"g++", "k.cpp", "-o", "k"},                              // a program
+      {"g++", "-shared", "k.cpp"},                              // no -o
+      {"g++", "-shared", "k.cpp", "-o"},                        // -o without a value
+      {"g++", "-shared", "k.cpp", "-o", "a.so", "-o", "b.so"},  // two outputs
+      {"g++", "-shared", "-o", "k.so"},                         // no input
+      {"g++", "-shared", "k.cpp", "-ok.so"},                    // an attached -o
+      {"g++", "-E", "k.cpp", "-o", "k.i"},
+      {"g++", "-S", "-c", "k.cpp", "-o", "k.s"},
+      {"g++", "-c", "k.cpp", "-MD", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-MF", "d", "-o", "k.o"},
+      {"g++", "-c", "-x", "c++", "k", "-o", "k.o"},
+      {"g++", "-c", "-", "-o", "k.o"},
+      {"g++", "--version"},
+      {"g++", "-print-search-dirs"},
+      {"g++", "-dumpversion"},
+      {"g++", "-c", "k.cpp", "-save-temps", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-Wp,-MD,d", "-o", "k.o"},
+      {"g++", "-shared", "@args", "-o", "k.so"},
+      {"g++", "-c", "start.S", "-o", "start.o"},  // assembly may .incbin files
+      {"g++", "-c", "start.s", "-o", "start.o"},
+      {"g++"},
+  };
+  for (const Strings& argv : as_is) {
+    INFO((argv.size() > 1 ? argv[1] + " ..." : "no arguments"));
+    CHECK_FALSE(plan_compiler_call(argv));
+  }
+}

@@ -1,0 +1,85 @@
+// The one-line error for a failed compiler step: what failed, who asked for
+// a missing library, and what became of the output.
+#include "run/failure_message.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+
+namespace {
+
+ProcessResult exited(int code) {
+  ProcessResult r;
+  r.exited = true;
+  r.exit_code = code;
+  return r;
+}
+
+FailureAnalysis link_failure() {
+  FailureAnalysis a;
+  a.step = FailedStep::link;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("untouched_output: left as it was, or none written", "[unit][failure_message]") {
+  TempDir tmp;
+  CHECK(untouched_output(tmp / "k.so") == "; no " + tmp / "k.so" + " written");
+  write_file(tmp / "k.so", "old");
+  CHECK(untouched_output(tmp / "k.so") == "; " + tmp / "k.so" + " left as it was");
+  std::filesystem::create_symlink(tmp / "nowhere", tmp / "dangling.so");
+  CHECK(untouched_output(tmp / "dangling.so") == "; " + tmp / "dangling.so" + " left as it was");
+}
+
+TEST_CASE("a missing library names who added it and the dirs searched", "[unit][failure_message]") {
+  BuildOptions options;
+  options.add(OptionList::libraries, "acc_rt",
+              Origin{Layer::device, "config acc", "/cfg/a.json", 7});
+  options.add(OptionList::libraries_dirs, "/opt/acc/lib",
+              Origin{Layer::device, "config acc", "", 0});
+  FailureAnalysis a = link_failure();
+  a.missing_libraries = {"acc_rt", "other"};
+  Error e = toolchain_error(options, "/no/such/k.so", exited(1), a);
+  CHECK(e.kind() == ErrorKind::link_failed);
+  CHECK(std::string(e.what()) ==
+        "link failed: cannot find -lacc_rt (added by config acc, /cfg/a.json:7); cannot find "
+        "-lother (added by the passthrough or extra flags); searched -L /opt/acc/lib and the "
+        "system's; fix the library dirs or install the library; no /no/such/k.so written");
+  Error no_dirs = toolchain_error(BuildOptions{}, "/no/k.so", exited(1), a);
+  CHECK_THAT(std::string(no_dirs.what()), Catch::Contains("searched no -L dirs and the system's"));
+}
+
+TEST_CASE("undefined references: the first, and how many more", "[unit][failure_message]") {
+  FailureAnalysis a = link_failure();
+  a.undefined_symbols = {"foo()"};
+  CHECK(std::string(toolchain_error(BuildOptions{}, "/no/k.so", exited(1), a).what()) ==
+        "link failed: undefined reference to 'foo()'; a library is missing from the link line; "
+        "no /no/k.so written");
+  a.undefined_symbols = {"foo()", "bar()", "baz()"};
+  CHECK_THAT(std::string(toolchain_error(BuildOptions{}, "/no/k.so", exited(1), a).what()),
+             Catch::Contains("'foo()' and 2 more;"));
+}
+
+TEST_CASE("other failures: the stage, how the compiler ended and its first error",
+          "[unit][failure_message]") {
+  FailureAnalysis link = link_failure();
+  link.first_error = "ld: bad relocation";
+  CHECK(std::string(toolchain_error(BuildOptions{}, "/no/k.so", exited(1), link).what()) ==
+        "link failed (exit code 1): ld: bad relocation; no /no/k.so written");
+  FailureAnalysis compile;
+  compile.first_error = "k.cpp:1:1: error: expected something";
+  Error e = toolchain_error(BuildOptions{}, "/no/k.so", exited(1), compile);
+  CHECK(e.kind() == ErrorKind::compile_failed);
+  CHECK(std::string(e.what()) ==
+        "compile failed (exit code 1): k.cpp:1:1: error: expected something; no /no/k.so written");
+  ProcessResult killed;
+  killed.signal = 9;
+  CHECK(
+      std::string(toolchain_error(BuildOptions{}, "/no/k.so", killed, FailureAnalysis{}).what()) ==
+      "compile failed (killed by signal 9 (Killed)); no /no/k.so written");
+}

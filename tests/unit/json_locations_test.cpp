@@ -1,0 +1,119 @@
+// JsonDocument: the document and the line:column of every key and value by
+// JSON pointer; duplicate keys and bad syntax rejected with a position.
+#include "util/json_locations.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "kbuild/error.hpp"
+#include "kbuild/json_text.hpp"
+
+using namespace kbuild;
+
+namespace {
+
+bool at(TextPosition p, int line, int column) {
+  return p.line == line && p.column == column;
+}
+
+JsonSyntaxError syntax_error(std::string_view text) {
+  try {
+    (void)JsonDocument::parse(text);
+  } catch (const JsonSyntaxError& e) {
+    return e;
+  }
+  FAIL("expected a syntax error for " << text);
+  return JsonSyntaxError("", {});
+}
+
+// Line 2: `  "a": "xy",`   line 3: `  "b": [1, true],`   line 4: `  "c/d~": {"e": null}`
+const char* kText = "{\n  \"a\": \"xy\",\n  \"b\": [1, true],\n  \"c/d~\": {\"e\": null}\n}";
+
+}  // namespace
+
+TEST_CASE("position_of_offset counts lines and columns from 1", "[unit][json_locations]") {
+  CHECK(at(position_of_offset("ab\ncd", 0), 1, 1));
+  CHECK(at(position_of_offset("ab\ncd", 2), 1, 3));
+  CHECK(at(position_of_offset("ab\ncd", 3), 2, 1));
+  CHECK(at(position_of_offset("ab\ncd", 4), 2, 2));
+  CHECK(at(position_of_offset("ab\ncd", 99), 2, 3));  // past the end: the end
+  CHECK(at(position_of_offset("", 0), 1, 1));
+}
+
+TEST_CASE("json_pointer_token escapes ~ before /", "[unit][json_locations]") {
+  CHECK(json_pointer_token("plain") == "plain");
+  CHECK(json_pointer_token("a/b~c") == "a~1b~0c");
+  CHECK(json_pointer_token("~1") == "~01");
+  CHECK(json_pointer_token("") == "");
+}
+
+TEST_CASE("keys and values are found where their token ends", "[unit][json_locations]") {
+  JsonDocument doc = JsonDocument::parse(kText);
+  CHECK(doc.root()["a"] == "xy");
+  CHECK(doc.root()["b"][1] == true);
+  CHECK(doc.root()["c/d~"]["e"].is_null());
+  CHECK(at(doc.value_position(""), 1, 1));
+  CHECK(at(doc.key_position("/a"), 2, 5));     // the key's closing quote
+  CHECK(at(doc.value_position("/a"), 2, 11));  // the value's closing quote
+  CHECK(at(doc.value_position("/b"), 3, 8));   // the array's [
+  CHECK(doc.value_position("/b/0").line == 3);
+  CHECK(at(doc.value_position("/b/1"), 3, 15));  // the e of true
+  CHECK(at(doc.key_position("/c~1d~0"), 4, 8));
+  CHECK(at(doc.value_position("/c~1d~0"), 4, 11));  // the object's {
+  CHECK(at(doc.key_position("/c~1d~0/e"), 4, 14));
+  CHECK(at(doc.value_position("/c~1d~0/e"), 4, 20));  // the last l of null
+}
+
+TEST_CASE("an unknown pointer has no position; an element's key is its value",
+          "[unit][json_locations]") {
+  JsonDocument doc = JsonDocument::parse(kText);
+  CHECK(at(doc.value_position("/missing"), 0, 0));
+  CHECK(at(doc.key_position("/missing"), 0, 0));
+  CHECK(at(doc.value_position("/c/d~"), 0, 0));  // unescaped: not the key
+  CHECK(at(doc.key_position("/b/1"), 3, 15));
+}
+
+TEST_CASE("a duplicate key is an error at the second one, naming its pointer",
+          "[unit][json_locations]") {
+  JsonSyntaxError top = syntax_error("{\"a\": 1,\n \"a\": 2}");
+  CHECK(std::string(top.what()) == "duplicate key '/a'");
+  CHECK(at(top.at, 2, 4));
+  JsonSyntaxError nested = syntax_error("{\"x\": [{\"k/\": 1, \"k/\": 2}]}");
+  CHECK(std::string(nested.what()) == "duplicate key '/x/0/k~1'");
+  // The same key in two objects is no duplicate.
+  CHECK_NOTHROW(JsonDocument::parse("{\"x\": {\"a\": 1}, \"y\": {\"a\": 1}}"));
+}
+
+TEST_CASE("malformed JSON: nlohmann's message without its prefix, and where",
+          "[unit][json_locations]") {
+  JsonSyntaxError missing_comma = syntax_error("{\n  \"a\": 1\n  \"b\": 2\n}");
+  CHECK(missing_comma.at.line == 3);
+  CHECK(std::string(missing_comma.what()).find("[json.exception") == std::string::npos);
+  CHECK(std::string(missing_comma.what()).find("parse error") == std::string::npos);
+  JsonSyntaxError empty = syntax_error("");
+  CHECK(at(empty.at, 1, 1));
+  CHECK_FALSE(std::string(empty.what()).empty());
+  CHECK(syntax_error("{} extra").at.line == 1);
+  CHECK(syntax_error("[1,]").at.line == 1);
+}
+
+TEST_CASE("nesting deeper than the limit is refused before parsing", "[unit][json_locations]") {
+  const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  CHECK_NOTHROW(JsonDocument::parse(ok));
+  const std::string deep =
+      "\n" + std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  JsonSyntaxError e = syntax_error(deep);
+  CHECK(std::string(e.what()) == "nested deeper than 64 levels");
+  CHECK(e.at.line == 2);
+}
+
+TEST_CASE("parse_json_file_text: Error(config) as path:line:column: malformed JSON",
+          "[unit][json_locations]") {
+  try {
+    (void)parse_json_file_text("{\n\"a\": 1,\n\"a\": 2}", "/cfg/x.json");
+    FAIL("accepted a duplicate key");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::config);
+    CHECK(std::string(e.what()) == "/cfg/x.json:3:3: malformed JSON: duplicate key '/a'");
+  }
+  CHECK(parse_json_file_text("{\"a\": [1]}", "x.json").root()["a"][0] == 1);
+}

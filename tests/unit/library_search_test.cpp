@@ -1,0 +1,68 @@
+// Where kbuild looks for libraries: the linker's search dirs (through a fake
+// compiler), the files a -l name can be, the loader's dirs.
+#include "site/library_search.hpp"
+
+#include "../support/test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kbuild;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+class FakeCompiler : public ProcessRunner {
+ public:
+  std::vector<Strings> asked;
+  ProcessResult answer;
+  ProcessResult run(const Strings& argv, const ProcessOptions&) override {
+    asked.push_back(argv);
+    return answer;
+  }
+};
+
+ProcessResult exited(int code, std::string out, std::string err) {
+  ProcessResult r;
+  r.exited = true;
+  r.exit_code = code;
+  r.out = std::move(out);
+  r.err = std::move(err);
+  return r;
+}
+
+// A kernel source and a header in a scratch tree, and a cache over them.
+
+}  // namespace
+
+TEST_CASE("library_search_dirs: -L, then LIBRARY_PATH, then the compiler's own",
+          "[unit][library_search]") {
+  FakeCompiler g;
+  g.answer = exited(0,
+                    "install: /usr/lib/gcc/x86_64-linux-gnu/12/\n"
+                    "libraries: =/usr/lib/gcc/x86_64-linux-gnu/12/:/usr/lib/../lib/::/lib/\n",
+                    "");
+  Environment env{{{"LIBRARY_PATH", "/lp1::/lp2/"}}};
+  Strings dirs = library_search_dirs("/usr/bin/g++", {"/L1", "/L2/./x"}, env, g);
+  CHECK(dirs == Strings{"/L1", "/L2/x", "/lp1", "/lp2", "/usr/lib/gcc/x86_64-linux-gnu/12",
+                        "/usr/lib", "/lib"});
+  REQUIRE(g.asked.size() == 1);
+  CHECK(g.asked[0] == Strings{"/usr/bin/g++", "-print-search-dirs"});
+  g.answer = exited(1, "", "");
+  CHECK(library_search_dirs("/usr/bin/g++", {}, Environment(), g).empty());
+}
+
+TEST_CASE("library_files: the shared library first, then the archive", "[unit][library_search]") {
+  CHECK(library_files("acc", "/opt/lib") == Strings{"/opt/lib/libacc.so", "/opt/lib/libacc.a"});
+}
+
+TEST_CASE("find_shared_library: LD_LIBRARY_PATH first, a versioned name counts",
+          "[unit][library_search]") {
+  kbuild_test::TempDir tmp;
+  kbuild_test::write_file(tmp / "a/libacc.so.2", "");
+  kbuild_test::write_file(tmp / "b/libacc.so", "");
+  kbuild_test::write_file(tmp / "b/libaccx.so", "");
+  Environment env{{{"LD_LIBRARY_PATH", tmp / "missing" + "::" + tmp / "a" + ":" + tmp / "b"}}};
+  CHECK(find_shared_library("acc", env) == std::optional<std::string>(tmp / "a"));
+  CHECK(find_shared_library("accx", env) == std::optional<std::string>(tmp / "b"));
+  CHECK_FALSE(find_shared_library("no_such_library_anywhere", env));
+}

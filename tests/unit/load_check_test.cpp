@@ -1,0 +1,90 @@
+// check_load through a fake process runner: the loader's argv, the
+// LD_LIBRARY_PATH it gets, and how its answer is read (no library loads).
+#include "kbuild/load_check.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace kbuild;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+class FakeLoader : public ProcessRunner {
+ public:
+  Strings argv;
+  std::optional<std::string> library_path;
+  ProcessResult answer;
+  ProcessResult run(const Strings& a, const ProcessOptions& options) override {
+    argv = a;
+    if (options.environment) library_path = options.environment->get("LD_LIBRARY_PATH");
+    return answer;
+  }
+};
+
+ProcessResult exited(int code, std::string out) {
+  ProcessResult r;
+  r.exited = true;
+  r.exit_code = code;
+  r.out = std::move(out);
+  return r;
+}
+
+LoadCheckSettings settings(Strings symbols = {}) {
+  LoadCheckSettings s;
+  s.enabled = true;
+  s.loader = {"/lib/kbuild-load-check", "--quiet"};
+  s.required_symbols = std::move(symbols);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the loader gets the library, then each required symbol", "[unit][load_check]") {
+  FakeLoader fake;
+  fake.answer = exited(0, "");
+  LoadCheckResult r = check_load(settings({"kernel", "init"}), "/o/k.so", {}, Environment(), fake);
+  CHECK(r.ok);
+  CHECK(r.message.empty());
+  CHECK(fake.argv == Strings{"/lib/kbuild-load-check", "--quiet", "/o/k.so", "kernel", "init"});
+  CHECK_FALSE(fake.library_path);  // nothing to add: left as it was
+}
+
+TEST_CASE("the link's library dirs come first on LD_LIBRARY_PATH", "[unit][load_check]") {
+  FakeLoader fake;
+  fake.answer = exited(0, "");
+  Environment env{{{"LD_LIBRARY_PATH", "/old"}}};
+  (void)check_load(settings(), "k.so", {"/a", "/b"}, env, fake);
+  CHECK(fake.library_path == std::optional<std::string>("/a:/b:/old"));
+  (void)check_load(settings(), "k.so", {}, env, fake);
+  CHECK(fake.library_path == std::optional<std::string>("/old"));
+  Environment empty{{{"LD_LIBRARY_PATH", ""}}};
+  (void)check_load(settings(), "k.so", {"/a"}, empty, fake);
+  CHECK(fake.library_path == std::optional<std::string>("/a"));  // no empty entry (= cwd)
+}
+
+TEST_CASE("undefined and missing symbols are read out of the loader's answer",
+          "[unit][load_check]") {
+  FakeLoader fake;
+  fake.answer = exited(1,
+                       "/o/k.so: undefined symbol: _Z3foov, version X\n"
+                       "missing symbol: kernel\n"
+                       "missing symbol: init\n\n");
+  LoadCheckResult r = check_load(settings({"kernel", "init"}), "/o/k.so", {}, Environment(), fake);
+  CHECK_FALSE(r.ok);
+  CHECK(r.undefined_symbols == Strings{"_Z3foov"});
+  CHECK(r.missing_symbols == Strings{"kernel", "init"});
+  CHECK(r.message ==
+        "/o/k.so: undefined symbol: _Z3foov, version X\nmissing symbol: kernel\nmissing symbol: "
+        "init");
+}
+
+TEST_CASE("a loader that dies silently is a failure that says so", "[unit][load_check]") {
+  FakeLoader fake;
+  fake.answer.signal = 11;
+  LoadCheckResult r = check_load(settings(), "k.so", {}, Environment(), fake);
+  CHECK_FALSE(r.ok);
+  CHECK(r.message == "the load check itself failed (killed by signal 11 (Segmentation fault))");
+  fake.answer = exited(1, "");
+  CHECK(check_load(settings(), "k.so", {}, Environment(), fake).message ==
+        "the load check itself failed (exit code 1)");
+}

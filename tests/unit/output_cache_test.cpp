@@ -1,0 +1,329 @@
+// The output cache on its own: keys, store and fetch (each entry's manifest
+// checked), counts and eviction; no compiler runs here.
+#include "kbuild/output_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <ctime>
+
+#include "../support/test_support.hpp"
+#include "kbuild/cache_root.hpp"
+#include "kbuild/file_util.hpp"
+
+using namespace kbuild;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+namespace fs = std::filesystem;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+struct timespec now() {
+  struct timespec t {};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return t;
+}
+
+// A kernel source and a header in a scratch tree, and a cache over them.
+struct CacheFixture {
+  TempDir tmp;
+  Environment env;
+  OutputCache cache;
+  CacheFixture() {
+    fs::create_directories(tmp / "src");
+    fs::create_directories(tmp / "inc");
+    write_file(tmp / "src/k.cpp", "#include \"a.h\"\nint f() { return A; }\n");
+    write_file(tmp / "inc/a.h", "#define A 1\n");
+    cache = OutputCache::open(CacheSettings{true, tmp / "cache", 1u << 20});
+    REQUIRE(cache.enabled());
+  }
+  KeyInput input() const {
+    KeyInput in;
+    in.argv = {"/usr/bin/g++", tmp / "src/k.cpp", "-I" + tmp / "inc", "-o", tmp / "k.so"};
+    in.output_index = 4;
+    in.output = tmp / "k.so";
+    in.sources = {tmp / "src/k.cpp"};
+    return in;
+  }
+  CacheKey key(const KeyInput& in) {
+    auto k = cache_key(in, env);
+    REQUIRE(k);
+    return *k;
+  }
+  BuildInputs read() const {
+    BuildInputs inputs;
+    inputs.depfile_text = "k.o: " + tmp / "src/k.cpp" + " \\\n " + tmp / "inc/a.h" + "\n";
+    inputs.include_search = {tmp / "inc"};
+    inputs.started = now();
+    return inputs;
+  }
+  // Stores `bytes` as the output of input().
+  Status store(const std::string& bytes, const KeyInput& in) {
+    write_file(tmp / "built", bytes);
+    int fd = ::open((tmp / "built").c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    Status stored = cache.store(key(in), fd, in, read());
+    ::close(fd);
+    return stored;
+  }
+  // What a fetch of input()'s key writes; nullopt on a miss.
+  std::optional<std::string> fetch(const KeyInput& in) {
+    const std::string dest = tmp / ("fetched" + unique_suffix());
+    int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    REQUIRE(fd >= 0);
+    bool hit = cache.fetch(key(in).hex, fd);
+    ::close(fd);
+    std::string bytes = read_file(dest);
+    fs::remove(dest);
+    if (!hit) return std::nullopt;
+    return bytes;
+  }
+  fs::path entry(const KeyInput& in) {
+    std::string hex = key(in).hex;
+    return tmp.path() / "cache/objects" / hex.substr(0, 2) / hex;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cache_key: the same build gives the same key; each input changes it",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  const KeyInput base = f.input();
+  const CacheKey k = f.key(base);
+  CHECK(k.hex.size() == 40);
+  CHECK(k.source_sha1 == Strings{sha1_hex(read_file(f.tmp / "src/k.cpp"))});
+  CHECK(f.key(base).hex == k.hex);
+
+  KeyInput elsewhere = base;  // only the output's directory differs
+  elsewhere.argv[4] = elsewhere.output = f.tmp / "other/k.so";
+  CHECK(f.key(elsewhere).hex == k.hex);
+  KeyInput ext = base;
+  ext.argv[4] = ext.output = f.tmp / "k.o";
+  CHECK(f.key(ext).hex != k.hex);
+  KeyInput flag = base;
+  flag.argv.push_back("-O2");
+  CHECK(f.key(flag).hex != k.hex);
+  KeyInput extra = base;
+  extra.extra = {"pch identity"};
+  CHECK(f.key(extra).hex != k.hex);
+  Environment cpath;
+  cpath.set("CPATH", "/x");
+  CHECK(cache_key(base, cpath)->hex != k.hex);
+  Environment unrelated;
+  unrelated.set("UNRELATED", "x");
+  CHECK(cache_key(base, unrelated)->hex == k.hex);
+
+  // Fields are length-prefixed: moving a boundary changes the key.
+  KeyInput split1 = base, split2 = base;
+  split1.extra = {"ab", "c"};
+  split2.extra = {"a", "bc"};
+  CHECK(f.key(split1).hex != f.key(split2).hex);
+
+  write_file(f.tmp / "src/k.cpp", "int f() { return 2; }\n");
+  CHECK(f.key(base).hex != k.hex);
+}
+
+TEST_CASE("cache_key covers files named on the command line and the compiler's stamp",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  write_file(f.tmp / "flags.rsp", "-O2");
+  write_file(f.tmp / "fake-g++", "#!/bin/sh\n", true);
+  KeyInput in = f.input();
+  in.argv.push_back("@" + f.tmp / "flags.rsp");
+  in.programs = {f.tmp / "fake-g++"};
+  const std::string before = f.key(in).hex;
+  write_file(f.tmp / "flags.rsp", "-O3");
+  CHECK(f.key(in).hex != before);
+  const std::string rsp = f.key(in).hex;
+  write_file(f.tmp / "fake-g++", "#!/bin/sh\n# another build\n", true);
+  CHECK(f.key(in).hex != rsp);
+
+  fs::remove(f.tmp / "flags.rsp");
+  CHECK_FALSE(cache_key(in, f.env));
+  KeyInput no_source = f.input();
+  no_source.sources = {f.tmp / "missing.cpp"};
+  CHECK_FALSE(cache_key(no_source, f.env));
+}
+
+TEST_CASE("a stored output is fetched whole; a changed header is a miss", "[unit][output_cache]") {
+  CacheFixture f;
+  const KeyInput in = f.input();
+  CHECK_FALSE(f.fetch(in));
+  const std::string elf(
+      "\x7f"
+      "ELF binary\0bytes",
+      17);
+  REQUIRE(f.store(elf, in));
+  CHECK(f.fetch(in) == elf);
+  CHECK(f.cache.stats().entries == 1);
+  CHECK(f.cache.stats().bytes == elf.size());
+  write_file(f.tmp / "inc/a.h", "#define A 2\n");
+  CHECK_FALSE(f.fetch(in));
+  // Stored again with the new header: the old entry is replaced.
+  REQUIRE(f.store("second", in));
+  CHECK(f.fetch(in) == "second");
+  CHECK(f.cache.stats().entries == 1);
+  CHECK(fs::is_empty(f.tmp / "cache/tmp"));
+}
+
+TEST_CASE("a header that would now shadow the one read makes a hit a miss",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  const KeyInput in = f.input();
+  REQUIRE(f.store("out", in));
+  REQUIRE(f.fetch(in));
+  // Beside the source comes first for a quoted include.
+  write_file(f.tmp / "src/a.h", "#define A 3\n");
+  CHECK_FALSE(f.fetch(in));
+  fs::remove(f.tmp / "src/a.h");
+  CHECK(f.fetch(in) == "out");
+}
+
+TEST_CASE("a damaged entry is never served and is removed", "[unit][output_cache]") {
+  CacheFixture f;
+  const KeyInput in = f.input();
+  REQUIRE(f.store("0123456789", in));
+  write_file(f.entry(in) / "output", "0123456780");  // same size, other bytes
+  CHECK_FALSE(f.fetch(in));
+  CHECK_FALSE(fs::exists(f.entry(in)));
+
+  REQUIRE(f.store("0123456789", in));
+  write_file(f.entry(in) / "output", "01234");
+  CHECK_FALSE(f.fetch(in));
+  CHECK_FALSE(fs::exists(f.entry(in)));
+
+  REQUIRE(f.store("0123456789", in));
+  write_file(f.entry(in) / "manifest", "not CBOR");
+  CHECK_FALSE(f.fetch(in));
+
+  REQUIRE(f.store("0123456789", in));
+  fs::remove(f.entry(in) / "output");
+  fs::create_symlink(f.tmp / "src/k.cpp", f.entry(in) / "output");
+  CHECK_FALSE(f.fetch(in));
+}
+
+TEST_CASE("store refuses a source edited while the compiler ran, and leaves nothing",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  const KeyInput in = f.input();
+  const CacheKey key = f.key(in);
+  write_file(f.tmp / "src/k.cpp", "edited meanwhile\n");
+  write_file(f.tmp / "built", "out");
+  int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
+  Status stored = f.cache.store(key, fd, in, f.read());
+  ::close(fd);
+  REQUIRE_FALSE(stored);
+  CHECK(stored.why() == f.tmp / "src/k.cpp" + " changed during the build");
+  CHECK(f.cache.stats().entries == 0);
+}
+
+TEST_CASE("store refuses a header changed after the build started", "[unit][output_cache]") {
+  CacheFixture f;
+  const KeyInput in = f.input();
+  BuildInputs inputs = f.read();
+  inputs.started.tv_sec -= 3600;  // the header is newer than the build
+  write_file(f.tmp / "built", "out");
+  int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
+  Status stored = f.cache.store(f.key(in), fd, in, inputs);
+  ::close(fd);
+  REQUIRE_FALSE(stored);
+  CHECK(stored.why().find("changed during the build") != std::string::npos);
+  CHECK(f.cache.stats().entries == 0);
+  CHECK((!fs::exists(f.tmp / "cache/tmp") || fs::is_empty(f.tmp / "cache/tmp")));
+}
+
+TEST_CASE("a link's entry is a miss when a library it could pick up changes",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  fs::create_directories(f.tmp / "lib");
+  KeyInput in = f.input();
+  in.links = true;
+  in.libraries = {"acc"};
+  BuildInputs inputs = f.read();
+  inputs.library_search = {f.tmp / "lib"};
+  write_file(f.tmp / "built", "linked");
+  int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
+  REQUIRE(f.cache.store(f.key(in), fd, in, inputs));
+  ::close(fd);
+  CHECK(f.fetch(in) == "linked");
+  write_file(f.tmp / "lib/libacc.so", "a library appeared");
+  CHECK_FALSE(f.fetch(in));
+}
+
+TEST_CASE("open: disabled, none named, missing without create, untrusted", "[unit][output_cache]") {
+  TempDir tmp;
+  OutputCache off = OutputCache::open(CacheSettings{false, tmp / "c", 1});
+  CHECK_FALSE(off.enabled());
+  CHECK(off.problem().empty());
+  CHECK(off.root() == nullptr);
+
+  OutputCache unnamed = OutputCache::open(CacheSettings{true, "", 1});
+  CHECK_FALSE(unnamed.enabled());
+  CHECK(unnamed.problem() == std::string(kNoCacheRoot) + "; building without the cache");
+  CHECK_FALSE(unnamed.problem_is_warning());
+
+  OutputCache dry = OutputCache::open(CacheSettings{true, tmp / "c", 1}, false);
+  CHECK_FALSE(dry.enabled());
+  CHECK(dry.problem().empty());
+  CHECK_FALSE(fs::exists(tmp / "c"));
+
+  fs::create_directory(tmp / "open");
+  ::chmod((tmp / "open").c_str(), 0777);
+  OutputCache open = OutputCache::open(CacheSettings{true, tmp / "open", 1});
+  CHECK_FALSE(open.enabled());
+  CHECK(open.problem_is_warning());
+  CHECK(open.problem().find("world-writable") != std::string::npos);
+  CHECK(open.problem().find("building without the cache") != std::string::npos);
+
+  // A disabled cache answers without touching anything.
+  CHECK_FALSE(off.fetch(std::string(40, 'a'), -1));
+  CHECK_FALSE(off.store(CacheKey{}, -1, KeyInput{}, BuildInputs{}));
+  off.count(true);
+  CHECK(off.stats().hits == 0);
+}
+
+TEST_CASE("hits and misses are counted across opens; a damaged count starts again",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  f.cache.count(true);
+  f.cache.count(false);
+  f.cache.count(false);
+  OutputCache again = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20});
+  CHECK(again.stats().hits == 1);
+  CHECK(again.stats().misses == 2);
+  write_file(f.tmp / "cache/stats.json", "[not an object");
+  CHECK(again.stats().hits == 0);
+  again.count(true);
+  CHECK(again.stats().hits == 1);
+  CHECK(again.stats().misses == 0);
+}
+
+TEST_CASE("evict removes the least recently used entries down to 90% of the limit",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 2500});
+  std::vector<KeyInput> inputs;
+  for (int i = 0; i < 3; ++i) {
+    KeyInput in = f.input();
+    in.extra = {"entry " + std::to_string(i)};
+    REQUIRE(f.store(std::string(1000, 'a' + i), in));
+    // Entry 0 was used longest ago (10 hours), entry 2 last (8 hours).
+    fs::last_write_time(f.entry(in), fs::file_time_type::clock::now() - std::chrono::hours(10 - i));
+    inputs.push_back(in);
+  }
+  REQUIRE(f.cache.stats().bytes == 3000);
+  // A hit refreshes entry 0: now entry 1 is the least recently used.
+  REQUIRE(f.fetch(inputs[0]));
+  f.cache.evict();
+  CHECK(f.cache.stats().entries == 2);
+  CHECK(fs::exists(f.entry(inputs[0])));
+  CHECK_FALSE(fs::exists(f.entry(inputs[1])));
+  CHECK(fs::exists(f.entry(inputs[2])));
+  f.cache.evict();  // under the limit: nothing more
+  CHECK(f.cache.stats().entries == 2);
+}

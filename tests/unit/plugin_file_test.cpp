@@ -1,0 +1,125 @@
+// The package and plugin sections of a device file: read and validated at
+// load time, with file:line and key path; release version numbers.
+#include "devices/plugin_file.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "kbuild/device_file.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/plugin_spec.hpp"
+
+using namespace kbuild;
+
+namespace {
+
+const char* kAcc = R"({
+  "device": "acc",
+  "definitions": ["USE_ACC"],
+  "libraries": ["acc_rt"],
+  "backends": {"fast": {}, "plain": {}},
+  "default_backend": "fast",
+  "package": {"name": "torch_acc", "root": "${env:ACC_ROOT}", "version_file": "version.py",
+              "library": "lib/libtorch_acc.so", "source_checkout_mark": "../setup.py"},
+  "plugin": {
+    "backend_env": "ACC_BACKEND",
+    "backends": {
+      "fast": {
+        "base": [{"list": "cflags", "drop": "march=native"},
+                 {"list": "cflags", "replace": "O3", "with": "O2"}],
+        "device_options": {"unless_env": {"ACC_NO_PATCH": "1"},
+                           "every_device": {"include_dirs": ["/acc/every"]}}
+      },
+      "plain": {"note": "patches nothing"}
+    },
+    "releases": {
+      "1.0.0": {},
+      "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
+                      "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
+      "2.0.0": {}
+    }
+  }
+})";
+
+std::string config_error(const std::string& text) {
+  try {
+    parse_device_file(text, "/cfg/acc.json");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::config);
+    return e.what();
+  }
+  FAIL("expected a config error");
+  return "";
+}
+
+// kAcc with `from` replaced by `to` (once).
+std::string acc_with(const std::string& from, const std::string& to) {
+  std::string text = kAcc;
+  auto pos = text.find(from);
+  REQUIRE(pos != std::string::npos);
+  return text.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("package and plugin sections load with their backends, edits and releases",
+          "[unit][plugin_file]") {
+  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  REQUIRE(f.package);
+  CHECK(f.package->name == "torch_acc");
+  CHECK(f.package->version_file == "version.py");
+  REQUIRE(f.plugin);
+  CHECK(f.plugin->backend_env == "ACC_BACKEND");
+  CHECK(f.plugin->default_backend == "fast");  // the file's default_backend
+  const PluginBackend& fast = f.plugin->backends.at("fast");
+  REQUIRE(fast.base.size() == 2);
+  CHECK(fast.base[0].value == "march=native");
+  CHECK_FALSE(fast.base[0].replacement);
+  CHECK(fast.base[1].replacement == std::optional<std::string>("O2"));
+  CHECK(fast.base[0].line == 13);
+  CHECK(fast.patches_device);
+  CHECK(fast.unless_env.at("ACC_NO_PATCH") == "1");
+  CHECK_FALSE(f.plugin->backends.at("plain").patches_device);
+  CHECK(f.plugin->releases.size() == 3);
+}
+
+TEST_CASE("plugin sections are validated at load: file:line and key path", "[unit][plugin_file]") {
+  CHECK_THAT(config_error(acc_with("\"note\": \"patches nothing\"", "\"notes\": \"x\"")),
+             Catch::Contains("/cfg/acc.json:") &&
+                 Catch::Contains("at /plugin/backends/plain/notes: unknown key 'notes'"));
+  CHECK_THAT(config_error(acc_with("\"drop\": \"march=native\"",
+                                   "\"drop\": \"march=native\", \"replace\": \"x\"")),
+             Catch::Contains("at /plugin/backends/fast/base/0: give exactly one of 'drop'"));
+  CHECK_THAT(
+      config_error(acc_with("\"list\": \"cflags\", \"drop\"", "\"list\": \"flags\", \"drop\"")),
+      Catch::Contains("at /plugin/backends/fast/base/0/list: 'flags' is not one of the 7"));
+  CHECK_THAT(
+      config_error(acc_with("\"plain\": {\"note\"", "\"slow\": {\"note\"")),
+      Catch::Contains("at /backends/plain: backend 'plain' has no state in /plugin/backends"));
+  CHECK_THAT(config_error(acc_with("\"backends\": {\"fast\": {}, \"plain\": {}}",
+                                   "\"backends\": {\"fast\": {}}")),
+             Catch::Contains("at /plugin/backends/plain: plugin backend 'plain' is not one of the "
+                             "device's backends"));
+  CHECK_THAT(config_error(acc_with("\"notes\": {\"plain\"", "\"notes\": {\"nope\"")),
+             Catch::Contains("/notes/nope: 'nope' is not one of the plugin's backends"));
+  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"two\": {}")),
+             Catch::Contains("at /plugin/releases/two: 'two' is not a release version"));
+  CHECK_THAT(config_error(acc_with("\"ACC_NO_PATCH\"", "\"ACC NO\"")),
+             Catch::Contains("'ACC NO' is not an environment variable name"));
+  CHECK_THAT(
+      config_error(acc_with("\"/acc/every\"", "\"${nope}\"")),
+      Catch::Contains("at /plugin/backends/fast/device_options/every_device/include_dirs/0"));
+  CHECK_THAT(config_error(acc_with("\"package\"", "\"pkg\"")),
+             Catch::Contains("unknown key 'pkg'"));
+  std::string no_package = kAcc;
+  no_package.erase(no_package.find("\"package\""),
+                   no_package.find("\"plugin\"") - no_package.find("\"package\""));
+  CHECK_THAT(config_error(no_package),
+             Catch::Contains("at /plugin/releases: releases are chosen by the package's version"));
+}
+
+TEST_CASE("release versions: the leading numbers, and the line of three", "[unit][plugin_file]") {
+  CHECK(parse_release_version("2.11.0+cu130") == std::vector<long>{2, 11, 0});
+  CHECK_FALSE(parse_release_version("post"));
+  CHECK(release_line("2.11.0.post1") == "2.11.0");
+  CHECK(release_line("2.11.0+cu130") == "2.11.0");
+}

@@ -1,0 +1,88 @@
+// What doctor, reports and --version say about an active plugin: one line,
+// and the warnings (a source checkout shadowing the package, mixed lines).
+#include "kbuild/plugin_status.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+#include "kbuild/device_file.hpp"
+
+using namespace kbuild;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+PluginStatus npu() {
+  PluginStatus s;
+  s.plugin = "npu";
+  s.package = "torch_npu";
+  s.installed = "2.11.0.post1";
+  s.release = "2.11.0.post1";
+  s.backend = "triton";
+  s.backend_from = "default";
+  s.patches_device = true;
+  return s;
+}
+
+DeviceFile with_package() {
+  return parse_device_file(R"({"device": "acc",
+    "package": {"name": "torch_acc", "root": "/x", "library": "lib/libtorch_acc.so",
+                "source_checkout_mark": "../setup.py"}})",
+                           "/cfg/acc.json");
+}
+
+}  // namespace
+
+TEST_CASE("describe: package and version, release, backend, patch and toolkit",
+          "[unit][plugin_status]") {
+  PluginStatus s = npu();
+  CHECK(describe(s) == "torch_npu 2.11.0.post1, backend triton (default), device options patched");
+  s.installed = "2.11.0.post5";
+  s.backend_from = "--backend";
+  s.patches_device = false;
+  s.patch_off_by = "DISABLE_AOTI_PATCH=1";
+  s.toolkit = "CANN";
+  CHECK(describe(s) ==
+        "torch_npu 2.11.0.post5 (reproduced as 2.11.0.post1), backend triton (from --backend), "
+        "device options not patched (DISABLE_AOTI_PATCH=1), CANN unknown");
+  s.package.clear();
+  s.installed.clear();
+  s.patch_off_by.clear();
+  s.toolkit_version = "8.0.RC1";
+  CHECK(describe(s) ==
+        "plugin npu (version unknown) (reproduced as 2.11.0.post1), backend triton (from "
+        "--backend), Inductor's own device options, CANN 8.0.RC1");
+}
+
+TEST_CASE("warnings: torch and the package from different release lines", "[unit][plugin_status]") {
+  PluginStatus s = npu();
+  s.package = "torch_acc";
+  s.torch_version = "2.11.0+cpu";
+  CHECK(plugin_warnings(s, with_package()).empty());
+  s.torch_version = "2.10.1";
+  auto warnings = plugin_warnings(s, with_package());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] ==
+        "torch 2.10.1 and torch_acc 2.11.0.post1 come from different release lines (2.10.1, "
+        "2.11.0): install the torch_acc release of torch's line");
+  s.installed.clear();  // unknown: nothing to compare
+  CHECK(plugin_warnings(s, with_package()).empty());
+}
+
+TEST_CASE("warnings: a source checkout (the mark, no library) shadows the package",
+          "[unit][plugin_status]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "repo/torch_acc");
+  write_file(tmp / "repo/setup.py", "");
+  PluginStatus s = npu();
+  s.installed.clear();
+  s.package_root = tmp / "repo/torch_acc";
+  auto warnings = plugin_warnings(s, with_package());
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::StartsWith("torch_acc at " + tmp / "repo/torch_acc" +
+                                            " is a source checkout (no lib/libtorch_acc.so"));
+  write_file(tmp / "repo/torch_acc/lib/libtorch_acc.so", "");  // built in place: installed
+  CHECK(plugin_warnings(s, with_package()).empty());
+}

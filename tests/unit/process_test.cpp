@@ -1,0 +1,155 @@
+// run_process and find_executable: argv only, captured output within its
+// bound, a time-out that ends the whole process group, exact exit status.
+#include "kbuild/process.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+
+using namespace kbuild;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+ProcessResult sh(const std::string& script, ProcessOptions options = {}) {
+  options.capture_output = true;
+  return run_process({"/bin/sh", "-c", script}, options);
+}
+
+// Whether process `pid` is gone within a couple of seconds.
+bool gone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    if (::kill(pid, 0) != 0) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("run_process captures stdout and stderr apart, and the exit code", "[unit][process]") {
+  ProcessResult r = sh("echo out; echo err >&2; exit 3");
+  CHECK(r.exited);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out == "out\n");
+  CHECK(r.err == "err\n");
+  CHECK_FALSE(r.success());
+  CHECK(r.describe() == "exit code 3");
+  CHECK(sh("true").success());
+}
+
+TEST_CASE("arguments reach the program as they are: no shell in between", "[unit][process]") {
+  ProcessOptions options;
+  options.capture_output = true;
+  ProcessResult r =
+      run_process({"/usr/bin/printf", "[%s]\n", "a b", "$HOME", "*", "'q'", ""}, options);
+  CHECK(r.out == "[a b]\n[$HOME]\n[*]\n['q']\n[]\n");
+}
+
+TEST_CASE("the child gets exactly the environment given, or kbuild's own", "[unit][process]") {
+  Environment env{{{"ONLY", "this one"}}};
+  ProcessOptions options;
+  options.environment = &env;
+  ProcessResult r = sh("env", options);
+  CHECK(r.out.find("ONLY=this one\n") != std::string::npos);
+  CHECK(r.out.find("HOME=") == std::string::npos);
+  ::setenv("KBUILD_PROCESS_TEST", "inherited", 1);
+  CHECK(sh("echo $KBUILD_PROCESS_TEST").out == "inherited\n");
+  ::unsetenv("KBUILD_PROCESS_TEST");
+}
+
+TEST_CASE("output beyond max_capture is cut and marked, and the child still finishes",
+          "[unit][process]") {
+  ProcessOptions options;
+  options.max_capture = 1000;
+  ProcessResult r = sh("head -c 300000 /dev/zero | tr '\\0' x; echo done >&2", options);
+  CHECK(r.success());
+  CHECK(r.out == std::string(1000, 'x'));
+  CHECK(r.err == "done\n");
+  CHECK(r.output_truncated);
+  CHECK_FALSE(sh("echo 12345").output_truncated);
+}
+
+TEST_CASE("a time-out ends the child and all it started, promptly", "[unit][process]") {
+  TempDir tmp;
+  ProcessOptions options;
+  options.timeout = 200ms;
+  const auto start = std::chrono::steady_clock::now();
+  ProcessResult r = sh("sleep 30 & echo $! > " + tmp / "pid" + "; sleep 30", options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(r.timed_out);
+  CHECK_FALSE(r.success());
+  CHECK(r.describe().rfind("timed out", 0) == 0);
+  CHECK(took < 5s);
+  const pid_t grandchild = std::stoi(read_file(tmp / "pid"));
+  CHECK(gone(grandchild));
+}
+
+TEST_CASE("a child killed by a signal is described by its signal", "[unit][process]") {
+  ProcessResult r = sh("kill -9 $$");
+  CHECK_FALSE(r.exited);
+  CHECK(r.signal == SIGKILL);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.describe() == "killed by signal 9 (Killed)");
+}
+
+TEST_CASE("a program that cannot be started is Error(compiler_missing)", "[unit][process]") {
+  TempDir tmp;
+  write_file(tmp / "not-executable", "#!/bin/sh\n");
+  for (const std::string& program : {tmp / "missing", tmp / "not-executable"}) {
+    try {
+      (void)run_process({program}, {});
+      FAIL("started " << program);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::compiler_missing);
+      CHECK(std::string(e.what()).find("cannot start " + program) == 0);
+    }
+  }
+}
+
+TEST_CASE("an interrupt while waiting is passed on to the child and reported", "[unit][process]") {
+  TempDir tmp;
+  ProcessOptions options;
+  options.handle_interrupts = true;
+  options.exit_grace = 2000ms;
+  // The child interrupts kbuild (its parent), then would run on.
+  ProcessResult r = sh("echo $$ > " + tmp / "pid" + "; kill -TERM $PPID; sleep 30", options);
+  CHECK(r.interrupted_by == SIGTERM);
+  CHECK_FALSE(r.success());
+  CHECK(r.describe() == "interrupted by signal 15 (Terminated)");
+  CHECK(gone(std::stoi(read_file(tmp / "pid"))));
+}
+
+TEST_CASE("find_executable: a path as it is, else each PATH directory in order",
+          "[unit][process]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "a");
+  fs::create_directories(tmp / "b");
+  fs::create_directories(tmp / "c/tool");     // a directory is not a program
+  write_file(tmp / "a/tool", "#!/bin/sh\n");  // not executable
+  write_file(tmp / "b/tool", "#!/bin/sh\n", true);
+  Environment env{{{"PATH", tmp / "c" + ":" + tmp / "a" + ":" + tmp / "b"}}};
+  CHECK(find_executable("tool", env) == tmp / "b/tool");
+  CHECK(find_executable(tmp / "b/tool", env) == tmp / "b/tool");
+  CHECK_FALSE(find_executable(tmp / "a/tool", env));
+  CHECK_FALSE(find_executable("missing", env));
+  CHECK_FALSE(find_executable("", env));
+  // An empty PATH entry is the current directory (execvp's rule).
+  Environment dot{{{"PATH", ":/nonexistent"}}};
+  const fs::path here = fs::current_path();
+  fs::current_path(tmp / "b");
+  CHECK(find_executable("tool", dot) == "./tool");
+  fs::current_path(here);
+  // Without PATH, the default one.
+  CHECK(find_executable("sh", Environment()) == "/usr/bin/sh");
+}

@@ -1,0 +1,203 @@
+// RedisClient against a real redis-server on 127.0.0.1 (a free port, nothing
+// saved, stopped with the test), and parse_redis_url on its own.
+#include "kbuild/redis_client.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild;
+using kbuild_test::BackgroundProcess;
+using kbuild_test::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A loopback socket bound to a port the kernel picked; listening when asked
+// (a server that accepts and never answers), else closed to free the port.
+int bound_socket(int& port, bool listen) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  port = ntohs(addr.sin_port);
+  if (listen) REQUIRE(::listen(fd, 4) == 0);
+  return fd;
+}
+
+int free_port() {
+  int port = 0;
+  ::close(bound_socket(port, false));
+  return port;
+}
+
+struct Redis {
+  TempDir dir;
+  int port = free_port();
+  std::unique_ptr<BackgroundProcess> server;
+
+  Redis() {
+    server = std::make_unique<BackgroundProcess>(std::vector<std::string>{
+        "/usr/bin/timeout", "300", "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
+        std::to_string(port), "--save", "", "--appendonly", "no", "--dir", dir.str(),
+        "--unixsocket", dir / "redis.sock", "--unixsocketperm", "700"});
+    for (int i = 0; i < 200 && !connect(url()); ++i) std::this_thread::sleep_for(25ms);
+    REQUIRE(connect(url()));
+  }
+  std::string url(const std::string& db = "") const {
+    return "redis://127.0.0.1:" + std::to_string(port) + db;
+  }
+  static Result<RedisClient> connect(const std::string& url) {
+    Result<RedisAddress> address = parse_redis_url(url);
+    REQUIRE(address);
+    return RedisClient::connect(*address, RedisTimeouts{});
+  }
+  RedisClient client(const std::string& db = "") const {
+    Result<RedisClient> c = connect(url(db));
+    REQUIRE(c);
+    return std::move(*c);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("parse_redis_url: host, port, database, IPv6 and unix sockets", "[unit][redis_client]") {
+  Result<RedisAddress> plain = parse_redis_url("redis://cache.example");
+  REQUIRE(plain);
+  CHECK(plain->host == "cache.example");
+  CHECK(plain->port == 6379);
+  CHECK(plain->db == 0);
+  Result<RedisAddress> full = parse_redis_url("redis://10.0.0.1:7000/3");
+  REQUIRE(full);
+  CHECK(full->host == "10.0.0.1");
+  CHECK(full->port == 7000);
+  CHECK(full->db == 3);
+  Result<RedisAddress> v6 = parse_redis_url("redis://[::1]:6380");
+  REQUIRE(v6);
+  CHECK(v6->host == "::1");
+  CHECK(v6->port == 6380);
+  CHECK(parse_redis_url("redis://[::1]")->port == 6379);
+  Result<RedisAddress> unix_socket = parse_redis_url("unix:///run/redis.sock?db=2");
+  REQUIRE(unix_socket);
+  CHECK(unix_socket->socket == "/run/redis.sock");
+  CHECK(unix_socket->host.empty());
+  CHECK(unix_socket->db == 2);
+}
+
+TEST_CASE("parse_redis_url: what is wrong, and the forms to give", "[unit][redis_client]") {
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"http://host", "not a redis:// or unix:// address"},
+      {"redis://", "no host"},
+      {"redis://:6379", "no host"},
+      {"redis://host:0", "bad port"},
+      {"redis://host:65536", "bad port"},
+      {"redis://host:-1", "bad port"},
+      {"redis://host:", "bad port"},
+      {"redis://host:12x", "bad port"},
+      {"redis://host/x", "bad database number"},
+      {"redis://host/-1", "bad database number"},
+      {"unix://relative.sock", "no socket path"},
+      {"unix://", "no socket path"},
+      {"unix:///s.sock?db=", "bad database number"},
+  };
+  for (const auto& [url, why] : bad) {
+    Result<RedisAddress> a = parse_redis_url(url);
+    INFO(url);
+    REQUIRE_FALSE(a);
+    CHECK(a.why().rfind(why, 0) == 0);
+    CHECK(a.why().find("give redis://HOST:PORT[/DB] or unix:///PATH") != std::string::npos);
+  }
+}
+
+TEST_CASE("parse_redis_url: credentials before the host are taken as AUTH",
+          "[unit][redis_client]") {
+  Result<RedisAddress> a = parse_redis_url("redis://user:secret@host");
+  REQUIRE(a);
+  CHECK(a->host == "host");
+  CHECK(a->port == 6379);
+  CHECK(a->user == "user");
+  CHECK(a->password == "secret");
+}
+
+TEST_CASE("get and set: bytes as they are, absent is nothing, NX and expiry",
+          "[unit][redis_client]") {
+  Redis redis;
+  RedisClient c = redis.client();
+  Result<std::optional<std::string>> absent = c.get("k");
+  REQUIRE(absent);
+  CHECK_FALSE(*absent);
+  const std::string bytes("a\0b\r\n\xff", 6);
+  REQUIRE(c.set("k", bytes));
+  CHECK(**c.get("k") == bytes);
+  Result<bool> nx = c.set("k", "other", std::nullopt, true);
+  REQUIRE(nx);
+  CHECK_FALSE(*nx);
+  CHECK(**c.get("k") == bytes);
+  CHECK(*c.set("fresh", "v", std::nullopt, true));
+  REQUIRE(c.set("short", "v", 100ms));
+  CHECK(*c.get("short"));
+  std::this_thread::sleep_for(400ms);
+  CHECK_FALSE(*c.get("short"));
+}
+
+TEST_CASE("delete_if removes a lease only while it holds our value", "[unit][redis_client]") {
+  Redis redis;
+  RedisClient c = redis.client();
+  REQUIRE(c.set("lease", "ours"));
+  REQUIRE(c.delete_if("lease", "theirs"));
+  CHECK(**c.get("lease") == "ours");
+  REQUIRE(c.delete_if("lease", "ours"));
+  CHECK_FALSE(*c.get("lease"));
+  CHECK(c.delete_if("lease", "ours"));  // already gone: nothing to do
+}
+
+TEST_CASE("the database in the address is selected; a unix socket works too",
+          "[unit][redis_client]") {
+  Redis redis;
+  RedisClient db0 = redis.client();
+  RedisClient db3 = redis.client("/3");
+  REQUIRE(db3.set("k", "three"));
+  CHECK_FALSE(*db0.get("k"));
+  Result<RedisClient> local = Redis::connect("unix://" + redis.dir / "redis.sock" + "?db=3");
+  REQUIRE(local);
+  CHECK(**local->get("k") == "three");
+  Result<RedisClient> no_db = Redis::connect(redis.url("/99999"));
+  REQUIRE_FALSE(no_db);
+  CHECK(no_db.why().rfind("SELECT: ", 0) == 0);
+}
+
+TEST_CASE("no server, a server gone, a server that never answers: failures, in time",
+          "[unit][redis_client]") {
+  Result<RedisClient> none = Redis::connect("redis://127.0.0.1:" + std::to_string(free_port()));
+  REQUIRE_FALSE(none);
+  CHECK(none.why().rfind("cannot connect: ", 0) == 0);
+
+  {
+    auto redis = std::make_unique<Redis>();
+    RedisClient c = redis->client();
+    REQUIRE(c.set("k", "v"));
+    redis.reset();            // the server is stopped under the client
+    CHECK_FALSE(c.get("k"));  // a failure, and no SIGPIPE ends the test
+    CHECK_FALSE(c.set("k", std::string(1 << 20, 'x')));
+  }
+
+  int port = 0;
+  int silent = bound_socket(port, true);
+  Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port));
+  Result<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 300ms});
+  REQUIRE(c);  // the kernel accepts for the listening socket
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_FALSE(c->get("k"));
+  CHECK(std::chrono::steady_clock::now() - start < 3s);
+  ::close(silent);
+}

@@ -1,0 +1,263 @@
+// TrustedDir: every open relative to an opened directory, no link followed,
+// every directory and file checked for its owner and mode as it is opened.
+#include "kbuild/trusted_dir.hpp"
+
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+using kbuild_test::write_file;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct stat stat_with(mode_t mode, uid_t uid) {
+  struct stat st {};
+  st.st_mode = S_IFDIR | mode;
+  st.st_uid = uid;
+  st.st_gid = 0;
+  return st;
+}
+
+TrustedDir open_dir(const std::string& path) {
+  Result<TrustedDir> dir = TrustedDir::open(path, false);
+  REQUIRE(dir);
+  return std::move(*dir);
+}
+
+}  // namespace
+
+TEST_CASE("ownership_problem: owner, world-writable and a shared group are refused",
+          "[unit][trusted_dir]") {
+  CHECK_FALSE(ownership_problem(stat_with(0755, ::geteuid())));
+  CHECK_FALSE(ownership_problem(stat_with(0755, 0)));  // root's
+  auto other = ownership_problem(stat_with(0755, ::geteuid() + 4242));
+  REQUIRE(other);
+  CHECK(other->find("owned by uid " + std::to_string(::geteuid() + 4242)) != std::string::npos);
+  auto world = ownership_problem(stat_with(0777, ::geteuid()));
+  REQUIRE(world);
+  CHECK(*world == "is world-writable (mode 0777)");
+  // A sticky world-writable directory is still writable by others.
+  REQUIRE(ownership_problem(stat_with(01777, ::geteuid())));
+  // Group 4242424 is in no /etc/group: it counts as shared.
+  struct stat group = stat_with(0775, ::geteuid());
+  group.st_gid = 4242424;
+  auto shared = ownership_problem(group);
+  REQUIRE(shared);
+  CHECK(shared->find("writable by group 4242424") != std::string::npos);
+}
+
+TEST_CASE("open: a missing directory fails unless created; an untrusted one is refused",
+          "[unit][trusted_dir]") {
+  TempDir tmp;
+  CHECK_FALSE(TrustedDir::open(tmp / "missing", false));
+  CHECK_FALSE(TrustedDir::open("", true));
+  Result<TrustedDir> made = TrustedDir::open(tmp / "a/b", true);
+  REQUIRE(made);
+  CHECK(fs::is_directory(tmp / "a/b"));
+  CHECK(made->path() == tmp / "a/b");
+
+  fs::create_directory(tmp / "open");
+  ::chmod((tmp / "open").c_str(), 0777);
+  Result<TrustedDir> open = TrustedDir::open(tmp / "open", false);
+  REQUIRE_FALSE(open);
+  CHECK(open.why() == tmp / "open" + " is world-writable (mode 0777)");
+
+  write_file(tmp / "file", "x");
+  Result<TrustedDir> file = TrustedDir::open(tmp / "file", false);
+  REQUIRE_FALSE(file);
+}
+
+TEST_CASE("sub: each part opened without following a link and checked", "[unit][trusted_dir]") {
+  TempDir tmp;
+  TrustedDir root = open_dir(tmp.str());
+  Result<TrustedDir> ab = root.sub("a/b", true);
+  REQUIRE(ab);
+  CHECK(ab->path() == tmp / "a/b");
+  CHECK(fs::is_directory(tmp / "a/b"));
+  CHECK(root.sub("a//b/", false));  // empty parts are skipped
+  CHECK_FALSE(root.sub("", true));
+  CHECK_FALSE(root.sub("/", true));
+  CHECK_FALSE(root.sub("missing", false));
+
+  fs::create_directory(tmp / "elsewhere");
+  fs::create_directory_symlink(tmp / "elsewhere", tmp / "link");
+  CHECK_FALSE(root.sub("link", false));
+  CHECK_FALSE(root.sub("link/x", true));
+  CHECK_FALSE(fs::exists(tmp / "elsewhere/x"));
+
+  fs::create_directory(tmp / "open");
+  ::chmod((tmp / "open").c_str(), 0757);
+  Result<TrustedDir> open = root.sub("open", false);
+  REQUIRE_FALSE(open);
+  CHECK(open.why().find("world-writable") != std::string::npos);
+}
+
+TEST_CASE("open_file and read: regular, trusted files only, within the limit",
+          "[unit][trusted_dir]") {
+  TempDir tmp;
+  write_file(tmp / "f", "hello");
+  write_file(tmp / "target", "secret");
+  fs::create_symlink(tmp / "target", tmp / "link");
+  ::mkfifo((tmp / "fifo").c_str(), 0600);
+  fs::create_directory(tmp / "dir");
+  write_file(tmp / "shared", "x");
+  ::chmod((tmp / "shared").c_str(), 0666);
+  TrustedDir dir = open_dir(tmp.str());
+
+  Result<std::string> f = dir.read("f");
+  REQUIRE(f);
+  CHECK(*f == "hello");
+  CHECK(dir.read("f", 5));
+  Result<std::string> big = dir.read("f", 4);
+  REQUIRE_FALSE(big);
+  CHECK(big.why() == tmp / "f" + " is larger than expected");
+  CHECK_FALSE(dir.read("link"));
+  Result<UniqueFd> fifo = dir.open_file("fifo");  // must not block
+  REQUIRE_FALSE(fifo);
+  CHECK(fifo.why() == tmp / "fifo" + " is not a regular file");
+  CHECK_FALSE(dir.open_file("dir"));
+  CHECK_FALSE(dir.open_file("missing"));
+  CHECK_FALSE(dir.read("shared"));
+  write_file(tmp / "empty", "");
+  CHECK(*dir.read("empty") == "");
+}
+
+TEST_CASE("create_file never opens an existing file or a link", "[unit][trusted_dir]") {
+  TempDir tmp;
+  write_file(tmp / "target", "keep");
+  fs::create_symlink(tmp / "target", tmp / "link");
+  fs::create_symlink(tmp / "nowhere", tmp / "dangling");
+  TrustedDir dir = open_dir(tmp.str());
+  CHECK_FALSE(dir.create_file("target", 0644));
+  CHECK_FALSE(dir.create_file("link", 0644));
+  CHECK_FALSE(dir.create_file("dangling", 0644));
+  CHECK_FALSE(fs::exists(tmp / "nowhere"));
+  CHECK(read_file(tmp / "target") == "keep");
+  Result<UniqueFd> fd = dir.create_file("new", 0600);
+  REQUIRE(fd);
+  CHECK(write_all(fd->get(), "abc", "new"));
+  CHECK(read_file(tmp / "new") == "abc");
+  CHECK((fs::status(tmp / "new").permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+}
+
+TEST_CASE("write_atomically replaces a file whole, a link by a file, and leaves no temporary",
+          "[unit][trusted_dir]") {
+  TempDir tmp;
+  write_file(tmp / "target", "keep");
+  fs::create_symlink(tmp / "target", tmp / "link");
+  TrustedDir dir = open_dir(tmp.str());
+  REQUIRE(dir.write_atomically("f", "one"));
+  REQUIRE(dir.write_atomically("f", "two"));
+  CHECK(read_file(tmp / "f") == "two");
+  REQUIRE(dir.write_atomically("link", "new"));
+  CHECK(fs::is_regular_file(fs::symlink_status(tmp / "link")));
+  CHECK(read_file(tmp / "target") == "keep");
+  fs::create_directory(tmp / "d");
+  write_file(tmp / "d/inside", "x");
+  CHECK_FALSE(dir.write_atomically("d", "over a directory"));
+  CHECK(fs::is_directory(tmp / "d"));
+  std::vector<std::string> names = dir.list();
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"d", "f", "link", "target"});
+}
+
+TEST_CASE("rename, remove_file and remove_tree: links are removed, never followed",
+          "[unit][trusted_dir]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "tree/sub/deeper");
+  write_file(tmp / "tree/sub/deeper/f", "x");
+  fs::create_directory(tmp / "outside");
+  write_file(tmp / "outside/keep", "keep");
+  fs::create_directory_symlink(tmp / "outside", tmp / "tree/sub/link");
+  fs::create_directory(tmp / "to");
+  write_file(tmp / "a", "a");
+  TrustedDir dir = open_dir(tmp.str());
+  TrustedDir to = open_dir(tmp / "to");
+
+  REQUIRE(dir.remove_tree("tree"));
+  CHECK_FALSE(fs::exists(tmp / "tree"));
+  CHECK(read_file(tmp / "outside/keep") == "keep");
+  CHECK(dir.remove_tree("missing"));
+  CHECK(dir.remove_file("missing"));
+
+  REQUIRE(dir.rename("a", "b"));
+  CHECK(read_file(tmp / "b") == "a");
+  REQUIRE(dir.rename("b", to, "c"));
+  CHECK(read_file(tmp / "to/c") == "a");
+  Status gone = dir.rename("b", "d");
+  REQUIRE_FALSE(gone);
+  CHECK(gone.why().find("cannot rename " + tmp / "b") == 0);
+
+  fs::create_directory_symlink(tmp / "outside", tmp / "dirlink");
+  REQUIRE(dir.remove_file("dirlink"));
+  CHECK(fs::exists(tmp / "outside/keep"));
+  CHECK_FALSE(dir.remove_file("outside"));  // a directory is not a file
+}
+
+TEST_CASE("exists and status describe the entry itself; touch sets its time to now",
+          "[unit][trusted_dir]") {
+  TempDir tmp;
+  fs::create_symlink(tmp / "nowhere", tmp / "dangling");
+  write_file(tmp / "f", "x");
+  fs::last_write_time(tmp / "f", fs::file_time_type::clock::now() - std::chrono::hours(48));
+  TrustedDir dir = open_dir(tmp.str());
+  CHECK(dir.exists("dangling"));
+  REQUIRE(dir.status("dangling"));
+  CHECK(S_ISLNK(dir.status("dangling")->st_mode));
+  CHECK_FALSE(dir.exists("missing"));
+  auto before = fs::last_write_time(tmp / "f");
+  dir.touch("f");
+  CHECK(fs::last_write_time(tmp / "f") > before + std::chrono::hours(47));
+}
+
+TEST_CASE("DirLock holds an exclusive lock; refuses a lock file that is a link",
+          "[unit][trusted_dir]") {
+  TempDir tmp;
+  TrustedDir dir = open_dir(tmp.str());
+  {
+    DirLock lock(dir, "lock");
+    REQUIRE(lock.held());
+    int other = ::open((tmp / "lock").c_str(), O_RDONLY);
+    REQUIRE(other >= 0);
+    CHECK(::flock(other, LOCK_EX | LOCK_NB) != 0);  // held by `lock`
+    ::close(other);
+  }
+  int after = ::open((tmp / "lock").c_str(), O_RDONLY);
+  CHECK(::flock(after, LOCK_EX | LOCK_NB) == 0);  // released with the object
+  ::close(after);
+
+  write_file(tmp / "target", "");
+  fs::create_symlink(tmp / "target", tmp / "linked");
+  CHECK_FALSE(DirLock(dir, "linked").held());
+  write_file(tmp / "open", "");
+  ::chmod((tmp / "open").c_str(), 0666);
+  CHECK_FALSE(DirLock(dir, "open").held());
+}
+
+TEST_CASE("UniqueFd closes once and hands its descriptor over on move", "[unit][trusted_dir]") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  ::close(fds[1]);
+  UniqueFd a(fds[0]);
+  UniqueFd b(std::move(a));
+  CHECK_FALSE(a.valid());
+  CHECK(b.get() == fds[0]);
+  UniqueFd c;
+  c = std::move(b);
+  CHECK(c.get() == fds[0]);
+  int raw = c.release();
+  CHECK_FALSE(c.valid());
+  CHECK(::fcntl(raw, F_GETFD) >= 0);  // release does not close
+  UniqueFd d(raw);
+  d.reset();
+  CHECK(::fcntl(raw, F_GETFD) < 0);
+}
