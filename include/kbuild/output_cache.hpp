@@ -59,7 +59,7 @@ struct CacheKey {
   std::string hex;
   // SHA-1 of each source as hashed into the key (compared after the build:
   // a source edited while the compiler ran is never stored).
-  std::vector<std::string> source_sha1;
+  std::vector<std::string> source_digest;
 };
 
 // What the compiler read, for the manifest.

@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "kbuild/digest.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/json_text.hpp"
 
@@ -100,7 +101,7 @@ Result<std::string> input_manifest(const std::vector<std::string>& paths,
     auto bytes = read_whole_file(path);
     if (!bytes) return Failure{path + " cannot be read"};
     inputs.push_back(
-        {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), sha1_hex(*bytes)});
+        {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), digest_hex(*bytes)});
   }
   return to_cbor(nlohmann::json{{"inputs", inputs}});
 }
@@ -115,7 +116,7 @@ bool input_unchanged(const nlohmann::json& input) {
     return true;
   // Touched, or gone: only identical content still counts.
   auto bytes = read_whole_file(path);
-  return bytes && sha1_hex(*bytes) == input.at(3).get_ref<const std::string&>();
+  return bytes && digest_hex(*bytes) == input.at(3).get_ref<const std::string&>();
 }
 
 // Whether paths exist, asking about a directory before what is in it: most

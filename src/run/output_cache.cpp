@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/uuid/detail/sha1.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include <sstream>
 
 #include "kbuild/cache_root.hpp"
+#include "kbuild/digest.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/json_text.hpp"
@@ -29,7 +29,7 @@ namespace kbuild {
 
 namespace {
 
-constexpr const char* kKeyVersion = "kbuild-cache-2";
+constexpr const char* kKeyVersion = "kbuild-cache-3";
 constexpr std::size_t kMaxManifest = 16u << 20;
 
 // Fields hashed length-prefixed: no ambiguity between them.
@@ -43,7 +43,7 @@ class Hasher {
   std::string hex() { return sha_.hex(); }
 
  private:
-  Sha1 sha_;
+  Digest sha_;
 };
 
 // Files a command line names whose bytes the compiler reads but that no
@@ -61,7 +61,7 @@ std::vector<std::string> named_files(const std::vector<std::string>& argv) {
 
 // Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
-  Sha1 sha;
+  Digest sha;
   std::uint64_t size = 0;
   char buffer[1 << 16];
   for (;;) {
@@ -134,7 +134,7 @@ std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env)
     auto bytes = read_whole_file(s);
     if (!bytes) return std::nullopt;
     h.add(*bytes);
-    key.source_sha1.push_back(sha1_hex(*bytes));
+    key.source_digest.push_back(digest_hex(*bytes));
   }
   h.add(cpu_identity());  // -march=native / -mcpu=native compile for this CPU
   if (input.links)
@@ -159,7 +159,7 @@ bool OutputCache::fetch(const std::string& key, int dest) {
     if (output) {
       auto copied = copy_hashing(output->get(), dest);
       whole = copied && copied->first == manifest->at("size").get<std::uint64_t>() &&
-              copied->second == manifest->at("sha1").get_ref<const std::string&>();
+              copied->second == manifest->at("digest").get_ref<const std::string&>();
     }
     if (!whole) {
       // Truncated, emptied or replaced: never served, and rebuilt.
@@ -179,9 +179,9 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
                           const BuildInputs& inputs) {
   if (!root_) return Failure{"no cache"};
   // A source edited while the compiler ran: the output may not match the key.
-  for (std::size_t i = 0; i < input.sources.size() && i < key.source_sha1.size(); ++i) {
+  for (std::size_t i = 0; i < input.sources.size() && i < key.source_digest.size(); ++i) {
     auto bytes = read_whole_file(input.sources[i]);
-    if (!bytes || sha1_hex(*bytes) != key.source_sha1[i])
+    if (!bytes || digest_hex(*bytes) != key.source_digest[i])
       return Failure{input.sources[i] + " changed during the build"};
   }
   std::vector<std::string> headers = parse_depfile(inputs.depfile_text);
@@ -221,7 +221,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
     if (!copied) done = Failure{copied.why()};
     if (done) {
       manifest["size"] = copied->first;
-      manifest["sha1"] = copied->second;
+      manifest["digest"] = copied->second;
       done = stage->write_atomically("manifest", to_cbor(manifest));
     }
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/json_text.hpp"
@@ -112,7 +113,7 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   if (dir) {
     if (auto deps = reusable(*dir, p.key)) {
       p.reuse = true;
-      p.identity = sha1_hex(*deps);
+      p.identity = digest_hex(*deps);
       return p;
     }
   }
@@ -185,7 +186,7 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
   if (Status written = dir->write_atomically(plan.key + ".deps", deps); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
   result.built = true;
-  result.identity = sha1_hex(deps);
+  result.identity = digest_hex(deps);
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 #include <thread>
 
+#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
@@ -24,7 +25,7 @@ namespace kbuild {
 
 namespace {
 
-constexpr const char* kKeyVersion = "kbuild-remote-key-1";
+constexpr const char* kKeyVersion = "kbuild-remote-key-2";
 constexpr const char* kEntryMagic = "kbuild-remote-entry-1\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 
@@ -374,7 +375,7 @@ bool matches_manifest(const std::string& manifest, const std::string& output) {
   try {
     auto j = nlohmann::json::from_cbor(manifest);
     return j.at("size").get<std::uint64_t>() == output.size() &&
-           j.at("sha1").get<std::string>() == sha1_hex(output);
+           j.at("digest").get<std::string>() == digest_hex(output);
   } catch (const nlohmann::json::exception&) {
     return false;
   }

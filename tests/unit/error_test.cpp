@@ -42,8 +42,8 @@ TEST_CASE("stages: bad input is usage; a missing compiler is the compile stage",
   CHECK(std::string(stage_name(ErrorKind::link_failed)) == "link");
   for (ErrorKind kind : kAll)
     CHECK(std::string(stage_of_exit_code(exit_code(kind))) == stage_name(kind));
-  CHECK(std::string(stage_of_exit_code(0)) == "");
-  CHECK(std::string(stage_of_exit_code(1)) == "");
+  CHECK(std::string(stage_of_exit_code(0)).empty());
+  CHECK(std::string(stage_of_exit_code(1)).empty());
 }
 
 TEST_CASE("an Error carries its kind, message and detail", "[unit][error]") {

@@ -1,6 +1,7 @@
 // The output cache on its own: keys, store and fetch (each entry's manifest
 // checked), counts and eviction; no compiler runs here.
 #include "kbuild/output_cache.hpp"
+#include "kbuild/digest.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -96,7 +97,7 @@ TEST_CASE("cache_key: the same build gives the same key; each input changes it",
   const KeyInput base = f.input();
   const CacheKey k = f.key(base);
   CHECK(k.hex.size() == 40);
-  CHECK(k.source_sha1 == Strings{sha1_hex(read_file(f.tmp / "src/k.cpp"))});
+  CHECK(k.source_digest == Strings{digest_hex(read_file(f.tmp / "src/k.cpp"))});
   CHECK(f.key(base).hex == k.hex);
 
   KeyInput elsewhere = base;  // only the output's directory differs
@@ -134,7 +135,8 @@ TEST_CASE("cache_key covers files named on the command line and the compiler's s
   write_file(f.tmp / "flags.rsp", "-O2");
   write_file(f.tmp / "fake-g++", "#!/bin/sh\n", true);
   KeyInput in = f.input();
-  in.argv.push_back("@" + f.tmp / "flags.rsp");
+  const std::string response_file = f.tmp / "flags.rsp";
+  in.argv.push_back("@" + response_file);
   in.programs = {f.tmp / "fake-g++"};
   const std::string before = f.key(in).hex;
   write_file(f.tmp / "flags.rsp", "-O3");
