@@ -201,3 +201,25 @@ TEST_CASE("no server, a server gone, a server that never answers: failures, in t
   CHECK(std::chrono::steady_clock::now() - start < 3s);
   ::close(silent);
 }
+
+TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][redis_client]") {
+  auto a = parse_redis_url("redis://cache.internal:6380/3");
+  REQUIRE(a);
+  CHECK(a->host == "cache.internal");
+  CHECK(a->port == 6380);
+  CHECK(a->db == 3);
+  auto b = parse_redis_url("redis://[::1]");
+  REQUIRE(b);
+  CHECK(b->host == "::1");
+  CHECK(b->port == 6379);
+  auto u = parse_redis_url("unix:///run/redis/redis.sock?db=2");
+  REQUIRE(u);
+  CHECK(u->socket == "/run/redis/redis.sock");
+  CHECK(u->db == 2);
+  for (const char* bad :
+       {"http://h:1", "redis://", "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/x",
+        "redis://:@h:1", "unix://rel.sock", "unix:///s?db=-1"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_redis_url(bad));
+  }
+}

@@ -1,5 +1,5 @@
-// The remote cache's parts that need no server: addresses, keys and
-// signatures, and the shareable key's machine-local parts.
+// The remote cache's parts that need no server: the shareable key's
+// machine-local parts (addresses: redis_client_test; keys: signing_test).
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -21,76 +21,6 @@
 using namespace kbuild;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
-
-TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][remote]") {
-  auto a = parse_redis_url("redis://cache.internal:6380/3");
-  REQUIRE(a);
-  CHECK(a->host == "cache.internal");
-  CHECK(a->port == 6380);
-  CHECK(a->db == 3);
-  auto b = parse_redis_url("redis://[::1]");
-  REQUIRE(b);
-  CHECK(b->host == "::1");
-  CHECK(b->port == 6379);
-  auto u = parse_redis_url("unix:///run/redis/redis.sock?db=2");
-  REQUIRE(u);
-  CHECK(u->socket == "/run/redis/redis.sock");
-  CHECK(u->db == 2);
-  for (const char* bad : {"http://h:1", "redis://", "redis://h:0", "redis://h:65536",
-                          "redis://h:12x", "redis://h/x", "redis://user@h:1", "redis://:@h:1",
-                          "redis://:p%4@h", "unix://rel.sock", "unix:///s?db=-1"}) {
-    INFO(bad);
-    CHECK_FALSE(parse_redis_url(bad));
-  }
-}
-
-TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]") {
-  auto p = parse_redis_url("redis://:s3cret@cache:6380/2");
-  REQUIRE(p);
-  CHECK(p->user.empty());
-  CHECK(p->password == "s3cret");
-  CHECK(p->host == "cache");
-  CHECK(p->port == 6380);
-  CHECK(p->db == 2);
-  auto u = parse_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000");
-  REQUIRE(u);
-  CHECK(u->user == "builder");
-  CHECK(u->password == "p@ss:w/rd");
-  CHECK(u->host == "::1");
-  CHECK(u->port == 7000);
-  CHECK(redact_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000") ==
-        "redis://builder:***@[::1]:7000");
-  CHECK(redact_redis_url("redis://:s3cret@cache:6380/2") == "redis://:***@cache:6380/2");
-  CHECK(redact_redis_url("redis://cache:6380/2") == "redis://cache:6380/2");
-  // A bad address's message never quotes the password.
-  Environment env;
-  try {
-    remote_cache_settings("redis://:s3cret@cache:99999", false, env);
-    FAIL("expected a usage error");
-  } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("s3cret") == std::string::npos);
-    CHECK(std::string(e.what()).find("redis://:***@cache:99999") != std::string::npos);
-  }
-}
-
-TEST_CASE("Ed25519: what one key signs, only its public key verifies", "[unit][remote]") {
-  SigningKeys keys = generate_signing_keys(), other = generate_signing_keys();
-  auto secret = decode_signing_key(keys.secret_hex, "s");
-  auto pub = decode_verify_key(keys.public_hex, "p");
-  auto other_pub = decode_verify_key(other.public_hex, "p");
-  REQUIRE((secret && pub && other_pub));
-  CHECK(public_key_of(*secret) == *pub);
-  std::string message = content_hash("an entry");
-  std::string signature = sign_message(*secret, message);
-  CHECK(signature_valid(*pub, message, signature));
-  CHECK_FALSE(signature_valid(*other_pub, message, signature));
-  CHECK_FALSE(signature_valid(*pub, content_hash("another entry"), signature));
-  signature[0] ^= 1;
-  CHECK_FALSE(signature_valid(*pub, message, signature));
-  CHECK_FALSE(signature_valid(*pub, message, ""));
-  CHECK_FALSE(decode_signing_key("abc", "KEY"));
-  CHECK_FALSE(decode_verify_key(std::string(64, 'g'), "KEY"));
-}
 
 TEST_CASE("the shareable key names the compiler by content, not path or mtime", "[unit][remote]") {
   TempDir dir;
@@ -219,4 +149,33 @@ TEST_CASE("a remembered program hash is used without reading the program", "[uni
   // A damaged record is not used.
   REQUIRE(programs->write_atomically(programs->list()[0], "not a hash"));
   CHECK(program_hash("/usr/bin/g++", &*cache) == real);
+}
+
+TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]") {
+  auto p = parse_redis_url("redis://:s3cret@cache:6380/2");
+  REQUIRE(p);
+  CHECK(p->user.empty());
+  CHECK(p->password == "s3cret");
+  CHECK(p->host == "cache");
+  CHECK(p->port == 6380);
+  CHECK(p->db == 2);
+  auto u = parse_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000");
+  REQUIRE(u);
+  CHECK(u->user == "builder");
+  CHECK(u->password == "p@ss:w/rd");
+  CHECK(u->host == "::1");
+  CHECK(u->port == 7000);
+  CHECK(redact_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000") ==
+        "redis://builder:***@[::1]:7000");
+  CHECK(redact_redis_url("redis://:s3cret@cache:6380/2") == "redis://:***@cache:6380/2");
+  CHECK(redact_redis_url("redis://cache:6380/2") == "redis://cache:6380/2");
+  // A bad address's message never quotes the password.
+  Environment env;
+  try {
+    remote_cache_settings("redis://:s3cret@cache:99999", false, env);
+    FAIL("expected a usage error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("s3cret") == std::string::npos);
+    CHECK(std::string(e.what()).find("redis://:***@cache:99999") != std::string::npos);
+  }
 }

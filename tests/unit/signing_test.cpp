@@ -84,3 +84,22 @@ TEST_CASE("to_hex: two lower-case digits a byte", "[unit][signing]") {
   CHECK(to_hex("") == "");
   CHECK(to_hex(std::string("\x00\xff\x10", 3)) == "00ff10");
 }
+
+TEST_CASE("Ed25519: what one key signs, only its public key verifies", "[unit][signing]") {
+  SigningKeys keys = generate_signing_keys(), other = generate_signing_keys();
+  auto secret = decode_signing_key(keys.secret_hex, "s");
+  auto pub = decode_verify_key(keys.public_hex, "p");
+  auto other_pub = decode_verify_key(other.public_hex, "p");
+  REQUIRE((secret && pub && other_pub));
+  CHECK(public_key_of(*secret) == *pub);
+  std::string message = content_hash("an entry");
+  std::string signature = sign_message(*secret, message);
+  CHECK(signature_valid(*pub, message, signature));
+  CHECK_FALSE(signature_valid(*other_pub, message, signature));
+  CHECK_FALSE(signature_valid(*pub, content_hash("another entry"), signature));
+  signature[0] ^= 1;
+  CHECK_FALSE(signature_valid(*pub, message, signature));
+  CHECK_FALSE(signature_valid(*pub, message, ""));
+  CHECK_FALSE(decode_signing_key("abc", "KEY"));
+  CHECK_FALSE(decode_verify_key(std::string(64, 'g'), "KEY"));
+}
