@@ -10,7 +10,13 @@ constexpr std::size_t kBytes = 20;  // 160 bits, as long as the SHA-1 it replace
 
 }  // namespace
 
+void init_sodium() {
+  static const bool ready = sodium_init() >= 0;
+  (void)ready;
+}
+
 Digest::Digest() {
+  init_sodium();
   crypto_generichash_init(&state_, nullptr, 0, kBytes);
 }
 

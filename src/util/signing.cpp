@@ -2,14 +2,11 @@
 
 #include <sodium.h>
 
+#include "kbuild/digest.hpp"
+
 namespace kbuild {
 
 namespace {
-
-void init_sodium() {
-  static const bool ready = sodium_init() >= 0;
-  (void)ready;
-}
 
 // The secret key as libsodium holds it (seed followed by the public key).
 std::string expand(const std::string& seed) {
