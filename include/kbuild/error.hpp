@@ -34,8 +34,8 @@ class Error : public std::runtime_error {
  public:
   // `message` is the single line shown first; `detail` (optional, may be
   // multi-line) follows it, e.g. a provider's stderr.
-  Error(ErrorKind kind, std::string message, std::string detail = {})
-      : std::runtime_error(std::move(message)), kind_(kind), detail_(std::move(detail)) {}
+  Error(ErrorKind kind, const std::string& message, std::string detail = {})
+      : std::runtime_error(message), kind_(kind), detail_(std::move(detail)) {}
 
   ErrorKind kind() const { return kind_; }
   const std::string& detail() const { return detail_; }

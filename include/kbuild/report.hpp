@@ -43,6 +43,6 @@ struct ReportInput {
 nlohmann::ordered_json build_report(const ReportInput& in);
 
 // Compiler output kept in a report, at most this many bytes (the tail).
-inline constexpr std::size_t kReportOutputLimit = 64 * 1024;
+inline constexpr std::size_t kReportOutputLimit = std::size_t{64} * 1024;
 
 }  // namespace kbuild

@@ -22,7 +22,7 @@ class Console {
   void info(const std::string& line) const;
 
  private:
-  void emit(const char* colour, const std::string& label, const std::string& text) const;
+  void emit(const char* colour, const std::string& label, const std::string& raw) const;
 
   bool quiet_, verbose_, colour_;
 };

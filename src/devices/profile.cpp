@@ -55,12 +55,11 @@ class ProfileReader {
   [[noreturn]] void fail(const std::string& ptr, const std::string& what,
                          bool at_key = false) const {
     TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
-    throw Error(ErrorKind::config, path_ + ":" + std::to_string(p.line) + ":" +
-                                       std::to_string(p.column) + ": at " +
-                                       (ptr.empty() ? "/" : ptr) + ": " + what);
+    throw Error(ErrorKind::config, json_location(path_, p, ptr) + ": " + what);
   }
 
-  const json& object(const json& v, const std::string& ptr, const std::set<std::string>& keys) {
+  const json& object(const json& v, const std::string& ptr,
+                     const std::set<std::string>& keys) const {
     if (!v.is_object()) fail(ptr, "expected an object, got " + type_name(v));
     for (const auto& [key, value] : v.items())
       if (!keys.count(key))
@@ -82,7 +81,8 @@ class ProfileReader {
     return v.get<bool>();
   }
 
-  std::string choice(const json& v, const std::string& ptr, const std::set<std::string>& allowed) {
+  std::string choice(const json& v, const std::string& ptr,
+                     const std::set<std::string>& allowed) const {
     std::string s = string(v, ptr);
     if (!allowed.count(s)) fail(ptr, "'" + s + "' is not one of: " + joined(allowed));
     return s;
@@ -114,7 +114,7 @@ class ProfileReader {
     return out;
   }
 
-  std::vector<std::string> conditions(const json& v, const std::string& ptr) {
+  std::vector<std::string> conditions(const json& v, const std::string& ptr) const {
     std::istringstream words(string(v, ptr));
     std::vector<std::string> out;
     for (std::string w; words >> w;) {

@@ -120,6 +120,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
 
 std::vector<std::string> step_lines(const std::vector<Step>& steps) {
   std::vector<std::string> lines;
+  lines.reserve(steps.size());
   for (const Step& s : steps)
     lines.push_back(s.kind == StepKind::command ? shell_join(s.argv) : "# " + s.comment);
   return lines;

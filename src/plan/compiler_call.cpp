@@ -23,7 +23,7 @@ bool runs_as_it_is(std::string_view w) {
       "-v", "-",  "-###", "--version", "-fsyntax-only", "--help"};
   if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
   return w.rfind("-print-", 0) == 0 || w.rfind("-dump", 0) == 0 || w.rfind("-save-temps", 0) == 0 ||
-         w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind("@", 0) == 0;
+         w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind('@', 0) == 0;
 }
 
 // Assembly can pull in files (.incbin) that no dependency list names, so

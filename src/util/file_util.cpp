@@ -101,7 +101,7 @@ std::string Sha1::hex() {
   boost::uuids::detail::sha1::digest_type digest;
   sha_.get_digest(digest);
   char out[41];
-  for (int i = 0; i < 5; ++i) std::snprintf(out + 8 * i, 9, "%08x", digest[i]);
+  for (std::size_t i = 0; i < 5; ++i) std::snprintf(out + 8 * i, 9, "%08x", digest[i]);
   return std::string(out, 40);
 }
 

@@ -75,12 +75,11 @@ std::string unmark(const std::string& s) {
   if (s.find('\0') == std::string::npos) return s;
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\0' || i + 1 >= s.size()) {
-      out += s[i];
-    } else if (s[i + 1] == '\0') {
-      out += '\0';
+    const bool marked = s[i] == '\0' && i + 1 < s.size();
+    if (marked && s[i + 1] == '\0') {
+      out += '\0';  // an escaped NUL
       ++i;
-    } else if (i + 2 < s.size() && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
+    } else if (marked && i + 2 < s.size() && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
       out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
       i += 2;
     } else {

@@ -39,7 +39,7 @@ std::vector<std::vector<std::string>> database(const char* path) {
     std::stringstream split(line);
     std::string field;
     while (std::getline(split, field, ':')) fields.push_back(field);
-    if (line.size() && line.back() == ':') fields.emplace_back();
+    if (!line.empty() && line.back() == ':') fields.emplace_back();
     rows.push_back(std::move(fields));
   }
   return rows;
