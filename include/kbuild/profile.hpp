@@ -42,7 +42,7 @@ struct Profile {
   bool gcc_by_name = false;  // 2.6: "g++" anywhere in the path is gcc (clang++ too)
   // "base.cflags", "torch.definitions", "torch.include_dirs", "torch.cflags",
   // "torch.libraries_dirs", "torch.libraries", "torch.passthrough_args",
-  // "cuda.libraries".
+  // "device.libraries" (every device), "cuda.libraries".
   std::map<std::string, std::vector<ProfileEntry>> lists;
   std::map<std::string, ProfileIsa> isa;  // by isa_name(); a missing kind has no flags
   std::optional<ProfileEntry> isa_bf16, isa_fp16;

@@ -47,6 +47,25 @@ void add_torch_library(OptionsResult& r, const ResolveContext& ctx, const std::s
     r.notes.push_back("torch not found: -l" + library + " left out of the " + device + " options");
 }
 
+// Adds the profile's `list` of libraries ("torch" ones need torch found;
+// without it each is left out with a note naming `where`).
+void add_profile_libraries(OptionsResult& r, const ResolveContext& ctx, const Profile& profile,
+                           const std::string& list, const std::string& origin_name,
+                           const std::string& where) {
+  auto it = profile.lists.find(list);
+  if (it == profile.lists.end()) return;
+  ProfileFacts facts;
+  facts.torch = ctx.paths.torch_root.has_value();
+  for (const ProfileEntry& e : it->second) {
+    bool needs_torch = std::count(e.when.begin(), e.when.end(), "torch") > 0;
+    if (needs_torch && !facts.torch)
+      r.notes.push_back("torch not found: -l" + e.value + " left out of " + where);
+    else if (profile_applies(profile, e, facts))
+      r.options.add(OptionList::libraries, e.value,
+                    Origin{Layer::device, origin_name, e.file, e.line});
+  }
+}
+
 class BuiltinProvider : public Provider {
  public:
   std::string source() const override { return "built-in"; }
@@ -103,19 +122,7 @@ class CudaProvider : public BuiltinProvider {
     }
     for (const std::string& d : dirs) o.add(OptionList::libraries_dirs, d, origin);
 
-    // The libraries are the profile's ("torch" ones need torch found).
-    ProfileFacts facts;
-    facts.torch = ctx.paths.torch_root.has_value();
-    for (const ProfileEntry& e : profile.lists.count("cuda.libraries")
-                                     ? profile.lists.at("cuda.libraries")
-                                     : std::vector<ProfileEntry>{}) {
-      bool needs_torch = std::count(e.when.begin(), e.when.end(), "torch") > 0;
-      if (needs_torch && !facts.torch)
-        r.notes.push_back("torch not found: -l" + e.value + " left out of the cuda options");
-      else if (profile_applies(profile, e, facts))
-        o.add(OptionList::libraries, e.value,
-              Origin{Layer::device, "built-in cuda", e.file, e.line});
-    }
+    add_profile_libraries(r, ctx, profile, "cuda.libraries", "built-in cuda", "the cuda options");
     return r;
   }
 
@@ -179,6 +186,9 @@ OptionsResult default_device_options(const ResolveContext& ctx) {
   if (ctx.paths.torch_root)
     r.options.add(OptionList::libraries_dirs, *ctx.paths.torch_root + "/lib",
                   Origin{Layer::device, "default device options", "", 0});
+  const Profile& profile = ctx.profile ? *ctx.profile : *default_profile();
+  add_profile_libraries(r, ctx, profile, "device.libraries", "default device options",
+                        "the device options");
   return r;
 }
 

@@ -24,10 +24,12 @@ constexpr int kMaxExtendsDepth = 8;
 
 const std::set<std::string> kTopKeys = {"profile", "extends",   "description", "provenance",
                                         "command", "gcc_match", "base",        "torch",
-                                        "isa",     "cuda"};
+                                        "device",  "isa",       "cuda"};
 const std::set<std::string> kProvenanceKeys = {"repository", "commit", "release", "evidence",
                                                "sources"};
 const std::set<std::string> kBaseLists = {"cflags"};
+// What every device's options add (2.9: c10), before the device's own.
+const std::set<std::string> kDeviceLists = {"libraries"};
 const std::set<std::string> kTorchLists = {"definitions",    "include_dirs", "cflags",
                                            "libraries_dirs", "libraries",    "passthrough_args"};
 const std::set<std::string> kIsaKinds = {"avx2", "avx512", "avx512_vnni", "amx", "neon", "sve256"};
@@ -137,6 +139,7 @@ class ProfileReader {
       p.gcc_by_name = choice(root["gcc_match"], "/gcc_match", {"gcc-not-clang", "name"}) == "name";
     lists(root, "base", kBaseLists, p);
     lists(root, "torch", kTorchLists, p);
+    lists(root, "device", kDeviceLists, p);
     if (root.contains("isa")) isa(root["isa"], p);
     if (root.contains("cuda")) cuda(root["cuda"], p);
   }

@@ -134,8 +134,11 @@ Request request_of(const std::string& key) {
 }
 
 // Every line with golden data and the release its fake torch names.
-const std::pair<const char*, const char*> kLines[] = {
-    {"2.6", "2.6.0+cpu"}, {"2.7", "2.7.1+cu118"}, {"2.11", "2.11.0+cu130"}, {"2.14", "2.14.1"}};
+const std::pair<const char*, const char*> kLines[] = {{"2.6", "2.6.0+cpu"},
+                                                      {"2.7", "2.7.1+cu118"},
+                                                      {"2.9", "2.9.1+cu130"},
+                                                      {"2.11", "2.11.0+cu130"},
+                                                      {"2.14", "2.14.1"}};
 
 }  // namespace
 
@@ -231,7 +234,8 @@ TEST_CASE("profiles: the C++ wrapper's -O1 and extra flags where the line has th
 
 TEST_CASE("profiles: using a PCH, and preprocessing, where the line has them",
           "[golden][profiles]") {
-  for (const auto& [line, release] : {std::pair{"2.11", "2.11.0"}, std::pair{"2.14", "2.14.1"}}) {
+  for (const auto& [line, release] :
+       {std::pair{"2.9", "2.9.1"}, std::pair{"2.11", "2.11.0"}, std::pair{"2.14", "2.14.1"}}) {
     DYNAMIC_SECTION("line " << line) {
       ProfileMachine m(release);
       json golden = load_profile_golden(line);
@@ -253,7 +257,7 @@ TEST_CASE("profiles: using a PCH, and preprocessing, where the line has them",
 TEST_CASE(
     "profiles: a release picks its line; a line without a profile the nearest older, said once",
     "[golden][profiles]") {
-  json g26 = load_profile_golden("2.6"), g27 = load_profile_golden("2.7"),
+  json g26 = load_profile_golden("2.6"), g29 = load_profile_golden("2.9"),
        g214 = load_profile_golden("2.14");
   const std::string key = "cpu|aot=False|compile_only=False|include_pytorch=False";
   struct Pick {
@@ -261,10 +265,10 @@ TEST_CASE(
     const json* expected;
     const char* note;  // in stderr, "" for none
   };
-  for (const Pick& p :
-       {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g27, "using the nearest, 2.7"},
-        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
-        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
+  for (const Pick& p : {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g29, ""},
+                        Pick{"2.9.0+cpu", &g29, ""}, Pick{"2.10.0", &g29, "using the nearest, 2.9"},
+                        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
+                        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
     DYNAMIC_SECTION("torch " << p.release) {
       ProfileMachine m(p.release);
       auto [dry, line] = dry_run(m, Request{});

@@ -40,6 +40,12 @@ TEST_CASE("the shipped profiles: lines oldest first, extends merged, provenance 
   CHECK(p.provenance.at("release") == "2.14.1");
   CHECK(p.lists.count("torch.libraries"));  // inherited from 2.11
   CHECK(p.isa.count("amx"));
+  Profile p29 = load_profile(profiles(), "2.9");
+  CHECK(p29.extends == "2.11");
+  REQUIRE(p29.lists.count("device.libraries"));  // 2.9's own: c10 for every device
+  CHECK(p29.lists.at("device.libraries").at(0).value == "c10");
+  CHECK_FALSE(p.lists.count("device.libraries"));  // 2.14 (via 2.11) has none
+  CHECK(p29.cuda_stubs);                           // from 2.11
   Profile old = load_profile(profiles(), "2.7");
   CHECK(old.link_before_output);  // from 2.6
   CHECK_FALSE(old.gcc_by_name);   // 2.7's own rule
@@ -48,8 +54,11 @@ TEST_CASE("the shipped profiles: lines oldest first, extends merged, provenance 
 
 TEST_CASE("a line with no profile gets the nearest older, below the oldest the oldest",
           "[unit][profile]") {
-  CHECK(choose_profile(profiles(), "2.9.1+cu130", "test").profile->name == "2.7");
-  CHECK(choose_profile(profiles(), "2.9.1+cu130", "test").note->find("2.7") != std::string::npos);
+  CHECK(choose_profile(profiles(), "2.9.1+cu130", "test").profile->name == "2.9");
+  CHECK_FALSE(choose_profile(profiles(), "2.9.1+cu130", "test").note);
+  CHECK(choose_profile(profiles(), "2.10.0", "test").profile->name == "2.9");
+  CHECK(choose_profile(profiles(), "2.10.0", "test").note->find("2.9") != std::string::npos);
+  CHECK(choose_profile(profiles(), "2.8.0", "test").profile->name == "2.7");
   CHECK(choose_profile(profiles(), "2.14.1", "test").profile->name == "2.14");
   CHECK_FALSE(choose_profile(profiles(), "2.14.1", "test").note);
   CHECK(choose_profile(profiles(), "1.13.1", "test").profile->name == "2.6");
@@ -69,4 +78,21 @@ TEST_CASE("conditions: gcc by name (2.6) matches clang++, gcc-not-clang does not
   ProfileEntry not_ppc{"march=native", {"!machine=ppc64le"}, "", 0};
   f.machine = "ppc64le";
   CHECK_FALSE(profile_applies(p, not_ppc, f));
+}
+
+TEST_CASE("a profile's device section: libraries every device adds, other keys refused",
+          "[unit][profile]") {
+  TempDir dir;
+  write_file(dir / "2.9.json",
+             R"({"profile": "2.9", "device": {"libraries": [{"flag": "c10", "when": "torch"}]}})");
+  Profile p = load_profile(dir.str(), "2.9");
+  REQUIRE(p.lists.count("device.libraries"));
+  CHECK(p.lists.at("device.libraries").at(0).when == std::vector<std::string>{"torch"});
+  write_file(dir / "2.8.json", R"({"profile": "2.8", "device": {"libs": ["c10"]}})");
+  try {
+    load_profile(dir.str(), "2.8");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("at /device/libs: unknown key 'libs'") != std::string::npos);
+  }
 }
