@@ -868,8 +868,9 @@ TEST_CASE("E240 a release's base edits for a backend the plugin does not have", 
       "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"1.0.0\": "
       "{\"base\": {\"fast\": []}}}}}");
   row.expect("E240", row.build({"--config", file}), 3, "config",
-             {"p.json:1:", "at /plugin/releases/1.0.0/base/fast: 'fast' is not one of the "
-                           "plugin's backends (plain)"});
+             {"p.json:1:",
+              "at /plugin/releases/1.0.0/base/fast: 'fast' is not one of the "
+              "plugin's backends (plain)"});
 }
 
 TEST_CASE("E241 a release's base edits that are not an array", "[matrix]") {
@@ -880,8 +881,9 @@ TEST_CASE("E241 a release's base edits that are not an array", "[matrix]") {
       "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"1.0.0\": "
       "{\"base\": {\"plain\": {\"drop\": \"O3\"}}}}}}");
   row.expect("E241", row.build({"--config", file}), 3, "config",
-             {"p.json:1:", "at /plugin/releases/1.0.0/base/plain: expected an array of edits, "
-                           "got an object"});
+             {"p.json:1:",
+              "at /plugin/releases/1.0.0/base/plain: expected an array of edits, "
+              "got an object"});
 }
 
 // Remote cache: checked before anything runs (nothing listens on these).

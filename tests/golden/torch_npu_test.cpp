@@ -224,24 +224,31 @@ TEST_CASE("torch_npu 2.7.1 and 2.9.0: the older optimization flags on their torc
     NpuMachine m(release);
     write_file(m.placeholders.at("${TORCH_ROOT}") + "/version.py",
                "__version__ = '" + torch + "'\n");
-    std::vector<std::string> args = {"--device",         npu ? "npu" : "cpu",
-                                     "--torch-root",     m.placeholders.at("${TORCH_ROOT}"),
-                                     "--torch-npu-root", m.placeholders.at("${TORCH_NPU_ROOT}"),
-                                     "--python-include", m.placeholders.at("${PYTHON_INCLUDE}"),
-                                     "--python-libdir",  m.placeholders.at("${PYTHON_LIBDIR}"),
-                                     "--cxx",            "g++",
-                                     "--isa",            "none",
-                                     "--dry-run",        m.subst("${OUT_DIR}/kernel.cpp"),
-                                     "-o",
-                                     m.subst(compile_only ? "${OUT_DIR}/kernel.o"
-                                                          : "${OUT_DIR}/kernel.so")};
+    std::vector<std::string> args = {
+        "--device",
+        npu ? "npu" : "cpu",
+        "--torch-root",
+        m.placeholders.at("${TORCH_ROOT}"),
+        "--torch-npu-root",
+        m.placeholders.at("${TORCH_NPU_ROOT}"),
+        "--python-include",
+        m.placeholders.at("${PYTHON_INCLUDE}"),
+        "--python-libdir",
+        m.placeholders.at("${PYTHON_LIBDIR}"),
+        "--cxx",
+        "g++",
+        "--isa",
+        "none",
+        "--dry-run",
+        m.subst("${OUT_DIR}/kernel.cpp"),
+        "-o",
+        m.subst(compile_only ? "${OUT_DIR}/kernel.o" : "${OUT_DIR}/kernel.so")};
     if (!npu) args.insert(args.end(), {"--plugin", "npu"});
     if (aot) args.push_back("--aot");
     if (compile_only) args.push_back("--compile-only");
-    RunResult dry = run_kbuild(args, m.home.str(),
-                               {{"ASCEND_HOME_PATH", m.placeholders.at("${ASCEND_HOME_PATH}")}},
-                               {"DISABLE_AOTI_PATCH", "TORCHINDUCTOR_NPU_BACKEND",
-                                "LIBTORCH_NPU_PATH"});
+    RunResult dry = run_kbuild(
+        args, m.home.str(), {{"ASCEND_HOME_PATH", m.placeholders.at("${ASCEND_HOME_PATH}")}},
+        {"DISABLE_AOTI_PATCH", "TORCHINDUCTOR_NPU_BACKEND", "LIBTORCH_NPU_PATH"});
     INFO("stderr: " << dry.err);
     REQUIRE(dry.exit_code == 0);
     auto argv = kbuild::shell_split(dry.out.substr(0, dry.out.find('\n')));

@@ -184,6 +184,5 @@ TEST_CASE("a release's own base edits replace its backend's, for that release on
   CHECK(has(older, "O2"));
   CHECK(!has(older, "march=native"));
   // A backend the release names no edits for keeps its own (none for plain).
-  CHECK(has(AccMachine("2.1.0").plan("acc", {}, "plain").options.values(OptionList::cflags),
-            "O3"));
+  CHECK(has(AccMachine("2.1.0").plan("acc", {}, "plain").options.values(OptionList::cflags), "O3"));
 }
