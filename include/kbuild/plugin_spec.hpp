@@ -63,6 +63,9 @@ struct PluginRelease {
   ListOverride every_device;
   ListOverride device;                       // the device's own lists
   std::map<std::string, std::string> notes;  // backend -> note for this release
+  // backend -> base-layer edits that replace the backend's own for this
+  // release (an older release patching the flags differently, or not at all)
+  std::map<std::string, std::vector<BaseEdit>> base;
   int line = 0;
 };
 

@@ -164,6 +164,14 @@ BaseEdit read_base_edit(const Checker& check, const json& v, const std::string& 
   return e;
 }
 
+std::vector<BaseEdit> read_base_edits(const Checker& check, const json& v, const std::string& ptr) {
+  if (!v.is_array()) check.fail(ptr, "expected an array of edits, got " + kind_of(v));
+  std::vector<BaseEdit> out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(read_base_edit(check, v[i], ptr + "/" + std::to_string(i)));
+  return out;
+}
+
 PluginBackend read_backend(const Checker& check, const std::string& name, const json& v,
                            const std::string& ptr) {
   check.object(v, ptr, {"description", "note", "base", "device_options"});
@@ -173,13 +181,7 @@ PluginBackend read_backend(const Checker& check, const std::string& name, const 
   if (v.contains("description"))
     b.description = check.string(v["description"], ptr + "/description");
   if (v.contains("note")) b.note = check.string(v["note"], ptr + "/note");
-  if (v.contains("base")) {
-    const json& base = v["base"];
-    if (!base.is_array())
-      check.fail(ptr + "/base", "expected an array of edits, got " + kind_of(base));
-    for (std::size_t i = 0; i < base.size(); ++i)
-      b.base.push_back(read_base_edit(check, base[i], ptr + "/base/" + std::to_string(i)));
-  }
+  if (v.contains("base")) b.base = read_base_edits(check, v["base"], ptr + "/base");
   if (v.contains("device_options")) {
     std::string dptr = ptr + "/device_options";
     const json& d = check.object(v["device_options"], dptr, {"unless_env", "every_device"});
@@ -198,9 +200,33 @@ PluginBackend read_backend(const Checker& check, const std::string& name, const 
   return b;
 }
 
+std::set<std::string> names_of(const std::map<std::string, PluginBackend>& m) {
+  std::set<std::string> out;
+  for (const auto& [n, b] : m) out.insert(n);
+  return out;
+}
+
+// A release's own base edits, per backend: {"triton": [edits]}.
+std::map<std::string, std::vector<BaseEdit>> read_release_base(const Checker& check,
+                                                               const PluginSpec& plugin,
+                                                               const json& v,
+                                                               const std::string& ptr) {
+  std::map<std::string, std::vector<BaseEdit>> out;
+  for (const auto& [backend, edits] : any_object(check, v, ptr).items()) {
+    const std::string bptr = ptr + "/" + json_pointer_token(backend);
+    if (!plugin.backends.count(backend))
+      check.fail(bptr,
+                 "'" + backend + "' is not one of the plugin's backends (" +
+                     joined(names_of(plugin.backends)) + ")",
+                 true);
+    out[backend] = read_base_edits(check, edits, bptr);
+  }
+  return out;
+}
+
 PluginRelease read_release(const Checker& check, const PluginSpec& plugin,
                            const std::string& version, const json& v, const std::string& ptr) {
-  check.object(v, ptr, {"cann", "every_device", "device", "notes"});
+  check.object(v, ptr, {"cann", "every_device", "device", "notes", "base"});
   if (!parse_release_version(version))
     check.fail(ptr, "'" + version + "' is not a release version like 2.11.0.post1", true);
   PluginRelease r;
@@ -217,13 +243,8 @@ PluginRelease read_release(const Checker& check, const PluginSpec& plugin,
         check.fail(ptr + "/notes/" + json_pointer_token(backend),
                    "'" + backend + "' is not one of the plugin's backends", true);
   }
+  if (v.contains("base")) r.base = read_release_base(check, plugin, v["base"], ptr + "/base");
   return r;
-}
-
-std::set<std::string> names_of(const std::map<std::string, PluginBackend>& m) {
-  std::set<std::string> out;
-  for (const auto& [n, b] : m) out.insert(n);
-  return out;
 }
 
 // A backend the device offers must say what it does to the process, and the

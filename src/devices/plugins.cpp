@@ -146,6 +146,15 @@ OptionsResult patched_device_options(const Registry& registry, const ActivePlugi
   return r;
 }
 
+// The backend's base edits, or the reproduced release's own for that backend.
+const std::vector<BaseEdit>& base_edits_of(const ActivePlugin& p) {
+  if (p.release) {
+    auto own = p.release->base.find(p.backend);
+    if (own != p.release->base.end()) return own->second;
+  }
+  return p.state->base;
+}
+
 }  // namespace
 
 ProcessPlugins activate_plugins(const Registry& registry, const PluginRequest& request,
@@ -163,7 +172,7 @@ ProcessPlugins activate_plugins(const Registry& registry, const PluginRequest& r
 
 void apply_base_edits(const ProcessPlugins& plugins, BuildOptions& base) {
   for (const ActivePlugin& p : plugins.active) {
-    for (const BaseEdit& edit : p.state->base) {
+    for (const BaseEdit& edit : base_edits_of(p)) {
       if (edit.replacement)
         base.replace(edit.list, edit.value, *edit.replacement,
                      Origin{Layer::base, "plugin " + p.name + " backend " + p.backend, p.file->path,

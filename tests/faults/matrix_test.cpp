@@ -860,6 +860,32 @@ TEST_CASE("E115 a release that is not a version", "[matrix]") {
              {"p.json:1:", "at /plugin/releases/latest: 'latest' is not a release version"});
 }
 
+TEST_CASE("E240 a release's base edits for a backend the plugin does not have", "[matrix]") {
+  Row row;
+  std::string file = row.device_file(
+      "p.json",
+      "{\"device\": \"acc\", \"package\": {\"name\": \"acc\", \"root\": \"/opt/acc\"}, "
+      "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"1.0.0\": "
+      "{\"base\": {\"fast\": []}}}}}");
+  row.expect("E240", row.build({"--config", file}), 3, "config",
+             {"p.json:1:",
+              "at /plugin/releases/1.0.0/base/fast: 'fast' is not one of the "
+              "plugin's backends (plain)"});
+}
+
+TEST_CASE("E241 a release's base edits that are not an array", "[matrix]") {
+  Row row;
+  std::string file = row.device_file(
+      "p.json",
+      "{\"device\": \"acc\", \"package\": {\"name\": \"acc\", \"root\": \"/opt/acc\"}, "
+      "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"1.0.0\": "
+      "{\"base\": {\"plain\": {\"drop\": \"O3\"}}}}}}");
+  row.expect("E241", row.build({"--config", file}), 3, "config",
+             {"p.json:1:",
+              "at /plugin/releases/1.0.0/base/plain: expected an array of edits, "
+              "got an object"});
+}
+
 // Remote cache: checked before anything runs (nothing listens on these).
 
 TEST_CASE("E130 --remote-cache not a Redis address", "[matrix]") {

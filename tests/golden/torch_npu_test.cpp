@@ -203,3 +203,59 @@ TEST_CASE("torch_npu 2.11.0.post1: all 192 measured cases, argv and options --js
 TEST_CASE("torch_npu 2.11.0.post2: the hand-written cases of the second release", "[golden]") {
   CHECK(check_cases("torch_npu_post2_cases.json", "2.11.0.post2") > 0);
 }
+
+// torch_npu's older releases with their torch (torch_npu_old_releases.json,
+// derived from the releases' source: see its README): keyed
+// "2.7.1.post4|torch=2.7.1|npu|aot=False|co=False"; backend triton (the
+// default), ASCEND_HOME_PATH set, g++, --isa none.
+TEST_CASE("torch_npu 2.7.1 and 2.9.0: the older optimization flags on their torch's line",
+          "[golden]") {
+  json golden = load_golden("torch_npu_old_releases.json");
+  REQUIRE(golden["cases"].size() == 24);
+  for (const auto& [key, expected] : golden["cases"].items()) {
+    INFO(key);
+    const std::string release = key.substr(0, key.find('|'));
+    const std::size_t torch_at = key.find("torch=") + 6;
+    const std::string torch = key.substr(torch_at, key.find('|', torch_at) - torch_at);
+    const bool npu = key.find("|npu|") != std::string::npos;
+    const bool aot = key.find("aot=True") != std::string::npos;
+    const bool compile_only = key.find("co=True") != std::string::npos;
+
+    NpuMachine m(release);
+    write_file(m.placeholders.at("${TORCH_ROOT}") + "/version.py",
+               "__version__ = '" + torch + "'\n");
+    std::vector<std::string> args = {
+        "--device",
+        npu ? "npu" : "cpu",
+        "--torch-root",
+        m.placeholders.at("${TORCH_ROOT}"),
+        "--torch-npu-root",
+        m.placeholders.at("${TORCH_NPU_ROOT}"),
+        "--python-include",
+        m.placeholders.at("${PYTHON_INCLUDE}"),
+        "--python-libdir",
+        m.placeholders.at("${PYTHON_LIBDIR}"),
+        "--cxx",
+        "g++",
+        "--isa",
+        "none",
+        "--dry-run",
+        m.subst("${OUT_DIR}/kernel.cpp"),
+        "-o",
+        m.subst(compile_only ? "${OUT_DIR}/kernel.o" : "${OUT_DIR}/kernel.so")};
+    if (!npu) args.insert(args.end(), {"--plugin", "npu"});
+    if (aot) args.push_back("--aot");
+    if (compile_only) args.push_back("--compile-only");
+    RunResult dry = run_kbuild(
+        args, m.home.str(), {{"ASCEND_HOME_PATH", m.placeholders.at("${ASCEND_HOME_PATH}")}},
+        {"DISABLE_AOTI_PATCH", "TORCHINDUCTOR_NPU_BACKEND", "LIBTORCH_NPU_PATH"});
+    INFO("stderr: " << dry.err);
+    REQUIRE(dry.exit_code == 0);
+    auto argv = kbuild::shell_split(dry.out.substr(0, dry.out.find('\n')));
+    REQUIRE(argv.has_value());
+    CHECK(*argv == m.subst_all(expected));
+    // The release is one kbuild knows: no note that it reproduces another.
+    CHECK(dry.err.find("is not a release kbuild knows") == std::string::npos);
+    CHECK(dry.err.find("of a line kbuild does not know") == std::string::npos);
+  }
+}

@@ -39,7 +39,8 @@ const char* kAcc = R"({
       "1.0.0": {},
       "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
                       "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
-      "2.0.0": {}
+      "2.0.0": {},
+      "2.1.0": {"base": {"fast": [{"list": "cflags", "drop": "O3"}]}}
     }
   }
 })";
@@ -141,7 +142,7 @@ TEST_CASE("releases: the installed one's lists and notes; an unknown one falls b
         "1.0.0.post1): post1 note");
   AccMachine none("");
   BuildPlan fallback = none.plan("acc");
-  CHECK(fallback.plugins.active.at(0).release->version == "2.0.0");
+  CHECK(fallback.plugins.active.at(0).release->version == "2.1.0");
   CHECK_THAT(fallback.notes.at(0), Catch::Contains("plugin acc: torch_acc release unknown"));
 }
 
@@ -169,4 +170,19 @@ TEST_CASE("a plugin whose device has no backends of its own still applies with -
   CHECK(plan_build(r, registry, ResolveContext{paths, env})
             .options.values(OptionList::definitions)
             .empty());
+}
+
+TEST_CASE("a release's own base edits replace its backend's, for that release only",
+          "[unit][plugins]") {
+  // 2.1.0 drops -O3 and keeps -march=native: its older function patched less.
+  Strings newer = AccMachine("2.1.0").plan("acc").options.values(OptionList::cflags);
+  CHECK(!has(newer, "O3"));
+  CHECK(!has(newer, "O2"));
+  CHECK(has(newer, "march=native"));
+  // Releases without their own keep the backend's edits.
+  Strings older = AccMachine("2.0.0").plan("acc").options.values(OptionList::cflags);
+  CHECK(has(older, "O2"));
+  CHECK(!has(older, "march=native"));
+  // A backend the release names no edits for keeps its own (none for plain).
+  CHECK(has(AccMachine("2.1.0").plan("acc", {}, "plain").options.values(OptionList::cflags), "O3"));
 }
