@@ -168,7 +168,9 @@ std::string check_device_name(const Session& session, const CommonOptions& commo
 std::string profile_version(const Environment& env) {
   try {
     Site site = resolve_site(SiteSettings{}, env);
-    return "\n" + describe(choose_profile_for(profiles_dir(env), "", site.paths));
+    std::string text = "\n";
+    text += describe(choose_profile_for(profiles_dir(env), "", site.paths));
+    return text;
   } catch (const Error& e) {
     return std::string("\nInductor profile: unknown (") + e.what() + ")";
   }

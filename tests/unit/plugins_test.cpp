@@ -161,12 +161,12 @@ TEST_CASE("a plugin whose device has no backends of its own still applies with -
   Environment env;
   BuildRequest r;
   r.query.device_type = "solo";
-  r.query.backend = "a";
+  r.query.backend = std::string("a");
   r.sources = {"k.cpp"};
   r.use_torch = false;
   BuildPlan plan = plan_build(r, registry, ResolveContext{paths, env});
   CHECK(plan.options.values(OptionList::definitions) == Strings{"USE_SOLO"});
-  r.query.backend = "b";
+  r.query.backend = std::string("b");
   CHECK(plan_build(r, registry, ResolveContext{paths, env})
             .options.values(OptionList::definitions)
             .empty());
