@@ -145,7 +145,7 @@ class ProfileReader {
   }
 
  private:
-  void provenance(const json& v, Profile& p) {
+  void provenance(const json& v, Profile& p) const {
     object(v, "/provenance", kProvenanceKeys);
     for (const auto& [key, value] : v.items()) {
       std::string ptr = "/provenance/" + key;
@@ -160,7 +160,7 @@ class ProfileReader {
     }
   }
 
-  void command(const json& v, Profile& p) {
+  void command(const json& v, Profile& p) const {
     object(v, "/command", {"order", "spacing"});
     if (v.contains("order"))
       p.link_before_output = choice(v["order"], "/command/order",
