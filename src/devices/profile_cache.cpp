@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "kbuild/cache_root.hpp"
+#include "kbuild/json_text.hpp"
 #include "kbuild/trusted_dir.hpp"
 #include "kbuild_config.h"
 
@@ -131,7 +132,7 @@ std::string cache_name(const std::string& dir, const std::string& line) {
   std::uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : dir + '\n' + line) h = (h ^ c) * 1099511628211ULL;
   std::ostringstream name;
-  name << "profile-" << std::hex << h << ".bin";
+  name << "profile-" << std::hex << h << ".cbor";
   return name.str();
 }
 
@@ -204,25 +205,50 @@ std::optional<Profile> decode_profile(const std::string& bytes, const std::strin
   return p;
 }
 
+namespace {
+
+// The cache's own directory, when the cache root already exists (a dry run
+// into a fresh home creates no cache).
+std::optional<TrustedDir> open_profile_cache(const std::string& cache_root) {
+  if (cache_root.empty()) return std::nullopt;
+  Result<TrustedDir> root = open_cache_root(cache_root, false);
+  if (!root) return std::nullopt;
+  Result<TrustedDir> sub = root->sub("discovery", true);
+  if (!sub) return std::nullopt;
+  return std::move(*sub);
+}
+
+// Entries are CBOR, as discovery's others: {"profile": <encode_profile bytes>}.
+std::optional<Profile> read_entry(const TrustedDir& cache, const std::string& name) {
+  Result<std::string> bytes = cache.read(name, kMaxEntryBytes);
+  if (!bytes) return std::nullopt;
+  std::optional<nlohmann::json> entry = parse_cbor(*bytes);
+  if (!entry || !entry->is_object() || !entry->contains("profile") ||
+      !(*entry)["profile"].is_binary())
+    return std::nullopt;
+  const auto& blob = (*entry)["profile"].get_binary();
+  return decode_profile(std::string(blob.begin(), blob.end()), program_identity());
+}
+
+}  // namespace
+
 Profile load_profile_cached(const std::string& dir, const std::string& line,
                             const std::string& cache_root) {
-  std::optional<TrustedDir> cache;
-  if (!cache_root.empty()) {
-    Result<TrustedDir> root = open_cache_root(cache_root, true);
-    Result<TrustedDir> sub =
-        root ? root->sub("discovery", true) : Result<TrustedDir>(Failure{root.why()});
-    if (sub) cache.emplace(std::move(*sub));
-  }
+  std::optional<TrustedDir> cache = open_profile_cache(cache_root);
   const std::string name = cache_name(dir, line);
   if (cache)
-    if (Result<std::string> bytes = cache->read(name, kMaxEntryBytes))
-      if (auto p = decode_profile(*bytes, program_identity()))
-        if (p->name == line && p->chain.front() == dir + "/" + line + ".json") return std::move(*p);
+    if (auto p = read_entry(*cache, name))
+      if (p->name == line && p->chain.front() == dir + "/" + line + ".json") return std::move(*p);
   Profile p = load_profile(dir, line);
   bool all_settled = true;
   for (const std::string& f : p.chain) all_settled = all_settled && settled(f);
-  if (cache && all_settled)
-    (void)cache->write_atomically(name, encode_profile(p, program_identity()));  // only speed
+  if (cache && all_settled) {
+    std::string bytes = encode_profile(p, program_identity());
+    nlohmann::json entry{
+        {"profile", nlohmann::json::binary(std::vector<std::uint8_t>(bytes.begin(), bytes.end()))}};
+    std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
+    (void)cache->write_atomically(name, std::string(cbor.begin(), cbor.end()));  // only speed
+  }
   return p;
 }
 

@@ -1,19 +1,20 @@
 // A parsed Inductor profile remembered between runs: the JSON of a profile
 // and its extends chain is parsed and validated once, and later runs read
-// the result back from <cache root>/discovery/ (a trusted directory, like the
-// discovery cache) while every file of the chain and kbuild itself keep their
-// identity (device, inode, size, mtime, ctime).
+// the result back from <cache root>/discovery/ (a trusted directory, CBOR like
+// the discovery cache's entries) while every file of the chain and kbuild
+// itself keep their identity (device, inode, size, mtime, ctime).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kbuild/profile.hpp"
 
 namespace kbuild {
 
-// load_profile(dir, line), through the cache under `cache_root` ("" caches
-// nothing). A missing, foreign, corrupt or stale entry is ignored and the
-// files parsed again; errors are load_profile's.
+// load_profile(dir, line), through the cache under `cache_root` ("", or a
+// root that does not exist yet, caches nothing). A missing, foreign, corrupt or stale entry is
+// ignored and the files parsed again; errors are load_profile's.
 Profile load_profile_cached(const std::string& dir, const std::string& line,
                             const std::string& cache_root);
 

@@ -9,6 +9,7 @@
 
 #include "../support/test_support.hpp"
 #include "devices/profile_cache.hpp"
+#include "kbuild/cache_root.hpp"
 #include "kbuild/profile.hpp"
 
 using namespace kbuild;
@@ -26,6 +27,12 @@ void copy_profiles(const fs::path& dir) {
     fs::last_write_time(to, fs::file_time_type::clock::now() - std::chrono::hours(1));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the inode change time too
+}
+
+// A cache root as kbuild makes it (the profile cache creates none).
+std::string cache_root_at(const fs::path& path) {
+  REQUIRE(open_cache_root(path.string(), true));
+  return path.string();
 }
 
 std::vector<std::string> flags(const Profile& p) {
@@ -68,6 +75,10 @@ TEST_CASE("a cached profile is read back, and a changed parent file invalidates 
   TempDir tmp;
   fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
   copy_profiles(dir);
+  // No cache root yet: none is made (a dry run writes nothing).
+  load_profile_cached(dir.string(), "2.14", cache.string());
+  CHECK_FALSE(fs::exists(cache));
+  cache_root_at(cache);
   Profile first = load_profile_cached(dir.string(), "2.14", cache.string());
   fs::path entry = only_entry(cache);
   CHECK(first.chain ==
@@ -101,6 +112,7 @@ TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit
   TempDir tmp;
   fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
   copy_profiles(dir);
+  cache_root_at(cache);
   Profile fresh = load_profile(dir.string(), "2.14");
   load_profile_cached(dir.string(), "2.14", cache.string());
   fs::path entry = only_entry(cache);
