@@ -46,7 +46,8 @@ struct Profile {
   std::map<std::string, std::vector<ProfileEntry>> lists;
   std::map<std::string, ProfileIsa> isa;  // by isa_name(); a missing kind has no flags
   std::optional<ProfileEntry> isa_bf16, isa_fp16;
-  bool cuda_stubs = true;  // CUDA's lib/stubs dir appended (2.7 and later)
+  bool cuda_stubs = true;          // CUDA's lib/stubs dir appended (2.7 and later)
+  std::vector<std::string> chain;  // the files read: this line's, then what it extends
 };
 
 // What the conditions of profile entries test.

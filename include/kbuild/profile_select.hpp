@@ -26,13 +26,14 @@ std::optional<std::string> inductor_line_of(const std::string& version);
 bool is_torch_version(const std::string& text);
 
 // `torch_version` ("" = unknown: 2.11, today's line) picks the profile in `dir`.
-// Throws Error(config) when a profile file is bad or missing.
+// Throws Error(config) when a profile file is bad or missing. With a
+// `cache_root`, the parsed profile is remembered there (profile_cache.hpp).
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
-                             const std::string& chosen_by);
+                             const std::string& chosen_by, const std::string& cache_root = "");
 
 // --torch-version when given, else TORCH_ROOT/version.py when torch was found.
 ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
-                                 const Paths& paths);
+                                 const Paths& paths, const std::string& cache_root = "");
 
 // "2.11 (torch 2.11.0, TORCH_ROOT/version.py)": how --version, doctor and
 // --report name it.

@@ -232,6 +232,7 @@ void load_chain(const std::string& dir, const std::string& line, Profile& p, int
                                        "; profiles: " + dir);
   if (text->size() > kMaxProfileBytes)
     throw Error(ErrorKind::config, path + ": profile larger than 1 MiB; is this the right file?");
+  p.chain.push_back(path);
   JsonDocument doc = parse_json_file_text(*text, path);
   ProfileReader reader(doc, path);
   const json& root = doc.root();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "devices/profile_cache.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/package_version.hpp"
 
@@ -65,7 +66,7 @@ bool is_torch_version(const std::string& text) {
 }
 
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
-                             const std::string& chosen_by) {
+                             const std::string& chosen_by, const std::string& cache_root) {
   ProfileChoice choice;
   choice.torch_version = torch_version;
   choice.chosen_by = chosen_by;
@@ -82,22 +83,22 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
     choice.note = "torch version '" + torch_version + "' (" + chosen_by +
                   ") is not MAJOR.MINOR; using Inductor profile " + line;
   }
-  choice.profile = std::make_shared<const Profile>(load_profile(dir, line));
+  choice.profile = std::make_shared<const Profile>(load_profile_cached(dir, line, cache_root));
   return choice;
 }
 
 ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
-                                 const Paths& paths) {
+                                 const Paths& paths, const std::string& cache_root) {
   if (!torch_version_option.empty()) {
     if (!is_torch_version(torch_version_option))
       throw Error(ErrorKind::usage, "--torch-version: '" + torch_version_option +
                                         "' is not a torch version like 2.9 or 2.9.1");
-    return choose_profile(dir, torch_version_option, "--torch-version");
+    return choose_profile(dir, torch_version_option, "--torch-version", cache_root);
   }
   if (paths.torch_root)
     if (auto v = read_package_version(*paths.torch_root + "/version.py"))
-      return choose_profile(dir, *v, *paths.torch_root + "/version.py");
-  return choose_profile(dir, "", "default");
+      return choose_profile(dir, *v, *paths.torch_root + "/version.py", cache_root);
+  return choose_profile(dir, "", "default", cache_root);
 }
 
 std::string describe(const ProfileChoice& choice) {

@@ -31,7 +31,8 @@ Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
   Paths profile_paths = site.paths;
   if (options.site.no_torch && !options.site.torch_root.empty())
     profile_paths.torch_root = options.site.torch_root;
-  profile = choose_profile_for(profiles_dir(env), options.site.torch_version, profile_paths);
+  profile = choose_profile_for(profiles_dir(env), options.site.torch_version, profile_paths,
+                               cache_root(env));
   if (profile.note) site.notes.push_back(*profile.note);
   configs = register_device_files(config_sources(data_dir(env), env, options.config_files),
                                   registry, options.allow_untrusted_config);

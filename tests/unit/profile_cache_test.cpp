@@ -1,0 +1,138 @@
+// The parsed-profile cache: a later load reads the entry back, a changed
+// file of the extends chain invalidates it, and a corrupt entry or one in a
+// directory others may write is ignored (the files are parsed again).
+#include <sys/stat.h>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "../support/test_support.hpp"
+#include "devices/profile_cache.hpp"
+#include "kbuild/cache_root.hpp"
+#include "kbuild/profile.hpp"
+
+using namespace kbuild;
+using namespace kbuild_test;
+
+namespace {
+
+// 2.14 (extends 2.11) copied into `dir` and left to settle (no change in
+// the last two seconds, as installed files), so the cache remembers them.
+void copy_profiles(const fs::path& dir) {
+  fs::create_directories(dir);
+  for (const char* line : {"2.11", "2.14"}) {
+    fs::path to = dir / (std::string(line) + ".json");
+    write_file(to, read_file(source_root() + "/configs/profiles/" + line + ".json"));
+    fs::last_write_time(to, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the inode change time too
+}
+
+// A cache root as kbuild makes it (the profile cache creates none).
+std::string cache_root_at(const fs::path& path) {
+  REQUIRE(open_cache_root(path.string(), true));
+  return path.string();
+}
+
+std::vector<std::string> flags(const Profile& p) {
+  std::vector<std::string> out;
+  for (const ProfileEntry& e : p.lists.at("base.cflags")) out.push_back(e.value);
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+fs::path only_entry(const fs::path& cache) {
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(cache / "discovery"))
+    if (e.path().filename().string().rfind("profile-", 0) == 0) entries.push_back(e.path());
+  REQUIRE(entries.size() == 1);
+  return entries.front();
+}
+
+}  // namespace
+
+TEST_CASE("every shipped profile survives the cache's encoding unchanged", "[unit][profile]") {
+  for (const std::string& line : profile_lines(source_root() + "/configs/profiles")) {
+    Profile p = load_profile(source_root() + "/configs/profiles", line);
+    std::string bytes = encode_profile(p, "id");
+    auto back = decode_profile(bytes, "id");
+    REQUIRE(back);
+    CHECK(encode_profile(*back, "id") == bytes);
+    CHECK(back->chain == p.chain);
+    CHECK(flags(*back) == flags(p));
+    CHECK(back->provenance == p.provenance);
+    CHECK_FALSE(decode_profile(bytes, "another kbuild"));
+    CHECK_FALSE(decode_profile(bytes.substr(0, bytes.size() / 2), "id"));
+  }
+}
+
+TEST_CASE("a cached profile is read back, and a changed parent file invalidates it",
+          "[unit][profile]") {
+  TempDir tmp;
+  fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
+  copy_profiles(dir);
+  // No cache root yet: none is made (a dry run writes nothing).
+  load_profile_cached(dir.string(), "2.14", cache.string());
+  CHECK_FALSE(fs::exists(cache));
+  cache_root_at(cache);
+  Profile first = load_profile_cached(dir.string(), "2.14", cache.string());
+  fs::path entry = only_entry(cache);
+  CHECK(first.chain ==
+        std::vector<std::string>{(dir / "2.14.json").string(), (dir / "2.11.json").string()});
+  Profile again = load_profile_cached(dir.string(), "2.14", cache.string());
+  CHECK(encode_profile(again, "") == encode_profile(first, ""));
+
+  // The entry is what answers: tampered (same length, still well-formed), it shows.
+  std::string bytes = read_file(entry);
+  REQUIRE(bytes.find("\x02\0\0\0O3", 0, 6) != std::string::npos);
+  bytes.replace(bytes.find(std::string("\x02\0\0\0O3", 6)), 6, std::string("\x02\0\0\0O9", 6));
+  write_file(entry, bytes);
+  CHECK(has(flags(load_profile_cached(dir.string(), "2.14", cache.string())), "O9"));
+
+  // The parent changes a list the child inherits (its date set back): parsed
+  // again, the change seen.
+  std::string parent = read_file(dir / "2.11.json");
+  parent.replace(parent.find("\"gomp\""), 6, "\"omp5\"");
+  auto date = fs::last_write_time(dir / "2.11.json");
+  write_file(dir / "2.11.json", parent);
+  fs::last_write_time(dir / "2.11.json", date);
+  Profile changed = load_profile_cached(dir.string(), "2.14", cache.string());
+  std::vector<std::string> libraries;
+  for (const ProfileEntry& e : changed.lists.at("torch.libraries")) libraries.push_back(e.value);
+  CHECK(has(libraries, "omp5"));
+  CHECK_FALSE(has(libraries, "gomp"));
+  CHECK_FALSE(has(flags(changed), "O9"));
+}
+
+TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit][profile]") {
+  TempDir tmp;
+  fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
+  copy_profiles(dir);
+  cache_root_at(cache);
+  Profile fresh = load_profile(dir.string(), "2.14");
+  load_profile_cached(dir.string(), "2.14", cache.string());
+  fs::path entry = only_entry(cache);
+  std::string good = read_file(entry);
+
+  for (const std::string& bad :
+       {std::string(), std::string("garbage"), good.substr(0, 40), good.substr(0, good.size() - 1),
+        good + "x", std::string(64, '\xff')}) {
+    write_file(entry, bad);
+    CHECK(encode_profile(load_profile_cached(dir.string(), "2.14", cache.string()), "") ==
+          encode_profile(fresh, ""));
+  }
+
+  // A tampered entry in a world-writable directory is not used.
+  std::string tampered = good;
+  tampered.replace(tampered.find(std::string("\x02\0\0\0O3", 6)), 6,
+                   std::string("\x02\0\0\0O9", 6));
+  write_file(entry, tampered);
+  REQUIRE(::chmod((cache / "discovery").c_str(), 0777) == 0);
+  std::vector<std::string> used = flags(load_profile_cached(dir.string(), "2.14", cache.string()));
+  CHECK(has(used, "O3"));
+  CHECK_FALSE(has(used, "O9"));
+}
