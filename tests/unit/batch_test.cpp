@@ -34,8 +34,10 @@ Error manifest_error(const TempDir& tmp, const std::string& text) {
 
 // A fake kbuild: its first argument says what to do.
 Strings fake_kbuild(const TempDir& tmp) {
+  // ls's errors go nowhere: another job's directory may go between the glob
+  // and ls, and its message would land in this job's output.
   write_file(tmp / "kbuild.sh",
-             "mkdir \"$0.running.$$\"; ls -d \"$0\".running.* | wc -l >> \"$0.seen\"\n"
+             "mkdir \"$0.running.$$\"; ls -d \"$0\".running.* 2>/dev/null | wc -l >> \"$0.seen\"\n"
              "case \"$1\" in\n"
              "  fail) echo \"bad $2\" >&2; code=3;;\n"
              "  kill) rmdir \"$0.running.$$\"; kill -9 $$;;\n"
