@@ -43,6 +43,10 @@ class Sha1 {
 // SHA-1 of `bytes` as 40 hex digits (identifies file versions in reports).
 std::string sha1_hex(const std::string& bytes);
 
+// FNV-1a of `text`: a short, stable name for a cache file, not a content
+// hash (what the file holds is checked on reading).
+std::uint64_t fnv1a(const std::string& text);
+
 // "PID.RANDOM": a part of a file name no other process picks.
 std::string unique_suffix();
 

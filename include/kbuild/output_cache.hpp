@@ -129,6 +129,10 @@ inline constexpr const char* kCompilerVariables[] = {"CPATH",
                                                      "DEPENDENCIES_OUTPUT",
                                                      "SUNPRO_DEPENDENCIES"};
 
+// Files a command line names whose bytes the compiler reads but that no
+// depfile lists: response files, specs files, plugins.
+std::vector<std::string> named_files(const std::vector<std::string>& argv);
+
 // The CPU as -march=native sees it: the machine and its feature flags.
 std::string cpu_identity();
 

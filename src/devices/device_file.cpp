@@ -31,35 +31,19 @@ const std::set<std::string> kTopLevelKeys = {
     "layers", "backends", "default_backend", "device",  "description", "mode",        "env_help",
     "when",   "exec",     "launcher",        "package", "plugin",      "remote_cache"};
 
-std::string type_name(const json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  return "null";
-}
-
-class Validator {
+class Validator : public JsonFileReader {
  public:
-  Validator(const JsonDocument& doc, const std::string& path) : doc_(doc), path_(path) {}
-
-  [[noreturn]] void fail(const std::string& pointer, const std::string& what,
-                         bool at_key = false) const {
-    TextPosition p = at_key ? doc_.key_position(pointer) : doc_.value_position(pointer);
-    throw Error(ErrorKind::config, json_location(path_, p, pointer) + ": " + what);
-  }
-  int line(const std::string& pointer) const { return doc_.value_position(pointer).line; }
+  using JsonFileReader::JsonFileReader;
 
   const std::string& expect_string(const json& v, const std::string& ptr) const {
-    if (!v.is_string()) fail(ptr, "expected a string, got " + type_name(v));
+    if (!v.is_string()) fail(ptr, "expected a string, got " + json_type_name(v));
     const std::string& s = v.get_ref<const std::string&>();
     if (s.find('\0') != std::string::npos)
       fail(ptr, "a NUL character (\\u0000) would cut the argument short; remove it");
     return s;
   }
   bool expect_bool(const json& v, const std::string& ptr) const {
-    if (!v.is_boolean()) fail(ptr, "expected true or false, got " + type_name(v));
+    if (!v.is_boolean()) fail(ptr, "expected true or false, got " + json_type_name(v));
     return v.get<bool>();
   }
   TemplateString expect_template(const json& v, const std::string& ptr) const {
@@ -78,7 +62,7 @@ class Validator {
   }
 
   void read_list(const json& v, const std::string& ptr, std::vector<DeviceFileEntry>& out) const {
-    if (!v.is_array()) fail(ptr, "expected an array of strings, got " + type_name(v));
+    if (!v.is_array()) fail(ptr, "expected an array of strings, got " + json_type_name(v));
     for (std::size_t i = 0; i < v.size(); ++i) {
       std::string item = ptr + "/" + std::to_string(i);
       out.push_back(DeviceFileEntry{expect_template(v[i], item), line(item), item});
@@ -96,10 +80,6 @@ class Validator {
     }
     return any;
   }
-
- private:
-  const JsonDocument& doc_;
-  const std::string& path_;
 };
 
 std::string known_keys(const std::set<std::string>& extra) {
@@ -116,13 +96,13 @@ void read_layers(const Validator& check, const json& root, const std::string& ke
   const std::string ptr = "/" + key;
   const json& all = root[key];
   if (!all.is_object())
-    check.fail(ptr, "expected an object of name -> layer, got " + type_name(all));
+    check.fail(ptr, "expected an object of name -> layer, got " + json_type_name(all));
   for (const auto& [name, body] : all.items()) {
     std::string lptr = ptr + "/" + json_pointer_token(name);
     if (!is_valid_device_name(name))
       check.fail(lptr, "invalid name '" + name + "' (use lowercase letters, digits, '_' or '-')",
                  true);
-    if (!body.is_object()) check.fail(lptr, "expected an object, got " + type_name(body));
+    if (!body.is_object()) check.fail(lptr, "expected an object, got " + json_type_name(body));
     LayerDef layer;
     layer.name = name;
     layer.line = check.line(lptr);
@@ -132,7 +112,7 @@ void read_layers(const Validator& check, const json& root, const std::string& ke
         layer.description = check.expect_string(v, kptr);
       } else if (k == "extends") {
         if (!v.is_array())
-          check.fail(kptr, "expected an array of layer names, got " + type_name(v));
+          check.fail(kptr, "expected an array of layer names, got " + json_type_name(v));
         for (std::size_t i = 0; i < v.size(); ++i)
           layer.extends.push_back(check.expect_string(v[i], kptr + "/" + std::to_string(i)));
       } else if (!list_from_name(k)) {
@@ -194,7 +174,7 @@ std::string read_remote_cache(const Validator& check, const json& section) {
   const std::string ptr = "/remote_cache";
   if (!section.is_object())
     check.fail(ptr, "expected an object like {\"address\": \"redis://HOST:PORT\"}, got " +
-                        type_name(section));
+                        json_type_name(section));
   for (const auto& [key, value] : section.items())
     if (key != "address")
       check.fail(ptr + "/" + json_pointer_token(key), "unknown key '" + key + "' (known: address)",
@@ -233,7 +213,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   Validator check(doc, path);
   const json& root = doc.root();
   if (!root.is_object())
-    check.fail("", "a device file must be a JSON object, got " + type_name(root));
+    check.fail("", "a device file must be a JSON object, got " + json_type_name(root));
 
   DeviceFile file;
   file.path = path;
@@ -264,7 +244,8 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   }
   if (root.contains("env_help")) {
     const json& help = root["env_help"];
-    if (!help.is_object()) check.fail("/env_help", "expected an object, got " + type_name(help));
+    if (!help.is_object())
+      check.fail("/env_help", "expected an object, got " + json_type_name(help));
     for (const auto& [name, message] : help.items())
       file.env_help[name] = check.expect_string(message, "/env_help/" + json_pointer_token(name));
   }
@@ -273,11 +254,11 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   if (root.contains("when")) {
     const json& when = root["when"];
     if (!when.is_array())
-      check.fail("/when", "expected an array of objects, got " + type_name(when));
+      check.fail("/when", "expected an array of objects, got " + json_type_name(when));
     for (std::size_t i = 0; i < when.size(); ++i) {
       std::string ptr = "/when/" + std::to_string(i);
       const json& item = when[i];
-      if (!item.is_object()) check.fail(ptr, "expected an object, got " + type_name(item));
+      if (!item.is_object()) check.fail(ptr, "expected an object, got " + json_type_name(item));
       ListBlock block;
       for (const auto& [key, value] : item.items()) {
         std::string kptr = ptr + "/" + json_pointer_token(key);
@@ -315,7 +296,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
     if (has_lists)
       check.fail("/exec", "a device file gives either 'exec' or option lists, not both", true);
     const json& exec = root["exec"];
-    if (!exec.is_object()) check.fail("/exec", "expected an object, got " + type_name(exec));
+    if (!exec.is_object()) check.fail("/exec", "expected an object, got " + json_type_name(exec));
     ExecSpec spec;
     spec.line = check.line("/exec");
     for (const auto& [key, value] : exec.items()) {

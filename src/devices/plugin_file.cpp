@@ -12,15 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string kind_of(const json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  return "null";
-}
-
 std::string joined(const std::set<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -28,20 +19,13 @@ std::string joined(const std::set<std::string>& names) {
 }
 
 // Errors as the rest of the device file says them: path:line:column: at /key: what.
-class Checker {
+class Checker : public JsonFileReader {
  public:
-  Checker(const JsonDocument& doc, const std::string& path) : doc_(doc), path_(path) {}
-
-  [[noreturn]] void fail(const std::string& ptr, const std::string& what,
-                         bool at_key = false) const {
-    TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
-    throw Error(ErrorKind::config, json_location(path_, p, ptr) + ": " + what);
-  }
-  int line(const std::string& ptr) const { return doc_.value_position(ptr).line; }
+  using JsonFileReader::JsonFileReader;
 
   const json& object(const json& v, const std::string& ptr, const std::set<std::string>& keys,
                      bool lists_too = false) const {
-    if (!v.is_object()) fail(ptr, "expected an object, got " + kind_of(v));
+    if (!v.is_object()) fail(ptr, "expected an object, got " + json_type_name(v));
     for (const auto& [k, item] : v.items()) {
       if (keys.count(k) || (lists_too && list_from_name(k))) continue;
       std::string known = joined(keys);
@@ -52,7 +36,7 @@ class Checker {
     return v;
   }
   std::string string(const json& v, const std::string& ptr) const {
-    if (!v.is_string()) fail(ptr, "expected a string, got " + kind_of(v));
+    if (!v.is_string()) fail(ptr, "expected a string, got " + json_type_name(v));
     return v.get<std::string>();
   }
   TemplateString template_string(const json& v, const std::string& ptr) const {
@@ -64,7 +48,7 @@ class Checker {
     }
   }
   std::vector<DeviceFileEntry> entries(const json& v, const std::string& ptr) const {
-    if (!v.is_array()) fail(ptr, "expected an array of strings, got " + kind_of(v));
+    if (!v.is_array()) fail(ptr, "expected an array of strings, got " + json_type_name(v));
     std::vector<DeviceFileEntry> out;
     for (std::size_t i = 0; i < v.size(); ++i) {
       std::string item = ptr + "/" + std::to_string(i);
@@ -89,21 +73,17 @@ class Checker {
     return out;
   }
   std::map<std::string, std::string> string_map(const json& v, const std::string& ptr) const {
-    if (!v.is_object()) fail(ptr, "expected an object, got " + kind_of(v));
+    if (!v.is_object()) fail(ptr, "expected an object, got " + json_type_name(v));
     std::map<std::string, std::string> out;
     for (const auto& [k, item] : v.items())
       out[k] = string(item, ptr + "/" + json_pointer_token(k));
     return out;
   }
-
- private:
-  const JsonDocument& doc_;
-  const std::string& path_;
 };
 
 // object() with no keys refuses every key; maps take any key.
 const json& any_object(const Checker& check, const json& v, const std::string& ptr) {
-  if (!v.is_object()) check.fail(ptr, "expected an object, got " + kind_of(v));
+  if (!v.is_object()) check.fail(ptr, "expected an object, got " + json_type_name(v));
   return v;
 }
 
@@ -165,7 +145,7 @@ BaseEdit read_base_edit(const Checker& check, const json& v, const std::string& 
 }
 
 std::vector<BaseEdit> read_base_edits(const Checker& check, const json& v, const std::string& ptr) {
-  if (!v.is_array()) check.fail(ptr, "expected an array of edits, got " + kind_of(v));
+  if (!v.is_array()) check.fail(ptr, "expected an array of edits, got " + json_type_name(v));
   std::vector<BaseEdit> out;
   for (std::size_t i = 0; i < v.size(); ++i)
     out.push_back(read_base_edit(check, v[i], ptr + "/" + std::to_string(i)));

@@ -40,29 +40,14 @@ std::string joined(const std::set<std::string>& keys) {
   return out;
 }
 
-std::string type_name(const json& v) {
-  if (v.is_string()) return "a string";
-  if (v.is_boolean()) return "a boolean";
-  if (v.is_number()) return "a number";
-  if (v.is_array()) return "an array";
-  if (v.is_object()) return "an object";
-  return "null";
-}
-
 // Reads one profile file, checking every key and type as it goes.
-class ProfileReader {
+class ProfileReader : public JsonFileReader {
  public:
-  ProfileReader(const JsonDocument& doc, std::string path) : doc_(doc), path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const std::string& ptr, const std::string& what,
-                         bool at_key = false) const {
-    TextPosition p = at_key ? doc_.key_position(ptr) : doc_.value_position(ptr);
-    throw Error(ErrorKind::config, json_location(path_, p, ptr) + ": " + what);
-  }
+  using JsonFileReader::JsonFileReader;
 
   const json& object(const json& v, const std::string& ptr,
                      const std::set<std::string>& keys) const {
-    if (!v.is_object()) fail(ptr, "expected an object, got " + type_name(v));
+    if (!v.is_object()) fail(ptr, "expected an object, got " + json_type_name(v));
     for (const auto& [key, value] : v.items())
       if (!keys.count(key))
         fail(ptr + "/" + json_pointer_token(key),
@@ -71,7 +56,7 @@ class ProfileReader {
   }
 
   std::string string(const json& v, const std::string& ptr) const {
-    if (!v.is_string()) fail(ptr, "expected a string, got " + type_name(v));
+    if (!v.is_string()) fail(ptr, "expected a string, got " + json_type_name(v));
     std::string s = v.get<std::string>();
     if (s.find('\0') != std::string::npos)
       fail(ptr, "a NUL character would cut the argument short; remove it");
@@ -79,7 +64,7 @@ class ProfileReader {
   }
 
   bool boolean(const json& v, const std::string& ptr) const {
-    if (!v.is_boolean()) fail(ptr, "expected true or false, got " + type_name(v));
+    if (!v.is_boolean()) fail(ptr, "expected true or false, got " + json_type_name(v));
     return v.get<bool>();
   }
 
@@ -100,7 +85,7 @@ class ProfileReader {
       return e;
     }
     if (!v.is_object())
-      fail(ptr, "expected a string or {\"flag\": ..., \"when\": ...}, got " + type_name(v));
+      fail(ptr, "expected a string or {\"flag\": ..., \"when\": ...}, got " + json_type_name(v));
     object(v, ptr, {"flag", "when"});
     if (!v.contains("flag")) fail(ptr, "missing key 'flag'");
     e.value = string(v["flag"], ptr + "/flag");
@@ -109,7 +94,7 @@ class ProfileReader {
   }
 
   std::vector<ProfileEntry> entries(const json& v, const std::string& ptr) {
-    if (!v.is_array()) fail(ptr, "expected an array, got " + type_name(v));
+    if (!v.is_array()) fail(ptr, "expected an array, got " + json_type_name(v));
     std::vector<ProfileEntry> out;
     for (std::size_t i = 0; i < v.size(); ++i)
       out.push_back(entry(v[i], ptr + "/" + std::to_string(i)));
@@ -153,7 +138,7 @@ class ProfileReader {
         p.provenance[key] = string(value, ptr);
         continue;
       }
-      if (!value.is_object()) fail(ptr, "expected an object, got " + type_name(value));
+      if (!value.is_object()) fail(ptr, "expected an object, got " + json_type_name(value));
       p.sources.clear();
       for (const auto& [list, where] : value.items())
         p.sources[list] = string(where, ptr + "/" + json_pointer_token(list));
@@ -192,7 +177,7 @@ class ProfileReader {
       ProfileIsa isa{{}, "", path_, doc_.value_position(ptr).line};
       if (value.contains("macros")) {
         if (!value["macros"].is_array())
-          fail(ptr + "/macros", "expected an array, got " + type_name(value["macros"]));
+          fail(ptr + "/macros", "expected an array, got " + json_type_name(value["macros"]));
         for (std::size_t i = 0; i < value["macros"].size(); ++i)
           isa.macros.push_back(string(value["macros"][i], ptr + "/macros/" + std::to_string(i)));
       }
@@ -207,9 +192,6 @@ class ProfileReader {
       p.lists["cuda.libraries"] = entries(v["libraries"], "/cuda/libraries");
     if (v.contains("stubs")) p.cuda_stubs = boolean(v["stubs"], "/cuda/stubs");
   }
-
-  const JsonDocument& doc_;
-  std::string path_;
 };
 
 bool valid_line_name(const std::string& s) {
@@ -236,7 +218,7 @@ void load_chain(const std::string& dir, const std::string& line, Profile& p, int
   JsonDocument doc = parse_json_file_text(*text, path);
   ProfileReader reader(doc, path);
   const json& root = doc.root();
-  if (!root.is_object()) reader.fail("", "expected an object, got " + type_name(root));
+  if (!root.is_object()) reader.fail("", "expected an object, got " + json_type_name(root));
   if (!root.contains("profile")) reader.fail("", "missing key 'profile' (the Inductor line)");
   std::string name = reader.string(root["profile"], "/profile");
   if (name != line)

@@ -46,19 +46,6 @@ class Hasher {
   Digest sha_;
 };
 
-// Files a command line names whose bytes the compiler reads but that no
-// depfile lists: response files, specs files, plugins.
-std::vector<std::string> named_files(const std::vector<std::string>& argv) {
-  std::vector<std::string> files;
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const std::string& w = argv[i];
-    if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
-    for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
-      if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
-  }
-  return files;
-}
-
 // Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
   Digest sha;
@@ -84,6 +71,17 @@ std::string entry_parent(const std::string& key) {
 }
 
 }  // namespace
+
+std::vector<std::string> named_files(const std::vector<std::string>& argv) {
+  std::vector<std::string> files;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
+    for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
+      if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
+  }
+  return files;
+}
 
 std::string cpu_identity() {
   CpuFeatures cpu = read_cpu_features();

@@ -66,17 +66,6 @@ bool asks_native(const std::string& w) {
          w.compare(w.find('=') + 1, std::string::npos, "native") == 0;
 }
 
-std::vector<std::string> named_files(const std::vector<std::string>& argv) {
-  std::vector<std::string> files;
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const std::string& w = argv[i];
-    if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
-    for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
-      if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
-  }
-  return files;
-}
-
 std::string random_token() {
   static std::mt19937_64 rng{std::random_device{}()};
   return std::to_string(::getpid()) + "." + std::to_string(rng());

@@ -45,15 +45,6 @@ print(json.dumps({
 }))
 )PY";
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
   return j[key].get<std::string>();

@@ -91,15 +91,6 @@ std::string probe_source(Probe probe) {
   return "";
 }
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 std::string file_stamp(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path + " absent";

@@ -137,4 +137,13 @@ std::string normal_path(const std::string& path) {
   return p;
 }
 
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
 }  // namespace kbuild

@@ -231,4 +231,18 @@ std::string json_location(const std::string& path, TextPosition position,
          ": at " + (pointer.empty() ? "/" : pointer);
 }
 
+void JsonFileReader::fail(const std::string& pointer, const std::string& what, bool at_key) const {
+  TextPosition p = at_key ? doc_.key_position(pointer) : doc_.value_position(pointer);
+  throw Error(ErrorKind::config, json_location(path_, p, pointer) + ": " + what);
+}
+
+std::string json_type_name(const nlohmann::json& value) {
+  if (value.is_string()) return "a string";
+  if (value.is_boolean()) return "a boolean";
+  if (value.is_number()) return "a number";
+  if (value.is_array()) return "an array";
+  if (value.is_object()) return "an object";
+  return "null";
+}
+
 }  // namespace kbuild

@@ -46,6 +46,26 @@ struct JsonSyntaxError : std::runtime_error {
 // Error(config) "path:line:column: malformed JSON: ...".
 JsonDocument parse_json_file_text(std::string_view text, const std::string& path);
 
+// What the readers of kbuild's JSON files (device files, profiles, plugin
+// sections) share: errors as "path:line:column: at /pointer: what"
+// (Error(config)), and the line of a value for provenance.
+class JsonFileReader {
+ public:
+  JsonFileReader(const JsonDocument& doc, std::string path) : doc_(doc), path_(std::move(path)) {}
+
+  // At the key naming `pointer` when `at_key`, else at its value.
+  [[noreturn]] void fail(const std::string& pointer, const std::string& what,
+                         bool at_key = false) const;
+  int line(const std::string& pointer) const { return doc_.value_position(pointer).line; }
+
+ protected:
+  const JsonDocument& doc_;
+  std::string path_;
+};
+
+// "a string", "an object", ... for messages.
+std::string json_type_name(const nlohmann::json& value);
+
 // Escapes a key for a JSON pointer ("~" -> "~0", "/" -> "~1").
 std::string json_pointer_token(std::string_view key);
 
