@@ -20,9 +20,9 @@ std::optional<std::string> read_file_up_to(const std::string& path, std::size_t 
 
 // Why a file kbuild is asked to write at `path` must not be replaced by
 // renaming a new file over it ("PATH is not a regular file; ..."): a FIFO,
-// a device node (-o /dev/null as root), a socket, a directory. Empty when
+// a device node (-o /dev/null as root), a socket, a directory. Fine when
 // `path` is absent or a regular file (a symlink counts as what it names).
-std::string check_replaceable(const std::string& path);
+Status check_replaceable(const std::string& path);
 
 // Writes `text` to a new temporary file beside `path` (created with
 // O_EXCL|O_NOFOLLOW, written through its descriptor) and renames it into

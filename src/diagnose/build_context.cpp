@@ -101,8 +101,8 @@ std::optional<Error> report_path_problem(const std::string& report,
   if (!output.empty() && same_file(output))
     return Error(ErrorKind::usage,
                  "--report " + report + " is also the output; choose another file");
-  if (std::string problem = check_replaceable(report); !problem.empty())
-    return Error(ErrorKind::output, "--report " + problem);
+  if (Status replaceable = check_replaceable(report); !replaceable)
+    return Error(ErrorKind::output, "--report " + replaceable.why());
   return std::nullopt;
 }
 

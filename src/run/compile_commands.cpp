@@ -23,15 +23,13 @@ namespace {
 
 // The file a write to `path` lands in: `path`, or the file its symlink
 // (chain) names, so the link is kept, not replaced by a copy.
-std::string write_target(const std::string& path, std::string& error) {
+Result<std::string> write_target(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
   char* real = ::realpath(path.c_str(), nullptr);
-  if (!real) {
-    error = path + " is a symlink that cannot be followed (" + std::strerror(errno) +
-            "); fix or remove the link";
-    return "";
-  }
+  if (!real)
+    return Failure{path + " is a symlink that cannot be followed (" + std::strerror(errno) +
+                   "); fix or remove the link"};
   std::string target = real;
   std::free(real);
   return target;
@@ -83,10 +81,10 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
                                               const std::vector<std::string>& argv,
                                               const std::vector<std::string>& sources,
                                               const std::string& output) {
-  std::string error;
-  const std::string target = write_target(path, error);
-  if (!error.empty()) return {error};
-  if (std::string problem = check_replaceable(target); !problem.empty()) return {problem};
+  const Result<std::string> resolved = write_target(path);
+  if (!resolved) return {resolved.why()};
+  const std::string& target = *resolved;
+  if (Status replaceable = check_replaceable(target); !replaceable) return {replaceable.why()};
   // Never through a symlink: another user's link would have kbuild create
   // and lock a file of their choosing.
   const UniqueFd lock = lock_file(AT_FDCWD, target + ".lock", false);

@@ -57,13 +57,13 @@ std::optional<std::string> read_file_up_to(const std::string& path, std::size_t 
   return text;
 }
 
-std::string check_replaceable(const std::string& path) {
+Status check_replaceable(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";  // absent: created
-  if (S_ISDIR(st.st_mode)) return path + " is a directory";
+  if (::stat(path.c_str(), &st) != 0) return ok();  // absent: created
+  if (S_ISDIR(st.st_mode)) return Failure{path + " is a directory"};
   if (!S_ISREG(st.st_mode))
-    return path + " is not a regular file; kbuild replaces only regular files";
-  return "";
+    return Failure{path + " is not a regular file; kbuild replaces only regular files"};
+  return ok();
 }
 
 Status write_file_atomically(const std::string& path, const std::string& text) {
