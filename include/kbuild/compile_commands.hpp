@@ -9,25 +9,26 @@
 
 #include "kbuild/build_steps.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/result.hpp"
 
 namespace kbuild {
 
-// What became of an update. A database that holds something else (not JSON,
-// not an array of compile commands) is `foreign`: left as it is, and no
-// reason not to build.
-struct CompileCommandsUpdate {
-  std::string error;  // empty: written
-  bool foreign = false;
+// What an update that did not fail did. A database that holds something
+// else (not JSON, not an array of compile commands) is left as it is: no
+// reason not to build, but worth a warning.
+struct DatabaseUpdate {
+  std::string left_alone;  // why the database was left as it is; "" when written
 };
 
 // Updates the database at `path` under an exclusive lock on `path + ".lock"`
 // (parallel builds each get their entry), writing it atomically. A symlink
 // is followed: its target is updated, the link stays. A path that is not a
 // regular file (a FIFO, a device node) is refused, never replaced.
-CompileCommandsUpdate update_compile_commands(const std::string& path, const std::string& directory,
-                                              const std::vector<std::string>& argv,
-                                              const std::vector<std::string>& sources,
-                                              const std::string& output);
+Result<DatabaseUpdate> update_compile_commands(const std::string& path,
+                                               const std::string& directory,
+                                               const std::vector<std::string>& argv,
+                                               const std::vector<std::string>& sources,
+                                               const std::string& output);
 
 // Records each compile step of a plan (or its one command) in `database`,
 // exactly as a dry run or a build plans them; a split build's link, which

@@ -19,9 +19,9 @@
 
 namespace kbuild {
 
-// What makes a file or directory with this status untrusted ("is
-// world-writable (mode 0777)"), or nothing when it is trusted.
-std::optional<std::string> ownership_problem(const struct stat& st);
+// ok() when a file or directory with this status is trusted, else what
+// makes it untrusted ("is world-writable (mode 0777)").
+Status check_ownership(const struct stat& st);
 
 // An open file descriptor, closed with the object.
 class UniqueFd {

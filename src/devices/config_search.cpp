@@ -36,8 +36,8 @@ std::vector<ConfigSource> config_sources(const std::string& data_dir, const Envi
 LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
                                     bool allow_untrusted) {
   LoadedConfigs loaded;
-  auto require_trusted = [&](std::optional<std::string> reason) {
-    if (reason && !allow_untrusted) throw Error(ErrorKind::config, *reason);
+  auto require_trusted = [&](const Status& trust) {
+    if (!trust && !allow_untrusted) throw Error(ErrorKind::config, trust.why());
   };
   auto load = [&](const std::string& path) {
     DeviceFile file = load_device_file(path, !allow_untrusted);
@@ -72,7 +72,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     }
     if (!fs::is_directory(status))
       throw Error(ErrorKind::config, "config directory " + source.path + " is not a directory");
-    require_trusted(untrusted_reason(source.path, "config directory"));
+    require_trusted(check_trusted(source.path, "config directory"));
     std::vector<std::string> files;
     fs::directory_iterator it(source.path, ec);
     if (ec)

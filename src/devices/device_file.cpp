@@ -343,8 +343,8 @@ DeviceFile load_device_file(const std::string& path, bool check_trust) {
   if (!S_ISREG(st.st_mode))
     throw Error(ErrorKind::config, "device file " + path + " is not a regular file");
   if (check_trust)
-    if (auto reason = untrusted_opened_file_reason(fd, real, path, "device file"))
-      throw Error(ErrorKind::config, *reason);
+    if (auto trust = check_trusted_opened_file(fd, real, path, "device file"); !trust)
+      throw Error(ErrorKind::config, trust.why());
   // Read no more than just past the limit: a huge file is refused, not loaded.
   std::string text;
   char chunk[16384];

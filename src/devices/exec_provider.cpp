@@ -43,8 +43,8 @@ class ExecProvider : public Provider {
       throw Error(ErrorKind::provider,
                   who() + ": program '" + argv[0] + "' not found or not executable");
     if (file_.check_program_trust)
-      if (auto reason = untrusted_file_reason(*program, "program"))
-        throw Error(ErrorKind::config, who() + ": " + *reason);
+      if (auto trust = check_trusted_file(*program, "program"); !trust)
+        throw Error(ErrorKind::config, who() + ": " + trust.why());
     argv[0] = *program;
     for (std::size_t i = 1; i < argv.size(); ++i) resolve_script(argv[i]);
     argv.push_back("--device-type=" + query.device_type);
@@ -104,8 +104,8 @@ class ExecProvider : public Provider {
     if (!std::filesystem::is_regular_file(path, ec)) return;
     arg = path.lexically_normal().string();
     if (file_.check_program_trust)
-      if (auto reason = untrusted_file_reason(arg, "script"))
-        throw Error(ErrorKind::config, who() + ": " + *reason);
+      if (auto trust = check_trusted_file(arg, "script"); !trust)
+        throw Error(ErrorKind::config, who() + ": " + trust.why());
   }
   static std::string format_seconds(double s) {
     std::string t = std::to_string(s);

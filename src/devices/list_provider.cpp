@@ -75,9 +75,9 @@ class ListProvider : public Provider {
                     .lexically_normal()
                     .string();
     if (file_.check_program_trust && program.find('/') != std::string::npos)
-      if (auto reason = untrusted_file_reason(program, "program"))
+      if (auto trust = check_trusted_file(program, "program"); !trust)
         throw Error(ErrorKind::config,
-                    "device '" + file_.device + "' launcher (" + file_.path + "): " + *reason);
+                    "device '" + file_.device + "' launcher (" + file_.path + "): " + trust.why());
     return shell_join(*words);
   }
   RegistrationMode mode() const override { return file_.mode; }

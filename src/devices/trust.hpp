@@ -5,33 +5,32 @@
 // another user.
 #pragma once
 
-#include <optional>
 #include <string>
+
+#include "kbuild/result.hpp"
 
 namespace kbuild {
 
-// Why `path` (a file or directory) is not trusted, with how to fix it, or
-// nothing when it is. `what` names it in the message ("device file").
+// ok() when `path` (a file or directory) is trusted, else a Failure saying
+// why and how to fix it. `what` names it in the message ("device file").
 // A path that cannot be inspected is reported by the caller's own checks.
-std::optional<std::string> untrusted_reason(const std::string& path, const std::string& what);
+Status check_trusted(const std::string& path, const std::string& what);
 
-// As untrusted_reason, for a file and then the directory holding it, and
+// As check_trusted, for a file and then the directory holding it, and
 // when it is reached through a symlink, the directories of its real path.
-std::optional<std::string> untrusted_file_reason(const std::string& path, const std::string& what);
+Status check_trusted_file(const std::string& path, const std::string& what);
 
 // The directories of `real_path` (symlinks resolved) that someone else could
-// write: its own directory as untrusted_reason says, and above it any not
+// write: its own directory as check_trusted says, and above it any not
 // owned by you or root, or world-writable without the sticky bit. `path` is
 // the name shown.
-std::optional<std::string> untrusted_real_path_reason(const std::string& real_path,
-                                                      const std::string& path,
-                                                      const std::string& what);
+Status check_trusted_real_path(const std::string& real_path, const std::string& path,
+                               const std::string& what);
 
-// As untrusted_file_reason for a file already open as `fd` (checked with
+// As check_trusted_file for a file already open as `fd` (checked with
 // fstat: the file that will be read, whatever its name points to now) at
 // `real_path`, named `path` in the message.
-std::optional<std::string> untrusted_opened_file_reason(int fd, const std::string& real_path,
-                                                        const std::string& path,
-                                                        const std::string& what);
+Status check_trusted_opened_file(int fd, const std::string& real_path, const std::string& path,
+                                 const std::string& what);
 
 }  // namespace kbuild

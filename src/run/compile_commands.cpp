@@ -77,22 +77,25 @@ std::string read_database(const std::string& path, nlohmann::ordered_json& db) {
 
 }  // namespace
 
-CompileCommandsUpdate update_compile_commands(const std::string& path, const std::string& directory,
-                                              const std::vector<std::string>& argv,
-                                              const std::vector<std::string>& sources,
-                                              const std::string& output) {
+Result<DatabaseUpdate> update_compile_commands(const std::string& path,
+                                               const std::string& directory,
+                                               const std::vector<std::string>& argv,
+                                               const std::vector<std::string>& sources,
+                                               const std::string& output) {
   const Result<std::string> resolved = write_target(path);
-  if (!resolved) return {resolved.why()};
+  if (!resolved) return Failure{resolved.why()};
   const std::string& target = *resolved;
-  if (Status replaceable = check_replaceable(target); !replaceable) return {replaceable.why()};
+  if (Status replaceable = check_replaceable(target); !replaceable)
+    return Failure{replaceable.why()};
   // Never through a symlink: another user's link would have kbuild create
   // and lock a file of their choosing.
   const UniqueFd lock = lock_file(AT_FDCWD, target + ".lock", false);
   if (!lock.valid())
-    return {"cannot lock " + target + ".lock: " + std::strerror(errno) +
-            (errno == ELOOP ? " (it is a symlink; remove it)" : "")};
+    return Failure{"cannot lock " + target + ".lock: " + std::strerror(errno) +
+                   (errno == ELOOP ? " (it is a symlink; remove it)" : "")};
   nlohmann::ordered_json db;
-  if (std::string foreign = read_database(target, db); !foreign.empty()) return {foreign, true};
+  if (std::string foreign = read_database(target, db); !foreign.empty())
+    return DatabaseUpdate{foreign};
   const std::string absolute_output = absolute_in(directory, output);
   for (const std::string& spelled : sources) {
     const std::string source = absolute_in(directory, spelled);
@@ -119,7 +122,8 @@ CompileCommandsUpdate update_compile_commands(const std::string& path, const std
              db.end());
   }
   Status written = write_file_atomically(target, dump_json(db, 2) + "\n");
-  return {written ? std::string() : written.why()};
+  if (!written) return Failure{written.why()};
+  return DatabaseUpdate{};
 }
 
 std::optional<Error> record_compile_commands(const std::string& database,
@@ -133,13 +137,12 @@ std::optional<Error> record_compile_commands(const std::string& database,
       continue;  // a split build's link compiles nothing
     std::vector<std::string> step_sources =
         step.source.empty() ? sources : std::vector<std::string>{step.source};
-    CompileCommandsUpdate update =
+    Result<DatabaseUpdate> update =
         update_compile_commands(database, std::filesystem::current_path().string(), step.argv,
                                 step_sources, step.argv[step.output_index]);
-    if (update.error.empty()) continue;
-    Error error(ErrorKind::output, "--compile-commands: " + update.error);
-    if (!update.foreign) throw error;
-    return error;
+    if (!update) throw Error(ErrorKind::output, "--compile-commands: " + update.why());
+    if (!update->left_alone.empty())
+      return Error(ErrorKind::output, "--compile-commands: " + update->left_alone);
   }
   return std::nullopt;
 }

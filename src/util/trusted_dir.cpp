@@ -84,22 +84,23 @@ Status check_opened(int fd, const std::string& path, bool want_dir) {
   if (::fstat(fd, &st) != 0) return errno_failure(path);
   if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
     return Failure{path + (want_dir ? " is not a directory" : " is not a regular file")};
-  if (auto problem = ownership_problem(st)) return Failure{path + " " + *problem};
+  if (auto owned = check_ownership(st); !owned) return Failure{path + " " + owned.why()};
   return ok();
 }
 
 }  // namespace
 
-std::optional<std::string> ownership_problem(const struct stat& st) {
+Status check_ownership(const struct stat& st) {
   const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0)
-    return "is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
-           std::to_string(me) + ") or root";
-  if (st.st_mode & S_IWOTH) return "is world-writable (mode " + octal_mode(st.st_mode) + ")";
+    return Failure{"is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
+                   std::to_string(me) + ") or root"};
+  if (st.st_mode & S_IWOTH)
+    return Failure{"is world-writable (mode " + octal_mode(st.st_mode) + ")"};
   if ((st.st_mode & S_IWGRP) && !group_is_owner_alone(st.st_gid, st.st_uid))
-    return "is writable by group " + std::to_string(st.st_gid) +
-           ", which has other members (mode " + octal_mode(st.st_mode) + ")";
-  return std::nullopt;
+    return Failure{"is writable by group " + std::to_string(st.st_gid) +
+                   ", which has other members (mode " + octal_mode(st.st_mode) + ")"};
+  return ok();
 }
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
@@ -310,7 +311,7 @@ UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted) {
   if (!fd.valid()) return fd;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return UniqueFd();
-  if (!S_ISREG(st.st_mode) || (trusted && ownership_problem(st))) {
+  if (!S_ISREG(st.st_mode) || (trusted && !check_ownership(st))) {
     errno = EPERM;
     return UniqueFd();
   }

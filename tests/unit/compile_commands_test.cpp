@@ -47,8 +47,9 @@ TEST_CASE("entries are absolute, one per source, and replaced however spelled",
   TempDir tmp;
   const std::string db = tmp / "compile_commands.json";
   const Strings argv{"g++", "a.cpp", "b.cpp", "-shared", "-o", "k.so"};
-  CompileCommandsUpdate u = update_compile_commands(db, "/w", argv, {"a.cpp", "./b.cpp"}, "k.so");
-  CHECK(u.error.empty());
+  auto u = update_compile_commands(db, "/w", argv, {"a.cpp", "./b.cpp"}, "k.so");
+  REQUIRE(u);
+  CHECK(u->left_alone.empty());
   json d = database(db);
   REQUIRE(d.size() == 2);
   CHECK(
@@ -57,13 +58,14 @@ TEST_CASE("entries are absolute, one per source, and replaced however spelled",
   CHECK(d[1]["file"] == "/w/b.cpp");
 
   const Strings again{"g++", "-O2", "a.cpp", "-o", "k.so"};
-  REQUIRE(update_compile_commands(db, "/w/sub", again, {"../a.cpp"}, "/w/k.so").error.empty());
+  REQUIRE(
+      update_compile_commands(db, "/w/sub", again, {"../a.cpp"}, "/w/k.so")->left_alone.empty());
   d = database(db);
   REQUIRE(d.size() == 2);
   CHECK(d[0]["arguments"] == again);
   CHECK(d[0]["directory"] == "/w/sub");
   // Another output of the same source is another entry.
-  REQUIRE(update_compile_commands(db, "/w", argv, {"a.cpp"}, "other.so").error.empty());
+  REQUIRE(update_compile_commands(db, "/w", argv, {"a.cpp"}, "other.so")->left_alone.empty());
   CHECK(database(db).size() == 3);
 }
 
@@ -73,7 +75,7 @@ TEST_CASE("duplicates an earlier run left are folded into one entry", "[unit][co
   json entry{{"directory", "/w"}, {"arguments", {"g++"}}, {"file", "k.cpp"}, {"output", "k.so"}};
   json keep{{"directory", "/x"}, {"command", "cc x.c"}, {"file", "x.c"}};
   write_file(db, json::array({entry, keep, entry}).dump());
-  REQUIRE(update_compile_commands(db, "/w", {"g++", "-O3"}, {"k.cpp"}, "k.so").error.empty());
+  REQUIRE(update_compile_commands(db, "/w", {"g++", "-O3"}, {"k.cpp"}, "k.so")->left_alone.empty());
   json d = database(db);
   REQUIRE(d.size() == 2);
   CHECK(d[0]["arguments"] == json{"g++", "-O3"});
@@ -86,16 +88,15 @@ TEST_CASE("a database that is not one is foreign: left as it is", "[unit][compil
        {std::string("{not json"), std::string("{\"a\": 1}"), std::string("[1]"),
         std::string("[{\"file\": 3}]"), std::string("[{\"file\": \"a\", \"output\": 1}]")}) {
     write_file(tmp / "cc.json", text);
-    CompileCommandsUpdate u =
-        update_compile_commands(tmp / "cc.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
-    CHECK(u.foreign);
-    CHECK(u.error.find(tmp / "cc.json") == 0);
-    CHECK(u.error.find("left as it is") != std::string::npos);
+    auto u = update_compile_commands(tmp / "cc.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
+    REQUIRE(u);
+    CHECK(u->left_alone.find(tmp / "cc.json") == 0);
+    CHECK(u->left_alone.find("left as it is") != std::string::npos);
     CHECK(read_file(tmp / "cc.json") == text);
   }
   write_file(tmp / "empty.json", "");
-  CHECK(
-      update_compile_commands(tmp / "empty.json", "/w", {"g++"}, {"k.cpp"}, "k.so").error.empty());
+  CHECK(update_compile_commands(tmp / "empty.json", "/w", {"g++"}, {"k.cpp"}, "k.so")
+            ->left_alone.empty());
   CHECK(database(tmp / "empty.json").size() == 1);
 }
 
@@ -105,31 +106,31 @@ TEST_CASE("a symlinked database is updated in its target; a FIFO is refused",
   fs::create_directory(tmp / "real");
   write_file(tmp / "real/cc.json", "[]");
   fs::create_symlink(tmp / "real/cc.json", tmp / "cc.json");
-  REQUIRE(update_compile_commands(tmp / "cc.json", "/w", {"g++"}, {"k.cpp"}, "k.so").error.empty());
+  REQUIRE(update_compile_commands(tmp / "cc.json", "/w", {"g++"}, {"k.cpp"}, "k.so")
+              ->left_alone.empty());
   CHECK(fs::is_symlink(tmp / "cc.json"));
   CHECK(database(tmp / "real/cc.json").size() == 1);
 
   ::mkfifo((tmp / "fifo.json").c_str(), 0600);
-  CompileCommandsUpdate fifo =
-      update_compile_commands(tmp / "fifo.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
-  CHECK(fifo.error.find("is not a regular file") != std::string::npos);
-  CHECK_FALSE(fifo.foreign);
+  auto fifo = update_compile_commands(tmp / "fifo.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
+  REQUIRE_FALSE(fifo);
+  CHECK(fifo.why().find("is not a regular file") != std::string::npos);
   CHECK(fs::is_fifo(tmp / "fifo.json"));
 
   fs::create_symlink(tmp / "nowhere/cc.json", tmp / "dangling.json");
-  CompileCommandsUpdate dangling =
-      update_compile_commands(tmp / "dangling.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
-  CHECK(dangling.error.find("is a symlink that cannot be followed") != std::string::npos);
+  auto dangling = update_compile_commands(tmp / "dangling.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
+  REQUIRE_FALSE(dangling);
+  CHECK(dangling.why().find("is a symlink that cannot be followed") != std::string::npos);
 }
 
 TEST_CASE("the lock file is never opened through a link", "[unit][compile_commands]") {
   TempDir tmp;
   // Someone who could write the directory points the lock elsewhere.
   fs::create_symlink(tmp / "victim", tmp / "cc.json.lock");
-  CompileCommandsUpdate u =
-      update_compile_commands(tmp / "cc.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
+  auto u = update_compile_commands(tmp / "cc.json", "/w", {"g++"}, {"k.cpp"}, "k.so");
   CHECK_FALSE(fs::exists(tmp / "victim"));
-  CHECK(u.error.find("cannot lock " + tmp / "cc.json.lock") == 0);
+  REQUIRE_FALSE(u);
+  CHECK(u.why().find("cannot lock " + tmp / "cc.json.lock") == 0);
   CHECK_FALSE(fs::exists(tmp / "cc.json"));
 }
 

@@ -34,24 +34,25 @@ TrustedDir open_dir(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("ownership_problem: owner, world-writable and a shared group are refused",
+TEST_CASE("check_ownership: owner, world-writable and a shared group are refused",
           "[unit][trusted_dir]") {
-  CHECK_FALSE(ownership_problem(stat_with(0755, ::geteuid())));
-  CHECK_FALSE(ownership_problem(stat_with(0755, 0)));  // root's
-  auto other = ownership_problem(stat_with(0755, ::geteuid() + 4242));
-  REQUIRE(other);
-  CHECK(other->find("owned by uid " + std::to_string(::geteuid() + 4242)) != std::string::npos);
-  auto world = ownership_problem(stat_with(0777, ::geteuid()));
-  REQUIRE(world);
-  CHECK(*world == "is world-writable (mode 0777)");
+  CHECK(check_ownership(stat_with(0755, ::geteuid())));
+  CHECK(check_ownership(stat_with(0755, 0)));  // root's
+  auto other = check_ownership(stat_with(0755, ::geteuid() + 4242));
+  REQUIRE_FALSE(other);
+  CHECK(other.why().find("owned by uid " + std::to_string(::geteuid() + 4242)) !=
+        std::string::npos);
+  auto world = check_ownership(stat_with(0777, ::geteuid()));
+  REQUIRE_FALSE(world);
+  CHECK(world.why() == "is world-writable (mode 0777)");
   // A sticky world-writable directory is still writable by others.
-  REQUIRE(ownership_problem(stat_with(01777, ::geteuid())));
+  REQUIRE_FALSE(check_ownership(stat_with(01777, ::geteuid())));
   // Group 4242424 is in no /etc/group: it counts as shared.
   struct stat group = stat_with(0775, ::geteuid());
   group.st_gid = 4242424;
-  auto shared = ownership_problem(group);
-  REQUIRE(shared);
-  CHECK(shared->find("writable by group 4242424") != std::string::npos);
+  auto shared = check_ownership(group);
+  REQUIRE_FALSE(shared);
+  CHECK(shared.why().find("writable by group 4242424") != std::string::npos);
 }
 
 TEST_CASE("open: a missing directory fails unless created; an untrusted one is refused",
