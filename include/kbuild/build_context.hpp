@@ -130,6 +130,9 @@ struct BuildRecord {
   std::vector<std::string> pch_lines;  // the PCH steps, before `steps`
   BuildOutcome outcome;
   std::vector<std::string> notes;  // every note said, in order
+  // A compilation database that is not kbuild's to change: left as it is,
+  // raised once the build is done.
+  std::optional<Error> left_alone_database;
   std::optional<Error> failure;
   int exit_code = 0;
 };

@@ -14,6 +14,7 @@
 #include "console.hpp"
 #include "kbuild/batch.hpp"
 #include "kbuild/build_context.hpp"
+#include "kbuild/build_driver.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/build_steps.hpp"
@@ -42,6 +43,7 @@
 #include "kbuild/shell.hpp"
 #include "kbuild/signing.hpp"
 #include "kbuild/site.hpp"
+#include "kbuild/version_details.hpp"
 #include "kbuild_config.h"
 
 namespace fs = std::filesystem;
@@ -151,58 +153,36 @@ void say_notes(const Console& console, bool verbose, const std::vector<std::stri
   console.notes(verbose ? said : summarise_notes(said));
 }
 
-// A device no one registered that is one typo from one that is: a warning
-// naming it (upstream's empty device options still apply), an error with
-// --strict. Returns the device when it warned ("" when it did not).
+// Warns about a device one typo from a registered one (an error with
+// --strict). Returns the device when it warned ("" when it did not).
 std::string check_device_name(const Session& session, const CommonOptions& common,
                               const Console& console) {
-  auto match = session.device_suggestion(common.device);
-  if (!match) return "";
-  std::string what = "unknown device '" + common.device + "'; did you mean '" + *match + "'?";
-  if (common.strict) throw Error(ErrorKind::usage, what + " (--strict)");
-  console.warnings({what + " (building with no device options; --strict makes this an error)"});
+  auto warning = unknown_device_warning(session, common.device, common.strict);
+  if (!warning) return "";
+  console.warnings({*warning});
   return common.device;
 }
 
-// The Inductor profile a plain build would use (for --version).
-std::string profile_version(const Environment& env) {
-  try {
-    Site site = resolve_site(SiteSettings{}, env);
-    std::string text = "\n";
-    text += describe(choose_profile_for(profiles_dir(env), "", site.paths));
-    return text;
-  } catch (const Error& e) {
-    return std::string("\nInductor profile: unknown (") + e.what() + ")";
+// Prints what drive_build says, as it says it.
+class ConsoleListener : public BuildListener {
+ public:
+  ConsoleListener(const Console& console, bool verbose, std::string warned_device)
+      : console_(console), verbose_(verbose), warned_device_(std::move(warned_device)) {}
+  void warnings(const std::vector<std::string>& lines) override { console_.warnings(lines); }
+  void notes(const std::vector<std::string>& lines) override { console_.notes(lines); }
+  void plan_notes(const std::vector<std::string>& lines) override {
+    say_notes(console_, verbose_, lines, warned_device_);
+    plan_notes_said = true;
   }
-}
+  void info(const std::string& line) override { console_.info(line); }
+  const std::string& warned_device() const { return warned_device_; }
+  bool plan_notes_said = false;
 
-// Each registered plugin as a plain build would find it (for --version).
-std::string plugin_versions(const Environment& env) {
-  std::string text;
-  try {
-    Site site = resolve_site(SiteSettings{}, env);
-    Registry registry;
-    register_device_files(config_sources(data_dir(env), env, {}), registry, false);
-    ResolveContext ctx{site.paths, env};
-    for (const DeviceListing& d : registry.list()) {
-      const DeviceFile* file = registry.device_file(d.name);
-      if (!file || !file->plugin) continue;
-      ProcessPlugins plugins = activate_plugins(registry, PluginRequest{{d.name}, "cpu", ""}, ctx);
-      for (const ActivePlugin& p : plugins.active)
-        text += "\nplugin " + p.name + ": " + describe(plugin_status(p, ctx));
-    }
-  } catch (const Error& e) {
-    text += std::string("\nplugins: unknown (") + e.what() + ")";
-  }
-  return text;
-}
-
-// The remote cache the device's file names, if any (the last default).
-DeviceRemoteCache device_remote_cache(const Session& session, const CommonOptions& common) {
-  const DeviceFile* file = session.registry.device_file(common.device);
-  if (!file || file->remote_cache_address.empty()) return {};
-  return {file->remote_cache_address, file->path};
-}
+ private:
+  const Console& console_;
+  bool verbose_;
+  std::string warned_device_;
+};
 
 int build_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
                   const Console& console, const std::vector<std::string>& kbuild_argv) {
@@ -213,107 +193,34 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   record.plugins = common.plugins;
   record.backend = common.backend;
   record.compiler = compiler_of(common, env);
-  std::optional<Error> unwritten_database;
-  bool notes_said = false;
-  std::string warned_device;
   if (auto wrong = report_target_problem(common, b)) {
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
   }
-  std::optional<RemoteCache> remote;  // lives as long as the build
+  std::optional<ConsoleListener> listener;
   try {
     session.emplace(session_options(common), env);
     record.session = &*session;
     console.warnings(session->warnings());
     record.notes = session->site.notes;
-    warned_device = check_device_name(*session, common, console);
-    record.request = make_request(common, b, env);
-    record.request->profile = session->profile.profile;
-    BuildRequest* request = &*record.request;
+    listener.emplace(console, common.verbose, check_device_name(*session, common, console));
+    BuildJob job{make_request(common, b, env), run_options(b),     b.pch,         b.remote_cache,
+                 b.remote_cache_readonly,      b.compile_commands, common.verbose};
     if (auto warning = aten_capability_warning(env)) console.warnings({*warning});
-    // Every setting first: the PCH step runs with them too.
-    BuildContext context(*session, common.device, run_options(b));
-    console.warnings(context.warnings);
-    console.notes(context.notes);
-    const BuildSettings& settings = context.settings;
-    if (!b.no_cache && !b.dry_run)
-      context.settings.remote = &remote.emplace(remote_cache_settings(
-          b.remote_cache, b.remote_cache_readonly, env, device_remote_cache(*session, common)));
-    if (common.verbose && remote && remote->enabled())
-      console.info("remote cache: " + redact_redis_url(remote->settings().url) + " (from " +
-                   remote->settings().from + ")");
-    PchResult pch;  // holds a private .gch directory until the build ends
-    if (!b.pch.empty()) {
-      if (!b.include_pch.empty())
-        throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
-      BuildContext::PchPlace place = context.pch_place();
-      if (!place.warning.empty()) console.warnings({place.warning});
-      PchPlan pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), place.dir,
-                                  place.root, settings.launcher, env);
-      record.pch_lines = pch_lines(pch_plan);
-      request->include_pch = pch_plan.include;
-      if (!b.dry_run) {
-        std::optional<std::string> pch_remote;
-        if (settings.remote && settings.remote->enabled() && place.root)
-          pch_remote = remote_pch_key(pch_plan, env, *place.root);
-        if (pch_remote && !pch_plan.reuse &&
-            fetch_remote_pch(*settings.remote, pch_plan, *pch_remote, *place.root))
-          pch_plan = plan_pch(*request, b.pch, session->registry, session->context(), place.dir,
-                              place.root, settings.launcher, env);  // now reused
-        pch = run_pch(pch_plan, place.root, settings, session->registry, session->context(),
-                      *request, env);
-        if (pch_remote && pch.built)
-          store_remote_pch(*settings.remote, pch_plan, *pch_remote, *place.root);
-        if (pch_remote)
-          if (auto parts = remote_pch_parts(pch_plan, *pch_remote, pch.include, *place.root))
-            context.settings.remote_parts = *parts;
-        console.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include +
-                     ".gch");
-        request->include_pch = pch.include;
-        context.settings.key_extra.push_back("pch " + pch.identity);
-      }
-    }
-    auto start = std::chrono::steady_clock::now();
-    record.plan = plan_build(*request, session->registry, session->context());
-    const BuildPlan& plan = *record.plan;
-    StepInput step_input = context.step_input(plan, request->sources);
-    record.steps = plan_steps(plan, step_input);
-    const std::vector<Step>& steps = record.steps;
-    session->timings.push_back({"resolve", seconds_since(start)});
-    record.notes.insert(record.notes.end(), plan.notes.begin(), plan.notes.end());
-    if (settings.launcher.distributes && !b.resolve_native)
-      record.notes.push_back(settings.launcher.name() +
-                             " compiles -march=native only on this machine; add "
-                             "--resolve-native to send the compile steps to other hosts");
-    say_notes(console, common.verbose, record.notes, warned_device);
-    notes_said = true;
-    if (!b.compile_commands.empty())
-      unwritten_database = record_compile_commands(b.compile_commands, steps, request->sources);
-    if (b.dry_run) {
-      std::size_t commands = 0;
-      for (const Step& s : steps) commands += s.kind == StepKind::command;
-      if (b.inductor_line && (commands != 1 || !record.pch_lines.empty() || steps.size() != 1))
-        throw Error(ErrorKind::usage, "--inductor-line prints a one-step plan, and this one has " +
-                                          std::to_string(steps.size() + record.pch_lines.size()) +
-                                          " steps; drop --inductor-line to see them");
-      if (b.inductor_line) {
-        std::cout << plan.command.inductor_line << "\n";
-      } else {
-        for (const std::string& line : record.pch_lines) std::cout << line << "\n";
-        for (const std::string& line : step_lines(steps)) std::cout << line << "\n";
-      }
-    } else {
-      run_build(plan, steps, request->sources, context.settings, env, record.outcome);
-      say_what_ran(console, record.outcome, plan.output);
-    }
-    if (unwritten_database) throw *unwritten_database;
+    drive_build(*session, job, env, *listener, record);
+    if (b.dry_run)
+      for (const std::string& line : dry_run_lines(record, b.inductor_line))
+        std::cout << line << "\n";
+    else
+      say_what_ran(console, record.outcome, record.plan->output);
+    if (record.left_alone_database) throw *record.left_alone_database;
   } catch (const Error& e) {
     record.failure = e;
   }
-  if (remote && !remote->warning().empty()) console.warnings({remote->warning()});
   // A build that failed before its notes were said still says why torch
   // or a root is missing: it may be why it failed.
-  if (!notes_said) say_notes(console, common.verbose, record.notes, warned_device);
+  if (!listener || !listener->plan_notes_said)
+    say_notes(console, common.verbose, record.notes, listener ? listener->warned_device() : "");
   record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
   if (!b.report.empty()) {
     Status written = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
@@ -566,13 +473,6 @@ int cache_command(const std::string& action, const Environment& env) {
   return 0;
 }
 
-std::string version_text(const Environment& env) {
-  std::string text = std::string("kbuild ") + KBUILD_VERSION + "\ndevice files are read from:";
-  for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
-  text += "\n  then each --config FILE";
-  return text + profile_version(env) + plugin_versions(env);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -581,7 +481,9 @@ int main(int argc, char** argv) {
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
   CommandLine cl;
   if (auto answered = parse_command_line(
-          argc, argv, [&env] { return version_text(env); }, Console(false, false, no_color), cl))
+          argc, argv,
+          [&env] { return std::string("kbuild ") + KBUILD_VERSION + "\n" + version_details(env); },
+          Console(false, false, no_color), cl))
     return *answered;
 
   Console console(cl.common.quiet, cl.common.verbose, no_color);

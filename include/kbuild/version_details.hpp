@@ -1,0 +1,16 @@
+// What `kbuild --version` says after its own version: where device files are
+// read from, the Inductor profile a plain build would use, and each plugin
+// a device file registers, as a plain build would find them.
+#pragma once
+
+#include <string>
+
+#include "kbuild/environment.hpp"
+
+namespace kbuild {
+
+// Lines without a trailing newline. Never throws: what cannot be found is
+// said as "unknown (why)".
+std::string version_details(const Environment& env);
+
+}  // namespace kbuild

@@ -1,0 +1,170 @@
+#include "kbuild/build_driver.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild;
+using kbuild_test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Keeps what the driver says, in order.
+struct RecordingListener : BuildListener {
+  void warnings(const std::vector<std::string>& lines) override { add("warning", lines); }
+  void notes(const std::vector<std::string>& lines) override { add("note", lines); }
+  void plan_notes(const std::vector<std::string>& lines) override {
+    add("plan note", lines);
+    ++plan_notes_calls;
+  }
+  void info(const std::string& line) override { said.push_back("info: " + line); }
+  void add(const std::string& what, const std::vector<std::string>& lines) {
+    for (const std::string& line : lines) said.push_back(what + ": " + line);
+  }
+  std::vector<std::string> said;
+  int plan_notes_calls = 0;
+};
+
+// An environment with no torch to find and every file under `tmp`.
+Environment scratch_env(const TempDir& tmp) {
+  Environment env = Environment::from_process();
+  env.set("KBUILD_DATA_DIR", std::string(std::getenv("KBUILD_SOURCE_ROOT")) + "/configs");
+  env.set("KBUILD_CACHE_DIR", tmp / "cache");
+  env.unset("KBUILD_REMOTE_CACHE");
+  return env;
+}
+
+BuildJob cpu_job(const TempDir& tmp) {
+  BuildJob job;
+  job.request.query = DeviceQuery{"cpu", false, false, ""};
+  job.request.kind = OutputKind::shared_library;
+  job.request.sources = {tmp / "k.cpp"};
+  job.request.output = tmp / "k.so";
+  job.request.compiler = "g++";
+  job.request.use_torch = false;
+  job.run.dry_run = true;
+  return job;
+}
+
+Step command(std::vector<std::string> argv) {
+  Step s;
+  s.argv = std::move(argv);
+  s.output_index = s.argv.size() - 1;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[build_driver]") {
+  TempDir tmp;
+  kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
+  kbuild_test::write_file(tmp / "pre.h", "#include <vector>\n");
+  const Environment env = scratch_env(tmp);
+  SessionOptions options;
+  options.site.no_torch = true;
+  Session session(options, env);
+  BuildJob job = cpu_job(tmp);
+  job.pch = tmp / "pre.h";
+  job.compile_commands = tmp / "cc.json";
+  RecordingListener listener;
+  BuildRecord record;
+  record.device = "cpu";
+  drive_build(session, job, env, listener, record);
+
+  REQUIRE(record.plan);
+  REQUIRE_FALSE(record.pch_lines.empty());
+  CHECK(record.pch_lines.front().find("pre.h") != std::string::npos);
+  // The kernel includes the header the PCH steps build.
+  REQUIRE(record.request->include_pch);
+  CHECK(record.steps.size() == 1);
+  CHECK(listener.plan_notes_calls == 1);
+  CHECK_FALSE(record.left_alone_database);
+  CHECK(fs::exists(tmp / "cc.json"));  // the one file a dry run writes
+  CHECK_FALSE(fs::exists(tmp / "k.so"));
+  CHECK_FALSE(fs::exists(tmp / "cache"));  // no cache made, no .gch built
+  const std::vector<std::string> lines = dry_run_lines(record, false);
+  CHECK(lines.size() == record.pch_lines.size() + 1);
+  CHECK(lines.front() == record.pch_lines.front());
+  // Inductor's own line exists only for a one-step plan.
+  CHECK_THROWS_AS(dry_run_lines(record, true), Error);
+}
+
+TEST_CASE("--pch with --include-pch is refused before anything is planned", "[build_driver]") {
+  TempDir tmp;
+  const Environment env = scratch_env(tmp);
+  SessionOptions options;
+  options.site.no_torch = true;
+  Session session(options, env);
+  BuildJob job = cpu_job(tmp);
+  job.pch = tmp / "pre.h";
+  job.request.include_pch = tmp / "other.h";
+  RecordingListener listener;
+  BuildRecord record;
+  record.device = "cpu";
+  try {
+    drive_build(session, job, env, listener, record);
+    FAIL("both were taken");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(std::string(e.what()).find("--pch and --include-pch exclude each other") !=
+          std::string::npos);
+  }
+  CHECK_FALSE(record.plan);
+}
+
+TEST_CASE("a database that is not kbuild's is left for the caller to raise after the plan",
+          "[build_driver]") {
+  TempDir tmp;
+  kbuild_test::write_file(tmp / "cc.json", "{not json");
+  const Environment env = scratch_env(tmp);
+  SessionOptions options;
+  options.site.no_torch = true;
+  Session session(options, env);
+  BuildJob job = cpu_job(tmp);
+  job.compile_commands = tmp / "cc.json";
+  RecordingListener listener;
+  BuildRecord record;
+  record.device = "cpu";
+  drive_build(session, job, env, listener, record);
+  REQUIRE(record.left_alone_database);
+  CHECK(record.left_alone_database->kind() == ErrorKind::output);
+  CHECK(kbuild_test::read_file(tmp / "cc.json") == "{not json");
+  CHECK(dry_run_lines(record, false).size() == 1);
+}
+
+TEST_CASE("dry_run_lines: Inductor's line for a one-step plan, every step otherwise",
+          "[build_driver]") {
+  BuildRecord record;
+  record.plan.emplace();
+  record.plan->command.inductor_line = "g++ k.cpp -o k.so";
+  record.steps = {command({"g++", "k.cpp", "-o", "k.so"})};
+  CHECK(dry_run_lines(record, true) == std::vector<std::string>{"g++ k.cpp -o k.so"});
+  record.steps.push_back(command({"g++", "k.o", "-o", "k.so"}));
+  CHECK(dry_run_lines(record, false) ==
+        std::vector<std::string>{"g++ k.cpp -o k.so", "g++ k.o -o k.so"});
+  try {
+    (void)dry_run_lines(record, true);
+    FAIL("a two-step plan printed one line");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(std::string(e.what()).find("has 2 steps") != std::string::npos);
+  }
+}
+
+TEST_CASE("unknown_device_warning: a typo of a registered device; an error with --strict",
+          "[build_driver]") {
+  TempDir tmp;
+  const Environment env = scratch_env(tmp);
+  SessionOptions options;
+  options.site.no_torch = true;
+  Session session(options, env);
+  CHECK_FALSE(unknown_device_warning(session, "cpu", false));
+  CHECK_FALSE(unknown_device_warning(session, "quantum", false));  // near nothing: no warning
+  auto typo = unknown_device_warning(session, "cpuu", false);
+  REQUIRE(typo);
+  CHECK(typo->find("unknown device 'cpuu'; did you mean 'cpu'?") == 0);
+  CHECK_THROWS_AS(unknown_device_warning(session, "cpuu", true), Error);
+}
