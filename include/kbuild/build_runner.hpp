@@ -22,6 +22,7 @@
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/remote_cache.hpp"
+#include "kbuild/result.hpp"
 
 namespace kbuild {
 
@@ -72,9 +73,9 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
                const std::vector<std::string>& sources, const BuildSettings& settings,
                const Environment& env, BuildOutcome& outcome);
 
-// Why the file open as `fd` is not a whole output of `kind` (an ELF object or
-// library whose section headers fit in the file, a precompiled header), or
-// nothing when it is.
-std::optional<std::string> malformed_output(int fd, OutputKind kind);
+// ok() when the file open as `fd` is a whole output of `kind` (an ELF object
+// or library whose section headers fit in the file, a precompiled header),
+// else why it is not.
+Status check_output_format(int fd, OutputKind kind);
 
 }  // namespace kbuild

@@ -276,25 +276,25 @@ bool fetch_remote(RemoteCache& remote, const OutputCache& cache, const std::stri
 
 }  // namespace
 
-std::optional<std::string> malformed_output(int fd, OutputKind kind) {
+Status check_output_format(int fd, OutputKind kind) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::string("it cannot be read");
+  if (::fstat(fd, &st) != 0) return Failure{"it cannot be read"};
   unsigned char head[64] = {};
   ssize_t got = ::pread(fd, head, sizeof head, 0);
-  if (got < 0) return std::string("it cannot be read");
+  if (got < 0) return Failure{"it cannot be read"};
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (kind == OutputKind::preprocessed) return std::nullopt;  // text; may be empty
-  if (size == 0) return std::string("it is empty");
+  if (kind == OutputKind::preprocessed) return ok();  // text; may be empty
+  if (size == 0) return Failure{"it is empty"};
   if (kind == OutputKind::precompiled_header) {
     if (got >= 4 && (std::memcmp(head, "gpch", 4) == 0 || std::memcmp(head, "CPCH", 4) == 0))
-      return std::nullopt;
-    return std::string("it is not a precompiled header");
+      return ok();
+    return Failure{"it is not a precompiled header"};
   }
   if (got < 52 || std::memcmp(head,
                               "\x7f"
                               "ELF",
                               4) != 0)
-    return std::string("it is not an ELF file");
+    return Failure{"it is not an ELF file"};
   auto number = [&head](std::size_t at, std::size_t bytes) {
     std::uint64_t v = 0;  // ELFDATA2LSB: little-endian, as on every host kbuild supports
     for (std::size_t i = 0; i < bytes; ++i)
@@ -302,13 +302,13 @@ std::optional<std::string> malformed_output(int fd, OutputKind kind) {
     return v;
   };
   bool is64 = head[4] == 2;
-  if (is64 && got < 64) return std::string("its ELF header is cut short");
+  if (is64 && got < 64) return Failure{"its ELF header is cut short"};
   std::uint64_t shoff = is64 ? number(0x28, 8) : number(0x20, 4);
   std::uint64_t shentsize = is64 ? number(0x3A, 2) : number(0x2E, 2);
   std::uint64_t shnum = is64 ? number(0x3C, 2) : number(0x30, 2);
   if (shoff + shentsize * shnum > size)
-    return std::string("it is cut short (its section headers end past its size)");
-  return std::nullopt;
+    return Failure{"it is cut short (its section headers end past its size)"};
+  return ok();
 }
 
 void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
@@ -362,12 +362,12 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     }
     outcome.timings.push_back({"compile", seconds_since(start)});
     Result<UniqueFd> result = out.open_result();
-    std::optional<std::string> bad = result ? malformed_output(result->get(), plan.kind)
-                                            : std::optional<std::string>(result.why());
-    if (bad)
+    Status usable =
+        result ? check_output_format(result->get(), plan.kind) : Status(Failure{result.why()});
+    if (!usable)
       throw Error(ErrorKind::compile_failed,
-                  "compile failed: the compiler exited 0 but its output is not usable (" + *bad +
-                      ")" + untouched_output(plan.output));
+                  "compile failed: the compiler exited 0 but its output is not usable (" +
+                      usable.why() + ")" + untouched_output(plan.output));
     if (settings.record_inputs && lists && !lists->empty())
       outcome.depfile_text = headers_only(*lists, {});
     outcome.started = out.started();

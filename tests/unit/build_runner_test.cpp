@@ -3,11 +3,14 @@
 // no compiler at all.
 #include "kbuild/build_runner.hpp"
 
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;
@@ -16,7 +19,7 @@ using kbuild_test::write_file;
 
 namespace {
 
-// The smallest file malformed_output() accepts as an ELF object.
+// The smallest file check_output_format() accepts as an ELF object.
 std::string tiny_elf(char tag) {
   std::string elf(64, '\0');
   elf.replace(0, 4,
@@ -191,4 +194,26 @@ TEST_CASE("a compiler that fails, or exits 0 without writing, leaves the output 
   }
   CHECK(read_file(c.plan.output) == "earlier\n");
   CHECK(c.cache->stats().entries == 0);
+}
+
+TEST_CASE("check_output_format: a whole ELF file, a precompiled header, any text",
+          "[unit][build_runner]") {
+  TempDir tmp;
+  auto check = [&](const std::string& bytes, OutputKind kind) {
+    write_file(tmp / "out", bytes);
+    UniqueFd fd(::open((tmp / "out").c_str(), O_RDONLY | O_CLOEXEC));
+    REQUIRE(fd.valid());
+    return check_output_format(fd.get(), kind);
+  };
+  CHECK(check(tiny_elf('a'), OutputKind::shared_library));
+  CHECK(check("", OutputKind::object).why() == "it is empty");
+  CHECK(check("#!/bin/sh\n", OutputKind::object).why() == "it is not an ELF file");
+  std::string cut = tiny_elf('a');
+  cut[0x3C] = 10;  // ten section headers, none of them in the file
+  cut[0x3A] = 64;
+  CHECK(check(cut, OutputKind::shared_library).why().find("cut short") != std::string::npos);
+  CHECK(check("gpch013", OutputKind::precompiled_header));
+  CHECK(check(tiny_elf('a'), OutputKind::precompiled_header).why() ==
+        "it is not a precompiled header");
+  CHECK(check("", OutputKind::preprocessed));  // text; may be empty
 }
