@@ -49,6 +49,25 @@ BuildJob cpu_job(const TempDir& tmp) {
   return job;
 }
 
+SessionOptions no_torch() {
+  SessionOptions options;
+  options.site.no_torch = true;
+  return options;
+}
+
+// A no-torch session over the source tree's device files, with a cpu job
+// for a kernel in a scratch directory.
+struct Driver {
+  TempDir tmp;
+  Environment env = scratch_env(tmp);
+  Session session{no_torch(), env};
+  BuildJob job = cpu_job(tmp);
+  RecordingListener listener;
+  BuildRecord record;
+  Driver() { record.device = "cpu"; }
+  void drive() { drive_build(session, job, env, listener, record); }
+};
+
 Step command(std::vector<std::string> argv) {
   Step s;
   s.argv = std::move(argv);
@@ -59,20 +78,14 @@ Step command(std::vector<std::string> argv) {
 }  // namespace
 
 TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[build_driver]") {
-  TempDir tmp;
+  Driver d;
+  const TempDir& tmp = d.tmp;
   kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
   kbuild_test::write_file(tmp / "pre.h", "#include <vector>\n");
-  const Environment env = scratch_env(tmp);
-  SessionOptions options;
-  options.site.no_torch = true;
-  Session session(options, env);
-  BuildJob job = cpu_job(tmp);
-  job.pch = tmp / "pre.h";
-  job.compile_commands = tmp / "cc.json";
-  RecordingListener listener;
-  BuildRecord record;
-  record.device = "cpu";
-  drive_build(session, job, env, listener, record);
+  d.job.pch = tmp / "pre.h";
+  d.job.compile_commands = tmp / "cc.json";
+  d.drive();
+  const BuildRecord& record = d.record;
 
   REQUIRE(record.plan);
   REQUIRE_FALSE(record.pch_lines.empty());
@@ -80,7 +93,7 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
   // The kernel includes the header the PCH steps build.
   REQUIRE(record.request->include_pch);
   CHECK(record.steps.size() == 1);
-  CHECK(listener.plan_notes_calls == 1);
+  CHECK(d.listener.plan_notes_calls == 1);
   CHECK_FALSE(record.left_alone_database);
   CHECK(fs::exists(tmp / "cc.json"));  // the one file a dry run writes
   CHECK_FALSE(fs::exists(tmp / "k.so"));
@@ -93,45 +106,30 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
 }
 
 TEST_CASE("--pch with --include-pch is refused before anything is planned", "[build_driver]") {
-  TempDir tmp;
-  const Environment env = scratch_env(tmp);
-  SessionOptions options;
-  options.site.no_torch = true;
-  Session session(options, env);
-  BuildJob job = cpu_job(tmp);
-  job.pch = tmp / "pre.h";
-  job.request.include_pch = tmp / "other.h";
-  RecordingListener listener;
-  BuildRecord record;
-  record.device = "cpu";
+  Driver d;
+  d.job.pch = d.tmp / "pre.h";
+  d.job.request.include_pch = d.tmp / "other.h";
   try {
-    drive_build(session, job, env, listener, record);
+    d.drive();
     FAIL("both were taken");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::usage);
     CHECK(std::string(e.what()).find("--pch and --include-pch exclude each other") !=
           std::string::npos);
   }
-  CHECK_FALSE(record.plan);
+  CHECK_FALSE(d.record.plan);
 }
 
 TEST_CASE("a database that is not kbuild's is left for the caller to raise after the plan",
           "[build_driver]") {
-  TempDir tmp;
-  kbuild_test::write_file(tmp / "cc.json", "{not json");
-  const Environment env = scratch_env(tmp);
-  SessionOptions options;
-  options.site.no_torch = true;
-  Session session(options, env);
-  BuildJob job = cpu_job(tmp);
-  job.compile_commands = tmp / "cc.json";
-  RecordingListener listener;
-  BuildRecord record;
-  record.device = "cpu";
-  drive_build(session, job, env, listener, record);
+  Driver d;
+  kbuild_test::write_file(d.tmp / "cc.json", "{not json");
+  d.job.compile_commands = d.tmp / "cc.json";
+  d.drive();
+  const BuildRecord& record = d.record;
   REQUIRE(record.left_alone_database);
   CHECK(record.left_alone_database->kind() == ErrorKind::output);
-  CHECK(kbuild_test::read_file(tmp / "cc.json") == "{not json");
+  CHECK(kbuild_test::read_file(d.tmp / "cc.json") == "{not json");
   CHECK(dry_run_lines(record, false).size() == 1);
 }
 
@@ -156,11 +154,8 @@ TEST_CASE("dry_run_lines: Inductor's line for a one-step plan, every step otherw
 
 TEST_CASE("unknown_device_warning: a typo of a registered device; an error with --strict",
           "[build_driver]") {
-  TempDir tmp;
-  const Environment env = scratch_env(tmp);
-  SessionOptions options;
-  options.site.no_torch = true;
-  Session session(options, env);
+  Driver d;
+  const Session& session = d.session;
   CHECK_FALSE(unknown_device_warning(session, "cpu", false));
   CHECK_FALSE(unknown_device_warning(session, "quantum", false));  // near nothing: no warning
   auto typo = unknown_device_warning(session, "cpuu", false);
