@@ -19,6 +19,7 @@
 #include "kbuild/json_text.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/shell.hpp"
+#include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "site/library_search.hpp"
 #include "util/json_locations.hpp"
@@ -239,24 +240,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
 }
 
 void OutputCache::count(bool hit) {
-  if (!root_) return;
-  DirLock lock(*root_, "stats.lock");
-  if (!lock.held()) return;
-  nlohmann::json stats = nlohmann::json::object();
-  if (Result<std::string> text = root_->read("stats.json", 1 << 16)) {
-    try {
-      stats = parse_json_text(*text);
-      if (!stats.is_object()) stats = nlohmann::json::object();
-    } catch (const JsonSyntaxError&) {  // damaged: counting starts again
-      stats = nlohmann::json::object();
-    }
-  }
-  const char* field = hit ? "hits" : "misses";
-  std::uint64_t before = stats.contains(field) && stats[field].is_number_unsigned()
-                             ? stats[field].get<std::uint64_t>()
-                             : 0;
-  stats[field] = before + 1;
-  (void)root_->write_atomically("stats.json", stats.dump());
+  if (root_) add_counters(*root_, {{hit ? "hits" : "misses", 1}});
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
+#include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "util/program_hash.hpp"
 
@@ -440,26 +441,18 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
   return false;
 }
 
-void RemoteCache::save_stats(const OutputCache& local) {
-  const TrustedDir* root = local.root();
-  if (!root || !enabled()) return;
-  DirLock lock(*root, "stats.lock");
-  if (!lock.held()) return;
-  nlohmann::json stats = nlohmann::json::object();
-  if (Result<std::string> text = root->read("stats.json", 1 << 16)) {
-    try {
-      stats = nlohmann::json::parse(*text);
-      if (!stats.is_object()) stats = nlohmann::json::object();
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  stats["remote_hits"] = field(stats, "remote_hits") + counts_.hits;
-  stats["remote_misses"] = field(stats, "remote_misses") + counts_.misses;
-  stats["remote_errors"] = field(stats, "remote_errors") + counts_.errors;
-  stats["remote_bytes_down"] = field(stats, "remote_bytes_down") + counts_.bytes_down;
-  stats["remote_bytes_up"] = field(stats, "remote_bytes_up") + counts_.bytes_up;
-  (void)root->write_atomically("stats.json", stats.dump());
+CounterIncrements RemoteCache::take_counters() {
+  CounterIncrements counters{{"remote_hits", counts_.hits},
+                             {"remote_misses", counts_.misses},
+                             {"remote_errors", counts_.errors},
+                             {"remote_bytes_down", counts_.bytes_down},
+                             {"remote_bytes_up", counts_.bytes_up}};
   counts_ = {};
+  return counters;
+}
+
+void RemoteCache::save_stats(const OutputCache& local) {
+  if (local.root() && enabled()) add_counters(*local.root(), take_counters());
 }
 
 RemoteStats remote_stats(const TrustedDir& root) {
