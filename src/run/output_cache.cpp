@@ -59,9 +59,11 @@ Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
     if (n == 0) break;
     sha.add(buffer, static_cast<std::size_t>(n));
     size += static_cast<std::uint64_t>(n);
-    if (to >= 0) {
-      if (Status w = write_all(to, std::string(buffer, static_cast<std::size_t>(n)), "output"); !w)
-        return Failure{w.why()};
+    for (ssize_t done = 0; to >= 0 && done < n;) {  // straight from the buffer: no copy
+      ssize_t w = ::write(to, buffer + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return Failure{std::string("cannot write the output: ") + std::strerror(errno)};
+      done += w;
     }
   }
   return std::make_pair(size, sha.hex());
@@ -150,23 +152,18 @@ bool OutputCache::fetch(const std::string& key, int dest) {
   if (!entry) return false;
   Result<std::string> manifest_bytes = entry->read("manifest", kMaxManifest);
   if (!manifest_bytes) return false;
-  auto manifest = parse_manifest(*manifest_bytes);
-  try {
-    if (!manifest || !manifest_holds(*manifest)) return false;
-    Result<UniqueFd> output = entry->open_file("output");
-    bool whole = false;
-    if (output) {
-      auto copied = copy_hashing(output->get(), dest);
-      whole = copied && copied->first == manifest->at("size").get<std::uint64_t>() &&
-              copied->second == manifest->at("digest").get_ref<const std::string&>();
-    }
-    if (!whole) {
-      // Truncated, emptied or replaced: never served, and rebuilt.
-      Result<TrustedDir> parent = root_->sub(entry_parent(key), false);
-      if (parent) (void)parent->remove_tree(key);
-      return false;
-    }
-  } catch (const nlohmann::json::exception&) {
+  std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
+  if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest)) return false;
+  Result<UniqueFd> output = entry->open_file("output");
+  bool whole = false;
+  if (output) {
+    auto copied = copy_hashing(output->get(), dest);
+    whole = copied && copied->first == *manifest->size && copied->second == *manifest->digest;
+  }
+  if (!whole) {
+    // Truncated, emptied or replaced: never served, and rebuilt.
+    Result<TrustedDir> parent = root_->sub(entry_parent(key), false);
+    if (parent) (void)parent->remove_tree(key);
     return false;
   }
   // Least recently used: a hit refreshes the entry.
