@@ -120,6 +120,9 @@ class RemoteCache {
   const std::string& warning() const { return warning_; }
   // Adds this build's counts to the local cache's stats and clears them.
   void save_stats(const OutputCache& local);
+  // This build's counts as stats.json's fields (to add with the local
+  // cache's own in one update), cleared.
+  std::vector<std::pair<std::string, std::uint64_t>> take_counters();
 
  private:
   RedisClient* client();

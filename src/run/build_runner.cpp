@@ -18,6 +18,7 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/shell.hpp"
+#include "run/cache_counters.hpp"
 #include "run/failure_message.hpp"
 #include "run/input_manifest.hpp"
 #include "site/include_search.hpp"
@@ -346,8 +347,11 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
         outcome.cache_detail = remote->miss_reason();
       }
       if (outcome.cache != CacheStatus::hit) out.discard_result();
-      cache->count(outcome.cache == CacheStatus::hit);
-      if (remote) remote->save_stats(*cache);
+      // One locked update of stats.json for the local and the remote counts.
+      CounterIncrements counters{{outcome.cache == CacheStatus::hit ? "hits" : "misses", 1}};
+      if (remote)
+        for (auto& counter : remote->take_counters()) counters.push_back(std::move(counter));
+      add_counters(*cache->root(), counters);
     }
     outcome.timings.push_back({"cache", seconds_since(start)});
   }

@@ -108,15 +108,13 @@ Result<std::string> input_manifest(const std::vector<std::string>& paths,
 
 namespace {
 
-bool input_unchanged(const nlohmann::json& input) {
-  const std::string& path = input.at(0).get_ref<const std::string&>();
+bool input_unchanged(const ManifestInput& input, std::string& path) {
+  path.assign(input.path);
   FileStamp now = stamp(path);
-  if (now.size == input.at(1).get<std::int64_t>() &&
-      now.mtime_ns == input.at(2).get<std::int64_t>())
-    return true;
+  if (now.size == input.size && now.mtime_ns == input.mtime_ns) return true;
   // Touched, or gone: only identical content still counts.
   auto bytes = read_whole_file(path);
-  return bytes && digest_hex(*bytes) == input.at(3).get_ref<const std::string&>();
+  return bytes && digest_hex(*bytes) == input.digest;
 }
 
 // Whether paths exist, asking about a directory before what is in it: most
@@ -124,52 +122,47 @@ bool input_unchanged(const nlohmann::json& input) {
 // directory + "bits/"...), so one stat answers for all of them.
 class ExistenceCheck {
  public:
-  bool exists(const std::string& path) {
+  bool exists(std::string_view path) {
     const std::size_t slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0 && !directory_exists(path.substr(0, slash)))
       return false;
+    path_.assign(path);
     struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
+    return ::stat(path_.c_str(), &st) == 0;
   }
 
  private:
-  bool directory_exists(const std::string& dir) {
-    auto known = dirs_.find(dir);
+  bool directory_exists(std::string_view dir) {
+    auto known = dirs_.find(std::string(dir));
     if (known != dirs_.end()) return known->second;
     bool found = exists(dir);  // its parent first, remembered too
-    dirs_.emplace(dir, found);
+    dirs_.emplace(std::string(dir), found);
     return found;
   }
+  std::string path_;  // reused: no allocation per path
   std::unordered_map<std::string, bool> dirs_;
 };
 
 }  // namespace
 
-bool manifest_holds(const nlohmann::json& manifest) {
-  for (const auto& input : manifest.at("inputs"))
-    if (!input_unchanged(input)) return false;
+bool manifest_holds(const ManifestView& manifest) {
+  std::string path;
+  for (const ManifestInput& input : manifest.inputs)
+    if (!input_unchanged(input, path)) return false;
   ExistenceCheck check;
-  if (manifest.contains("absent"))
-    for (const auto& path : manifest.at("absent"))
-      if (check.exists(path.get_ref<const std::string&>())) return false;  // shadowed now
-  if (manifest.contains("libraries"))
-    for (const auto& lib : manifest.at("libraries")) {
-      FileStamp now = stamp(lib.at(0).get_ref<const std::string&>());
-      if (now.size != lib.at(1).get<std::int64_t>() ||
-          now.mtime_ns != lib.at(2).get<std::int64_t>())
-        return false;
-    }
+  for (std::string_view absent : manifest.absent)
+    if (check.exists(absent)) return false;  // shadowed now
+  for (const ManifestLibrary& lib : manifest.libraries) {
+    path.assign(lib.path);
+    FileStamp now = stamp(path);
+    if (now.size != lib.size || now.mtime_ns != lib.mtime_ns) return false;
+  }
   return true;
 }
 
 bool inputs_unchanged(const std::string& manifest_bytes) {
-  auto manifest = parse_manifest(manifest_bytes);
-  if (!manifest) return false;
-  try {
-    return manifest_holds(*manifest);
-  } catch (const nlohmann::json::exception&) {
-    return false;  // a foreign or damaged manifest is a miss, never an error
-  }
+  std::optional<ManifestView> manifest = read_manifest(manifest_bytes);
+  return manifest && manifest_holds(*manifest);  // a foreign or damaged one: a miss
 }
 
 }  // namespace kbuild

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kbuild/result.hpp"
+#include "run/manifest_view.hpp"
 
 namespace kbuild {
 
@@ -50,8 +51,8 @@ Result<std::string> input_manifest(const std::vector<std::string>& paths,
 // the same content), no shadowing path has appeared and no library changed.
 // A damaged manifest counts as changed.
 bool inputs_unchanged(const std::string& manifest);
-// The same for a parsed manifest; throws nlohmann::json::exception when it
-// is damaged (a caller that reads other fields of it catches once).
-bool manifest_holds(const nlohmann::json& manifest);
+// The same for a manifest already read (a caller that reads other fields of
+// it reads it once).
+bool manifest_holds(const ManifestView& manifest);
 
 }  // namespace kbuild

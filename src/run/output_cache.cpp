@@ -19,6 +19,7 @@
 #include "kbuild/json_text.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/shell.hpp"
+#include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "site/library_search.hpp"
 #include "util/json_locations.hpp"
@@ -58,9 +59,11 @@ Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
     if (n == 0) break;
     sha.add(buffer, static_cast<std::size_t>(n));
     size += static_cast<std::uint64_t>(n);
-    if (to >= 0) {
-      if (Status w = write_all(to, std::string(buffer, static_cast<std::size_t>(n)), "output"); !w)
-        return Failure{w.why()};
+    for (ssize_t done = 0; to >= 0 && done < n;) {  // straight from the buffer: no copy
+      ssize_t w = ::write(to, buffer + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return Failure{std::string("cannot write the output: ") + std::strerror(errno)};
+      done += w;
     }
   }
   return std::make_pair(size, sha.hex());
@@ -149,23 +152,18 @@ bool OutputCache::fetch(const std::string& key, int dest) {
   if (!entry) return false;
   Result<std::string> manifest_bytes = entry->read("manifest", kMaxManifest);
   if (!manifest_bytes) return false;
-  auto manifest = parse_manifest(*manifest_bytes);
-  try {
-    if (!manifest || !manifest_holds(*manifest)) return false;
-    Result<UniqueFd> output = entry->open_file("output");
-    bool whole = false;
-    if (output) {
-      auto copied = copy_hashing(output->get(), dest);
-      whole = copied && copied->first == manifest->at("size").get<std::uint64_t>() &&
-              copied->second == manifest->at("digest").get_ref<const std::string&>();
-    }
-    if (!whole) {
-      // Truncated, emptied or replaced: never served, and rebuilt.
-      Result<TrustedDir> parent = root_->sub(entry_parent(key), false);
-      if (parent) (void)parent->remove_tree(key);
-      return false;
-    }
-  } catch (const nlohmann::json::exception&) {
+  std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
+  if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest)) return false;
+  Result<UniqueFd> output = entry->open_file("output");
+  bool whole = false;
+  if (output) {
+    auto copied = copy_hashing(output->get(), dest);
+    whole = copied && copied->first == *manifest->size && copied->second == *manifest->digest;
+  }
+  if (!whole) {
+    // Truncated, emptied or replaced: never served, and rebuilt.
+    Result<TrustedDir> parent = root_->sub(entry_parent(key), false);
+    if (parent) (void)parent->remove_tree(key);
     return false;
   }
   // Least recently used: a hit refreshes the entry.
@@ -239,24 +237,7 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
 }
 
 void OutputCache::count(bool hit) {
-  if (!root_) return;
-  DirLock lock(*root_, "stats.lock");
-  if (!lock.held()) return;
-  nlohmann::json stats = nlohmann::json::object();
-  if (Result<std::string> text = root_->read("stats.json", 1 << 16)) {
-    try {
-      stats = parse_json_text(*text);
-      if (!stats.is_object()) stats = nlohmann::json::object();
-    } catch (const JsonSyntaxError&) {  // damaged: counting starts again
-      stats = nlohmann::json::object();
-    }
-  }
-  const char* field = hit ? "hits" : "misses";
-  std::uint64_t before = stats.contains(field) && stats[field].is_number_unsigned()
-                             ? stats[field].get<std::uint64_t>()
-                             : 0;
-  stats[field] = before + 1;
-  (void)root_->write_atomically("stats.json", stats.dump());
+  if (root_) add_counters(*root_, {{hit ? "hits" : "misses", 1}});
 }
 
 namespace {

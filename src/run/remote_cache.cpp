@@ -16,6 +16,7 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
+#include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "util/program_hash.hpp"
 
@@ -94,18 +95,18 @@ std::chrono::milliseconds env_ms(const Environment& env, const char* name,
 // The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
 // the output, the BLAKE2b-256 hash of both and of the key, then an optional Ed25519
 // signature of that digest.
-std::string digest_of(const std::string& key, const std::string& manifest,
-                      const std::string& output) {
+std::string digest_of(std::string_view key, std::string_view manifest, std::string_view output) {
   const std::string key_size = u64_bytes(key.size()), manifest_size = u64_bytes(manifest.size()),
                     output_size = u64_bytes(output.size());
   return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, output_size, output});
 }
 
+// The parts of a downloaded entry, views into its bytes (not copied).
 struct RemoteEntry {
-  std::string manifest, output, digest, signature;
+  std::string_view manifest, output, digest, signature;
 };
 
-std::optional<RemoteEntry> parse_entry(const std::string& bytes) {
+std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   const std::size_t magic = std::strlen(kEntryMagic);
   std::size_t at = magic;
   auto take_u64 = [&bytes, &at](std::uint64_t& n) {
@@ -114,7 +115,7 @@ std::optional<RemoteEntry> parse_entry(const std::string& bytes) {
     at += sizeof n;
     return true;
   };
-  auto take = [&bytes, &at](std::uint64_t n, std::string& out) {
+  auto take = [&bytes, &at](std::uint64_t n, std::string_view& out) {
     if (bytes.size() - at < n) return false;
     out = bytes.substr(at, n);
     at += n;
@@ -131,6 +132,18 @@ std::optional<RemoteEntry> parse_entry(const std::string& bytes) {
   else if (at != bytes.size())
     return std::nullopt;
   return e;
+}
+
+// The verified entry's parts, the output moved down within the downloaded
+// bytes (no second 1 MiB buffer) and the manifest copied.
+RemoteBlob blob_of(std::string&& bytes, const RemoteEntry& e) {
+  RemoteBlob blob{std::string(e.manifest), {}};
+  const std::size_t output_at = static_cast<std::size_t>(e.output.data() - bytes.data());
+  const std::size_t output_size = e.output.size();
+  bytes.erase(0, output_at);
+  bytes.resize(output_size);
+  blob.bytes = std::move(bytes);
+  return blob;
 }
 
 std::string entry_dir(const std::string& local_key) {
@@ -314,7 +327,8 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
   else if (!settings_.verify_key.empty() && e->signature.empty())
     problem = "is not signed";
   else if (!settings_.verify_key.empty() &&
-           !signature_valid(settings_.verify_key, e->digest, e->signature))
+           !signature_valid(settings_.verify_key, std::string(e->digest),
+                            std::string(e->signature)))
     problem = "has a bad signature";
   if (!problem.empty()) {
     if (warning_.empty())
@@ -324,7 +338,7 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
       (void)c->delete_if(entry_key(remote_key), *bytes);
     return std::nullopt;
   }
-  return RemoteBlob{std::move(e->manifest), std::move(e->output)};
+  return blob_of(std::move(*bytes), *e);
 }
 
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
@@ -440,26 +454,18 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
   return false;
 }
 
-void RemoteCache::save_stats(const OutputCache& local) {
-  const TrustedDir* root = local.root();
-  if (!root || !enabled()) return;
-  DirLock lock(*root, "stats.lock");
-  if (!lock.held()) return;
-  nlohmann::json stats = nlohmann::json::object();
-  if (Result<std::string> text = root->read("stats.json", 1 << 16)) {
-    try {
-      stats = nlohmann::json::parse(*text);
-      if (!stats.is_object()) stats = nlohmann::json::object();
-    } catch (const nlohmann::json::exception&) {
-    }
-  }
-  stats["remote_hits"] = field(stats, "remote_hits") + counts_.hits;
-  stats["remote_misses"] = field(stats, "remote_misses") + counts_.misses;
-  stats["remote_errors"] = field(stats, "remote_errors") + counts_.errors;
-  stats["remote_bytes_down"] = field(stats, "remote_bytes_down") + counts_.bytes_down;
-  stats["remote_bytes_up"] = field(stats, "remote_bytes_up") + counts_.bytes_up;
-  (void)root->write_atomically("stats.json", stats.dump());
+CounterIncrements RemoteCache::take_counters() {
+  CounterIncrements counters{{"remote_hits", counts_.hits},
+                             {"remote_misses", counts_.misses},
+                             {"remote_errors", counts_.errors},
+                             {"remote_bytes_down", counts_.bytes_down},
+                             {"remote_bytes_up", counts_.bytes_up}};
   counts_ = {};
+  return counters;
+}
+
+void RemoteCache::save_stats(const OutputCache& local) {
+  if (local.root() && enabled()) add_counters(*local.root(), take_counters());
 }
 
 RemoteStats remote_stats(const TrustedDir& root) {

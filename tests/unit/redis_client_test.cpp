@@ -223,3 +223,78 @@ TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][redis_cl
     CHECK_FALSE(parse_redis_url(bad));
   }
 }
+
+namespace {
+
+// A server that answers one request with `reply` (in parts, a pause
+// between them) and then waits for the client to hang up.
+class FakeServer {
+ public:
+  explicit FakeServer(std::vector<std::string> parts) : listener_(bound_socket(port_, true)) {
+    thread_ = std::thread([this, parts = std::move(parts)] {
+      int c = ::accept(listener_, nullptr, nullptr);
+      if (c < 0) return;
+      char request[4096];
+      (void)::read(c, request, sizeof request);
+      for (const std::string& part : parts) {
+        (void)::write(c, part.data(), part.size());
+        std::this_thread::sleep_for(30ms);
+      }
+      while (::read(c, request, sizeof request) > 0) {
+      }
+      ::close(c);
+    });
+  }
+  ~FakeServer() {
+    thread_.join();
+    ::close(listener_);
+  }
+  Result<std::optional<std::string>> get() {
+    Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port_));
+    Result<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 500ms});
+    REQUIRE(c);
+    return c->get("k");  // the client hangs up as it goes
+  }
+
+ private:
+  int port_ = 0;
+  int listener_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("a large value is read whole into its string, and the connection stays usable",
+          "[unit][redis_client]") {
+  Redis redis;
+  RedisClient c = redis.client();
+  for (std::size_t size : {std::size_t(65536 - 8), std::size_t(65536), std::size_t((1 << 20) + 7),
+                           std::size_t(3 << 20)}) {
+    std::string value(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) value[i] = static_cast<char>(i * 131 + size);
+    REQUIRE(c.set("big", value));
+    Result<std::optional<std::string>> got = c.get("big");
+    REQUIRE(got);
+    REQUIRE(*got);
+    CHECK(**got == value);
+    CHECK_FALSE(*c.get("absent"));  // the next replies are read in step
+    REQUIRE(c.set("small", "v"));
+    CHECK(**c.get("small") == "v");
+  }
+}
+
+TEST_CASE("a reply that is not a whole bulk string is a failure, never a value",
+          "[unit][redis_client]") {
+  CHECK(**FakeServer({"$5\r\nhello\r\n"}).get() == "hello");
+  CHECK(**FakeServer({"$5\r\nhel", "lo\r\n"}).get() == "hello");
+  CHECK(**FakeServer({"$", "5\r\nhello\r\n"}).get() == "hello");  // hiredis reads the rest
+  CHECK_FALSE(*FakeServer({"$-1\r\n"}).get());
+  Result<std::optional<std::string>> error = FakeServer({"-WRONGTYPE not a string\r\n"}).get();
+  REQUIRE_FALSE(error);
+  CHECK(error.why().find("WRONGTYPE") != std::string::npos);
+  CHECK_FALSE(FakeServer({":5\r\n"}).get());
+  CHECK_FALSE(FakeServer({"$10\r\nabc"}).get());         // cut short: the server hung up
+  CHECK_FALSE(FakeServer({"$3\r\nabcXY"}).get());        // no \r\n after the value
+  CHECK_FALSE(FakeServer({"$3\r\nabc\r\nmore"}).get());  // more than was asked
+  CHECK_FALSE(FakeServer({"$999999999999\r\n"}).get());  // beyond Redis's 512 MiB
+}
