@@ -14,12 +14,12 @@
 #include <sstream>
 
 #include "devices/device_file_cache.hpp"
-#include "devices/parsed_file_cache.hpp"
 #include "devices/plugin_file.hpp"
 #include "devices/trust.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/redis_client.hpp"
 #include "util/json_locations.hpp"
+#include "util/parsed_file_cache.hpp"
 
 namespace kbuild {
 
@@ -367,7 +367,7 @@ DeviceFile load_device_file(const std::string& path, bool check_trust,
   DeviceFile file = parse_device_file(text, path);  // a bad file throws: never remembered
   struct stat after {};
   // Remembered only as read: unchanged from the open to the end of the read.
-  if (cache && ::fstat(fd, &after) == 0 && file_stamp(after) == file_stamp(st))
+  if (cache && ::fstat(fd, &after) == 0 && file_identity(after) == file_identity(st))
     remember_device_file(*cache, file, real, after);
   return file;
 }

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "devices/parsed_file_cache.hpp"
 #include "kbuild/plugin_spec.hpp"
+#include "util/parsed_file_cache.hpp"
 
 namespace kbuild {
 
@@ -277,7 +277,7 @@ std::optional<DeviceFile> decode_device_file(const std::string& bytes) {
 std::optional<DeviceFile> cached_device_file(const ParsedFileCache& cache, const std::string& path,
                                              const std::string& real, const struct stat& st) {
   // Stamped as opened (the file checked for trust), never by its name again.
-  const std::string stamp = file_stamp(st);
+  const std::string stamp = file_identity(st);
   auto stamp_of = [&](const std::string& f) { return f == real ? stamp : std::string(); };
   std::optional<std::string> bytes = cache.read("device", path + '\n' + real, stamp_of);
   if (!bytes) return std::nullopt;

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "devices/parsed_file_cache.hpp"
+#include "util/parsed_file_cache.hpp"
 
 namespace kbuild {
 

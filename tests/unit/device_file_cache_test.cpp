@@ -11,10 +11,10 @@
 
 #include "../support/test_support.hpp"
 #include "devices/device_file_cache.hpp"
-#include "devices/parsed_file_cache.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "util/parsed_file_cache.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -1,4 +1,4 @@
-#include "devices/parsed_file_cache.hpp"
+#include "util/parsed_file_cache.hpp"
 
 #include <cstring>
 #include <ctime>
@@ -17,7 +17,7 @@ constexpr std::size_t kMaxEntryBytes = 1u << 20;
 std::string files_with_stamps(const std::vector<std::string>& files, const StampOf& stamp_of) {
   std::string out;
   for (const std::string& f : files)
-    out += f + '=' + (stamp_of ? stamp_of(f) : file_stamp(f)) + '\n';
+    out += f + '=' + (stamp_of ? stamp_of(f) : file_identity(f)) + '\n';
   return out;
 }
 
@@ -32,17 +32,17 @@ std::string entry_name(std::string_view kind, const std::string& key) {
 
 }  // namespace
 
-std::string file_stamp(const struct stat& st) {
+std::string file_identity(const struct stat& st) {
   return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' +
          std::to_string(st.st_size) + ':' + std::to_string(st.st_mtim.tv_sec) + '.' +
          std::to_string(st.st_mtim.tv_nsec) + ':' + std::to_string(st.st_ctim.tv_sec) + '.' +
          std::to_string(st.st_ctim.tv_nsec);
 }
 
-std::string file_stamp(const std::string& path) {
+std::string file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
-  return file_stamp(st);
+  return file_identity(st);
 }
 
 bool settled_file(const struct stat& st) {
@@ -52,7 +52,7 @@ bool settled_file(const struct stat& st) {
 
 const std::string& program_identity() {
   static const std::string identity =
-      std::string(kFormat) + '\n' + KBUILD_VERSION + '\n' + file_stamp("/proc/self/exe");
+      std::string(kFormat) + '\n' + KBUILD_VERSION + '\n' + file_identity("/proc/self/exe");
   return identity;
 }
 
@@ -161,7 +161,7 @@ void ParsedFileCache::write(std::string_view kind, const std::string& key,
   for (const StatedFile& f : files) {
     if (!settled_file(f.st)) return;
     paths.push_back(f.path);
-    stamps += f.path + '=' + file_stamp(f.st) + '\n';
+    stamps += f.path + '=' + file_identity(f.st) + '\n';
   }
   w.strings(paths);
   w.str(stamps);

@@ -22,8 +22,8 @@ namespace kbuild {
 
 // Device, inode, size, mtime and ctime: any change to a file's bytes changes
 // one of them (ctime cannot be set back). "" when it cannot be stated.
-std::string file_stamp(const struct stat& st);
-std::string file_stamp(const std::string& path);
+std::string file_identity(const struct stat& st);
+std::string file_identity(const std::string& path);
 
 // Unchanged for two seconds: a file changed more recently might change again
 // within the file system clock's tick, unseen, so it is not remembered.
@@ -75,7 +75,7 @@ class ByteReader {
   bool ok_ = true;
 };
 
-// How a file's stamp is taken now (file_stamp(path) unless the caller holds
+// How a file's stamp is taken now (file_identity(path) unless the caller holds
 // the file open and stated it).
 using StampOf = std::function<std::string(const std::string& path)>;
 
