@@ -257,8 +257,11 @@ class Prober {
 
   bool builds(const Isa& isa, Probe probe) {
     const std::string source = probe_source(probe);
-    // The command with stand-in paths names the probe in the cache.
-    const std::string key = joined(s_.command(isa, "@probe.cpp", "@probe.so")) + source;
+    // The command with stand-in paths (or what it is made from) names the
+    // probe in the cache.
+    const std::string key = (s_.command_key ? s_.command_key(isa)
+                                            : joined(s_.command(isa, "@probe.cpp", "@probe.so"))) +
+                            source;
     if (auto known = cache_.get(key)) return *known;
     std::optional<bool> answer = compile(isa, source);
     if (answer) cache_.put(key, *answer);
