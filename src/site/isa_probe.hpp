@@ -2,7 +2,8 @@
 // programs build with the configured compiler and the installed torch
 // headers (Inductor's cpu_vec_isa.py, VecISA.check_build). Each probe's
 // answer is cached under the cache root's discovery/ per compiler identity,
-// torch root and probe command, so a later run compiles nothing.
+// torch root and probe command (or what the command is made from:
+// IsaProbeSettings::command_key), so a later run compiles nothing.
 #pragma once
 
 #include <chrono>

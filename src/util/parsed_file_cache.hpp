@@ -1,9 +1,11 @@
 // What the caches of parsed files (Inductor profiles, device files) share:
-// an entry in <cache root>/discovery/ (a trusted directory) holds the result of parsing and
-// validating some files, and answers only while kbuild itself and every one of those files keep
-// their identity (device, inode, size, mtime, ctime). A missing, foreign, corrupt or stale entry is
-// ignored, and only files unchanged for two seconds are remembered. The bytes of an entry are
-// written and read with ByteWriter and ByteReader.
+// an entry in <cache root>/discovery/ (a trusted directory) holds the result
+// of parsing and validating some files, and answers only while kbuild
+// itself and every one of those files keep their identity (device, inode,
+// size, mtime, ctime). A missing, foreign, corrupt or stale entry is
+// ignored, and only files unchanged for two seconds are remembered. The
+// bytes of an entry are written and read with ByteWriter and ByteReader
+// (the ISA probe's answers use them too).
 #pragma once
 
 #include <sys/stat.h>
