@@ -51,6 +51,12 @@ struct BuildPlan {
   std::shared_ptr<const Profile> profile;  // the Inductor profile used
 };
 
+// Everything isa_probe_command(request, paths, isa, ...) is made from but
+// the ISA and the file names (the compiler, machine, profile, paths and
+// kbuild itself), as a key; with the ISA: isa_probe_key.
+std::string isa_probe_inputs(const BuildRequest& request, const Paths& paths);
+std::string isa_probe_key(const std::string& inputs, const Isa& isa);
+
 // Inductor's ISA probe command for `isa` (CppTorchOptions with that ISA and
 // warnings off: the base and torch layers), building `source` into the
 // shared library `output` with the request's compiler. `paths.torch_root` set.

@@ -32,7 +32,9 @@ struct LoadedConfigs {
 // name) and registers it. Throws Error(config) on the first bad file, and on
 // a file or directory others could have written (trust.hpp) unless
 // `allow_untrusted`; exec providers check their program the same way.
+// Valid files' parses are cached under `cache_root` when it is given.
 LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
-                                    bool allow_untrusted = false);
+                                    bool allow_untrusted = false,
+                                    const std::string& cache_root = "");
 
 }  // namespace kbuild

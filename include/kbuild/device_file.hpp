@@ -85,8 +85,11 @@ std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::st
 DeviceFile parse_device_file(std::string_view text, const std::string& path);
 // Reads the file through its real path (symlinks resolved) with O_NOFOLLOW.
 // With `check_trust`, the opened file and every directory on its real path
-// must be trusted (trust.hpp), else Error(config).
-DeviceFile load_device_file(const std::string& path, bool check_trust = false);
+// must be trusted (trust.hpp), else Error(config). With a `cache_root`, a
+// valid file's parse is remembered there and read back while the file is
+// unchanged (devices/device_file_cache.hpp); checks and errors are the same.
+DeviceFile load_device_file(const std::string& path, bool check_trust = false,
+                            const std::string& cache_root = "");
 
 // Device names: lowercase letters, digits, '_' and '-', starting with a letter.
 bool is_valid_device_name(std::string_view name);

@@ -20,6 +20,8 @@ class Console {
   void notes(const std::vector<std::string>& lines) const;
   // Only with --verbose.
   void info(const std::string& line) const;
+  // -q: notes are not said (so not worth summarising either).
+  bool quiet() const { return quiet_; }
 
  private:
   void emit(const char* colour, const std::string& label, const std::string& raw) const;

@@ -146,6 +146,7 @@ void say_what_ran(const Console& console, const BuildOutcome& outcome, const std
 // would only repeat the warning.
 void say_notes(const Console& console, bool verbose, const std::vector<std::string>& notes,
                const std::string& warned_device = "") {
+  if (console.quiet()) return;
   std::vector<std::string> said;
   const std::string repeat = "unknown device '" + warned_device + "'";
   for (const std::string& note : notes)

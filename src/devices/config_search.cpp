@@ -34,13 +34,13 @@ std::vector<ConfigSource> config_sources(const std::string& data_dir, const Envi
 }
 
 LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
-                                    bool allow_untrusted) {
+                                    bool allow_untrusted, const std::string& cache_root) {
   LoadedConfigs loaded;
   auto require_trusted = [&](const Status& trust) {
     if (!trust && !allow_untrusted) throw Error(ErrorKind::config, trust.why());
   };
   auto load = [&](const std::string& path) {
-    DeviceFile file = load_device_file(path, !allow_untrusted);
+    DeviceFile file = load_device_file(path, !allow_untrusted, cache_root);
     file.check_program_trust = !allow_untrusted;
     for (std::string& warning : device_file_warnings(file))
       loaded.warnings.push_back(std::move(warning));

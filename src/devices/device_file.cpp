@@ -13,11 +13,13 @@
 #include <set>
 #include <sstream>
 
+#include "devices/device_file_cache.hpp"
 #include "devices/plugin_file.hpp"
 #include "devices/trust.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/redis_client.hpp"
 #include "util/json_locations.hpp"
+#include "util/parsed_file_cache.hpp"
 
 namespace kbuild {
 
@@ -321,7 +323,8 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   return file;
 }
 
-DeviceFile load_device_file(const std::string& path, bool check_trust) {
+DeviceFile load_device_file(const std::string& path, bool check_trust,
+                            const std::string& cache_root) {
   auto unreadable = [&](int error) {
     return Error(ErrorKind::config,
                  "cannot read device file " + path + ": " + std::strerror(error));
@@ -345,6 +348,9 @@ DeviceFile load_device_file(const std::string& path, bool check_trust) {
   if (check_trust)
     if (auto trust = check_trusted_opened_file(fd, real, path, "device file"); !trust)
       throw Error(ErrorKind::config, trust.why());
+  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root);
+  if (cache)
+    if (auto file = cached_device_file(*cache, path, real, st)) return std::move(*file);
   // Read no more than just past the limit: a huge file is refused, not loaded.
   std::string text;
   char chunk[16384];
@@ -358,7 +364,12 @@ DeviceFile load_device_file(const std::string& path, bool check_trust) {
   if (text.size() > kMaxDeviceFileBytes)
     throw Error(ErrorKind::config,
                 path + ": device file larger than 1 MiB; is this the right file?");
-  return parse_device_file(text, path);
+  DeviceFile file = parse_device_file(text, path);  // a bad file throws: never remembered
+  struct stat after {};
+  // Remembered only as read: unchanged from the open to the end of the read.
+  if (cache && ::fstat(fd, &after) == 0 && file_identity(after) == file_identity(st))
+    remember_device_file(*cache, file, real, after);
+  return file;
 }
 
 }  // namespace kbuild

@@ -1,6 +1,7 @@
 #include "kbuild/profile.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <sstream>
@@ -303,15 +304,20 @@ std::vector<std::string> profile_lines(const std::string& dir) {
     std::string stem = it->path().stem().string();
     if (valid_line_name(stem)) lines.push_back(stem);
   }
-  auto key = [](const std::string& s) {
+  // By version (2.9 before 2.11), each key made once, without streams (a dry run lists them).
+  std::vector<std::pair<std::vector<int>, std::string>> keyed;
+  for (std::string& line : lines) {
     std::vector<int> parts;
-    std::istringstream in(s);
-    for (std::string part; std::getline(in, part, '.');)
-      parts.push_back(part.empty() ? 0 : std::stoi(part));
-    return parts;
-  };
-  std::sort(lines.begin(), lines.end(),
-            [&](const std::string& a, const std::string& b) { return key(a) < key(b); });
+    for (std::size_t start = 0; start < line.size();) {  // as getline: no empty last part
+      std::size_t dot = std::min(line.find('.', start), line.size());
+      parts.push_back(std::atoi(line.substr(start, dot - start).c_str()));
+      start = dot + 1;
+    }
+    keyed.emplace_back(std::move(parts), std::move(line));
+  }
+  std::sort(keyed.begin(), keyed.end());
+  lines.clear();
+  for (auto& [parts, line] : keyed) lines.push_back(std::move(line));
   return lines;
 }
 

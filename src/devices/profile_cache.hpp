@@ -1,8 +1,7 @@
 // A parsed Inductor profile remembered between runs: the JSON of a profile
 // and its extends chain is parsed and validated once, and later runs read
-// the result back from <cache root>/discovery/ (a trusted directory, CBOR like
-// the discovery cache's entries) while every file of the chain and kbuild
-// itself keep their identity (device, inode, size, mtime, ctime).
+// the result back (parsed_file_cache.hpp) while every file of the chain and
+// kbuild itself keep their identity.
 #pragma once
 
 #include <optional>
@@ -13,14 +12,15 @@
 namespace kbuild {
 
 // load_profile(dir, line), through the cache under `cache_root` ("", or a
-// root that does not exist yet, caches nothing). A missing, foreign, corrupt or stale entry is
-// ignored and the files parsed again; errors are load_profile's.
+// root that does not exist yet, caches nothing). A missing, foreign, corrupt
+// or stale entry is ignored and the files parsed again; errors are
+// load_profile's.
 Profile load_profile_cached(const std::string& dir, const std::string& line,
                             const std::string& cache_root);
 
-// The bytes a cache entry holds for `profile` (its chain's files as stamped
-// when read) and back; decoding fails (nullopt) on anything malformed.
-std::string encode_profile(const Profile& profile, const std::string& identity);
-std::optional<Profile> decode_profile(const std::string& bytes, const std::string& identity);
+// The bytes a cache entry holds for `profile`, and back; decoding fails
+// (nullopt) on anything malformed.
+std::string encode_profile(const Profile& profile);
+std::optional<Profile> decode_profile(const std::string& bytes);
 
 }  // namespace kbuild

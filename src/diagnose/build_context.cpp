@@ -35,7 +35,7 @@ Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
                                cache_root(env));
   if (profile.note) site.notes.push_back(*profile.note);
   configs = register_device_files(config_sources(data_dir(env), env, options.config_files),
-                                  registry, options.allow_untrusted_config);
+                                  registry, options.allow_untrusted_config, cache_root(env));
   timings.push_back({"config", seconds_since(start)});
 }
 

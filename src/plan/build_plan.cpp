@@ -1,10 +1,13 @@
 #include "kbuild/build_plan.hpp"
 
+#include "devices/profile_cache.hpp"
 #include "kbuild/cache_root.hpp"
+#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "plan/base_layer.hpp"
 #include "plan/torch_layer.hpp"
 #include "site/isa_probe.hpp"
+#include "util/parsed_file_cache.hpp"
 
 namespace kbuild {
 
@@ -29,12 +32,38 @@ Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::
   settings.command = [&](const Isa& isa, const std::string& source, const std::string& output) {
     return isa_probe_command(r, ctx.paths, isa, source, output);
   };
+  settings.command_key = [inputs = isa_probe_inputs(r, ctx.paths)](const Isa& isa) {
+    return isa_probe_key(inputs, isa);
+  };
   IsaProbeResult probed = probe_isa(read_cpu_features(), ctx.env, settings);
   notes.insert(notes.end(), probed.notes.begin(), probed.notes.end());
   return probed.isa;
 }
 
 }  // namespace
+
+// isa_probe_command reads these and nothing else (no file, no variable): a
+// new field in one of them must join the key (the sizes stop the build).
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+static_assert(sizeof(Paths) == 240, "add the new field to isa_probe_inputs");
+static_assert(sizeof(Isa) == 8, "add the new field to isa_probe_key");
+#endif
+
+std::string isa_probe_inputs(const BuildRequest& r, const Paths& paths) {
+  auto optional = [](const std::optional<std::string>& s) { return s ? "=" + *s : "-"; };
+  const Profile& profile = r.profile ? *r.profile : *default_profile();
+  return program_identity() + "\n" + r.compiler + "\n" + r.machine + "\n" +
+         digest_hex(encode_profile(profile)) + "\n" + optional(paths.torch_root) + "\n" +
+         optional(paths.torch_npu_root) + "\n" + optional(paths.python_include) + "\n" +
+         optional(paths.python_libdir) + "\n" + (paths.torch_is_rocm ? "rocm" : "-") + "\n" +
+         paths.cuda_home + "\n" + (paths.cuda_home_explicit ? "explicit" : "-") + "\n" +
+         paths.rocm_home + "\n";
+}
+
+std::string isa_probe_key(const std::string& inputs, const Isa& isa) {
+  return inputs + std::string(isa_name(isa.kind)) + (isa.avx512_bf16 ? " bf16" : "") +
+         (isa.amx_fp16 ? " fp16" : "") + "\n";
+}
 
 // CppTorchOptions(vec_isa, warning_all=False), linked as CppBuilder does.
 std::vector<std::string> isa_probe_command(const BuildRequest& r, const Paths& paths,

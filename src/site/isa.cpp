@@ -2,11 +2,12 @@
 
 #include <sys/utsname.h>
 
-#include <fstream>
+#include <cstdlib>
 #include <functional>
-#include <sstream>
+#include <string_view>
 
 #include "kbuild/environment.hpp"
+#include "kbuild/file_util.hpp"
 
 namespace kbuild {
 
@@ -56,24 +57,40 @@ constexpr IsaKind kPreference[] = {IsaKind::amx,  IsaKind::avx512_vnni, IsaKind:
 
 namespace {
 
+// The first "flags" (x86) or "Features" (arm) line: every core lists the
+// same. Read without streams, and only the start of /proc/cpuinfo when the
+// first core's block holds it (a dry run reads it).
+std::string cpu_flags_line() {
+  for (std::size_t limit : {std::size_t(16) << 10, std::size_t(4) << 20}) {
+    std::optional<std::string> text = read_file_up_to("/proc/cpuinfo", limit);
+    if (!text) return "";
+    for (std::size_t start = 0, end; start < text->size(); start = end + 1) {
+      end = text->find('\n', start);
+      if (end == std::string::npos) break;  // cut short: maybe by the limit
+      std::string_view line(text->data() + start, end - start);
+      std::size_t colon = line.find(':');
+      if (colon == std::string_view::npos) continue;
+      std::string_view key = line.substr(0, colon);
+      while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
+      if (key == "flags" || key == "Features") return std::string(line.substr(colon + 1));
+    }
+    if (text->size() < limit) return "";
+  }
+  return "";
+}
+
 CpuFeatures read_cpu_features_uncached() {
   CpuFeatures cpu;
   cpu.machine = machine_name();
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
-    if (key != "flags" && key != "Features") continue;
-    std::istringstream words(line.substr(colon + 1));
-    std::string word;
-    while (words >> word) cpu.flags.insert(word);
-    break;  // every core lists the same flags
+  const std::string flags = cpu_flags_line();
+  for (std::size_t start = 0; start < flags.size();) {
+    std::size_t end = flags.find_first_of(" \t", start);
+    if (end == std::string::npos) end = flags.size();
+    if (end > start) cpu.flags.insert(flags.substr(start, end - start));
+    start = end + 1;
   }
-  std::ifstream sve("/proc/sys/abi/sve_default_vector_length");
-  sve >> cpu.sve_vector_bytes;
+  if (auto sve = read_file_up_to("/proc/sys/abi/sve_default_vector_length", 32))
+    cpu.sve_vector_bytes = std::atoi(sve->c_str());
   return cpu;
 }
 

@@ -6,16 +6,15 @@
 
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "util/parsed_file_cache.hpp"
 
 namespace fs = std::filesystem;
 
@@ -112,7 +111,7 @@ class ProbeCache {
     if (!dir) return;
     dir_.emplace(std::move(*dir));
     std::ostringstream name;
-    name << "isa-" << std::hex << fnv1a(key_) << ".cbor";
+    name << "isa-" << std::hex << fnv1a(key_) << ".bin";
     name_ = name.str();
     load();
   }
@@ -131,22 +130,31 @@ class ProbeCache {
   // Failing to write only costs a probe next time.
   void save() const {
     if (!dir_ || !changed_) return;
-    nlohmann::json entry{{"key", key_}, {"answers", answers_}};
-    std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
-    (void)dir_->write_atomically(name_, std::string(cbor.begin(), cbor.end()));
+    ByteWriter w;
+    w.str(kFormat);
+    w.str(key_);
+    w.u32(static_cast<std::uint32_t>(answers_.size()));
+    for (const auto& [probe, builds] : answers_) w.str(probe), w.flag(builds);
+    (void)dir_->write_atomically(name_, w.take());
   }
 
  private:
+  // Raw bytes, not CBOR: nlohmann's CBOR reader took a tenth of a dry run
+  // for these long keys.
+  static constexpr const char* kFormat = "kbuild-isa-probes 1";
+
   void load() {
     Result<std::string> bytes = dir_->read(name_, 1u << 20);
     if (!bytes) return;
     // A torn or foreign file is no answer.
-    std::optional<nlohmann::json> entry = parse_cbor(*bytes);
-    if (!entry || !entry->is_object() || entry->value("key", "") != key_ ||
-        !entry->contains("answers") || !(*entry)["answers"].is_object())
-      return;
-    for (const auto& [probe, builds] : (*entry)["answers"].items())
-      if (builds.is_boolean()) answers_[probe] = builds.get<bool>();
+    ByteReader r(*bytes);
+    if (r.str() != kFormat || r.str() != key_) return;
+    std::map<std::string, bool> answers;
+    for (std::uint32_t i = r.count(); i > 0 && r.ok(); --i) {
+      std::string probe = r.str();
+      answers[probe] = r.flag();
+    }
+    if (r.ok() && r.at_end()) answers_ = std::move(answers);
   }
 
   std::string key_;
@@ -249,8 +257,11 @@ class Prober {
 
   bool builds(const Isa& isa, Probe probe) {
     const std::string source = probe_source(probe);
-    // The command with stand-in paths names the probe in the cache.
-    const std::string key = joined(s_.command(isa, "@probe.cpp", "@probe.so")) + source;
+    // The command with stand-in paths (or what it is made from) names the
+    // probe in the cache.
+    const std::string key = (s_.command_key ? s_.command_key(isa)
+                                            : joined(s_.command(isa, "@probe.cpp", "@probe.so"))) +
+                            source;
     if (auto known = cache_.get(key)) return *known;
     std::optional<bool> answer = compile(isa, source);
     if (answer) cache_.put(key, *answer);

@@ -2,7 +2,8 @@
 // programs build with the configured compiler and the installed torch
 // headers (Inductor's cpu_vec_isa.py, VecISA.check_build). Each probe's
 // answer is cached under the cache root's discovery/ per compiler identity,
-// torch root and probe command, so a later run compiles nothing.
+// torch root and probe command (or what the command is made from:
+// IsaProbeSettings::command_key), so a later run compiles nothing.
 #pragma once
 
 #include <chrono>
@@ -21,12 +22,18 @@ namespace kbuild {
 using IsaProbeCommand = std::function<std::vector<std::string>(
     const Isa& isa, const std::string& source, const std::string& output)>;
 
+// What names the probe command for `isa` in the cache when that is cheaper
+// to make than the command: every input the command is made from, kbuild
+// itself included (a dry run made the command of each ISA it tried).
+using IsaProbeKey = std::function<std::string(const Isa& isa)>;
+
 struct IsaProbeSettings {
   std::string compiler;    // as configured (--cxx, CXX), looked up on PATH
   std::string torch_root;  // whose headers the probes include
   std::string cache_dir;   // kbuild's cache root; "" caches nothing
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // per probe
   IsaProbeCommand command;
+  IsaProbeKey command_key;  // unset: the command itself names it
 };
 
 struct IsaProbeResult {

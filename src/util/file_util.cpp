@@ -46,13 +46,24 @@ std::optional<std::string> read_whole_file(const std::string& path) {
 }
 
 std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  // Plain read(2), not an ifstream: a stream's locale set-up was a visible
+  // part of a dry run, which reads several small files.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
   std::string text;
   char chunk[16384];
-  while (text.size() < limit && in.read(chunk, sizeof chunk).gcount() > 0)
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
-  if (in.bad()) return std::nullopt;
+  bool failed = false;
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed = n < 0;
+      break;
+    }
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (failed) return std::nullopt;
   if (text.size() > limit) text.resize(limit);
   return text;
 }

@@ -7,8 +7,10 @@
 
 #include "kbuild/build_plan.hpp"
 #include "kbuild/environment.hpp"
+#include "kbuild/profile.hpp"
 #include "site/isa_probe.hpp"
 #include "support/test_support.hpp"
+#include "util/parsed_file_cache.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;
@@ -188,4 +190,72 @@ TEST_CASE("a probe that hangs is stopped at its time-out and counts as failed",
   for (const auto& entry : fs::directory_iterator(f.dir.path()))
     left += entry.path().filename().string().rfind("kbuild-isa-", 0) == 0;
   CHECK(left == 0);
+}
+
+TEST_CASE("a probe key given for the command names the answer in the cache", "[unit][isa_probe]") {
+  ProbeFixture f(true);
+  const std::string cache = f.dir / "cache";
+  const std::string cxx = f.logging_compiler();
+  auto keyed = [&](const std::string& inputs) {
+    IsaProbeSettings s = f.settings(cxx, cache);
+    s.command_key = [inputs](const Isa& isa) { return isa_probe_key(inputs, isa); };
+    return s;
+  };
+  CHECK(probe_isa(avx512_cpu(), f.env, keyed("inputs A")).compiler_runs == 3);
+  CHECK(probe_isa(avx512_cpu(), f.env, keyed("inputs A")).compiler_runs == 0);
+  // Other inputs (a changed profile, path, kbuild...): asked again.
+  CHECK(probe_isa(avx512_cpu(), f.env, keyed("inputs B")).compiler_runs == 3);
+  CHECK(f.logged_runs() == 6);
+}
+
+TEST_CASE("the ISA probe key changes with every input of the probe command", "[unit][isa_probe]") {
+  BuildRequest r;
+  Paths p;
+  p.torch_root = "/site/torch";
+  const Isa avx512{IsaKind::avx512};
+  const std::string base = isa_probe_key(isa_probe_inputs(r, p), avx512);
+  CHECK(isa_probe_key(isa_probe_inputs(r, p), avx512) == base);
+  // The command a key names: the same inputs make the same command.
+  CHECK(isa_probe_command(r, p, avx512, "s.cpp", "s.so") ==
+        isa_probe_command(r, p, avx512, "s.cpp", "s.so"));
+
+  std::vector<std::string> keys{base};
+  auto with_request = [&](auto change) {
+    BuildRequest changed = r;
+    change(changed);
+    keys.push_back(isa_probe_key(isa_probe_inputs(changed, p), avx512));
+  };
+  auto with_paths = [&](auto change) {
+    Paths changed = p;
+    change(changed);
+    keys.push_back(isa_probe_key(isa_probe_inputs(r, changed), avx512));
+  };
+  with_request([](BuildRequest& c) { c.compiler = "clang++"; });
+  with_request([](BuildRequest& c) { c.machine = "aarch64"; });
+  with_request([](BuildRequest& c) {
+    Profile profile = load_profile(source_root() + "/configs/profiles", "2.11");
+    profile.lists.at("base.cflags").front().value = "O2";
+    c.profile = std::make_shared<const Profile>(std::move(profile));
+  });
+  with_request([](BuildRequest& c) {
+    c.profile =
+        std::make_shared<const Profile>(load_profile(source_root() + "/configs/profiles", "2.14"));
+  });
+  with_paths([](Paths& c) { c.torch_root = "/other/torch"; });
+  with_paths([](Paths& c) { c.torch_npu_root = "/site/torch_npu"; });
+  with_paths([](Paths& c) { c.python_include = "/py/include"; });
+  with_paths([](Paths& c) { c.python_libdir = "/py/lib"; });
+  with_paths([](Paths& c) { c.torch_is_rocm = true; });
+  with_paths([](Paths& c) { c.cuda_home = "/opt/cuda"; });
+  with_paths([](Paths& c) { c.cuda_home_explicit = true; });
+  with_paths([](Paths& c) { c.rocm_home = "/opt/rocm-6"; });
+  const std::string inputs = isa_probe_inputs(r, p);
+  keys.push_back(isa_probe_key(inputs, Isa{IsaKind::avx2}));
+  keys.push_back(isa_probe_key(inputs, Isa{IsaKind::avx512, true}));
+  keys.push_back(isa_probe_key(inputs, Isa{IsaKind::amx, false, true}));
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+  CHECK(keys.size() == 16);
+  // kbuild itself is part of it.
+  CHECK(base.find(program_identity()) == 0);
 }

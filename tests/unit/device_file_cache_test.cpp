@@ -1,0 +1,244 @@
+// The parsed-device-file cache: a later load reads the entry back, a changed
+// file invalidates it, a corrupt entry or one others could write is ignored,
+// and a bad file is never cached (its error is the same, warm cache or not).
+// Also what every parsed-file cache shares (parsed_file_cache.hpp).
+#include <sys/stat.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "../support/test_support.hpp"
+#include "devices/device_file_cache.hpp"
+#include "kbuild/cache_root.hpp"
+#include "kbuild/device_file.hpp"
+#include "kbuild/error.hpp"
+#include "util/parsed_file_cache.hpp"
+
+using namespace kbuild;
+using namespace kbuild_test;
+
+namespace {
+
+// Dated an hour back; then two seconds pass for the inode change time, so
+// the file counts as settled (as an installed one) and is remembered.
+void write_settled(const fs::path& path, const std::string& text) {
+  write_file(path, text);
+  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+}
+
+std::string npu_text() {
+  return read_file(source_root() + "/configs/devices/npu.json");
+}
+
+// A cache root as kbuild makes it (loading a device file creates none).
+std::string cache_root_at(const fs::path& path) {
+  REQUIRE(open_cache_root(path.string(), true));
+  return path.string();
+}
+
+std::vector<fs::path> entries(const fs::path& cache, const std::string& kind) {
+  std::vector<fs::path> found;
+  if (!fs::exists(cache / "discovery")) return found;
+  for (const auto& e : fs::directory_iterator(cache / "discovery"))
+    if (e.path().filename().string().rfind(kind + "-", 0) == 0) found.push_back(e.path());
+  return found;
+}
+
+fs::path only_entry(const fs::path& cache) {
+  std::vector<fs::path> found = entries(cache, "device");
+  REQUIRE(found.size() == 1);
+  return found.front();
+}
+
+std::vector<std::string> libraries(const DeviceFile& f) {
+  std::vector<std::string> out;
+  for (const DeviceFileEntry& e : f.lists.lists[static_cast<std::size_t>(OptionList::libraries)])
+    out.push_back(e.value.text());
+  return out;
+}
+
+// Replaces `from` with `to` (same length) in the file at `path`.
+void patch_bytes(const fs::path& path, const std::string& from, const std::string& to) {
+  std::string bytes = read_file(path);
+  REQUIRE(from.size() == to.size());
+  REQUIRE(bytes.find(from) != std::string::npos);
+  bytes.replace(bytes.find(from), from.size(), to);
+  write_file(path, bytes);
+}
+
+std::string error_of(const std::function<void()>& load) {
+  try {
+    load();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("every shipped device file survives the cache's encoding unchanged",
+          "[unit][device-file]") {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(source_root() + "/configs/devices")) {
+    if (e.path().extension() != ".json") continue;
+    ++files;
+    DeviceFile f = load_device_file(e.path().string());
+    std::string bytes = encode_device_file(f);
+    auto back = decode_device_file(bytes);
+    REQUIRE(back);
+    CHECK(encode_device_file(*back) == bytes);
+    CHECK(back->path == f.path);
+    CHECK(libraries(*back) == libraries(f));
+    CHECK((back->plugin != nullptr) == (f.plugin != nullptr));
+    CHECK_FALSE(decode_device_file(bytes.substr(0, bytes.size() / 2)));
+    CHECK_FALSE(decode_device_file(bytes + "x"));
+  }
+  CHECK(files > 0);
+}
+
+TEST_CASE("a cached device file is read back, and a changed file invalidates it",
+          "[unit][device-file]") {
+  TempDir tmp;
+  fs::path file = tmp.path() / "devices" / "npu.json", cache = tmp.path() / "cache";
+  fs::create_directories(file.parent_path());
+  write_settled(file, npu_text());
+  // No cache root yet: none is made (a dry run writes nothing).
+  load_device_file(file.string(), true, cache.string());
+  CHECK_FALSE(fs::exists(cache));
+  cache_root_at(cache);
+  DeviceFile first = load_device_file(file.string(), true, cache.string());
+  fs::path entry = only_entry(cache);
+  CHECK(encode_device_file(load_device_file(file.string(), true, cache.string())) ==
+        encode_device_file(first));
+
+  // The entry is what answers: tampered (same length, still well-formed), it shows.
+  patch_bytes(entry, "ascendcl", "ascendxx");
+  CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendxx");
+
+  // The file changes (its date set back, its size the same): parsed again.
+  auto date = fs::last_write_time(file);
+  patch_bytes(file, "\"ascendcl\"", "\"ascendcm\"");
+  fs::last_write_time(file, date);
+  CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendcm");
+  // Read under another name (a link to it): another entry, the same answer.
+  fs::create_symlink(file, tmp.path() / "devices" / "link.json");
+  CHECK(load_device_file((tmp.path() / "devices" / "link.json").string(), true, cache.string())
+            .path == (tmp.path() / "devices" / "link.json").string());
+}
+
+TEST_CASE("a corrupt device-file cache entry, or one others could write, is ignored",
+          "[unit][device-file]") {
+  TempDir tmp;
+  fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
+  write_settled(file, npu_text());
+  cache_root_at(cache);
+  const std::string fresh = encode_device_file(load_device_file(file.string()));
+  load_device_file(file.string(), true, cache.string());
+  fs::path entry = only_entry(cache);
+  const std::string good = read_file(entry);
+
+  for (const std::string& bad :
+       {std::string(), std::string("garbage"), good.substr(0, 40), good.substr(0, good.size() - 1),
+        good + "x", std::string(64, '\xff')}) {
+    write_file(entry, bad);
+    CHECK(encode_device_file(load_device_file(file.string(), true, cache.string())) == fresh);
+  }
+  // A ${...} that does not parse is a bad entry, not a crash.
+  std::string broken = good;
+  broken.replace(broken.find("${env:ASCEND_HOME_PATH}"), 23, "${env:ASCEND_HOME_PATH ");
+  write_file(entry, broken);
+  CHECK(encode_device_file(load_device_file(file.string(), true, cache.string())) == fresh);
+
+  // Tampered, and owned by another user: not used.
+  write_file(entry, good);
+  patch_bytes(entry, "ascendcl", "ascendxx");
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(entry.c_str(), ::geteuid() + 4242, 0) == 0);
+    CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendcl");
+    REQUIRE(::chown(entry.c_str(), ::geteuid(), ::getegid()) == 0);
+  }
+  // Tampered, in a world-writable directory: not used.
+  REQUIRE(::chmod((cache / "discovery").c_str(), 0777) == 0);
+  CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendcl");
+}
+
+TEST_CASE("a bad device file is never cached: its error is the same with a warm cache",
+          "[unit][device-file]") {
+  TempDir tmp;
+  fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
+  cache_root_at(cache);
+  std::string bad = npu_text();
+  const std::string good_list = "\"libraries\": [\"torch_npu\"";
+  bad.replace(bad.find(good_list), good_list.size(), "\"libraries\": [42, \"torch_npu\"");
+  write_settled(file, bad);
+  const std::string expected = error_of([&] { parse_device_file(bad, file.string()); });
+  CHECK(expected.find(file.string() + ":") == 0);
+  CHECK(expected.find("at /libraries/0: expected a string") != std::string::npos);
+  for (int run = 0; run < 2; ++run)
+    CHECK(error_of([&] { load_device_file(file.string(), true, cache.string()); }) == expected);
+  CHECK(entries(cache, "device").empty());
+
+  // Valid and cached, then broken again: the cached parse does not hide the error.
+  write_settled(file, npu_text());
+  load_device_file(file.string(), true, cache.string());
+  REQUIRE(entries(cache, "device").size() == 1);
+  write_settled(file, bad);
+  CHECK(error_of([&] { load_device_file(file.string(), true, cache.string()); }) == expected);
+}
+
+TEST_CASE("a warm device-file cache still checks the file's trust", "[unit][device-file]") {
+  TempDir tmp;
+  fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
+  write_settled(file, npu_text());
+  cache_root_at(cache);
+  load_device_file(file.string(), true, cache.string());
+  REQUIRE(entries(cache, "device").size() == 1);
+  REQUIRE(::chmod(file.c_str(), 0666) == 0);
+  CHECK(error_of([&] {
+          load_device_file(file.string(), true, cache.string());
+        }).find("world-writable") != std::string::npos);
+}
+
+TEST_CASE("a parsed-file cache entry answers only its key, kbuild and unchanged files",
+          "[unit][device-file]") {
+  TempDir tmp;
+  fs::path input = tmp.path() / "input.txt", cache_dir = tmp.path() / "cache";
+  write_settled(input, "some input");
+  auto cache = ParsedFileCache::open(cache_root_at(cache_dir));
+  REQUIRE(cache);
+  auto stated = [&] { return *stat_files({input.string()}); };
+  cache->write("test", "key", stated(), "parsed");
+  CHECK(cache->read("test", "key") == std::optional<std::string>("parsed"));
+  CHECK_FALSE(cache->read("test", "another key"));
+  CHECK_FALSE(cache->read("other", "key"));
+  // The files' stamps are the caller's when it holds them open.
+  CHECK_FALSE(cache->read("test", "key", [](const std::string&) { return std::string("0:0"); }));
+
+  // An entry copied under another key's name is not that key's.
+  fs::path entry = entries(cache_dir, "test").front();
+  cache->write("test", "key2", stated(), "parsed2");
+  for (const fs::path& e : entries(cache_dir, "test"))
+    if (e != entry) fs::copy_file(entry, e, fs::copy_options::overwrite_existing);
+  CHECK_FALSE(cache->read("test", "key2"));
+
+  // Written by another build of kbuild: its identity differs.
+  std::string identity = program_identity();
+  patch_bytes(entry, identity, std::string(identity.size(), 'x'));
+  CHECK_FALSE(cache->read("test", "key"));
+
+  // A file changed in the last two seconds is not remembered.
+  write_file(input, "changed input");
+  cache->write("test", "fresh", stated(), "parsed");
+  CHECK_FALSE(cache->read("test", "fresh"));
+  // A file that changed since: stale.
+  fs::last_write_time(input, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  cache->write("test", "key", stated(), "parsed");
+  REQUIRE(cache->read("test", "key"));
+  write_file(input, "changed again");
+  CHECK_FALSE(cache->read("test", "key"));
+}
