@@ -2,6 +2,7 @@
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/install_layout.hpp"
 #include "plan/base_layer.hpp"
 #include "plan/torch_layer.hpp"
 #include "site/isa_probe.hpp"
@@ -29,6 +30,14 @@ Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::
   settings.command = [&](const Isa& isa, const std::string& source, const std::string& output) {
     return isa_probe_command(r, ctx.paths, isa, source, output);
   };
+  // Inductor loads each probe it built; without the helper, building decides.
+  try {
+    settings.loader = {load_check_helper()};
+  } catch (const Error&) {
+    notes.push_back(
+        "--isa auto: kbuild-load-check is missing, so the ISA probes are built "
+        "but not loaded (Inductor also loads them); reinstall kbuild");
+  }
   IsaProbeResult probed = probe_isa(read_cpu_features(), ctx.env, settings);
   notes.insert(notes.end(), probed.notes.begin(), probed.notes.end());
   return probed.isa;

@@ -27,6 +27,9 @@ struct IsaProbeSettings {
   std::string cache_dir;   // kbuild's cache root; "" caches nothing
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // per probe
   IsaProbeCommand command;
+  // Loads a built probe (kbuild-load-check: dlopen, RTLD_NOW), as Inductor's
+  // check_build does; empty: a probe that builds counts as usable.
+  std::vector<std::string> loader;
 };
 
 struct IsaProbeResult {
