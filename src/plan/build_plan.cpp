@@ -21,7 +21,7 @@ BuildOptions user_layer(const BuildRequest& r) {
   return o;
 }
 
-// --isa auto: the best ISA whose probes build, as Inductor picks.
+// --isa auto: the best ISA whose probes build and load, as Inductor picks.
 Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::string>& notes) {
   IsaProbeSettings settings;
   settings.compiler = r.compiler;
