@@ -159,10 +159,10 @@ void add_compiler(Options app, CommonOptions& o) {
 
 // The vector ISA: builds and explain.
 void add_isa(Options app, CommonOptions& o) {
-  app.option(
-      "--isa", o.isa,
-      "vector ISA: auto (the running CPU's best whose probes build, as Inductor picks) or exactly "
-      "none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 extras");
+  app.option("--isa", o.isa,
+             "vector ISA: auto (the running CPU's best whose probes build and load, as Inductor "
+             "picks) or exactly none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 "
+             "extras");
 }
 
 void add_voice(Options app, CommonOptions& o) {

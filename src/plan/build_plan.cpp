@@ -4,6 +4,7 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/install_layout.hpp"
 #include "plan/base_layer.hpp"
 #include "plan/torch_layer.hpp"
 #include "site/isa_probe.hpp"
@@ -23,7 +24,7 @@ BuildOptions user_layer(const BuildRequest& r) {
   return o;
 }
 
-// --isa auto: the best ISA whose probes build, as Inductor picks.
+// --isa auto: the best ISA whose probes build and load, as Inductor picks.
 Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::string>& notes) {
   IsaProbeSettings settings;
   settings.compiler = r.compiler;
@@ -35,6 +36,14 @@ Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::
   settings.command_key = [inputs = isa_probe_inputs(r, ctx.paths)](const Isa& isa) {
     return isa_probe_key(inputs, isa);
   };
+  // Inductor loads each probe it built; without the helper, building decides.
+  try {
+    settings.loader = {load_check_helper()};
+  } catch (const Error&) {
+    notes.push_back(
+        "--isa auto: kbuild-load-check is missing, so the ISA probes are built "
+        "but not loaded (Inductor also loads them); reinstall kbuild");
+  }
   IsaProbeResult probed = probe_isa(read_cpu_features(), ctx.env, settings);
   notes.insert(notes.end(), probed.notes.begin(), probed.notes.end());
   return probed.isa;

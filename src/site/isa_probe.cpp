@@ -223,9 +223,10 @@ class Prober {
     std::string list;
     for (const std::string& name : failed_) list += (list.empty() ? "" : ", ") + name;
     out.push_back("--isa auto: the " + list + " probe" + (failed_.size() > 1 ? "s do" : " does") +
-                  " not build with " + s_.compiler + " and the torch headers in " + s_.torch_root +
-                  "; as Inductor, using " + std::string(isa_name(picked.kind)) + " (--isa " +
-                  failed_.front() + " forces it)");
+                  " not build" + (s_.loader.empty() ? "" : " or load") + " with " + s_.compiler +
+                  " and the torch headers in " + s_.torch_root + "; as Inductor, using " +
+                  std::string(isa_name(picked.kind)) + " (--isa " + failed_.front() +
+                  " forces it)");
     return out;
   }
 
@@ -258,10 +259,10 @@ class Prober {
   bool builds(const Isa& isa, Probe probe) {
     const std::string source = probe_source(probe);
     // The command with stand-in paths (or what it is made from) names the
-    // probe in the cache.
+    // probe in the cache, and whether a probe that built was also loaded.
     const std::string key = (s_.command_key ? s_.command_key(isa)
                                             : joined(s_.command(isa, "@probe.cpp", "@probe.so"))) +
-                            source;
+                            source + (s_.loader.empty() ? "" : "@loaded");
     if (auto known = cache_.get(key)) return *known;
     std::optional<bool> answer = compile(isa, source);
     if (answer) cache_.put(key, *answer);
@@ -273,13 +274,37 @@ class Prober {
     if (!scratch_) scratch_.emplace(env_);
     if (scratch_->path().empty()) return std::nullopt;
     const std::string stem = scratch_->path() + "/probe-" + std::to_string(++runs_);
+    std::optional<bool> built = build(isa, source, stem);
+    if (!built || !*built || s_.loader.empty()) return built;
+    return load(isa, stem + ".so");
+  }
+
+  // Inductor loads each probe in a child with torch's lib/ first on
+  // LD_LIBRARY_PATH (VecISA._probe_load): a probe that builds but whose
+  // symbols do not resolve (Debian's torch with libsleef-dev) is unusable.
+  std::optional<bool> load(const Isa& isa, const std::string& library) {
+    std::vector<std::string> argv = s_.loader;
+    argv.push_back(library);
+    Environment child = env_;
+    std::string path = s_.torch_root + "/lib";
+    if (auto old = env_.get_nonempty("LD_LIBRARY_PATH")) path += ":" + *old;
+    child.set("LD_LIBRARY_PATH", path);
+    return run_probe_step(isa, argv, child, "load");
+  }
+
+  std::optional<bool> build(const Isa& isa, const std::string& source, const std::string& stem) {
     if (!create_source(stem + ".cpp", source)) return std::nullopt;
     std::vector<std::string> argv = s_.command(isa, stem + ".cpp", stem + ".so");
     argv[0] = compiler_;
+    return run_probe_step(isa, argv, env_, "probe");
+  }
+
+  std::optional<bool> run_probe_step(const Isa& isa, const std::vector<std::string>& argv,
+                                     const Environment& env, const std::string& what) {
     ProcessOptions opts;
     opts.capture_output = true;  // a failing probe's errors are expected
     opts.timeout = s_.timeout;
-    opts.environment = &env_;
+    opts.environment = &env;
     opts.handle_interrupts = true;
     ProcessResult run;
     try {
@@ -288,7 +313,7 @@ class Prober {
       return std::nullopt;
     }
     if (run.timed_out) {
-      timeouts_.push_back("--isa auto: the " + std::string(isa_name(isa.kind)) + " probe " +
+      timeouts_.push_back("--isa auto: the " + std::string(isa_name(isa.kind)) + " " + what + " " +
                           run.describe() + "; counted as failed, and asked again next time");
       return std::nullopt;
     }

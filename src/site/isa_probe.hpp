@@ -1,9 +1,9 @@
 // `--isa auto` as Inductor picks: the best ISA the CPU supports whose probe
 // programs build with the configured compiler and the installed torch
-// headers (Inductor's cpu_vec_isa.py, VecISA.check_build). Each probe's
-// answer is cached under the cache root's discovery/ per compiler identity,
-// torch root and probe command (or what the command is made from:
-// IsaProbeSettings::command_key), so a later run compiles nothing.
+// headers, and then load (Inductor's cpu_vec_isa.py, VecISA.check_build).
+// Each probe's answer is cached under the cache root's discovery/ per
+// compiler identity, torch root and probe command (or what the command is
+// made from: IsaProbeSettings::command_key), so a later run compiles nothing.
 #pragma once
 
 #include <chrono>
@@ -34,6 +34,9 @@ struct IsaProbeSettings {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // per probe
   IsaProbeCommand command;
   IsaProbeKey command_key;  // unset: the command itself names it
+  // Loads a built probe (kbuild-load-check: dlopen, RTLD_NOW), as Inductor's
+  // check_build does; empty: a probe that builds counts as usable.
+  std::vector<std::string> loader;
 };
 
 struct IsaProbeResult {
@@ -43,7 +46,7 @@ struct IsaProbeResult {
 };
 
 // Picks as Inductor: the candidates of `cpu` best first, each usable when its
-// probes build (x86; Arm's are taken as the CPU says, as Inductor does),
+// probes build and load (x86; Arm's are taken as the CPU says, as Inductor does),
 // then ATEN_CPU_CAPABILITY (choose_isa). A probe that fails to build or
 // times out counts as failed; a time-out is not cached. A compiler that
 // cannot be found leaves the pick to the CPU alone. Throws only

@@ -26,27 +26,40 @@ CpuFeatures avx512_cpu() {
       0};
 }
 
-// ATen's vec headers, reduced to what the probe uses; with
-// `avx512_missing`, including them for AVX512 fails as a torch without
-// sleef.h does.
-void add_vec_headers(const std::string& torch_root, bool avx512_missing) {
+// How ATen's AVX512 vec headers fail in the fake torch.
+enum class Avx512 { fine, missing_header, unloadable };
+
+// ATen's vec headers, reduced to what the probe uses. `missing_header`:
+// including them for AVX512 fails, as a torch without sleef.h does;
+// `unloadable`: AVX512's exp calls a function nothing defines, so the probe
+// builds but does not load, as Debian's torch with libsleef-dev (the
+// probe needs Sleef_expf16_u10, which no library it links exports to it).
+void add_vec_headers(const std::string& torch_root, Avx512 avx512) {
   const std::string vec = torch_root + "/include/ATen/cpu/vec/";
   fs::create_directories(vec);
   write_file(vec + "functional.h", "#pragma once\n");
-  write_file(vec + "vec.h",
-             std::string("#pragma once\n") +
-                 (avx512_missing
-                      ? "#ifdef CPU_CAPABILITY_AVX512\n#error sleef.h: No such file or directory\n"
-                        "#endif\n"
-                      : "") +
-                 "namespace at::vec {\n"
-                 "template <class T> struct Vectorized {\n"
-                 "  explicit Vectorized(T v) : v_(v) {}\n"
+  write_file(
+      vec + "vec.h",
+      std::string("#pragma once\n") +
+          (avx512 == Avx512::missing_header
+               ? "#ifdef CPU_CAPABILITY_AVX512\n#error sleef.h: No such file or directory\n"
+                 "#endif\n"
+               : "") +
+          "extern \"C\" float kbuild_test_sleef_expf16(float);\n"
+          "namespace at::vec {\n"
+          "template <class T> struct Vectorized {\n"
+          "  explicit Vectorized(T v) : v_(v) {}\n" +
+          (avx512 == Avx512::unloadable
+               ? "#ifdef CPU_CAPABILITY_AVX512\n"
+                 "  Vectorized exp() const { return Vectorized(kbuild_test_sleef_expf16(v_)); }\n"
+                 "#else\n"
                  "  Vectorized exp() const { return *this; }\n"
-                 "  void store(T* out) const { out[0] = v_; }\n"
-                 "  T v_;\n"
-                 "};\n"
-                 "}  // namespace at::vec\n");
+                 "#endif\n"
+               : "  Vectorized exp() const { return *this; }\n") +
+          "  void store(T* out) const { out[0] = v_; }\n"
+          "  T v_;\n"
+          "};\n"
+          "}  // namespace at::vec\n");
 }
 
 struct ProbeFixture {
@@ -56,9 +69,9 @@ struct ProbeFixture {
   Environment env = Environment::from_process();
   Paths paths;
 
-  explicit ProbeFixture(bool avx512_missing) {
+  explicit ProbeFixture(Avx512 avx512) {
     make_fake_torch(torch, true);
-    add_vec_headers(torch, avx512_missing);
+    add_vec_headers(torch, avx512);
     paths.torch_root = torch;
     env.set("TMPDIR", dir.str());
   }
@@ -78,6 +91,7 @@ struct ProbeFixture {
     s.compiler = compiler;
     s.torch_root = torch;
     s.cache_dir = cache;
+    s.loader = {fs::path(kbuild_binary()).parent_path() / "kbuild-load-check"};
     s.command = [this, compiler](const Isa& isa, const std::string& source,
                                  const std::string& output) {
       BuildRequest request;
@@ -103,7 +117,7 @@ bool any_note_has(const IsaProbeResult& r, const std::string& text) {
 }  // namespace
 
 TEST_CASE("auto takes the best ISA whose probes build", "[unit][isa_probe]") {
-  ProbeFixture f(false);
+  ProbeFixture f(Avx512::fine);
   IsaProbeResult r = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
   CHECK(r.isa.kind == IsaKind::avx512_vnni);
   CHECK(r.notes.empty());
@@ -120,12 +134,12 @@ TEST_CASE("auto takes the best ISA whose probes build", "[unit][isa_probe]") {
 
 TEST_CASE("an AVX512 probe that fails to build takes the next ISA down, with a note",
           "[unit][isa_probe]") {
-  ProbeFixture f(true);
+  ProbeFixture f(Avx512::missing_header);
   IsaProbeResult r = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
   CHECK(r.isa.kind == IsaKind::avx2);
   CHECK_FALSE(r.isa.avx512_bf16);
   INFO((r.notes.empty() ? std::string() : r.notes.front()));
-  CHECK(any_note_has(r, "the avx512_vnni, avx512 probes do not build with g++"));
+  CHECK(any_note_has(r, "the avx512_vnni, avx512 probes do not build or load with g++"));
   CHECK(any_note_has(r, "using avx2 (--isa avx512_vnni forces it)"));
   // With nothing usable: none.
   CpuFeatures avx512_only = avx512_cpu();
@@ -133,9 +147,25 @@ TEST_CASE("an AVX512 probe that fails to build takes the next ISA down, with a n
   CHECK(probe_isa(avx512_only, f.env, f.settings("g++")).isa.kind == IsaKind::none);
 }
 
+TEST_CASE("an AVX512 probe that builds but does not load takes the next ISA down, as Inductor",
+          "[unit][isa_probe]") {
+  // Inductor's check_build also loads each probe (in a child, torch's lib/
+  // first on LD_LIBRARY_PATH): Debian sid's torch 2.14.1 with libsleef-dev
+  // builds the AVX512 probes, fails to load them and uses no ISA.
+  ProbeFixture f(Avx512::unloadable);
+  IsaProbeResult r = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(r.isa.kind == IsaKind::avx2);
+  INFO((r.notes.empty() ? std::string() : r.notes.front()));
+  CHECK(any_note_has(r, "the avx512_vnni, avx512 probes do not build or load with g++"));
+  // Without a loader, as before: built is usable.
+  IsaProbeSettings build_only = f.settings("g++");
+  build_only.loader.clear();
+  CHECK(probe_isa(avx512_cpu(), f.env, build_only).isa.kind == IsaKind::avx512_vnni);
+}
+
 TEST_CASE("ATEN_CPU_CAPABILITY chooses among the ISAs whose probes build, as Inductor",
           "[unit][isa_probe]") {
-  ProbeFixture f(true);
+  ProbeFixture f(Avx512::missing_header);
   f.env.set("ATEN_CPU_CAPABILITY", "default");
   IsaProbeResult none = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
   CHECK(none.isa.kind == IsaKind::none);
@@ -153,7 +183,7 @@ TEST_CASE("ATEN_CPU_CAPABILITY chooses among the ISAs whose probes build, as Ind
 
 TEST_CASE("probe answers are cached per compiler, and a hit compiles nothing",
           "[unit][isa_probe]") {
-  ProbeFixture f(true);
+  ProbeFixture f(Avx512::missing_header);
   const std::string cache = f.dir / "cache";
   const std::string cxx = f.logging_compiler();
   IsaProbeResult first = probe_isa(avx512_cpu(), f.env, f.settings(cxx, cache));
@@ -173,7 +203,7 @@ TEST_CASE("probe answers are cached per compiler, and a hit compiles nothing",
 
 TEST_CASE("a probe that hangs is stopped at its time-out and counts as failed",
           "[unit][isa_probe]") {
-  ProbeFixture f(false);
+  ProbeFixture f(Avx512::fine);
   const std::string cache = f.dir / "cache";
   IsaProbeSettings s = f.settings(f.logging_compiler(true), cache);
   s.timeout = std::chrono::milliseconds(500);
@@ -193,7 +223,7 @@ TEST_CASE("a probe that hangs is stopped at its time-out and counts as failed",
 }
 
 TEST_CASE("a probe key given for the command names the answer in the cache", "[unit][isa_probe]") {
-  ProbeFixture f(true);
+  ProbeFixture f(Avx512::missing_header);
   const std::string cache = f.dir / "cache";
   const std::string cxx = f.logging_compiler();
   auto keyed = [&](const std::string& inputs) {
