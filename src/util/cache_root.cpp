@@ -1,4 +1,5 @@
 #include "kbuild/cache_root.hpp"
+#include "util/input_record.hpp"
 
 #include <sys/stat.h>
 
@@ -74,6 +75,7 @@ std::string cache_root(const Environment& env) {
 Result<TrustedDir> open_cache_root(const std::string& root, bool create) {
   if (root.empty()) return Failure{kNoCacheRoot};
   struct stat st {};
+  record_input(root);
   if (!create && ::stat(root.c_str(), &st) != 0)
     return Failure{"cache directory " + root + " does not exist"};
   Result<TrustedDir> dir = TrustedDir::open(root, create);
