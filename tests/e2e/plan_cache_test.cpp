@@ -201,8 +201,8 @@ TEST_CASE("a corrupt, hostile or foreign plan cache entry is ignored", "[e2e][pl
   SECTION("trailing bytes") {
     write_file(entry, read_file(entry) + "x");
   }
-  SECTION("group-writable") {
-    REQUIRE(::chmod(entry.c_str(), 0664) == 0);
+  SECTION("world-writable") {
+    REQUIRE(::chmod(entry.c_str(), 0646) == 0);
   }
   SECTION("its directory world-writable") {
     REQUIRE(::chmod(fs::path(entry).parent_path().c_str(), 0777) == 0);
