@@ -14,6 +14,10 @@ void start_recording_inputs() {
   the_record().emplace();
 }
 
+void stop_recording_inputs() {
+  the_record().reset();
+}
+
 const InputRecord* recorded_inputs() {
   return the_record() ? &*the_record() : nullptr;
 }

@@ -23,6 +23,8 @@ struct InputRecord {
 };
 
 void start_recording_inputs();
+// Forgets the record (tests; a run records until it ends).
+void stop_recording_inputs();
 // The record so far; nullptr when not recording.
 const InputRecord* recorded_inputs();
 
