@@ -161,7 +161,7 @@ BuildContext::PchPlace BuildContext::pch_place() {
   // Where the run will keep it: the cache, also when a dry run has not
   // made that directory yet.
   std::error_code ec;
-  record_input(root);
+  record_attributes(root);  // whether it exists
   if (!place.root && options_.dry_run && !fs::exists(root, ec)) place.dir = root;
   return place;
 }

@@ -1,5 +1,7 @@
 #include "util/input_record.hpp"
 
+#include <sys/stat.h>
+
 namespace kbuild {
 
 namespace {
@@ -24,6 +26,19 @@ const InputRecord* recorded_inputs() {
 
 void record_input(const std::string& path) {
   if (the_record() && !path.empty()) the_record()->paths.insert(path);
+}
+
+std::optional<std::string> attributes_now(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::to_string(st.st_dev) + ':' + std::to_string(st.st_ino) + ':' +
+         std::to_string(st.st_mode) + ':' + std::to_string(st.st_uid) + ':' +
+         std::to_string(st.st_gid);
+}
+
+void record_attributes(const std::string& path) {
+  if (the_record() && !path.empty() && !the_record()->attributes.count(path))
+    the_record()->attributes.emplace(path, attributes_now(path));
 }
 
 void record_content(const std::string& path, const std::optional<std::string>& bytes) {

@@ -14,6 +14,11 @@ namespace kbuild {
 
 struct InputRecord {
   std::set<std::string> paths;  // stamped (device, inode, size, mtime, ctime)
+  // Directories whose entries do not matter, only who may write them (a
+  // trust check): device, inode, mode, owner and group, so that files made
+  // beside them (in /tmp, say) do not count. Taken before the check reads
+  // them, so a change in between is a miss, never a stale answer.
+  std::map<std::string, std::optional<std::string>> attributes;
   // Files whose stamp means nothing (/proc, /sys): their bytes, or nullopt.
   std::map<std::string, std::optional<std::string>> contents;
   std::set<std::string> variables;
@@ -29,6 +34,9 @@ void stop_recording_inputs();
 const InputRecord* recorded_inputs();
 
 void record_input(const std::string& path);
+void record_attributes(const std::string& path);
+// What record_attributes keeps of `path` now; nullopt when it cannot be stated.
+std::optional<std::string> attributes_now(const std::string& path);
 void record_content(const std::string& path, const std::optional<std::string>& bytes);
 void record_variable(const std::string& name);
 void record_cpu_read();

@@ -133,7 +133,8 @@ std::optional<PlanOutput> cached_plan(const std::vector<std::string>& argv,
   ByteReader r(*content);
   if (r.str() != program_identity() || r.str() != head) return std::nullopt;
   if (!pairs_hold(r, [&](const std::string& name) { return env.get(name); })) return std::nullopt;
-  if (!pairs_hold(r, stamp_now) || !pairs_hold(r, small_file)) return std::nullopt;
+  if (!pairs_hold(r, stamp_now) || !pairs_hold(r, attributes_now) || !pairs_hold(r, small_file))
+    return std::nullopt;
   PlanOutput out;
   out.out = r.str();
   out.err = r.str();
@@ -161,6 +162,8 @@ void remember_plan(const std::vector<std::string>& argv, const Environment& env,
   for (const std::string& name : inputs.variables) w.str(name), optional_str(w, env.get(name));
   w.u32(static_cast<std::uint32_t>(stamps->size()));
   for (const auto& [path, stamp] : *stamps) w.str(path), optional_str(w, stamp);
+  w.u32(static_cast<std::uint32_t>(inputs.attributes.size()));
+  for (const auto& [path, attributes] : inputs.attributes) w.str(path), optional_str(w, attributes);
   w.u32(static_cast<std::uint32_t>(inputs.contents.size()));
   for (const auto& [path, bytes] : inputs.contents) w.str(path), optional_str(w, bytes);
   w.str(output.out);

@@ -33,6 +33,7 @@ std::string octal_mode(mode_t mode) {
 // The colon-separated fields of each line of a user or group database file.
 std::vector<std::vector<std::string>> database(const char* path) {
   std::vector<std::vector<std::string>> rows;
+  record_input(path);
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
@@ -130,7 +131,7 @@ Result<TrustedDir> TrustedDir::open(const std::string& path, bool create) {
     fs::create_directories(path, ec);
     if (ec) return Failure{"cannot create " + path + ": " + ec.message()};
   }
-  record_input(path);
+  record_attributes(path);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return errno_failure(path);
   if (Status checked = check_opened(fd.get(), path, true); !checked) return Failure{checked.why()};
@@ -149,7 +150,7 @@ Result<TrustedDir> TrustedDir::sub(const std::string& name, bool create) const {
     start = slash == std::string::npos ? name.size() + 1 : slash + 1;
     if (part.empty()) continue;
     path += "/" + part;
-    record_input(path);
+    record_attributes(path);
     if (create && ::mkdirat(parent, part.c_str(), 0777) != 0 && errno != EEXIST)
       return errno_failure("cannot create " + path);
     UniqueFd next(::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

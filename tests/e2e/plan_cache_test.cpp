@@ -74,6 +74,9 @@ struct PlanScratch {
   RunResult warm(const std::vector<std::string>& args,
                  const std::map<std::string, std::string>& set = {}) const {
     RunResult cold = kbuild(args, set);
+    std::string line;
+    for (const std::string& a : args) line += a + " ";
+    INFO("kbuild " << line << "\n" << cold.out << cold.err);
     for (int i = 0; i < 5 && entry().empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2100));
       kbuild(args, set);
