@@ -26,7 +26,11 @@ std::optional<std::string> find_cudart_static(const std::string& dir) {
   std::error_code ec;
   record_input(dir + "/libcudart_static.a");
   record_input(dir);
-  if (fs::exists(fs::path(dir) / "libcudart_static.a", ec)) return fs::canonical(dir, ec).string();
+  if (fs::exists(fs::path(dir) / "libcudart_static.a", ec)) {
+    std::string real = fs::canonical(dir, ec).string();
+    record_input(real);  // the link it went through is stamped above
+    return real;
+  }
   record_uncacheable();  // a tree walked: more than a stamp or two
   std::vector<fs::path> found;
   for (auto it = fs::recursive_directory_iterator(dir,
