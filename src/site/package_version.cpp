@@ -1,7 +1,8 @@
 #include "kbuild/package_version.hpp"
-#include "util/input_record.hpp"
 
 #include <fstream>
+
+#include "util/input_record.hpp"
 
 namespace kbuild {
 

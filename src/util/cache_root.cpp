@@ -1,5 +1,4 @@
 #include "kbuild/cache_root.hpp"
-#include "util/input_record.hpp"
 
 #include <sys/stat.h>
 
@@ -7,6 +6,8 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+
+#include "util/input_record.hpp"
 
 namespace kbuild {
 
