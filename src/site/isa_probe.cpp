@@ -14,6 +14,7 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "util/input_record.hpp"
 #include "util/parsed_file_cache.hpp"
 
 namespace fs = std::filesystem;
@@ -91,6 +92,7 @@ std::string probe_source(Probe probe) {
 }
 
 std::string file_stamp(const std::string& path) {
+  record_input(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path + " absent";
   return path + " " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns(path));
@@ -346,8 +348,10 @@ IsaProbeResult probe_isa(const CpuFeatures& cpu, const Environment& env,
   }
   // A link (g++ -> g++-12) is keyed on the program it names.
   std::error_code ec;
+  record_input(*found);
   std::string identity = fs::canonical(*found, ec).string();
   if (ec) identity = *found;
+  record_input(identity);
   Prober prober(settings, env, *found, identity, cpu);
   result.isa = choose_isa(
       cpu_isa_candidates(cpu), [&](IsaKind kind) { return prober.usable(kind); }, env,

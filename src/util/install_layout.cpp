@@ -6,6 +6,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild_config.h"
+#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -17,6 +18,8 @@ std::string data_dir(const Environment& env) {
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
+    record_input((installed / "devices").string());
+    record_input((exe.parent_path().parent_path() / "meson-info").string());
     if (fs::is_directory(installed / "devices", ec)) return installed.string();
     // Running from the build tree: use the source tree's configs.
     if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
@@ -30,8 +33,10 @@ std::string load_check_helper() {
   fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   for (const fs::path& candidate :
        {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
-        fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"})
+        fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"}) {
+    record_input(candidate.string());
     if (!ec && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
   throw Error(ErrorKind::internal,
               "kbuild-load-check (the --check-load helper) is missing beside " + exe_dir.string() +
                   " and in " + KBUILD_INSTALLED_LIBEXEC_DIR + "; reinstall kbuild");

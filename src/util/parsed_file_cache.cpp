@@ -5,6 +5,7 @@
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild_config.h"
+#include "util/input_record.hpp"
 
 namespace kbuild {
 
@@ -16,6 +17,7 @@ constexpr std::size_t kMaxEntryBytes = 1u << 20;
 
 std::string files_with_stamps(const std::vector<std::string>& files, const StampOf& stamp_of) {
   std::string out;
+  for (const std::string& f : files) record_input(f);
   for (const std::string& f : files)
     out += f + '=' + (stamp_of ? stamp_of(f) : file_identity(f)) + '\n';
   return out;

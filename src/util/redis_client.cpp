@@ -13,6 +13,8 @@
 #include <optional>
 #include <vector>
 
+#include "util/input_record.hpp"
+
 namespace kbuild {
 
 namespace {
@@ -156,6 +158,7 @@ void RedisClient::Free::operator()(redisContext* c) const {
 
 Result<RedisClient> RedisClient::connect(const RedisAddress& address,
                                          const RedisTimeouts& timeouts) {
+  record_uncacheable();  // a server's answer has no stamp
   const struct timeval tv = as_timeval(timeouts.connect);
   redisContext* c = address.socket.empty()
                         ? redisConnectWithTimeout(address.host.c_str(), address.port, tv)
