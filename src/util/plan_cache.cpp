@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/environment.hpp"
@@ -36,6 +37,14 @@ std::string header(const std::vector<std::string>& argv) {
   w.strings(argv);
   w.str(cwd());
   w.u32(static_cast<std::uint32_t>(::geteuid()));
+  // Whether a file can be read or run depends on the groups too.
+  w.u32(static_cast<std::uint32_t>(::getegid()));
+  std::vector<gid_t> groups(static_cast<std::size_t>(std::max(::getgroups(0, nullptr), 0)));
+  const int count = ::getgroups(static_cast<int>(groups.size()), groups.data());
+  groups.resize(static_cast<std::size_t>(std::max(count, 0)));
+  std::sort(groups.begin(), groups.end());
+  w.u32(static_cast<std::uint32_t>(groups.size()));
+  for (gid_t g : groups) w.u32(static_cast<std::uint32_t>(g));
   w.flag(::isatty(STDERR_FILENO) != 0);  // colour
   struct utsname names {};
   w.str(::uname(&names) == 0 ? names.machine : "");  // linux32 changes it

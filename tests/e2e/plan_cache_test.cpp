@@ -127,10 +127,6 @@ TEST_CASE("a warm dry run says byte for byte what the cold one said", "[e2e][pla
   SECTION("a device file's warning on stderr") {
     extra = {"--config", s.device, "--device", "acc"};
   }
-  SECTION("--pch") {
-    write_file(s.dir / "prefix.h", "#include <vector>\n");
-    extra = {"--device", "cpu", "--pch", s.dir / "prefix.h"};
-  }
   SECTION("--launcher ccache") {
     if (access("/usr/bin/ccache", X_OK) != 0) {
       WARN("no ccache: skipped");
@@ -224,4 +220,93 @@ TEST_CASE("a corrupt, hostile or foreign plan cache entry is ignored", "[e2e][pl
   RunResult r = s.kbuild(args);
   CHECK_FALSE(hit(r));
   same(cold, r);
+}
+
+TEST_CASE("a source that was there when the plan was remembered and is gone now is a miss",
+          "[e2e][plan-cache]") {
+  PlanScratch s;
+  // A source named like a subcommand is taken only while it exists.
+  write_file(s.dir / "devics", kKernel);
+  const std::vector<std::string> args{"--dry-run", "--device", "cpu", "-o", s.output, "devics"};
+  s.warm(args);
+  s.mark();
+  REQUIRE(hit(s.kbuild(args)));
+  fs::remove(s.dir / "devics");
+  RunResult r = s.kbuild(args);
+  INFO(r.out << r.err);
+  CHECK_FALSE(hit(r));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("did you mean the subcommand 'devices'?") != std::string::npos);
+}
+
+TEST_CASE("a dry run with --pch is never remembered: the .gch's reuse rests on its headers",
+          "[e2e][plan-cache]") {
+  PlanScratch s;
+  write_file(s.dir / "mine.h", "#define MINE 1\n");
+  write_file(s.dir / "prefix.h", "#include \"" + s.dir / "mine.h" + "\"\n");
+  const std::vector<std::string> build{
+      "--device", "cpu", "--compile-only", "--pch", s.dir / "prefix.h",
+      s.kernel,   "-o",  s.dir / "k.o"};
+  REQUIRE(s.kbuild(build).exit_code == 0);  // the .gch is in the cache now
+  std::vector<std::string> args = build;
+  args.insert(args.begin(), "--dry-run");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  RunResult first = s.kbuild(args);
+  REQUIRE(first.out.find("# reuse ") != std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  s.kbuild(args);
+  CHECK(s.entry().empty());
+  // What the .gch was built from changed: it is built again, as a cold run says.
+  write_file(s.dir / "mine.h", "#define MINE 2\n");
+  RunResult after = s.kbuild(args);
+  INFO(after.out << after.err);
+  CHECK(after.out.find("# reuse ") == std::string::npos);
+  CHECK(after.out.find("-x c++-header") != std::string::npos);
+}
+
+TEST_CASE("another group set is another entry: reading a file may depend on it",
+          "[e2e][plan-cache]") {
+  if (::geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+    WARN("needs root and setpriv: skipped");
+    return;
+  }
+  PlanScratch s;
+  // Readable by group 4321 only; the cache belongs to the user running kbuild.
+  REQUIRE(::chmod(s.dir.path().c_str(), 0755) == 0);
+  REQUIRE(::chown(s.device.c_str(), 0, 4321) == 0);
+  REQUIRE(::chmod(s.device.c_str(), 0640) == 0);
+  fs::create_directories(s.dir / "cache");
+  REQUIRE(::chown((s.dir / "cache").c_str(), 65534, 65534) == 0);
+  for (const char* sub : {"/k.cpp", "/data", "/site", "/home"}) {
+    std::error_code ec;
+    fs::permissions(s.dir / sub, fs::perms::others_read | fs::perms::others_exec,
+                    fs::perm_options::add, ec);
+  }
+  auto as_nobody = [&](const std::string& groups) {
+    std::vector<std::string> argv{"/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534"};
+    if (groups.empty())
+      argv.push_back("--clear-groups");
+    else
+      argv.insert(argv.end(), {"--groups", groups});
+    argv.insert(argv.end(), {kbuild_binary(), "--dry-run", "--no-torch", "--config", s.device,
+                             "--device", "acc", s.kernel, "-o", s.dir / "k.so"});
+    return run(argv, {{"PATH", "/usr/bin:/bin"},
+                      {"KBUILD_CACHE_DIR", s.dir / "cache"},
+                      {"HOME", s.dir / "cache"}});
+  };
+  RunResult cold = as_nobody("4321");
+  INFO(cold.out << cold.err);
+  REQUIRE(cold.exit_code == 0);
+  bool remembered = false;
+  for (int i = 0; i < 5 && !remembered; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+    as_nobody("4321");
+    std::error_code ec;
+    remembered = fs::directory_iterator(s.dir / "cache/plans", ec) != fs::directory_iterator();
+  }
+  REQUIRE(remembered);
+  RunResult without = as_nobody("");
+  INFO(without.out << without.err);
+  CHECK(without.exit_code == 3);  // cannot read the device file
+  CHECK(without.out.empty());
 }
