@@ -239,6 +239,33 @@ class BridgeTest(unittest.TestCase):
             kbuild_inductor.register("npu", kbuild="/nonexistent/kbuild", cpp_builder=mod)
         self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # nothing installed
 
+    def test_a_kbuild_that_does_not_answer_version_fails_at_register(self):
+        mod = old_torch()
+        for kbuild in ("/bin/false", "/bin/true"):
+            with self.subTest(kbuild=kbuild):
+                with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+                    kbuild_inductor.register("npu", kbuild=kbuild, cpp_builder=mod)
+                self.assertIn(f"{kbuild} --version", str(ctx.exception))
+                self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # nothing installed
+
+    def test_without_torch_register_says_torch_is_not_installed(self):
+        class NoTorch:  # what the import system says when no finder has torch
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                if name.partition(".")[0] == "torch":
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+        torch_modules = [name for name in sys.modules if name.partition(".")[0] == "torch"]
+        with mock.patch.dict(sys.modules), mock.patch.object(sys, "meta_path",
+                                                             [NoTorch] + sys.meta_path):
+            for name in torch_modules:
+                del sys.modules[name]
+            for call in (lambda: kbuild_inductor.register("npu", kbuild=KBUILD),
+                         lambda: kbuild_inductor.unregister("npu")):
+                with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+                    call()
+                self.assertIn("torch is not installed", str(ctx.exception))
+
     def test_unregister_restores_the_original_for_that_device(self):
         mod = old_torch()
         kbuild_inductor.register("cuda", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod)
@@ -246,11 +273,13 @@ class BridgeTest(unittest.TestCase):
         kbuild_inductor.unregister("cuda", cpp_builder=mod)
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[4], ["/torch/lib"])
 
-    def fake_kbuild(self, body):
-        """A stand-in kbuild: a shell script with `body`."""
+    def fake_kbuild(self, body, version=True):
+        """A stand-in kbuild: a shell script with `body`, answering --version
+        as kbuild does unless `version` is False."""
         path = os.path.join(self.home.name, "fake-kbuild")
+        answer = 'if [ "$1" = --version ]; then echo "kbuild 0 (fake)"; exit 0; fi\n'
         with open(path, "w") as f:
-            f.write("#!/bin/sh\n" + body)
+            f.write("#!/bin/sh\n" + (answer if version else "") + body)
         os.chmod(path, 0o755)
         return path
 
@@ -345,6 +374,11 @@ class BridgeTest(unittest.TestCase):
         cb = kbuild_inductor.register("npu", kbuild=fake, timeout=0.5, cpp_builder=mod)
         with self.assertRaises(kbuild_inductor.KbuildError):
             cb("npu")
+        # Its --version check too.
+        fake = self.fake_kbuild("sleep 60 &\nexec sleep 60\n", version=False)
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("npu", kbuild=fake, timeout=0.5, cpp_builder=old_torch())
+        self.assertIn("did not answer within 0.5 s", str(ctx.exception))
 
     def test_output_of_the_wrong_shape_is_an_error_not_split_into_characters(self):
         for printed in ('{"cflags": "-O3"}', '{"cflags": [1]}', '[]', '{"cflags": [["O3"]]}',

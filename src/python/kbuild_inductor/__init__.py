@@ -15,13 +15,16 @@ keeps its own behaviour. A later patch of that hook (torch_npu's) is wrapped
 too, so kbuild's answer wins whatever the import order.
 
 Standard library only. The kbuild binary is the `kbuild` argument, else the
-one installed with this package (the wheel's), else `kbuild` on PATH. A
-kbuild that does not answer within `timeout` seconds (DEFAULT_TIMEOUT_S, 120)
-is ended and a KbuildError raised, so Inductor never hangs on it; what it
-prints must be the 7 lists (an object of arrays of strings), anything else
-is a KbuildError too.
+one installed with this package (the wheel's), else `kbuild` on PATH;
+register() runs its `--version` once and refuses one that does not answer
+as kbuild. A kbuild that does not answer within `timeout` seconds
+(DEFAULT_TIMEOUT_S, 120) is ended and a KbuildError raised, so Inductor
+never hangs on it; what it prints must be the 7 lists (an object of arrays
+of strings), anything else is a KbuildError too. Without torch, register()
+and unregister() raise a KbuildError that says so.
 """
 
+import importlib
 import json
 import os
 import shutil
@@ -64,6 +67,17 @@ def find_kbuild(kbuild=None):
         raise KbuildError(f"{kbuild or 'kbuild'} not found or not executable; "
                           "pass kbuild=PATH to register()")
     return path
+
+
+def _check_kbuild(binary, timeout):
+    """A KbuildError now when `binary --version` is not kbuild's answer: a
+    wrong binary would otherwise fail inside Inductor, at the first kernel."""
+    proc = _run([binary, "--version"], timeout)
+    if proc.returncode != 0 or not proc.stdout.startswith("kbuild"):
+        said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        raise KbuildError(f"{binary} --version did not answer as kbuild does (exit code "
+                          f"{proc.returncode}{': ' + said[0] if said else ''}); "
+                          "pass kbuild=PATH to register()")
 
 
 def _run(argv, timeout, env=None):
@@ -163,11 +177,23 @@ class _Callback:
         return tuple(list(x) for x in result)
 
 
+def _import_torch(name):
+    """torch's module `name`; without torch, a KbuildError that says so (an
+    import error inside an installed torch stays what it is)."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != "torch":
+            raise
+        raise KbuildError(f"torch is not installed for {sys.executable}: kbuild_inductor "
+                          "gives Inductor its options; install torch in this Python") from None
+
+
 def _torch_modules(cpp_builder, device_interface):
     """torch's cpp_builder and device_interface modules unless given (stand-ins
     in tests). device_interface is None when torch has none."""
     if cpp_builder is None:
-        from torch._inductor import cpp_builder  # noqa: PLC0415
+        cpp_builder = _import_torch("torch._inductor.cpp_builder")
         if device_interface is None:
             try:
                 from torch._dynamo import device_interface  # noqa: PLC0415
@@ -193,6 +219,7 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
     """
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
     binary = find_kbuild(kbuild)  # fail now, not at the first compile
+    _check_kbuild(binary, timeout)
     if route_compiles:
         from kbuild_inductor import _route  # noqa: PLC0415
         _route.route_compiles(binary, inductor_config)
