@@ -2,6 +2,7 @@
 torch._dynamo.device_interface and torch_npu (no torch needed) and the real
 kbuild binary. Run from the source tree (PYTHONPATH=src/python) and, by the
 wheel test, from an installed wheel."""
+import functools
 import json
 import os
 import subprocess
@@ -161,6 +162,41 @@ class BridgeTest(unittest.TestCase):
         self.assertIs(mod.registry["npu"], cb)
         self.assertEqual(mod.registry["npu"]("npu", True, True)[5], ["torch_npu", "runtime", "ascendcl"])
         self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
+
+    def test_unregister_takes_kbuild_out_of_the_registry_and_gives_back_the_one_before(self):
+        mod = new_torch()
+        kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod)
+        kbuild_inductor.unregister("npu", cpp_builder=mod)
+        self.assertNotIn("npu", mod.registry)  # it no longer answers for npu
+
+        def theirs(device_type, aot_mode=False, compile_only=False):
+            return (["THEIRS"], [], [], [], [], [], [])
+
+        mod.register_cpp_device_options("npu", theirs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the stand-in's "already registered"
+            kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod)
+            kbuild_inductor.register("npu", "ascendc", kbuild=KBUILD, extra_args=NO_TORCH,
+                                     cpp_builder=mod)  # replaces kbuild's own: still theirs before
+        kbuild_inductor.unregister("npu", cpp_builder=mod)
+        self.assertIs(mod.registry["npu"], theirs)
+
+    def test_a_patch_made_with_functools_wraps_is_someone_elses_hook(self):
+        # functools.wraps copies torch's __module__ onto the patch; __wrapped__ gives it away.
+        mod = new_torch()
+        original = mod.get_cpp_torch_device_options
+
+        @functools.wraps(original)
+        def patched(device_type, aot_mode=False, compile_only=False):
+            if device_type == "npu":
+                return (["PATCHED_NPU"], [], [], [], [], [], [])
+            return original(device_type, aot_mode, compile_only)
+
+        mod.get_cpp_torch_device_options = patched
+        self.assertEqual(patched.__module__, mod.__name__)
+        kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], ["USE_NPU"])
+        self.assertEqual(mod.get_cpp_torch_device_options("cuda")[0], [" USE_CUDA"])
 
     def test_device_interface_is_preferred_and_attached_to_the_registered_one(self):
         mod, di = interface_torch()

@@ -5,7 +5,10 @@ Chosen by what the running torch has, in this order:
    optional method that get_cpp_torch_device_options queries): attached to
    the device's registered interface, or to one registered for a device
    that has none;
-2. `cpp_builder.register_cpp_device_options(device, callback)`;
+2. `cpp_builder.register_cpp_device_options(device, callback)`; torch has
+   no way to unregister, so unregister() puts back, in the module's dict
+   that took the callback, the entry it replaced (none: the device's key
+   is removed);
 3. else `get_cpp_torch_device_options` is wrapped: kbuild's devices go to
    their callback, every other device to the hook as it was.
 
@@ -14,7 +17,9 @@ Whatever the shape, the hook is guarded: torch_npu replaces
 when its backend loader runs, in an order nobody controls), which would
 bypass 1 and 2 and drop 3. A hook someone else installed, before kbuild or
 after it, is wrapped the same way, so kbuild's devices keep kbuild's answer
-and every other device gets the patched hook. A device interface registered
+and every other device gets the patched hook; a patch is a hook from
+another module or one with `__wrapped__` (functools.wraps copies torch's
+`__module__`). A device interface registered
 again for a kbuild device (torch_npu registers its own) gets the method
 attached again.
 """
@@ -25,6 +30,7 @@ HOOK = "get_cpp_torch_device_options"
 INTERFACE_METHOD = "get_cpp_device_options"
 _TABLE_ATTR = "_kbuild_registered"  # on cpp_builder: device -> callback
 _WRAPPER_ATTR = "_kbuild_callbacks"  # on a wrapped hook: the same table
+_REGISTRY_ATTR = "_kbuild_registry_before"  # on cpp_builder: device -> (registry, entry before)
 _MARK = "_kbuild_owned"
 
 INTERFACE, REGISTRY, WRAPPER = "device_interface", "registry", "wrapper"
@@ -54,18 +60,50 @@ def install(device, callback, cpp_builder, device_interface):
         _guard_interface_registration(device_interface, callback_table(cpp_builder))
         _attach(device_interface, device, callback)
     elif shape == REGISTRY:
-        cpp_builder.register_cpp_device_options(device, callback)
+        _register(cpp_builder, device, callback)
     _guard_hook(cpp_builder, wrap_now=shape == WRAPPER)
     return shape
 
 
 def uninstall(device, cpp_builder, device_interface):
-    callback_table(cpp_builder).pop(device, None)
-    if shape_of(cpp_builder, device_interface) == INTERFACE:
+    """Takes kbuild's answer for `device` away; returns its callback (None if none)."""
+    callback = callback_table(cpp_builder).pop(device, None)
+    shape = shape_of(cpp_builder, device_interface)
+    if shape == INTERFACE:
         interface = _interface_for(device_interface, device)
         method = interface.__dict__.get(INTERFACE_METHOD) if interface is not None else None
         if getattr(getattr(method, "__func__", None), _MARK, False):  # kbuild's staticmethod
             delattr(interface, INTERFACE_METHOD)
+    elif shape == REGISTRY and callback is not None:
+        _unregister(cpp_builder, device, callback)
+    return callback
+
+
+def _register(cpp_builder, device, callback):
+    """register_cpp_device_options, remembering which dict of the module took
+    the callback and what it held before: torch offers no way to unregister."""
+    def dicts():  # torch's, not kbuild's own tables
+        return [value for name, value in vars(cpp_builder).items()
+                if isinstance(value, dict) and name not in (_TABLE_ATTR, _REGISTRY_ATTR)]
+
+    before = {id(registry): registry.get(device) for registry in dicts()}
+    cpp_builder.register_cpp_device_options(device, callback)
+    remembered = cpp_builder.__dict__.setdefault(_REGISTRY_ATTR, {})
+    for registry in dicts():
+        if registry.get(device) is callback and device not in remembered:  # kbuild's first
+            remembered[device] = (registry, before.get(id(registry)))
+
+
+def _unregister(cpp_builder, device, callback):
+    """The registry's entry for `device` as it was before kbuild, unless
+    someone registered after kbuild."""
+    registry, entry = cpp_builder.__dict__.get(_REGISTRY_ATTR, {}).pop(device, (None, None))
+    if registry is None or registry.get(device) is not callback:
+        return
+    if entry is None:
+        del registry[device]
+    else:
+        registry[device] = entry
 
 
 def _wrap(hook, table):
@@ -85,9 +123,13 @@ def _wrap(hook, table):
 
 
 def _patched_by_someone(hook, module):
-    """A hook that is not the module's own function nor kbuild's wrapper."""
+    """A hook that is not the module's own function nor kbuild's wrapper.
+    functools.wraps copies torch's __module__ onto a patch, not its lack of
+    __wrapped__ (a torch hook that is itself decorated is wrapped: harmless)."""
     if getattr(hook, _WRAPPER_ATTR, None) is not None:
         return False
+    if hasattr(hook, "__wrapped__"):
+        return True
     return getattr(hook, "__module__", module.__name__) != module.__name__
 
 
