@@ -5,6 +5,7 @@ wheel test, from an installed wheel."""
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -282,7 +283,7 @@ class BridgeTest(unittest.TestCase):
                 with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
                     kbuild_inductor.register("npu", kbuild=kbuild, cpp_builder=mod)
                 self.assertIn(f"{kbuild} --version", str(ctx.exception))
-                self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # nothing installed
+                self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # not installed
 
     def test_without_torch_register_says_torch_is_not_installed(self):
         class NoTorch:  # what the import system says when no finder has torch
@@ -350,7 +351,7 @@ class BridgeTest(unittest.TestCase):
         with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
             kbuild_inductor.register("cpu", kbuild=KBUILD, cpp_builder=old_torch(),
                                      route_compiles=True, inductor_config=config)
-        self.assertIn("'icpx' is not one of g++, c++, clang++", str(ctx.exception))
+        self.assertIn("'/opt/intel/icpx' is not an executable file", str(ctx.exception))
         self.assertEqual(config.cpp.cxx, (None, "/opt/intel/icpx"))
         os.makedirs(os.path.join(self.home.name, "k", "kbuild-cc"), mode=0o700)
         with open(os.path.join(self.home.name, "k", "kbuild-cc", "c++"), "w") as f:
@@ -361,6 +362,86 @@ class BridgeTest(unittest.TestCase):
                                      route_compiles=True, inductor_config=config)
         self.assertIn("is not a link; remove it", str(ctx.exception))
         self.assertEqual(config.cpp.cxx, "c++")
+
+    def wrapper_compiler(self, name, real="g++"):
+        """A compiler named `name` that runs `real` with KBUILD_MARKER defined."""
+        directory = os.path.join(self.home.name, "toolset", "bin")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, name)
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\nexec {real} -DKBUILD_MARKER=1 "$@"\n')
+        os.chmod(path, 0o755)
+        return path
+
+    def routed(self, cxx, device="cpu", cpp_builder=None):
+        config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=cxx))
+        kbuild_inductor.register(device, kbuild=KBUILD, extra_args=NO_TORCH,
+                                 cpp_builder=cpp_builder or old_torch(), route_compiles=True,
+                                 inductor_config=config)
+        return config
+
+    def test_route_compiles_runs_the_configured_compiler_not_the_first_on_path(self):
+        os.environ.pop("KBUILD_CC_DIR", None)
+        os.environ["KBUILD_CC_COMPILER"] = "/earlier/value"
+        links = os.path.join(self.home.name, "k", "kbuild-cc")
+        wrapper = self.wrapper_compiler("x86_64-conda-linux-gnu-c++")
+        mod = old_torch()
+        config = self.routed((None, wrapper), cpp_builder=mod)
+        self.assertEqual(config.cpp.cxx, (None, os.path.join(links, "g++")))  # gcc, for Inductor
+        self.assertEqual(os.environ["KBUILD_CC_COMPILER"], wrapper)
+        # The routed compile ran the wrapper: the marker is defined.
+        source = os.path.join(self.home.name, "marker.cpp")
+        with open(source, "w") as f:
+            f.write('#ifndef KBUILD_MARKER\n#error no marker\n#endif\n'
+                    'extern "C" int f() { return 1; }\n')
+        run = subprocess.run([config.cpp.cxx[1], source, "-shared", "-fPIC", "-o", source + ".so"],
+                             capture_output=True, text=True, check=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        kbuild_inductor.unregister("cpu", cpp_builder=mod)
+        self.assertEqual(config.cpp.cxx, (None, wrapper))
+        self.assertEqual(os.environ["KBUILD_CC_COMPILER"], "/earlier/value")
+
+    def test_route_compiles_resolves_a_name_on_path_and_picks_the_link_by_kind(self):
+        os.environ.pop("KBUILD_CC_DIR", None)
+        os.environ.pop("KBUILD_CC_COMPILER", None)
+        links = os.path.join(self.home.name, "k", "kbuild-cc")
+        clang = self.wrapper_compiler("clang++-17", real="clang++")
+        other = self.wrapper_compiler("icpx")
+        # A copy of kbuild named g++ first on PATH, and the links dir, are skipped.
+        decoy = os.path.join(self.home.name, "decoy")
+        os.makedirs(decoy)
+        os.symlink(os.path.realpath(KBUILD), os.path.join(decoy, "g++"))
+        real_gxx, real_cxx = shutil.which("g++"), shutil.which("c++")
+        os.environ["PATH"] = os.pathsep.join([links, decoy, os.path.dirname(clang),
+                                              os.environ["PATH"]])
+        mod = old_torch()
+        config = self.routed("g++", cpp_builder=mod)
+        self.assertEqual(config.cpp.cxx, (None, os.path.join(links, "g++")))
+        self.assertEqual(os.environ["KBUILD_CC_COMPILER"], real_gxx)
+        again = self.routed(config.cpp.cxx, device="npu", cpp_builder=mod)  # already routed
+        self.assertEqual(again.cpp.cxx, (None, os.path.join(links, "g++")))
+        self.assertEqual(os.environ["KBUILD_CC_COMPILER"], real_gxx)
+        for cxx, link, compiler in (("clang++-17", "clang++", clang), ((None, other), "c++", other),
+                                    ("c++", "c++", real_cxx)):
+            with self.subTest(cxx=cxx):
+                config = self.routed(cxx)
+                self.assertEqual(config.cpp.cxx, (None, os.path.join(links, link)))
+                self.assertEqual(os.environ["KBUILD_CC_COMPILER"], compiler)
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            self.routed("no-such-g++")
+        self.assertIn("'no-such-g++' not found on PATH", str(ctx.exception))
+
+    def test_route_compiles_refuses_links_dir_under_a_directory_others_can_write(self):
+        shared = os.path.join(self.home.name, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)  # anyone could rename kbuild-cc away and plant a g++
+        os.environ["KBUILD_CC_DIR"] = os.path.join(shared, "kbuild-cc")
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            self.routed((None, "g++"))
+        self.assertIn(f"{shared}, which", str(ctx.exception))
+        os.chmod(shared, 0o1777)  # sticky, as /tmp: only the owner renames what is in it
+        config = self.routed((None, "g++"))
+        self.assertEqual(config.cpp.cxx, (None, os.path.join(shared, "kbuild-cc", "g++")))
 
     def recording_kbuild(self):
         """A stand-in kbuild that logs its arguments and DISABLE_AOTI_PATCH."""

@@ -153,6 +153,7 @@ class _Callback:
 
     def __init__(self, backend, kbuild, extra_args, cache, timeout=DEFAULT_TIMEOUT_S):
         self.key = (backend, kbuild, tuple(extra_args), timeout)
+        self.route = None  # what route_compiles changed, to give back at unregister()
         self._backend, self._kbuild, self._extra = backend, kbuild, tuple(extra_args)
         self._timeout = timeout
         self._cache = {} if cache else None
@@ -215,18 +216,24 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
     has Inductor run its compiles through kbuild (`kbuild cc`: its cache and
     launcher, the command unchanged): `inductor_config.cpp.cxx`
     (torch._inductor.config unless given) is pointed at a link named like
-    the compiler to kbuild (_route.py).
+    the compiler to kbuild, and KBUILD_CC_COMPILER at the configured
+    compiler's absolute path, which that link runs (_route.py).
     """
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
     binary = find_kbuild(kbuild)  # fail now, not at the first compile
     _check_kbuild(binary, timeout)
-    if route_compiles:
-        from kbuild_inductor import _route  # noqa: PLC0415
-        _route.route_compiles(binary, inductor_config)
     callback = _Callback(backend, kbuild, extra_args, cache, timeout)
     table = _shapes.callback_table(cpp_builder)
+    if route_compiles:
+        from kbuild_inductor import _route  # noqa: PLC0415
+        if inductor_config is None:
+            inductor_config = _import_torch("torch._inductor.config")
+        change = _route.route_compiles(binary, inductor_config)
+        # Routed already: the first routing holds what to give back.
+        callback.route = next((c.route for c in table.values() if c.route), change)
     previous = table.get(device_type)
     if previous is not None and previous.key == callback.key:
+        previous.route = previous.route or callback.route
         return previous
     table[device_type] = callback
     _shapes.install(device_type, callback, cpp_builder, device_interface)
@@ -234,9 +241,14 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
 
 
 def unregister(device_type, *, cpp_builder=None, device_interface=None):
-    """Undoes register() for one device."""
+    """Undoes register() for one device; the last routed device gives back
+    Inductor's compiler and KBUILD_CC_COMPILER as they were."""
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
-    _shapes.uninstall(device_type, cpp_builder, device_interface)
+    callback = _shapes.uninstall(device_type, cpp_builder, device_interface)
+    table = _shapes.callback_table(cpp_builder)
+    if callback is not None and callback.route and not any(c.route for c in table.values()):
+        from kbuild_inductor import _route  # noqa: PLC0415
+        _route.unroute(callback.route)
 
 
 def autoload():

@@ -1,20 +1,35 @@
 """route_compiles=True: Inductor's own compiles go through kbuild.
 
 Inductor runs `torch._inductor.config.cpp.cxx` (it checks it with
-`--version` and tells g++ from clang by name and by that output). It is
-pointed at a link named like the compiler (g++, c++ or clang++) to the
-kbuild binary, in KBUILD_CC_DIR, else $XDG_CACHE_HOME/kbuild-cc (default
+`--version` and tells g++ from clang by its name and by that output). It is
+pointed at a link to the kbuild binary named by the configured compiler's
+kind as Inductor reads the name (clang++ for a clang, g++ for a gcc, else
+c++), in KBUILD_CC_DIR, else $XDG_CACHE_HOME/kbuild-cc (default
 ~/.cache/kbuild-cc; not inside kbuild's cache, which holds only its own
-entries); kbuild started
-through that link is in compiler mode: it runs the real compiler of that
-name on PATH (skipping itself) with Inductor's words unchanged, through its
-output cache and launcher (KBUILD_LAUNCHER).
+entries). kbuild started through that link is in compiler mode: it runs
+KBUILD_CC_COMPILER, set here to the configured compiler's absolute path (a
+path as given; a bare name found on PATH now, the links dir and kbuild
+skipped), with Inductor's words unchanged, through its output cache and
+launcher (KBUILD_LAUNCHER). Compile workers started later inherit it.
+
+The link runs compilers, so its directory must be this user's alone and
+every directory above it owned by this user or root and not writable by
+others, unless sticky (/tmp): otherwise someone could rename it away and
+put their own g++ in its place.
 """
 
 import os
+import re
 import stat
 
 MASQUERADE_NAMES = ("g++", "c++", "clang++")
+COMPILER_VARIABLE = "KBUILD_CC_COMPILER"
+
+
+def _error(message):
+    from kbuild_inductor import KbuildError  # noqa: PLC0415
+
+    return KbuildError(f"route_compiles: {message}")
 
 
 def _links_dir():
@@ -24,32 +39,55 @@ def _links_dir():
     return os.path.join(base, "kbuild-cc")
 
 
+def _check_parents(path):
+    """Every directory above `path` (as written and as resolved) is owned by
+    this user or root and only they can write it, or it is sticky."""
+    parents = set()
+    for start in (os.path.abspath(path), os.path.realpath(path)):
+        up = os.path.dirname(start)
+        while True:
+            parents.add(up)
+            if up == os.path.dirname(up):
+                break
+            up = os.path.dirname(up)
+    for parent in sorted(parents):
+        st = os.stat(parent)
+        if st.st_uid not in (os.geteuid(), 0):
+            problem = f"is owned by uid {st.st_uid}"
+        elif st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
+            problem = f"others can write (mode {stat.S_IMODE(st.st_mode):04o}, no sticky bit)"
+        else:
+            continue
+        raise _error(f"{path} is in {parent}, which {problem}: anyone who can write it can "
+                     "replace the compiler links; set KBUILD_CC_DIR to a directory under ones "
+                     "only you (or root) can write")
+
+
 def _private_dir(path):
     """`path`, made 0700 if missing; refused when it is not a directory of
-    this user's that only this user can write (a link there runs compilers)."""
+    this user's that only this user can write (a link there runs compilers),
+    or when a directory above it is not trusted (_check_parents)."""
     os.makedirs(path, mode=0o700, exist_ok=True)
     st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
         raise OSError(f"{path} is not a directory only you can write; remove it or set "
                       "KBUILD_CC_DIR")
+    _check_parents(path)
     return path
 
 
 def masquerade_link(kbuild, name):
     """<links dir>/NAME -> kbuild, replaced atomically when it points
     elsewhere; anything there that is not a link is refused."""
-    from kbuild_inductor import KbuildError  # noqa: PLC0415
-
     if name not in MASQUERADE_NAMES:
-        raise KbuildError(f"route_compiles: Inductor's compiler {name!r} is not one of "
-                          f"{', '.join(MASQUERADE_NAMES)}; set torch._inductor.config.cpp.cxx")
+        raise _error(f"{name!r} is not one of {', '.join(MASQUERADE_NAMES)}")
     try:
         directory = _private_dir(_links_dir())
         link = os.path.join(directory, name)
         target = os.path.realpath(kbuild)
         if os.path.lexists(link):
             if not os.path.islink(link):
-                raise KbuildError(f"route_compiles: {link} is not a link; remove it")
+                raise _error(f"{link} is not a link; remove it")
             if os.readlink(link) == target:
                 return link
         temporary = f"{link}.{os.getpid()}.tmp"
@@ -57,17 +95,92 @@ def masquerade_link(kbuild, name):
         os.replace(temporary, link)
         return link
     except OSError as e:
-        raise KbuildError(f"route_compiles: {e}") from e
+        raise _error(e) from e
 
 
-def route_compiles(kbuild, inductor_config=None):
-    """Points Inductor's compiler at kbuild's compiler mode; returns the link."""
-    if inductor_config is None:
-        from torch._inductor import config as inductor_config  # noqa: PLC0415
+def _is_kbuild(path, kbuild):
+    try:
+        return os.path.samefile(path, kbuild)
+    except OSError:
+        return False
+
+
+def _executable(path):
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _on_path(name, kbuild, links):
+    """`name` on PATH as execvp finds it, skipping the links dir and any
+    kbuild (a copy of it named g++ would run itself)."""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        directory = os.path.abspath(directory or ".")
+        if os.path.isdir(links) and os.path.isdir(directory) and os.path.samefile(directory, links):
+            continue
+        path = os.path.join(directory, name)
+        if _executable(path) and not _is_kbuild(path, kbuild):
+            return path
+    return None
+
+
+def configured_compiler(configured, kbuild, links):
+    """The absolute path of the compiler `configured` (an entry of cpp.cxx)
+    names, or None when there is none."""
+    if os.sep not in configured:
+        return _on_path(configured, kbuild, links)
+    path = os.path.abspath(configured)
+    if not _is_kbuild(path, kbuild):
+        return path if _executable(path) else None
+    # A kbuild link (routed before): the compiler it runs now, else its name's.
+    current = os.environ.get(COMPILER_VARIABLE, "")
+    if os.path.isabs(current) and _executable(current) and not _is_kbuild(current, kbuild):
+        return current
+    return _on_path(os.path.basename(path), kbuild, links)
+
+
+def _not_found(configured, links):
+    if os.sep in configured:
+        return f"Inductor's compiler {configured!r} is not an executable file"
+    return f"Inductor's compiler {configured!r} not found on PATH ({links} and kbuild skipped)"
+
+
+def link_name(configured):
+    """The link name that Inductor reads as the same kind of compiler as
+    `configured` (it matches the path it runs against these patterns)."""
+    if "clang" in configured:
+        return "clang++"
+    if re.search(r"gcc|g\+\+|gnu-c\+\+", configured):
+        return "g++"
+    return "c++"  # neither gcc nor clang to Inductor, as the name it replaces
+
+
+def route_compiles(kbuild, inductor_config):
+    """Points Inductor's compiler at kbuild's compiler mode. Returns what it
+    changed, for unroute(): (config, cxx before, KBUILD_CC_COMPILER before,
+    link, compiler)."""
     cxx = inductor_config.cpp.cxx
-    search = list(cxx) if isinstance(cxx, (tuple, list)) else [cxx]
-    current = next((c for c in reversed(search) if c), "g++")
-    link = masquerade_link(kbuild, os.path.basename(current))
-    if current != link:
+    search = [c for c in (cxx if isinstance(cxx, (tuple, list)) else [cxx]) if c] or ["g++"]
+    links = _links_dir()
+    for configured in search:  # Inductor runs the first entry that works
+        compiler = configured_compiler(configured, kbuild, links)
+        if compiler:
+            break
+    else:
+        raise _error("; ".join(_not_found(c, links) for c in search))
+    link = masquerade_link(kbuild, link_name(configured))
+    change = (inductor_config, cxx, os.environ.get(COMPILER_VARIABLE), link, compiler)
+    os.environ[COMPILER_VARIABLE] = compiler  # compile workers inherit it
+    if cxx != (None, link):
         inductor_config.cpp.cxx = (None, link)
-    return link
+    return change
+
+
+def unroute(change):
+    """Gives back what route_compiles changed, where no one changed it since."""
+    inductor_config, cxx, variable, link, compiler = change
+    if inductor_config.cpp.cxx == (None, link):
+        inductor_config.cpp.cxx = cxx
+    if os.environ.get(COMPILER_VARIABLE) == compiler:
+        if variable is None:
+            del os.environ[COMPILER_VARIABLE]
+        else:
+            os.environ[COMPILER_VARIABLE] = variable
