@@ -5,6 +5,9 @@
 
 #include <signal.h>
 
+#include <chrono>
+#include <optional>
+
 namespace kbuild {
 
 // The signals that end a build: its compiler is ended, its temporary removed.
@@ -28,7 +31,8 @@ class InterruptGuard {
 // While at least one is alive, the interrupt signals are caught: the first
 // one is remembered (interrupt_received()) and wakes interrupt_fd(). The
 // first watch starts with no interrupt remembered. After an interrupt kbuild
-// is expected to end: it stays remembered while any watch is alive.
+// is expected to end: it stays remembered while any watch is alive, and
+// interrupts stay caught after the last one ends (a second one is not fatal).
 class InterruptWatch {
  public:
   InterruptWatch();
@@ -36,6 +40,29 @@ class InterruptWatch {
   InterruptWatch(const InterruptWatch&) = delete;
   InterruptWatch& operator=(const InterruptWatch&) = delete;
 };
+
+// While alive, interrupts are caught (an InterruptWatch) and unblocked, so
+// those an InterruptGuard held pending arrive: for waits that must end on
+// Ctrl-C (a compiler running, a server that does not answer).
+class InterruptsTaken {
+ public:
+  InterruptsTaken();
+  ~InterruptsTaken() { stop(); }
+  InterruptsTaken(const InterruptsTaken&) = delete;
+  InterruptsTaken& operator=(const InterruptsTaken&) = delete;
+
+  // Restores the signal mask; then the interrupt caught, if any (also one
+  // that came as the wait ended, after it stopped looking).
+  int stop();
+
+ private:
+  std::optional<InterruptWatch> watch_;
+  sigset_t before_{};
+};
+
+// Sleeps for `pause` unless an interrupt comes first (taken as above):
+// then returns its signal at once; 0 after a whole sleep.
+int sleep_unless_interrupted(std::chrono::milliseconds pause);
 
 // The signal caught by a live InterruptWatch, 0 if none.
 int interrupt_received();

@@ -1,16 +1,21 @@
-// A small, blocking Redis client (hiredis) for the remote cache: every
-// connect and every command is bounded by a timeout, and any failure is a
-// Failure the caller turns into a cache miss (never an error of the build).
+// A small Redis client for the remote cache: hiredis formats commands and
+// parses replies; the socket is kbuild's own, so each exchange (send and
+// the whole reply) has one deadline and an interrupt ends it. Any failure is
+// a Failure the caller turns into a cache miss (never an error of the
+// build); an interrupt is an Error(interrupted).
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kbuild/result.hpp"
+#include "kbuild/trusted_dir.hpp"
 
-struct redisContext;
+struct redisReader;
 
 namespace kbuild {
 
@@ -32,13 +37,18 @@ Result<RedisAddress> parse_redis_url(const std::string& url);
 std::string redact_redis_url(const std::string& url);
 
 struct RedisTimeouts {
-  std::chrono::milliseconds connect{500};
-  std::chrono::milliseconds operation{2000};
+  std::chrono::milliseconds connect{500};     // the TCP or unix connect
+  std::chrono::milliseconds operation{2000};  // one whole exchange: send and the whole reply
 };
+
+constexpr std::size_t kRedisMaxValue = std::size_t(512) << 20;  // Redis's longest string
 
 class RedisClient {
  public:
-  static Result<RedisClient> connect(const RedisAddress& address, const RedisTimeouts& timeouts);
+  // `max_value`: the longest value get() accepts; a longer reply is refused
+  // from its header, before anything is allocated for it.
+  static Result<RedisClient> connect(const RedisAddress& address, const RedisTimeouts& timeouts,
+                                     std::size_t max_value = kRedisMaxValue);
 
   // The value, nothing when the key is absent.
   Result<std::optional<std::string>> get(const std::string& key);
@@ -50,11 +60,22 @@ class RedisClient {
   Status delete_if(const std::string& key, const std::string& value);
 
  private:
-  struct Free {
-    void operator()(redisContext* c) const;
+  struct ReaderFree {
+    void operator()(redisReader* r) const;
   };
-  explicit RedisClient(redisContext* c) : context_(c) {}
-  std::unique_ptr<redisContext, Free> context_;
+  using Clock = std::chrono::steady_clock;
+  RedisClient(UniqueFd fd, const RedisTimeouts& timeouts, std::size_t max_value);
+  // One command's reply (a redisReply*, freed by the caller), by the deadline.
+  Result<void*> exchange(const std::vector<std::string>& words);
+  Status send(const std::vector<std::string>& words, Clock::time_point deadline);
+  // Some bytes (at most `room`) into `to`, by the deadline.
+  Result<std::size_t> receive(char* to, std::size_t room, Clock::time_point deadline);
+  Result<void*> parse_rest(std::string_view got, Clock::time_point deadline);
+
+  UniqueFd fd_;
+  std::unique_ptr<redisReader, ReaderFree> reader_;
+  RedisTimeouts timeouts_;
+  std::size_t max_value_ = kRedisMaxValue;
 };
 
 }  // namespace kbuild

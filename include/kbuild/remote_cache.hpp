@@ -106,7 +106,8 @@ class RemoteCache {
   void release_lease(const std::string& remote_key);
   // Waits (at most the lease time) for another builder's entry; true when it
   // arrived and was installed locally, false when its lease ended without
-  // one (that builder died or failed) or the wait ran out.
+  // one (that builder died or failed) or the wait ran out. An interrupt
+  // ends the wait at once: Error(interrupted).
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
                       const std::string& local_key, int dest);
 
@@ -143,7 +144,10 @@ class LeaseGuard {
  public:
   LeaseGuard(RemoteCache* remote, std::string key) : remote_(remote), key_(std::move(key)) {}
   ~LeaseGuard() {
-    if (remote_) remote_->release_lease(key_);
+    try {
+      if (remote_) remote_->release_lease(key_);
+    } catch (const std::exception&) {  // a second Ctrl-C: the lease expires on its own
+    }
   }
   LeaseGuard(const LeaseGuard&) = delete;
   LeaseGuard& operator=(const LeaseGuard&) = delete;

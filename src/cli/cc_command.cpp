@@ -37,17 +37,41 @@ bool is_kbuild_itself(const fs::path& candidate) {
   return fs::equivalent(candidate, "/proc/self/exe", ec);
 }
 
+// The variable that marks a compiler kbuild's compiler mode started (as
+// ccache's does): a second level is a loop (two kbuild copies named g++ on
+// PATH, a g++ wrapper that runs kbuild cc), refused instead of run forever.
+constexpr const char* kRunningMarker = "KBUILD_CC_RUNNING";
+// Where the bridge says which compiler a masquerade link stands for (the
+// one torch._inductor.config.cpp.cxx names, not the first of its name on PATH).
+constexpr const char* kCompilerVariable = "KBUILD_CC_COMPILER";
+
+std::string this_kbuild() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "kbuild" : self.string();
+}
+
+std::string checked_path(const std::string& path, const std::string& from) {
+  if (is_kbuild_itself(path))
+    throw Error(ErrorKind::usage,
+                "cc: " + from + path + " is kbuild itself; name the real compiler");
+  if (access(path.c_str(), X_OK) != 0 || fs::is_directory(path))
+    throw Error(ErrorKind::compiler_missing,
+                "cc: compiler " + from + path + " not found or not executable; check the path");
+  return path;
+}
+
 // The compiler `name` stands for: a path as it is; a name found on PATH,
-// skipping kbuild itself (the link it was started through, as ccache does).
-std::string real_compiler(const std::string& name, const Environment& env) {
-  if (name.find('/') != std::string::npos) {
-    if (is_kbuild_itself(name))
-      throw Error(ErrorKind::usage, "cc: " + name + " is kbuild itself; name the real compiler");
-    if (access(name.c_str(), X_OK) != 0)
-      throw Error(ErrorKind::compiler_missing,
-                  "cc: compiler " + name + " not found or not executable; check the path");
-    return name;
+// skipping kbuild itself (the link it was started through, as ccache does),
+// or, for a masquerade link, KBUILD_CC_COMPILER when set.
+std::string real_compiler(const std::string& name, bool masquerade, const Environment& env) {
+  if (auto configured = masquerade ? env.get_nonempty(kCompilerVariable) : std::nullopt) {
+    if (configured->empty() || (*configured)[0] != '/')
+      throw Error(ErrorKind::usage, std::string("cc: ") + kCompilerVariable + "='" + *configured +
+                                        "' is not an absolute path; name the compiler's path");
+    return checked_path(*configured, std::string(kCompilerVariable) + "=");
   }
+  if (name.find('/') != std::string::npos) return checked_path(name, "");
   std::string path = env.get("PATH").value_or("/usr/bin:/bin");
   for (std::size_t start = 0; start <= path.size();) {
     std::size_t end = std::min(path.find(':', start), path.size());
@@ -77,9 +101,10 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
   return std::vector<std::string>(argv + first, argv + argc);
 }
 
-int run_as_it_is(const std::vector<std::string>& argv) {
+int run_as_it_is(const std::vector<std::string>& argv, const Environment& env) {
   ProcessOptions options;
   options.handle_interrupts = true;
+  options.environment = &env;
   ProcessResult r = run_process(argv, options);
   if (r.interrupted_by) return 128 + r.interrupted_by;
   return r.exited ? r.exit_code : 128 + r.signal;
@@ -102,27 +127,63 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   std::vector<Step> steps = plan_steps(call.plan, in);
   for (const std::string& line : step_lines(steps)) console.info("running: " + line);
   BuildOutcome outcome;
-  run_build(call.plan, steps, call.sources, settings, env, outcome);
+  try {
+    run_build(call.plan, steps, call.sources, settings, env, outcome);
+  } catch (const Error& e) {
+    // The compiler said why on stderr; its own exit code, as without kbuild.
+    const bool compiler_failed =
+        e.kind() == ErrorKind::compile_failed || e.kind() == ErrorKind::link_failed;
+    if (!compiler_failed || !outcome.process || !outcome.process->exited ||
+        outcome.process->exit_code == 0)
+      throw;
+    console.info(e.what());
+    return outcome.process->exit_code;
+  }
   console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
                (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
   return 0;
 }
+
+constexpr const char* kHelp =
+    "usage: kbuild cc [--] COMPILER ARGS...   (or kbuild started through a link named g++, "
+    "c++ or clang++)\n"
+    "Runs COMPILER ARGS exactly as given. A compile to one object, a shared library or a\n"
+    "precompiled header (-c/-shared/-x c++-header with one -o) goes through kbuild's output\n"
+    "cache and KBUILD_LAUNCHER; anything else (-E, -M*, --version, side outputs such as\n"
+    "--coverage or -gsplit-dwarf, long spellings such as --output=, an output that is not\n"
+    "a regular file) runs as it is. A masquerade link runs KBUILD_CC_COMPILER when set,\n"
+    "else the first compiler of its name on PATH that is not kbuild.\n"
+    "Variables: KBUILD_NO_CACHE=1, KBUILD_LAUNCHER, KBUILD_VERBOSE=1, KBUILD_CACHE_DIR.\n";
 
 }  // namespace
 
 std::optional<int> compiler_mode(int argc, char** argv, const Environment& env) {
   auto words = compiler_argv(argc, argv);
   if (!words) return std::nullopt;
+  const bool masquerade = masquerading(fs::path(argv[0]).filename().string());
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
   Console console(false, env.get_nonempty("KBUILD_VERBOSE").value_or("0") != "0", no_color);
   try {
+    if (!masquerade && words->size() == 1 && ((*words)[0] == "--help" || (*words)[0] == "-h")) {
+      std::cout << kHelp;
+      return 0;
+    }
     if (words->empty() || (*words)[0].empty() || (*words)[0][0] == '-')
       throw Error(ErrorKind::usage,
-                  "cc needs a compiler command: kbuild cc -- g++ SOURCE -c -o OUTPUT ...");
-    (*words)[0] = real_compiler((*words)[0], env);
+                  "cc needs a compiler command: kbuild cc -- g++ SOURCE -c -o OUTPUT ... "
+                  "(kbuild cc --help)");
+    if (auto outer = env.get_nonempty(kRunningMarker))
+      throw Error(ErrorKind::usage,
+                  "cc: kbuild started itself as the compiler: " + this_kbuild() + " (as " +
+                      std::string(argv[0]) + ") was run by the compiler mode of " + *outer +
+                      "; a compiler wrapper or a second kbuild named like the compiler comes "
+                      "first: name the real compiler's path (or KBUILD_CC_COMPILER)");
+    (*words)[0] = real_compiler((*words)[0], masquerade, env);
+    Environment child = env;
+    child.set(kRunningMarker, this_kbuild());
     auto call = plan_compiler_call(*words);
-    if (!call) return run_as_it_is(*words);
-    return run_through_kbuild(*call, env, console);
+    if (!call) return run_as_it_is(*words, child);
+    return run_through_kbuild(*call, child, console);
   } catch (const Error& e) {
     console.error(e);
     return exit_code(e.kind());

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "kbuild/printable.hpp"
+#include "kbuild/redact.hpp"
 
 namespace kbuild::cli {
 
@@ -12,7 +13,8 @@ Console::Console(bool quiet, bool verbose, bool no_color_env)
     : quiet_(quiet), verbose_(verbose), colour_(!no_color_env && isatty(STDERR_FILENO)) {}
 
 void Console::emit(const char* colour, const std::string& label, const std::string& raw) const {
-  const std::string text = printable_line(raw);  // one line, whatever paths it names
+  // One line, whatever paths it names; never a password.
+  const std::string text = printable_line(redact_urls(raw));
   if (colour_)
     std::cerr << "\033[1mkbuild:\033[0m " << colour << label << "\033[0m " << text << "\n";
   else
@@ -21,7 +23,8 @@ void Console::emit(const char* colour, const std::string& label, const std::stri
 
 void Console::error(const Error& e) const {
   error(stage_name(e.kind()), e.what());
-  if (!e.detail().empty()) std::cerr << e.detail() << (e.detail().back() == '\n' ? "" : "\n");
+  if (!e.detail().empty())
+    std::cerr << redact_urls(e.detail()) << (e.detail().back() == '\n' ? "" : "\n");
 }
 
 void Console::error(const std::string& stage, const std::string& message) const {

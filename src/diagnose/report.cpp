@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include "kbuild/file_util.hpp"
+#include "kbuild/redact.hpp"
 #include "kbuild_config.h"
 
 namespace kbuild {
@@ -48,6 +49,12 @@ ojson plugin_json(const PluginStatus& s) {
                {"switches", switches}};
 }
 
+void redact_strings(ojson& j) {
+  if (j.is_string()) j = redact_urls(j.get_ref<const std::string&>());
+  if (j.is_structured())  // iterating a number would give the number itself
+    for (auto& child : j) redact_strings(child);
+}
+
 }  // namespace
 
 ojson build_report(const ReportInput& in) {
@@ -81,7 +88,9 @@ ojson build_report(const ReportInput& in) {
   ojson env = ojson::object();
   if (in.env)
     for (const auto& [name, value] : in.env->consulted())
-      env[name] = value ? ojson(*value) : ojson(nullptr);
+      env[name] = is_secret_variable(name) ? ojson(value ? "set" : "unset")
+                  : value                  ? ojson(*value)
+                                           : ojson(nullptr);
   r["environment"] = env;
   if (in.plan) {
     r["argv"] = in.plan->command.argv;
@@ -123,6 +132,7 @@ ojson build_report(const ReportInput& in) {
                  {"exit_code", in.exit_code},
                  {"stage", in.error ? ojson(stage_name(in.error->kind())) : ojson(nullptr)},
                  {"message", in.error ? ojson(in.error->what()) : ojson(nullptr)}};
+  redact_strings(r);  // a password in an argv word, a message or compiler output
   return r;
 }
 

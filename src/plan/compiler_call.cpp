@@ -1,5 +1,7 @@
 #include "kbuild/compiler_call.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -16,14 +18,39 @@ constexpr std::array<std::string_view, 22> kTakesValue{
     "-MQ"};
 
 // Words after which the command is not one build with one output that
-// kbuild can check and cache: it runs as it is.
+// kbuild can check and cache: it runs as it is. Among them, every option
+// that writes a file beside the output or names one after it (the object
+// would record kbuild's temporary name, the file would be lost with it),
+// and every long spelling but two (g++ takes abbreviations of them too).
 bool runs_as_it_is(std::string_view w) {
-  constexpr std::array<std::string_view, 13> exact{
-      "-E", "-S", "-M",   "-MM",       "-MD",           "-MMD",  "-MF",
-      "-v", "-",  "-###", "--version", "-fsyntax-only", "--help"};
+  constexpr std::array<std::string_view, 19> exact{"-E",
+                                                   "-S",
+                                                   "-M",
+                                                   "-MM",
+                                                   "-MD",
+                                                   "-MMD",
+                                                   "-MF",
+                                                   "-v",
+                                                   "-",
+                                                   "-###",
+                                                   "-fsyntax-only",
+                                                   "--coverage",
+                                                   "-fprofile-arcs",
+                                                   "-ftest-coverage",
+                                                   "-gsplit-dwarf",
+                                                   "-fstack-usage",
+                                                   "-fsave-optimization-record",
+                                                   "-aux-info",
+                                                   "-wrapper"};
   if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
-  return w.rfind("-print-", 0) == 0 || w.rfind("-dump", 0) == 0 || w.rfind("-save-temps", 0) == 0 ||
-         w.rfind("-Wp,", 0) == 0 || (w.rfind("-o", 0) == 0 && w.size() > 2) || w.rfind('@', 0) == 0;
+  constexpr std::array<std::string_view, 16> prefixes{
+      "-print-",          "-dump",      "-save-temps",      "-Wp,",     "@",      "-fdump-",
+      "-fcallgraph-info", "-fprofile-", "-fauto-profile",   "-fplugin", "-specs", "-B",
+      "-Wl,-Map",         "-Wl,--Map",  "-fcreate-profile", "--sysroot"};
+  for (std::string_view p : prefixes)
+    if (w.rfind(p, 0) == 0) return true;
+  if (w.rfind("--", 0) == 0) return w != "--param" && w != "--compile";
+  return w.rfind("-o", 0) == 0 && w.size() > 2;
 }
 
 // Assembly can pull in files (.incbin) that no dependency list names, so
@@ -64,7 +91,7 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
       output_index = ++i;
     } else if (takes_value(w)) {
       ++i;
-    } else if (w == "-c") {
+    } else if (w == "-c" || w == "--compile") {
       compile_only = true;
     } else if (w == "-shared") {
       shared = true;
@@ -79,6 +106,10 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
   if (header ? shared || inputs.size() != 1
              : (!compile_only && !shared) || (compile_only && inputs.size() != 1))
     return std::nullopt;
+  // An output that is not a regular file (-o /dev/null, a FIFO,
+  // /proc/self/fd/1) or is a link gets what the compiler writes there.
+  struct stat st {};
+  if (::lstat(argv[*output_index].c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return std::nullopt;
   CompilerCall call;
   call.plan.kind = header         ? OutputKind::precompiled_header
                    : compile_only ? OutputKind::object

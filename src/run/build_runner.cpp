@@ -332,29 +332,34 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       cache && settings.remote && settings.remote->enabled() ? settings.remote : nullptr;
   std::optional<std::string> remote_key;
   std::optional<LeaseGuard> lease;  // held while this build compiles the key
-  if (cache) {
-    key = cache_key(key_in, env);
-    outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
-    if (key) {
-      Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
-      if (result && cache->fetch(key->hex, result->get())) outcome.cache = CacheStatus::hit;
-      if (remote && result && outcome.cache != CacheStatus::hit &&
-          (remote_key = shareable_key(key_in, env, settings.remote_parts, cache->root())) &&
-          fetch_remote(*remote, *cache, key->hex, *remote_key, result->get(), lease)) {
-        outcome.cache = CacheStatus::hit;
-        outcome.cache_detail = "remote";
-      } else if (remote && remote_key) {
-        outcome.cache_detail = remote->miss_reason();
+  if (cache) try {
+      key = cache_key(key_in, env);
+      outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
+      if (key) {
+        Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
+        if (result && cache->fetch(key->hex, result->get())) outcome.cache = CacheStatus::hit;
+        if (remote && result && outcome.cache != CacheStatus::hit &&
+            (remote_key = shareable_key(key_in, env, settings.remote_parts, cache->root())) &&
+            fetch_remote(*remote, *cache, key->hex, *remote_key, result->get(), lease)) {
+          outcome.cache = CacheStatus::hit;
+          outcome.cache_detail = "remote";
+        } else if (remote && remote_key) {
+          outcome.cache_detail = remote->miss_reason();
+        }
+        if (outcome.cache != CacheStatus::hit) out.discard_result();
+        // One locked update of stats.json for the local and the remote counts.
+        CounterIncrements counters{{outcome.cache == CacheStatus::hit ? "hits" : "misses", 1}};
+        if (remote)
+          for (auto& counter : remote->take_counters()) counters.push_back(std::move(counter));
+        add_counters(*cache->root(), counters);
       }
-      if (outcome.cache != CacheStatus::hit) out.discard_result();
-      // One locked update of stats.json for the local and the remote counts.
-      CounterIncrements counters{{outcome.cache == CacheStatus::hit ? "hits" : "misses", 1}};
-      if (remote)
-        for (auto& counter : remote->take_counters()) counters.push_back(std::move(counter));
-      add_counters(*cache->root(), counters);
+      outcome.timings.push_back({"cache", seconds_since(start)});
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::interrupted) throw;
+      throw Error(ErrorKind::interrupted,  // the remote cache's wait, not a compiler
+                  std::string(e.what()) + " for " + plan.output + "; nothing was compiled" +
+                      untouched_output(plan.output));
     }
-    outcome.timings.push_back({"cache", seconds_since(start)});
-  }
   if (outcome.cache != CacheStatus::hit) {
     start = std::chrono::steady_clock::now();
     std::optional<std::vector<std::string>> lists;

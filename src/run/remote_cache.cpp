@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <thread>
 
 #include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/interrupts.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
 #include "run/cache_counters.hpp"
@@ -286,7 +286,8 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
 RedisClient* RemoteCache::client() {
   if (dead_ || !enabled()) return nullptr;
   if (!client_) {
-    Result<RedisClient> c = RedisClient::connect(settings_.address, settings_.timeouts);
+    Result<RedisClient> c =
+        RedisClient::connect(settings_.address, settings_.timeouts, settings_.max_entry_bytes);
     if (!c) {
       fail(c.why());
       return nullptr;
@@ -437,7 +438,11 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
   const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
   auto pause = std::chrono::milliseconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(pause);
+    if (int sig = sleep_unless_interrupted(pause))
+      throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
+                                              " while waiting for another builder's compile (it "
+                                              "holds the lease on remote key " +
+                                              remote_key.substr(0, 12) + ")");
     pause = std::min(pause * 2, std::chrono::milliseconds(200));
     RedisClient* c = client();
     if (!c) return false;

@@ -1,6 +1,7 @@
 #include "kbuild/interrupts.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@ std::atomic<int> wake_write{-1};
 int wake_read = -1;
 std::mutex watch_mutex;
 int watches = 0;
+bool handlers_installed = false;
 std::array<struct sigaction, kInterrupts.size()> saved_actions;
 struct sigaction saved_pipe_action;
 
@@ -72,6 +74,8 @@ InterruptWatch::InterruptWatch() {
   if (watches++ > 0) return;
   open_wake_pipe();
   caught = 0;
+  if (handlers_installed) return;  // left by an earlier interrupt
+  handlers_installed = true;
   struct sigaction action {};
   action.sa_handler = remember_interrupt;
   sigemptyset(&action.sa_mask);
@@ -86,9 +90,43 @@ InterruptWatch::InterruptWatch() {
 InterruptWatch::~InterruptWatch() {
   std::lock_guard<std::mutex> lock(watch_mutex);
   if (--watches > 0) return;
+  // After an interrupt kbuild is ending: a second one (`timeout` signals
+  // the child and then its group; a second Ctrl-C) is remembered too, not
+  // fatal before the temporary is removed and the message said.
+  if (caught != 0) return;
+  handlers_installed = false;
   for (std::size_t i = 0; i < kInterrupts.size(); ++i)
     sigaction(kInterrupts[i], &saved_actions[i], nullptr);
   sigaction(SIGPIPE, &saved_pipe_action, nullptr);
+}
+
+InterruptsTaken::InterruptsTaken() {
+  watch_.emplace();
+  sigset_t set = interrupt_signals();
+  pthread_sigmask(SIG_UNBLOCK, &set, &before_);
+}
+
+int InterruptsTaken::stop() {
+  if (!watch_) return 0;
+  pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+  const int caught_now = interrupt_received();
+  watch_.reset();
+  return caught_now;
+}
+
+int sleep_unless_interrupted(std::chrono::milliseconds pause) {
+  InterruptsTaken interrupts;
+  const auto until = std::chrono::steady_clock::now() + pause;
+  while (!interrupt_received()) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    struct pollfd wake {
+      interrupt_fd(), POLLIN, 0
+    };
+    (void)::poll(&wake, wake.fd >= 0 ? 1 : 0, static_cast<int>(left.count()));
+  }
+  return interrupts.stop();
 }
 
 int interrupt_received() {

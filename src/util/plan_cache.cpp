@@ -10,6 +10,7 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/file_util.hpp"
+#include "kbuild/redact.hpp"
 #include "util/input_record.hpp"
 #include "util/parsed_file_cache.hpp"
 
@@ -156,6 +157,13 @@ void remember_plan(const std::vector<std::string>& argv, const Environment& env,
                    const PlanOutput& output) {
   const InputRecord* recorded = recorded_inputs();
   if (!recorded || recorded->uncacheable || !may_be_cached_dry_run(argv)) return;
+  // Secrets are never written to a file: a run that read one is not remembered.
+  for (const std::string& word : argv)
+    if (redact_urls(word) != word) return;
+  for (const std::string& name : recorded->variables) {
+    auto value = env.get(name);
+    if (value && (is_secret_variable(name) || redact_urls(*value) != *value)) return;
+  }
   InputRecord inputs = *recorded;  // what follows reads the cache: not an input
   // Created before the stamps are taken: creating it changes the root's.
   std::optional<TrustedDir> dir = plans_dir(env, true);

@@ -234,35 +234,6 @@ void adopt_orphans() {
   (void)adopted;
 }
 
-// While alive (and asked to), interrupts are caught, and those an
-// InterruptGuard held pending arrive.
-class InterruptsTaken {
- public:
-  explicit InterruptsTaken(bool take) {
-    if (!take) return;
-    watch_.emplace();
-    sigset_t set = interrupt_signals();
-    pthread_sigmask(SIG_UNBLOCK, &set, &before_);
-  }
-  ~InterruptsTaken() { stop(); }
-  InterruptsTaken(const InterruptsTaken&) = delete;
-  InterruptsTaken& operator=(const InterruptsTaken&) = delete;
-
-  // Restores the signal mask; then the interrupt caught, if any (also one
-  // that came as the child ended, after the wait stopped looking).
-  int stop() {
-    if (!watch_) return 0;
-    pthread_sigmask(SIG_SETMASK, &before_, nullptr);
-    const int caught = interrupt_received();
-    watch_.reset();
-    return caught;
-  }
-
- private:
-  std::optional<InterruptWatch> watch_;
-  sigset_t before_{};
-};
-
 }  // namespace
 
 std::string ProcessResult::describe() const {
@@ -322,9 +293,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   ProcessResult result;
   // Taken before the child starts, so that no interrupt from then on is lost
   // (ignored, or ending kbuild and leaving the child running).
-  InterruptsTaken interrupts(options.handle_interrupts);
+  std::optional<InterruptsTaken> interrupts;
+  if (options.handle_interrupts) interrupts.emplace();
   if (options.handle_interrupts && interrupt_received()) {
-    result.interrupted_by = interrupts.stop();  // no child started
+    result.interrupted_by = interrupts->stop();  // no child started
     return result;
   }
   asio::io_context ctx;
@@ -335,7 +307,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   PipeSink err(options.capture_output ? err_pipe.release() : -1, result.err, options.max_capture,
                result.output_truncated, options.tee_output ? STDERR_FILENO : -1);
   std::optional<int> status = GroupWait(child.id(), options, result, {&out, &err}).run();
-  if (int late = interrupts.stop(); late && !result.interrupted_by) result.interrupted_by = late;
+  if (int late = interrupts ? interrupts->stop() : 0; late && !result.interrupted_by)
+    result.interrupted_by = late;
   child.detach();  // reaped here (or given up on): Boost must neither wait nor kill
   if (status && WIFEXITED(*status)) {
     result.exited = true;

@@ -1,9 +1,10 @@
 #include "kbuild/redis_client.hpp"
 
 #include <hiredis/hiredis.h>
-#include <pthread.h>
-#include <signal.h>
-
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,9 @@
 #include <optional>
 #include <vector>
 
+#include "kbuild/error.hpp"
+#include "kbuild/interrupts.hpp"
+#include "kbuild/redact.hpp"
 #include "util/input_record.hpp"
 
 namespace kbuild {
@@ -23,48 +27,6 @@ bool parse_int(const std::string& text, int& out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && end == text.data() + text.size() && out >= 0;
 }
-
-struct timeval as_timeval(std::chrono::milliseconds ms) {
-  struct timeval tv {};
-  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
-  return tv;
-}
-
-// Writing to a connection the server closed raises SIGPIPE, which would end
-// kbuild (a dead server must be a miss): blocked while a command runs, and
-// one raised meanwhile is taken off before unblocking.
-class NoBrokenPipeSignal {
- public:
-  NoBrokenPipeSignal() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &saved_);
-  }
-  ~NoBrokenPipeSignal() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
-      const struct timespec now {};
-      (void)sigtimedwait(&pipe_, nullptr, &now);
-    }
-    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
-  }
-  NoBrokenPipeSignal(const NoBrokenPipeSignal&) = delete;
-  NoBrokenPipeSignal& operator=(const NoBrokenPipeSignal&) = delete;
-
- private:
-  sigset_t pipe_{}, saved_{};
-  bool was_pending_ = false;
-};
-
-struct ReplyFree {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyFree>;
 
 // %XX escapes (a password holding '@', ':' or '/'), decoded.
 std::optional<std::string> percent_decoded(const std::string& text) {
@@ -143,162 +105,264 @@ Result<RedisAddress> parse_redis_url(const std::string& url) {
   return a;
 }
 
+// The remote cache's counterpart of redact_urls, for an address alone.
 std::string redact_redis_url(const std::string& url) {
-  if (url.rfind("redis://", 0) != 0) return url;
-  const std::size_t at = url.rfind('@');
-  if (at == std::string::npos || at < 8) return url;
-  const std::size_t colon = url.find(':', 8);
-  if (colon == std::string::npos || colon > at) return url;
-  return url.substr(0, colon + 1) + "***" + url.substr(at);
+  return redact_urls(url);
 }
 
-void RedisClient::Free::operator()(redisContext* c) const {
-  redisFree(c);
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+// Replies other than a GET's value are a few bytes; anything longer is a
+// server that lies.
+constexpr std::size_t kMaxOtherReply = 1u << 20;
+
+// Waits until `fd` is ready for `events`, by `deadline`. Interrupts are
+// taken meanwhile (also those an InterruptGuard held pending): one ends the
+// wait with Error(interrupted).
+Status wait_ready(int fd, short events, Clock::time_point deadline, const char* what) {
+  for (;;) {
+    if (int sig = interrupt_received())
+      throw Error(ErrorKind::interrupted, std::string("interrupted by signal ") +
+                                              std::to_string(sig) + " while the remote cache " +
+                                              what);
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0)
+      return Failure{std::string("no answer within the timeout (the server ") + what +
+                     " too slowly; raise KBUILD_REMOTE_CACHE_TIMEOUT_MS or check the server)"};
+    struct pollfd fds[2] = {{fd, events, 0}, {interrupt_fd(), POLLIN, 0}};
+    const int n = ::poll(fds, fds[1].fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    if (n < 0 && errno != EINTR) return Failure{std::string("poll: ") + std::strerror(errno)};
+    if (n > 0 && fds[0].revents != 0) return ok();
+  }
 }
 
-Result<RedisClient> RedisClient::connect(const RedisAddress& address,
-                                         const RedisTimeouts& timeouts) {
-  record_uncacheable();  // a server's answer has no stamp
-  const struct timeval tv = as_timeval(timeouts.connect);
-  redisContext* c = address.socket.empty()
-                        ? redisConnectWithTimeout(address.host.c_str(), address.port, tv)
-                        : redisConnectUnixWithTimeout(address.socket.c_str(), tv);
-  if (!c) return Failure{"out of memory"};
-  RedisClient client(c);
-  if (c->err) return Failure{std::string("cannot connect: ") + c->errstr};
-  if (redisSetTimeout(c, as_timeval(timeouts.operation)) != REDIS_OK)
-    return Failure{"cannot set the operation timeout"};
-  if (!address.password.empty()) {
-    NoBrokenPipeSignal no_sigpipe;
-    std::vector<const char*> argv{"AUTH"};
-    std::vector<size_t> lengths{4};
-    if (!address.user.empty()) {
-      argv.push_back(address.user.data());
-      lengths.push_back(address.user.size());
+// A non-blocking socket connected to `address` by `deadline`.
+Result<UniqueFd> open_connection(const RedisAddress& address, Clock::time_point deadline) {
+  auto connect_one = [deadline](int family, const sockaddr* to,
+                                socklen_t size) -> Result<UniqueFd> {
+    UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd.valid()) return Failure{std::string("cannot connect: ") + std::strerror(errno)};
+    if (::connect(fd.get(), to, size) != 0) {
+      if (errno != EINPROGRESS && errno != EAGAIN)
+        return Failure{std::string("cannot connect: ") + std::strerror(errno)};
+      if (Status ready = wait_ready(fd.get(), POLLOUT, deadline, "accepted the connection"); !ready)
+        return Failure{"cannot connect: " + ready.why()};
+      int error = 0;
+      socklen_t len = sizeof error;
+      if (::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0)
+        return Failure{std::string("cannot connect: ") + std::strerror(error ? error : errno)};
     }
-    argv.push_back(address.password.data());
-    lengths.push_back(address.password.size());
-    Reply r(static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-    if (!r) return Failure{std::string("AUTH: ") + c->errstr};
-    // Redis's own words (WRONGPASS...), never the password.
-    if (r->type == REDIS_REPLY_ERROR) return Failure{"AUTH: " + std::string(r->str, r->len)};
+    return fd;
+  };
+  if (!address.socket.empty()) {
+    sockaddr_un to{};
+    to.sun_family = AF_UNIX;
+    if (address.socket.size() >= sizeof to.sun_path)
+      return Failure{"cannot connect: the socket path is too long"};
+    std::memcpy(to.sun_path, address.socket.c_str(), address.socket.size() + 1);
+    return connect_one(AF_UNIX, reinterpret_cast<const sockaddr*>(&to), sizeof to);
   }
-  if (address.db != 0) {
-    NoBrokenPipeSignal no_sigpipe;
-    const std::string db = std::to_string(address.db);
-    Reply r(static_cast<redisReply*>(redisCommand(c, "SELECT %s", db.c_str())));
-    if (!r) return Failure{std::string("SELECT: ") + c->errstr};
-    if (r->type == REDIS_REPLY_ERROR) return Failure{"SELECT: " + std::string(r->str, r->len)};
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(address.port);
+  if (int e = ::getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found); e != 0)
+    return Failure{"cannot connect: " + address.host + ": " + gai_strerror(e)};
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> list(found, freeaddrinfo);
+  Result<UniqueFd> last = Failure{"cannot connect: no address for " + address.host};
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    last = connect_one(a->ai_family, a->ai_addr, a->ai_addrlen);
+    if (last) break;
   }
-  return client;
-}
-
-namespace {
-
-Result<Reply> command(redisContext* c, const std::vector<std::string>& words) {
-  NoBrokenPipeSignal no_sigpipe;
-  std::vector<const char*> argv;
-  std::vector<size_t> lengths;
-  for (const std::string& w : words) {
-    argv.push_back(w.data());
-    lengths.push_back(w.size());
-  }
-  Reply r(static_cast<redisReply*>(
-      redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-  if (!r) return Failure{words[0] + ": " + (c->err ? c->errstr : "no reply")};
-  if (r->type == REDIS_REPLY_ERROR) return Failure{words[0] + ": " + std::string(r->str, r->len)};
-  return r;
-}
-
-}  // namespace
-
-namespace {
-
-constexpr std::size_t kMaxBulk = 512u << 20;  // Redis's longest string
-
-// The whole `want` bytes from the connection (blocking, with the timeout
-// redisSetTimeout gave the socket).
-Status read_exactly(int fd, char* to, std::size_t want) {
-  while (want > 0) {
-    ssize_t n = ::read(fd, to, want);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Failure{std::string("GET: ") + std::strerror(errno)};
-    if (n == 0) return Failure{"GET: the server closed the connection"};
-    to += n;
-    want -= static_cast<std::size_t>(n);
-  }
-  return ok();
+  return last;
 }
 
 // The length in a bulk reply's first line ("$123\r\n" in `head`), -1 for
-// nil; nullopt when `head` is not one (an error, another type, cut short).
-std::optional<long long> bulk_length(std::string_view head, std::size_t& line_end) {
-  line_end = head.find("\r\n");
-  if (head.empty() || head[0] != '$' || line_end == std::string_view::npos) return std::nullopt;
+// nil; nullopt when `head` is not one (an error, another type).
+std::optional<long long> bulk_length(std::string_view head, std::size_t line_end) {
+  if (head.empty() || head[0] != '$') return std::nullopt;
   long long n = 0;
   auto [end, ec] = std::from_chars(head.data() + 1, head.data() + line_end, n);
   if (ec != std::errc() || end != head.data() + line_end || n < -1) return std::nullopt;
   return n;
 }
 
-Result<std::optional<std::string>> from_reply(Result<Reply> r) {
-  if (!r) return Failure{r.why()};
-  if ((*r)->type == REDIS_REPLY_NIL) return std::optional<std::string>();
-  if ((*r)->type != REDIS_REPLY_STRING) return Failure{"GET: not a string"};
-  return std::optional<std::string>(std::string((*r)->str, (*r)->len));
+Result<std::optional<std::string>> value_of(Result<void*> reply) {
+  if (!reply) return Failure{"GET: " + reply.why()};
+  Reply r(static_cast<redisReply*>(*reply));
+  if (r->type == REDIS_REPLY_NIL) return std::optional<std::string>();
+  if (r->type == REDIS_REPLY_ERROR) return Failure{"GET: " + std::string(r->str, r->len)};
+  if (r->type != REDIS_REPLY_STRING) return Failure{"GET: not a string"};
+  return std::optional<std::string>(std::string(r->str, r->len));
 }
 
 }  // namespace
 
-// A bulk reply is read straight from the socket into the string returned:
-// hiredis would read a 1 MiB entry 16 KiB at a time into a growing buffer
-// and copy it twice more (a third of a remote hit, docs/farm.md). Anything
-// else (an error, a reply cut short in its first line) goes to hiredis's
-// reader with the bytes already read.
-Result<std::optional<std::string>> RedisClient::get(const std::string& key) {
-  redisContext* c = context_.get();
-  if (c->reader->pos != c->reader->len || c->reader->ridx != -1)
-    return from_reply(command(c, {"GET", key}));  // hiredis holds unread bytes
-  NoBrokenPipeSignal no_sigpipe;
-  const char* argv[] = {"GET", key.data()};
-  const size_t lengths[] = {3, key.size()};
-  int sent = 0;
-  if (redisAppendCommandArgv(c, 2, argv, lengths) != REDIS_OK) return Failure{"GET: out of memory"};
-  while (!sent)
-    if (redisBufferWrite(c, &sent) != REDIS_OK) return Failure{std::string("GET: ") + c->errstr};
-  char head[1 << 16];
-  ssize_t got = -1;
-  while ((got = ::read(c->fd, head, sizeof head)) < 0 && errno == EINTR) {
+void RedisClient::ReaderFree::operator()(redisReader* r) const {
+  redisReaderFree(r);
+}
+
+RedisClient::RedisClient(UniqueFd fd, const RedisTimeouts& timeouts, std::size_t max_value)
+    : fd_(std::move(fd)),
+      reader_(redisReaderCreate()),
+      timeouts_(timeouts),
+      max_value_(max_value) {}
+
+Result<RedisClient> RedisClient::connect(const RedisAddress& address, const RedisTimeouts& timeouts,
+                                         std::size_t max_value) {
+  record_uncacheable();  // a server's answer has no stamp
+  InterruptsTaken interrupts;
+  Result<UniqueFd> fd = open_connection(address, Clock::now() + timeouts.connect);
+  if (!fd) return Failure{fd.why()};
+  RedisClient client(std::move(*fd), timeouts, max_value);
+  if (!client.reader_) return Failure{"out of memory"};
+  if (!address.password.empty()) {
+    std::vector<std::string> words{"AUTH"};
+    if (!address.user.empty()) words.push_back(address.user);
+    words.push_back(address.password);
+    Result<void*> r = client.exchange(words);
+    if (!r) return Failure{"AUTH: " + r.why()};
+    // Redis's own words (WRONGPASS...), never the password.
+    Reply reply(static_cast<redisReply*>(*r));
+    if (reply->type == REDIS_REPLY_ERROR)
+      return Failure{"AUTH: " + std::string(reply->str, reply->len)};
   }
-  if (got <= 0)
-    return Failure{got == 0 ? "GET: the server closed the connection"
-                            : std::string("GET: ") + std::strerror(errno)};
-  const std::string_view first(head, static_cast<std::size_t>(got));
-  std::size_t line_end = 0;
-  std::optional<long long> n = bulk_length(first, line_end);
-  if (!n) {
-    if (redisReaderFeed(c->reader, head, first.size()) != REDIS_OK)
-      return Failure{"GET: bad reply"};
+  if (address.db != 0) {
+    Result<void*> r = client.exchange({"SELECT", std::to_string(address.db)});
+    if (!r) return Failure{"SELECT: " + r.why()};
+    Reply reply(static_cast<redisReply*>(*r));
+    if (reply->type == REDIS_REPLY_ERROR)
+      return Failure{"SELECT: " + std::string(reply->str, reply->len)};
+  }
+  return client;
+}
+
+Status RedisClient::send(const std::vector<std::string>& words, Clock::time_point deadline) {
+  if (!fd_.valid()) return Failure{"the connection was given up after an earlier failure"};
+  std::vector<const char*> argv;
+  std::vector<size_t> lengths;
+  for (const std::string& w : words) {
+    argv.push_back(w.data());
+    lengths.push_back(w.size());
+  }
+  char* formatted = nullptr;
+  const int size = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()), argv.data(),
+                                          lengths.data());
+  if (size < 0) return Failure{"out of memory"};
+  std::unique_ptr<char, void (*)(char*)> command(formatted, redisFreeCommand);
+  std::string_view left(formatted, static_cast<std::size_t>(size));
+  while (!left.empty()) {
+    // MSG_NOSIGNAL: a server that closed the connection is a failure, not SIGPIPE.
+    const ssize_t n = ::send(fd_.get(), left.data(), left.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      left.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return Failure{std::strerror(errno)};
+    if (Status ready = wait_ready(fd_.get(), POLLOUT, deadline, "took the request"); !ready)
+      return ready;
+  }
+  return ok();
+}
+
+Result<std::size_t> RedisClient::receive(char* to, std::size_t room, Clock::time_point deadline) {
+  for (;;) {
+    const ssize_t n = ::recv(fd_.get(), to, room, 0);
+    if (n > 0) return static_cast<std::size_t>(n);
+    if (n == 0) return Failure{"the server closed the connection"};
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN) return Failure{std::strerror(errno)};
+    if (Status ready = wait_ready(fd_.get(), POLLIN, deadline, "answered"); !ready)
+      return Failure{ready.why()};
+  }
+}
+
+// The reply `got` begins, read on through hiredis's parser.
+Result<void*> RedisClient::parse_rest(std::string_view got, Clock::time_point deadline) {
+  std::size_t total = 0;
+  char buffer[1 << 14];
+  for (;;) {
+    if (!got.empty() && redisReaderFeed(reader_.get(), got.data(), got.size()) != REDIS_OK)
+      return Failure{"bad reply"};
     void* reply = nullptr;
-    if (redisGetReply(c, &reply) != REDIS_OK) return Failure{std::string("GET: ") + c->errstr};
-    Reply r(static_cast<redisReply*>(reply));
-    if (r->type == REDIS_REPLY_ERROR) return Failure{"GET: " + std::string(r->str, r->len)};
-    return from_reply(std::move(r));
+    if (redisReaderGetReply(reader_.get(), &reply) != REDIS_OK) return Failure{"bad reply"};
+    if (reply) return reply;
+    if ((total += got.size()) > kMaxOtherReply) return Failure{"a reply longer than expected"};
+    Result<std::size_t> n = receive(buffer, sizeof buffer, deadline);
+    if (!n) return Failure{n.why()};
+    got = std::string_view(buffer, *n);
+  }
+}
+
+Result<void*> RedisClient::exchange(const std::vector<std::string>& words) {
+  InterruptsTaken interrupts;
+  const Clock::time_point deadline = Clock::now() + timeouts_.operation;
+  Status sent = send(words, deadline);
+  Result<void*> reply = sent ? parse_rest({}, deadline) : Result<void*>(Failure{sent.why()});
+  if (!reply) fd_.reset();  // a reply half read: the connection is out of step
+  return reply;
+}
+
+// A bulk reply is read straight from the socket into the string returned
+// (hiredis would copy a 1 MiB entry twice more: a third of a remote hit,
+// docs/farm.md), growing as bytes arrive; its length is checked against
+// max_value_ first. Anything else goes to hiredis's parser.
+Result<std::optional<std::string>> RedisClient::get(const std::string& key) {
+  InterruptsTaken interrupts;
+  const Clock::time_point deadline = Clock::now() + timeouts_.operation;
+  auto failed = [this](const std::string& why) -> Result<std::optional<std::string>> {
+    fd_.reset();  // a reply half read: the connection is out of step
+    return Failure{"GET: " + why};
+  };
+  if (Status sent = send({"GET", key}, deadline); !sent) return failed(sent.why());
+  char head[1 << 16];
+  std::size_t got = 0, line_end = std::string_view::npos;
+  // The first line: "$N\r\n" is at most 23 bytes.
+  while (line_end == std::string_view::npos) {
+    Result<std::size_t> n = receive(head + got, sizeof head - got, deadline);
+    if (!n) return failed(n.why());
+    got += *n;
+    line_end = std::string_view(head, got).find("\r\n");
+    if (head[0] != '$' || (line_end == std::string_view::npos && got > 24)) break;
+  }
+  const std::string_view first(head, got);
+  std::optional<long long> n =
+      line_end == std::string_view::npos ? std::nullopt : bulk_length(first, line_end);
+  if (!n) {
+    Result<std::optional<std::string>> value = value_of(parse_rest(first, deadline));
+    if (!value) fd_.reset();
+    return value;
   }
   const std::size_t body = line_end + 2;
   if (*n == -1)
     return first.size() == body ? Result<std::optional<std::string>>(std::nullopt)
-                                : Failure{"GET: bad reply"};
-  const auto size = static_cast<std::size_t>(*n);
-  if (size > kMaxBulk) return Failure{"GET: a reply larger than Redis's strings"};
-  std::string value(size + 2, '\0');  // with the closing \r\n
-  const std::size_t have = std::min(first.size() - body, value.size());
-  if (first.size() - body > value.size()) return Failure{"GET: bad reply"};
-  std::memcpy(value.data(), head + body, have);
-  if (Status rest = read_exactly(c->fd, value.data() + have, value.size() - have); !rest)
-    return Failure{rest.why()};
-  if (value.compare(size, 2, "\r\n") != 0) return Failure{"GET: bad reply"};
+                                : failed("bad reply");
+  const auto size = static_cast<unsigned long long>(*n);
+  if (size > max_value_)
+    return failed("a value of " + std::to_string(size) + " bytes, more than the " +
+                  std::to_string(max_value_) + " accepted (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)");
+  const std::size_t want = static_cast<std::size_t>(size) + 2;  // with the closing \r\n
+  if (first.size() - body > want) return failed("bad reply");
+  std::string value(first.substr(body));
+  std::size_t have = value.size();
+  while (have < want) {
+    // Grown as bytes arrive: a header alone never allocates the whole length.
+    if (have == value.size())
+      value.resize(std::min(want, std::max<std::size_t>(2 * value.size(), sizeof head)));
+    Result<std::size_t> m = receive(value.data() + have, value.size() - have, deadline);
+    if (!m) return failed(m.why());
+    have += *m;
+  }
+  if (value.compare(size, 2, "\r\n") != 0) return failed("bad reply");
   value.resize(size);
   return std::optional<std::string>(std::move(value));
 }
@@ -309,9 +373,12 @@ Result<bool> RedisClient::set(const std::string& key, const std::string& value,
   std::vector<std::string> words{"SET", key, value};
   if (expiry) words.insert(words.end(), {"PX", std::to_string(expiry->count())});
   if (only_if_absent) words.emplace_back("NX");
-  Result<Reply> r = command(context_.get(), words);
-  if (!r) return Failure{r.why()};
-  return (*r)->type != REDIS_REPLY_NIL;
+  Result<void*> r = exchange(words);
+  if (!r) return Failure{"SET: " + r.why()};
+  Reply reply(static_cast<redisReply*>(*r));
+  if (reply->type == REDIS_REPLY_ERROR)
+    return Failure{"SET: " + std::string(reply->str, reply->len)};
+  return reply->type != REDIS_REPLY_NIL;
 }
 
 Status RedisClient::delete_if(const std::string& key, const std::string& value) {
@@ -320,8 +387,11 @@ Status RedisClient::delete_if(const std::string& key, const std::string& value) 
   static const std::string script =
       "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
       "return 0";
-  Result<Reply> r = command(context_.get(), {"EVAL", script, "1", key, value});
-  if (!r) return Failure{r.why()};
+  Result<void*> r = exchange({"EVAL", script, "1", key, value});
+  if (!r) return Failure{"EVAL: " + r.why()};
+  Reply reply(static_cast<redisReply*>(*r));
+  if (reply->type == REDIS_REPLY_ERROR)
+    return Failure{"EVAL: " + std::string(reply->str, reply->len)};
   return ok();
 }
 

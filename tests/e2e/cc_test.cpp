@@ -101,16 +101,18 @@ TEST_CASE("kbuild started as g++ finds the real g++ after itself and caches comp
   CHECK(bad.err.find("kbuild: error") == std::string::npos);
 }
 
-TEST_CASE("kbuild cc: a compile error shows g++'s diagnostics and keeps the earlier output",
-          "[e2e][cc]") {
+TEST_CASE(
+    "kbuild cc: a compile error shows g++'s diagnostics, exits as g++ and keeps the earlier output",
+    "[e2e][cc]") {
   CcCase c;
   write_file(c.dir / "bad.cpp", "int f() { return undeclared_name; }\n");
   write_file(c.dir / "k.o", "earlier");
   RunResult r = run_kbuild({"cc", "--", "g++", "-c", c.dir / "bad.cpp", "-o", c.dir / "k.o"},
                            c.home.str(), c.env());
-  CHECK(r.exit_code == 5);
+  CHECK(r.exit_code == 1);  // g++'s own, as without kbuild
   CHECK(r.err.find("undeclared_name") != std::string::npos);
-  CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
+  CHECK(r.err.find("kbuild: error") == std::string::npos);
+  CHECK(r.err.find("kbuild: info: compile failed") != std::string::npos);  // KBUILD_VERBOSE=1
   CHECK(read_file(c.dir / "k.o") == "earlier");
 }
 
@@ -167,4 +169,79 @@ TEST_CASE("kbuild cc caches precompiled headers: Inductor's run in an emptied di
   // A header the prefix header includes changed: neither is served.
   CHECK(inductor_run("inline int base() { return 42; }\n") == std::make_pair(false, false));
   CHECK(c.runs() == 4);
+}
+
+TEST_CASE("compiler mode running itself is refused at the second level, naming both", "[e2e][cc]") {
+  CcCase c;
+  // Two kbuild copies named g++ on PATH, each finding the other.
+  fs::create_directories(c.dir / "one");
+  fs::create_directories(c.dir / "two");
+  fs::copy_file(kbuild_binary(), c.dir / "one/g++");
+  fs::copy_file(kbuild_binary(), c.dir / "two/g++");
+  auto env = c.env();
+  env["PATH"] = (c.dir / "one") + ":" + (c.dir / "two") + ":/usr/bin:/bin";
+  RunResult copies = run({"/usr/bin/timeout", "20", c.dir / "one/g++", "-c", c.dir / "k.cpp",
+                          "-DX=1", "-o", c.dir / "k.o"},
+                         env);
+  INFO(copies.err);
+  CHECK(copies.exit_code == 2);  // the inner level's, passed on as a compiler's
+  CHECK(copies.err.find("kbuild started itself as the compiler") != std::string::npos);
+  CHECK(copies.err.find(c.dir / "two/g++") != std::string::npos);
+  CHECK(copies.err.find(c.dir / "one/g++") != std::string::npos);
+  // A g++ wrapper script that runs kbuild cc -- g++ again.
+  write_file(c.dir / "wrap/g++", "#!/bin/sh\nexec " + kbuild_binary() + " cc -- g++ \"$@\"\n",
+             true);
+  env["PATH"] = (c.dir / "wrap") + ":/usr/bin:/bin";
+  RunResult wrapper = run({"/usr/bin/timeout", "20", kbuild_binary(), "cc", "--", "g++", "-c",
+                           c.dir / "k.cpp", "-DX=1", "-o", c.dir / "k.o"},
+                          env);
+  INFO(wrapper.err);
+  CHECK(wrapper.exit_code == 2);
+  CHECK(wrapper.err.find("kbuild started itself as the compiler") != std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k.o"));
+}
+
+TEST_CASE(
+    "compiler mode is the compiler where it does not cache: /dev/null, long spellings, "
+    "side outputs, --help",
+    "[e2e][cc]") {
+  CcCase c;
+  auto cc = [&c](std::vector<std::string> words) {
+    words.insert(words.begin(), {"cc", "--"});
+    return run_kbuild(words, c.home.str(), c.env());
+  };
+  // A flag probe, as build systems and Inductor route them.
+  RunResult probe = cc({"g++", "-c", c.dir / "k.cpp", "-DX=1", "-o", "/dev/null"});
+  INFO(probe.err);
+  CHECK(probe.exit_code == 0);
+  CHECK(fs::is_character_file("/dev/null"));
+  RunResult failing = cc({"g++", "-c", c.dir / "k.cpp", "-o", "/dev/null"});  // X undefined
+  CHECK(failing.exit_code == 1);                                              // g++'s own
+  // --preprocess is -E: the preprocessed text, not a link.
+  RunResult pre = cc({"g++", "--preprocess", c.dir / "k.cpp", "-DX=7", "-o", c.dir / "k.i"});
+  INFO(pre.err);
+  CHECK(pre.exit_code == 0);
+  CHECK(read_file(c.dir / "k.i").find("41 + 7") != std::string::npos);
+  // -o a --output=b: g++ writes b, where the user said.
+  RunResult two = cc({"g++", "-shared", "-fPIC", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "a.so",
+                      "--output=" + (c.dir / "b.so")});
+  CHECK(two.exit_code == 0);
+  CHECK(fs::exists(c.dir / "b.so"));
+  // Side outputs land beside the output, named after it, as with g++ alone.
+  RunResult coverage =
+      cc({"g++", "-c", "--coverage", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "cov.o"});
+  CHECK(coverage.exit_code == 0);
+  CHECK(fs::exists(c.dir / "cov.gcno"));
+  RunResult usage =
+      cc({"g++", "-c", "-fstack-usage", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "su.o"});
+  CHECK(usage.exit_code == 0);
+  CHECK(fs::exists(c.dir / "su.su"));
+  RunResult split =
+      cc({"g++", "-c", "-g", "-gsplit-dwarf", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "sd.o"});
+  CHECK(split.exit_code == 0);
+  CHECK(fs::exists(c.dir / "sd.dwo"));
+  CHECK(read_file(c.dir / "sd.o").find(".kbuild-tmp") == std::string::npos);
+  RunResult help = run_kbuild({"cc", "--help"}, c.home.str(), c.env());
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("usage: kbuild cc") != std::string::npos);
 }

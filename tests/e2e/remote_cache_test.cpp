@@ -578,3 +578,117 @@ TEST_CASE("a password in the address (AUTH); a wrong one is one warning and a mi
   CHECK(warnings(anonymous) == 1);
   CHECK(dbsize() == "1");
 }
+
+namespace {
+
+// Every regular file under `root` that holds `secret`.
+std::vector<std::string> files_holding(const fs::path& root, const std::string& secret) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+       it.increment(ec))
+    if (it->is_regular_file(ec) && read_file(it->path()).find(secret) != std::string::npos)
+      found.push_back(it->path().string());
+  return found;
+}
+
+std::string value_after(const std::string& text, const std::string& name) {
+  const std::size_t at = text.find(name + "=");
+  REQUIRE(at != std::string::npos);
+  const std::size_t start = at + name.size() + 1;
+  return text.substr(start, text.find_first_of(" \n", start) - start);
+}
+
+}  // namespace
+
+TEST_CASE("secrets are never shown nor written: report, -v, doctor, --version, a bad address",
+          "[e2e][remote][secrets]") {
+  const std::string password = "Pa55-w0rd-q7";
+  Redis redis({"--requirepass", password});
+  Fleet fleet(2);
+  const std::string host = "127.0.0.1:" + std::to_string(redis.port);
+  Machine m(fleet, "redis://:" + password + "@" + host);
+  TempDir keyhome;
+  RunResult keygen = run_kbuild({"cache", "keygen"}, keyhome.str());
+  REQUIRE(keygen.exit_code == 0);
+  const std::string signing = value_after(keygen.out, "KBUILD_REMOTE_CACHE_SIGNING_KEY");
+  const std::string verify = value_after(keygen.out, "KBUILD_REMOTE_CACHE_VERIFY_KEY");
+  m.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = signing;
+  m.env["KBUILD_REMOTE_CACHE_VERIFY_KEY"] = verify;
+  const std::string report = m.cwd / "report.json";
+  std::vector<RunResult> outputs;
+  outputs.push_back(m.build(fleet, 0, {}, {"--report", report}));
+  INFO(outputs.back().err);
+  REQUIRE(outputs.back().exit_code == 0);
+  const std::string text = read_file(report);
+  CHECK(text.find("\"KBUILD_REMOTE_CACHE\": \"redis://***@" + host) != std::string::npos);
+  CHECK(text.find("\"KBUILD_REMOTE_CACHE_SIGNING_KEY\": \"set\"") != std::string::npos);
+  // The address as an option, a dry run, a failed build with its report.
+  const std::string with_password = "redis://default:" + password + "@" + host;
+  outputs.push_back(m.build(fleet, 1, {}, {"--remote-cache", with_password, "--dry-run"}));
+  outputs.push_back(m.build(fleet, 1, {},
+                            {"--remote-cache=" + with_password, "--report", m.cwd / "r2.json",
+                             "--cxx", "/nonexistent/g++"}));
+  CHECK(outputs.back().exit_code != 0);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"doctor", "--json", "--no-torch"}, {"doctor", "--no-torch"}, {"--version"}})
+    outputs.push_back(run_kbuild(args, m.home.str(), m.env));
+  // The colon forgotten: the whole userinfo is masked in the usage error.
+  RunResult malformed =
+      m.build(fleet, 1, {{"KBUILD_REMOTE_CACHE", "redis://" + password + "@" + host}});
+  CHECK(malformed.exit_code == 2);
+  CHECK(malformed.err.find("redis://***@" + host) != std::string::npos);
+  outputs.push_back(malformed);
+  for (const RunResult& r : outputs) {
+    INFO(r.out + r.err);
+    for (const std::string& secret : {password, signing, verify}) {
+      CHECK(r.out.find(secret) == std::string::npos);
+      CHECK(r.err.find(secret) == std::string::npos);
+    }
+  }
+  for (const std::string& secret : {password, signing, verify}) {
+    CHECK(files_holding(m.home.path(), secret).empty());
+    CHECK(files_holding(m.cwd.path(), secret).empty());
+  }
+}
+
+TEST_CASE("Ctrl-C ends the wait for another builder's compile at once: exit 130, nothing built",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine holder(fleet, redis.url), waiter(fleet, redis.url);
+  std::map<std::string, std::string> vars = holder.env;
+  vars["KBUILD_TEST_HOLD"] = "4";  // its compiler sleeps, then fails
+  vars["HOME"] = holder.home.str();
+  vars["XDG_CACHE_HOME"] = holder.home / ".cache";
+  vars["XDG_CONFIG_HOME"] = holder.home / ".config";
+  auto held = std::async(std::launch::async, [&] {
+    return run({kbuild_binary(), "--no-torch", "--cxx", holder.cxx, fleet.shared / "k0.cpp", "-o",
+                holder.cwd / "k0.so"},
+               vars, {"KBUILD_CACHE_DIR"});
+  });
+  for (int i = 0; i < 300 && fleet.runs() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(fleet.runs() == 1);  // the holder compiles under its lease
+  // The waiter is sent SIGINT after 1 s (timeout keeps its exit status).
+  std::map<std::string, std::string> wvars = waiter.env;
+  wvars["HOME"] = waiter.home.str();
+  wvars["XDG_CACHE_HOME"] = waiter.home / ".cache";
+  wvars["XDG_CONFIG_HOME"] = waiter.home / ".config";
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r =
+      run({"/usr/bin/timeout", "--preserve-status", "-s", "INT", "1", kbuild_binary(), "--no-torch",
+           "--cxx", waiter.cxx, fleet.shared / "k0.cpp", "-o", waiter.cwd / "k0.so", "-v"},
+          wvars, {"KBUILD_CACHE_DIR"});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(seconds < 2.5);  // not the 4 s the holder takes, nor the 60 s lease
+  CHECK(r.err.find("waiting for another builder's compile") != std::string::npos);
+  CHECK(r.err.find("the compiler was stopped") == std::string::npos);
+  CHECK(r.err.find("nothing was compiled") != std::string::npos);
+  CHECK_FALSE(fs::exists(waiter.cwd / "k0.so"));
+  CHECK(fleet.runs() == 1);  // the waiter compiled nothing
+  CHECK(held.get().exit_code != 0);
+}

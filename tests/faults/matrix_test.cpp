@@ -3,6 +3,8 @@
 // (against this test and against the table in docs/errors.md), exactly one
 // error line naming what and where, the earlier output byte for byte, and
 // that no temporary file is left behind.
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -954,4 +956,69 @@ TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {
     INFO(id);
     CHECK(text.find("TEST_CASE(\"" + id + " ") != std::string::npos);
   }
+}
+
+TEST_CASE("E137 an address whose password lacks its colon", "[matrix]") {
+  Row row;
+  RunResult r = row.build({}, {{"KBUILD_REMOTE_CACHE", "redis://Pa55word@cache:6379"}});
+  row.expect("E137", r, 2, "usage", {"redis://***@cache:6379", "a user without a password"});
+  CHECK(r.err.find("Pa55word") == std::string::npos);
+}
+
+TEST_CASE("E138 Ctrl-C while the remote cache answers", "[matrix]") {
+  Row row;
+  // A server that accepts (the kernel's backlog) and never answers.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r =
+      run({"/usr/bin/timeout", "--preserve-status", "-s", "INT", "1", kbuild_binary(), "--no-torch",
+           row.kernel, "-o", row.output},
+          {{"HOME", row.home.str()},
+           {"XDG_CACHE_HOME", row.home / ".cache"},
+           {"XDG_CONFIG_HOME", row.home / ".config"},
+           {"KBUILD_REMOTE_CACHE", "redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))},
+           {"KBUILD_REMOTE_CACHE_TIMEOUT_MS", "30000"}},
+          {"KBUILD_CACHE_DIR"});
+  row.expect(
+      "E138", r, 130, "interrupted",
+      {"interrupted by signal 2", "while the remote cache answered", "nothing was compiled"});
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));  // not 30 s
+  ::close(fd);
+}
+
+TEST_CASE("E160 kbuild reached again through the compiler it runs", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "one");
+  fs::create_directories(row.dir / "two");
+  fs::copy_file(kbuild_binary(), row.dir / "one/g++");
+  fs::copy_file(kbuild_binary(), row.dir / "two/g++");
+  RunResult r = run({"/usr/bin/timeout", "20", row.dir / "one/g++", "-shared", "-fPIC", row.kernel,
+                     "-o", row.output},
+                    {{"HOME", row.home.str()},
+                     {"PATH", (row.dir / "one") + ":" + (row.dir / "two") + ":/usr/bin:/bin"}});
+  row.expect("E160", r, 2, "usage",
+             {"kbuild started itself as the compiler", row.dir / "two/g++", row.dir / "one/g++"});
+}
+
+TEST_CASE("E161 KBUILD_CC_COMPILER not an absolute path", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "masq");
+  fs::create_symlink(kbuild_binary(), row.dir / "masq/g++");
+  RunResult r = run({row.dir / "masq/g++", "-shared", "-fPIC", row.kernel, "-o", row.output},
+                    {{"HOME", row.home.str()}, {"KBUILD_CC_COMPILER", "g++"}});
+  row.expect("E161", r, 2, "usage", {"KBUILD_CC_COMPILER='g++'", "not an absolute path"});
+}
+
+TEST_CASE("E162 kbuild cc with no compiler", "[matrix]") {
+  Row row;
+  row.expect("E162", row.kbuild({"cc", "-c", row.kernel, "-o", row.output}), 2, "usage",
+             {"cc needs a compiler command", "kbuild cc --help"});
 }

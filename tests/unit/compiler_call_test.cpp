@@ -2,7 +2,11 @@
 // build kbuild can cache, or nullopt when it must run unchanged.
 #include "kbuild/compiler_call.hpp"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+
+#include "../support/test_support.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;
@@ -58,4 +62,53 @@ TEST_CASE("what is not one checkable build runs as it is", "[unit][compiler_call
     INFO((argv.size() > 1 ? argv[1] + " ..." : "no arguments"));
     CHECK_FALSE(plan_compiler_call(argv));
   }
+}
+
+TEST_CASE("g++'s long spellings run as they are, but --compile is -c", "[unit][compiler_call]") {
+  const std::vector<Strings> as_is{
+      {"g++", "--preprocess", "k.cpp", "-o", "k.i"},
+      {"g++", "--assemble", "k.cpp", "-o", "k.s"},
+      {"g++", "-shared", "k.cpp", "-o", "a.so", "--output=b.so"},  // g++ would write b.so
+      {"g++", "-shared", "k.cpp", "--output", "b.so"},
+      {"g++", "-c", "--language", "c", "k.cpp", "-o", "k.o"},
+      {"g++", "-c", "--language=c", "k.cpp", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "--write-dependencies", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "--write-user-dependencies", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "--dependencies", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "--pre", "-o", "k.o"},  // an abbreviation
+      {"g++", "-c", "k.cpp", "--sysroot=/opt/sys", "-o", "k.o"},
+  };
+  for (const Strings& argv : as_is) {
+    INFO(argv[1] + " " + argv[2] + " " + argv[3]);
+    CHECK_FALSE(plan_compiler_call(argv));
+  }
+  auto call = plan_compiler_call({"g++", "--compile", "k.cpp", "-o", "k.o"});
+  REQUIRE(call);
+  CHECK(call->plan.kind == OutputKind::object);
+  CHECK(plan_compiler_call(
+      {"g++", "-shared", "--param", "max-inline-insns-auto=10", "k.cpp", "-o", "k.so"}));
+}
+
+TEST_CASE("options that write files beside the output run as they are", "[unit][compiler_call]") {
+  for (const char* option :
+       {"--coverage", "-fprofile-arcs", "-ftest-coverage", "-fprofile-generate", "-fprofile-use=p",
+        "-gsplit-dwarf", "-fstack-usage", "-fdump-tree-all", "-fdump-rtl-expand",
+        "-fcallgraph-info", "-fcallgraph-info=su", "-save-temps=obj", "-fsave-optimization-record",
+        "-Wl,-Map=k.map", "-B/opt/bin", "-specs=my.specs", "-fplugin=p.so"}) {
+    INFO(option);
+    CHECK_FALSE(plan_compiler_call({"g++", "-c", "k.cpp", option, "-o", "k.o"}));
+  }
+  CHECK(plan_compiler_call({"g++", "-c", "k.cpp", "-g", "-O2", "-o", "k.o"}));
+}
+
+TEST_CASE("an output that is not a regular file runs as it is", "[unit][compiler_call]") {
+  CHECK_FALSE(plan_compiler_call({"g++", "-c", "k.cpp", "-o", "/dev/null"}));
+  CHECK_FALSE(plan_compiler_call({"g++", "-c", "k.cpp", "-o", "/proc/self/fd/1"}));
+  kbuild_test::TempDir dir;
+  const std::string target = dir / "real.o", link = dir / "link.o";
+  kbuild_test::write_file(target, "old");
+  REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
+  CHECK_FALSE(plan_compiler_call({"g++", "-c", "k.cpp", "-o", link}));  // g++ writes through it
+  CHECK(plan_compiler_call({"g++", "-c", "k.cpp", "-o", target}));
+  CHECK(plan_compiler_call({"g++", "-c", "k.cpp", "-o", dir / "new.o"}));
 }

@@ -2,7 +2,13 @@
 // saved, stopped with the test), and parse_redis_url on its own.
 #include "kbuild/redis_client.hpp"
 
+#include "kbuild/error.hpp"
+#include "kbuild/interrupts.hpp"
+
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -230,15 +236,16 @@ namespace {
 // between them) and then waits for the client to hang up.
 class FakeServer {
  public:
-  explicit FakeServer(std::vector<std::string> parts) : listener_(bound_socket(port_, true)) {
-    thread_ = std::thread([this, parts = std::move(parts)] {
+  explicit FakeServer(std::vector<std::string> parts, std::chrono::milliseconds pause = 30ms)
+      : listener_(bound_socket(port_, true)) {
+    thread_ = std::thread([this, parts = std::move(parts), pause] {
       int c = ::accept(listener_, nullptr, nullptr);
       if (c < 0) return;
       char request[4096];
       (void)::read(c, request, sizeof request);
       for (const std::string& part : parts) {
-        (void)::write(c, part.data(), part.size());
-        std::this_thread::sleep_for(30ms);
+        if (::send(c, part.data(), part.size(), MSG_NOSIGNAL) < 0) break;  // the client hung up
+        std::this_thread::sleep_for(pause);
       }
       while (::read(c, request, sizeof request) > 0) {
       }
@@ -249,9 +256,10 @@ class FakeServer {
     thread_.join();
     ::close(listener_);
   }
-  Result<std::optional<std::string>> get() {
+  Result<std::optional<std::string>> get(RedisTimeouts timeouts = {500ms, 500ms},
+                                         std::size_t max_value = kRedisMaxValue) {
     Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port_));
-    Result<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 500ms});
+    Result<RedisClient> c = RedisClient::connect(*address, timeouts, max_value);
     REQUIRE(c);
     return c->get("k");  // the client hangs up as it goes
   }
@@ -297,4 +305,73 @@ TEST_CASE("a reply that is not a whole bulk string is a failure, never a value",
   CHECK_FALSE(FakeServer({"$3\r\nabcXY"}).get());        // no \r\n after the value
   CHECK_FALSE(FakeServer({"$3\r\nabc\r\nmore"}).get());  // more than was asked
   CHECK_FALSE(FakeServer({"$999999999999\r\n"}).get());  // beyond Redis's 512 MiB
+}
+
+namespace {
+
+long peak_rss_kib() {
+  struct rusage u {};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+std::vector<std::string> drip(const std::string& head, std::size_t bytes) {
+  std::vector<std::string> parts{head};
+  for (std::size_t i = 0; i < bytes; ++i) parts.emplace_back("x");
+  return parts;
+}
+
+}  // namespace
+
+TEST_CASE("the timeout bounds the whole reply: a server that drips is cut off",
+          "[unit][redis_client]") {
+  // One byte every 100 ms of a 60-byte value: each read is quick, the reply is not.
+  FakeServer server(drip("$60\r\n", 62), 100ms);
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::optional<std::string>> got = server.get({500ms, 400ms});
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(got);
+  CHECK(got.why().find("timeout") != std::string::npos);
+  CHECK(took < 1500ms);
+}
+
+TEST_CASE("a value longer than the largest entry is refused from its header, unallocated",
+          "[unit][redis_client]") {
+  const long before = peak_rss_kib();
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::optional<std::string>> got =
+      FakeServer({"$536870000\r\n"}).get({500ms, 3000ms}, std::size_t(1) << 20);
+  REQUIRE_FALSE(got);
+  CHECK(got.why().find("more than the 1048576 accepted") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < 1500ms);  // not after the timeout
+  // Within the limit, a header alone allocates nothing like its length.
+  Result<std::optional<std::string>> cut = FakeServer({"$536870000\r\nabc"}).get({500ms, 300ms});
+  REQUIRE_FALSE(cut);
+  CHECK(peak_rss_kib() - before < 64 * 1024);
+}
+
+TEST_CASE("an interrupt ends an exchange at once, also one held pending by a guard",
+          "[unit][redis_client]") {
+  int port = 0;
+  int silent = bound_socket(port, true);  // accepts, never answers
+  Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port));
+  Result<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 10000ms});
+  REQUIRE(c);
+  InterruptGuard guard;  // as run_build holds them around the cache lookups
+  const pthread_t self = ::pthread_self();
+  std::thread interrupter([self] {
+    std::this_thread::sleep_for(200ms);
+    ::pthread_kill(self, SIGINT);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)c->get("k");
+    FAIL("the get was not interrupted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::interrupted);
+    CHECK(std::string(e.what()).find("signal 2") != std::string::npos);
+  }
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  interrupter.join();
+  ::close(silent);
 }
