@@ -68,6 +68,7 @@ struct BuildInputs {
   std::vector<std::string> include_search;  // the compiler's include dirs, in order
   std::vector<std::string> library_search;  // the linker's library dirs, in order
   struct timespec started {};               // file-system time the build started
+  bool dates_fixed = false;                 // SOURCE_DATE_EPOCH set: __DATE__ is reproducible
 };
 
 // The key of a build; nullopt when it cannot be cached (a source or a file

@@ -17,6 +17,8 @@
 #include "kbuild/launcher.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/redis_client.hpp"
+#include "kbuild/remote_cache.hpp"
 #include "kbuild/shell.hpp"
 
 namespace fs = std::filesystem;
@@ -116,8 +118,16 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   cache_settings.enabled = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
   OutputCache cache = OutputCache::open(cache_settings);
   if (!cache.problem().empty()) console.warnings({cache.problem()});
+  // The remote cache exactly as a build has it (KBUILD_REMOTE_CACHE and its
+  // signing, read-only, timeout and lease settings), so that a fleet's
+  // routed compiles are shared too.
+  RemoteCache remote(remote_cache_settings("", false, env));
+  if (remote.enabled())
+    console.info("remote cache: " + redact_redis_url(remote.settings().url) + " (from " +
+                 remote.settings().from + ")");
   BuildSettings settings;
   settings.cache = &cache;
+  settings.remote = &remote;
   settings.launcher = parse_launcher(env.get_nonempty("KBUILD_LAUNCHER").value_or(""));
   StepInput in;
   in.sources = call.sources;
@@ -127,6 +137,13 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   std::vector<Step> steps = plan_steps(call.plan, in);
   for (const std::string& line : step_lines(steps)) console.info("running: " + line);
   BuildOutcome outcome;
+  struct RemoteWarning {  // said after the compile, also a failed one
+    const RemoteCache& remote;
+    const Console& console;
+    ~RemoteWarning() {
+      if (!remote.warning().empty()) console.warnings({remote.warning()});
+    }
+  } remote_warning{remote, console};
   try {
     run_build(call.plan, steps, call.sources, settings, env, outcome);
   } catch (const Error& e) {

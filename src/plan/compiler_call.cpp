@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <utility>
 
 namespace kbuild {
 
@@ -111,6 +112,23 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
   struct stat st {};
   if (::lstat(argv[*output_index].c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return std::nullopt;
   CompilerCall call;
+  // The libraries a link reads and where it looks (-l NAME, -lNAME, -l:FILE,
+  // -Wl,-lNAME; -L DIR, -LDIR): stamped like a device's own libraries.
+  const Origin given{Layer::user, "command line", "", 0};
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    for (const auto& [flag, list] :
+         {std::pair{"-l", OptionList::libraries}, std::pair{"-L", OptionList::libraries_dirs},
+          std::pair{"-Wl,-l", OptionList::libraries},
+          std::pair{"-Wl,-L", OptionList::libraries_dirs}}) {
+      const std::string_view f(flag);
+      if (w == f && f.size() == 2 && i + 1 < argv.size())
+        call.plan.options.add(list, argv[i + 1], given);
+      else if (w.size() > f.size() && w.compare(0, f.size(), f) == 0 &&
+               w.find(',', f.size()) == std::string::npos)
+        call.plan.options.add(list, w.substr(f.size()), given);
+    }
+  }
   call.plan.kind = header         ? OutputKind::precompiled_header
                    : compile_only ? OutputKind::object
                                   : OutputKind::shared_library;

@@ -238,6 +238,7 @@ void store(OutputCache& cache, const CacheKey& key, const KeyInput& key_in, int 
            ProcessRunner& processes, BuildOutcome& outcome) {
   BuildInputs inputs;
   inputs.started = out.started();
+  inputs.dates_fixed = env.get_nonempty("SOURCE_DATE_EPOCH").has_value();
   Status stored = Failure{"the compiler did not list the files it read"};
   if ((lists && !lists->empty()) || links_objects_only(sources)) {
     inputs.depfile_text = headers_only(lists.value_or(std::vector<std::string>{}), sources);

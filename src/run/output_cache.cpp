@@ -21,6 +21,7 @@
 #include "kbuild/shell.hpp"
 #include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
+#include "run/source_scan.hpp"
 #include "site/library_search.hpp"
 #include "util/json_locations.hpp"
 
@@ -75,6 +76,51 @@ std::string entry_parent(const std::string& key) {
 
 }  // namespace
 
+namespace {
+
+// The linker's words: -Wl,a,b split at commas, -Xlinker's next word.
+std::vector<std::string> linker_words(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w == "-Xlinker" && i + 1 < argv.size()) {
+      words.push_back(argv[++i]);
+    } else if (w.rfind("-Wl,", 0) == 0) {
+      for (std::size_t at = 4; at <= w.size();) {
+        const std::size_t comma = std::min(w.find(',', at), w.size());
+        words.push_back(w.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
+  }
+  return words;
+}
+
+// A file the linker reads that it names: "--version-script=F" or
+// "--version-script F" (`next` the following word).
+void linker_file(const std::string& w, const std::string* next, std::vector<std::string>& out) {
+  for (const char* option : {"--version-script", "--dynamic-list", "--script", "-T"}) {
+    const std::size_t n = std::strlen(option);
+    if (w == option && next) out.push_back(*next);
+    if (w.size() > n && w.compare(0, n, option) == 0 && (option[1] == 'T' || w[n] == '='))
+      out.push_back(w.substr(option[1] == 'T' ? n : n + 1));
+  }
+  if (w.size() > 1 && w[0] == '@') out.push_back(w.substr(1));
+}
+
+// The words of a linker response file (-Wl,@FILE), and of those it names.
+void response_words(const std::string& file, int depth, std::vector<std::string>& words) {
+  auto text = depth < 8 ? read_whole_file(file) : std::nullopt;
+  if (!text) return;
+  std::istringstream in(*text);
+  for (std::string w; in >> w;) {
+    if (w.size() > 1 && w[0] == '@') response_words(w.substr(1), depth + 1, words);
+    words.push_back(w);
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> named_files(const std::vector<std::string>& argv) {
   std::vector<std::string> files;
   for (std::size_t i = 1; i < argv.size(); ++i) {
@@ -82,7 +128,15 @@ std::vector<std::string> named_files(const std::vector<std::string>& argv) {
     if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
     for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
       if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
+    // Linker scripts given to the driver (-T script, -Tscript).
+    if (w == "-T" && i + 1 < argv.size()) files.push_back(argv[i + 1]);
+    if (w.size() > 2 && w.rfind("-T", 0) == 0) files.push_back(w.substr(2));
   }
+  std::vector<std::string> words = linker_words(argv);
+  for (std::size_t i = 0, n = words.size(); i < n; ++i)
+    if (words[i].size() > 1 && words[i][0] == '@') response_words(words[i].substr(1), 0, words);
+  for (std::size_t i = 0; i < words.size(); ++i)
+    linker_file(words[i], i + 1 < words.size() ? &words[i + 1] : nullptr, files);
   return files;
 }
 
@@ -114,6 +168,11 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
 }
 
 std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env) {
+  // The programs the driver runs from another place (-B DIR, COMPILER_PATH,
+  // GCC_EXEC_PREFIX: as, cc1plus, ld, specs) are not stamped: not cached.
+  if (env.get_nonempty("COMPILER_PATH") || env.get_nonempty("GCC_EXEC_PREFIX")) return std::nullopt;
+  for (const std::string& w : input.argv)
+    if (w.rfind("-B", 0) == 0) return std::nullopt;
   Hasher h;
   h.add(kKeyVersion);
   for (std::size_t i = 0; i < input.argv.size(); ++i)
@@ -181,17 +240,46 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
       return Failure{input.sources[i] + " changed during the build"};
   }
   std::vector<std::string> headers = parse_depfile(inputs.depfile_text);
+  std::vector<std::string> read = input.sources;
+  read.insert(read.end(), headers.begin(), headers.end());
+  const SourceScan scan = scan_sources(read);
+  if (!scan.uses_clock.empty() && !inputs.dates_fixed)
+    return Failure{scan.uses_clock +
+                   " uses __DATE__, __TIME__ or __TIMESTAMP__ (set SOURCE_DATE_EPOCH to cache it)"};
+  if (!scan.incbin.empty())
+    return Failure{scan.incbin + " has an .incbin, whose file no dependency list names"};
+  // The search list in the form the compiler printed it (relative -I dirs
+  // stay relative, as the dependency list names their headers: a reader in
+  // another checkout checks its own files) and made absolute.
+  std::vector<std::string> as_given, absolute;
+  // A quoted include is looked for beside the source first.
+  for (const std::string& s : input.sources) {
+    const std::string dir = fs::path(s).parent_path().string();
+    as_given.push_back(normal_path(dir.empty() ? "." : dir));
+    absolute.push_back(normal_path(fs::absolute(s).parent_path().string()));
+  }
+  for (const std::string& d : inputs.include_search) {
+    as_given.push_back(normal_path(d));
+    absolute.push_back(normal_path(fs::absolute(d).string()));
+  }
+  // A header whose existence was asked (__has_include): where it was not
+  // found stays absent, where it was found is an input.
+  const ProbeRecords probes = probe_records(scan.probes, as_given);
+  for (const std::string& present : probes.present)
+    if (std::find(headers.begin(), headers.end(), present) == headers.end())
+      headers.push_back(present);
   Result<std::string> listed = input_manifest(headers, inputs.started);
   if (!listed) return Failure{listed.why()};
   nlohmann::json manifest = nlohmann::json::from_cbor(*listed);
-  nlohmann::json absent = nlohmann::json::array();
-  std::vector<std::string> search = inputs.include_search;
-  // A quoted include is looked for beside the source first.
-  for (const std::string& s : input.sources)
-    search.insert(search.begin(), normal_path(fs::absolute(s).parent_path().string()));
-  for (const std::string& header : headers)
-    for (const std::string& candidate : shadowing_candidates(fs::absolute(header).string(), search))
-      absent.push_back(candidate);
+  std::vector<std::string> absent = probes.absent;
+  for (const std::string& header : headers) {
+    for (const std::string& c : shadowing_candidates(normal_path(header), as_given))
+      absent.push_back(c);
+    for (const std::string& c : shadowing_candidates(fs::absolute(header).string(), absolute))
+      absent.push_back(c);
+  }
+  std::sort(absent.begin(), absent.end());
+  absent.erase(std::unique(absent.begin(), absent.end()), absent.end());
   manifest["absent"] = absent;
   nlohmann::json libraries = nlohmann::json::array();
   for (const std::string& lib : input.libraries)

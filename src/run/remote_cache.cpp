@@ -197,7 +197,9 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
     s.url = device.address;
     s.from = "remote_cache in " + device.file;
   }
-  s.readonly = readonly_flag;
+  // The variable too: compiler mode (kbuild cc, a masquerade link) has no flags.
+  s.readonly =
+      readonly_flag || env.get_nonempty("KBUILD_REMOTE_CACHE_READONLY").value_or("0") != "0";
   if (s.url.empty()) return s;
   Result<RedisAddress> address = parse_redis_url(s.url);
   if (!address)

@@ -41,6 +41,7 @@ std::vector<std::string> library_search_dirs(const std::string& compiler,
 }
 
 std::vector<std::string> library_files(const std::string& name, const std::string& dir) {
+  if (name.size() > 1 && name[0] == ':') return {dir + "/" + name.substr(1)};  // -l:libfoo.a
   return {dir + "/lib" + name + ".so", dir + "/lib" + name + ".a"};
 }
 

@@ -692,3 +692,41 @@ TEST_CASE("Ctrl-C ends the wait for another builder's compile at once: exit 130,
   CHECK(fleet.runs() == 1);  // the waiter compiled nothing
   CHECK(held.get().exit_code != 0);
 }
+
+TEST_CASE("compiler mode shares through Redis: a second machine's routed compile is a remote hit",
+          "[e2e][remote][cc]") {
+  Redis redis;
+  Fleet fleet(1);
+  Machine a(fleet, redis.url), b(fleet, redis.url);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(b.cxx, read_file(a.cxx), true);  // the same compiler at another path
+  auto cc = [&fleet](Machine& m, const std::string& output) {
+    std::map<std::string, std::string> vars = m.env;
+    vars["KBUILD_VERBOSE"] = "1";
+    return run_kbuild(
+        {"cc", "--", m.cxx, "-shared", "-fPIC", "-O2", fleet.shared / "k0.cpp", "-o", output},
+        m.home.str(), vars);
+  };
+  RunResult first = cc(a, a.cwd / "k0.so");
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.err.find("remote cache: " + redis.url) != std::string::npos);
+  CHECK(redis.entries().size() == 1);
+  RunResult second = cc(b, b.cwd / "k0.so");  // an empty local cache
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.err.find("cache: hit (remote)") != std::string::npos);
+  CHECK(fleet.runs() == 1);
+  CHECK(read_file(b.cwd / "k0.so") == read_file(a.cwd / "k0.so"));
+  // Read-only through the variable: a third machine reads, never writes.
+  Machine c(fleet, redis.url);
+  c.env["KBUILD_REMOTE_CACHE_READONLY"] = "1";
+  write_file(fleet.shared / "k1.cpp", "extern \"C\" int f() { return 2; }\n");
+  std::map<std::string, std::string> vars = c.env;
+  RunResult third = run_kbuild(
+      {"cc", "--", c.cxx, "-shared", "-fPIC", fleet.shared / "k1.cpp", "-o", c.cwd / "k1.so"},
+      c.home.str(), vars);
+  INFO(third.err);
+  REQUIRE(third.exit_code == 0);
+  CHECK(redis.entries().size() == 1);
+}

@@ -1,0 +1,222 @@
+// One key for every entry point: each input the compiler and linker read
+// that a key or manifest once left out, changed after the entry was stored,
+// in a plain build and in compiler mode (kbuild cc) alike. The built
+// library's value (dlopen) or a miss shows the change was seen.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+enum class Mode { build, cc };
+
+bool hit(const RunResult& r) {
+  return r.err.find("cache: hit") != std::string::npos;
+}
+
+// A kernel in its own directory, built from there with relative paths (as
+// Inductor and build systems run), through kbuild or kbuild cc.
+struct Case {
+  TempDir home, dir;
+  Mode mode;
+  explicit Case(Mode m) : mode(m) {}
+  RunResult build(const std::vector<std::string>& flags,
+                  std::map<std::string, std::string> env = {},
+                  const std::string& source = "k.cpp") {
+    std::vector<std::string> args;
+    if (mode == Mode::cc) {
+      args = {"cc", "--", "g++", "-shared", "-fPIC", source};  // libraries after the source
+      args.insert(args.end(), flags.begin(), flags.end());
+      args.insert(args.end(), {"-o", "k.so"});
+      env["KBUILD_VERBOSE"] = "1";
+    } else {
+      args = {"--no-torch", source, "-o", "k.so", "-v"};
+      args.insert(args.end(), flags.begin(), flags.end());
+    }
+    const fs::path before = fs::current_path();
+    fs::current_path(dir.path());
+    RunResult r = run_kbuild(args, home.str(), std::move(env));
+    fs::current_path(before);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    return r;
+  }
+  int value() { return call_f(dir / "k.so"); }
+  // Written with a later mtime than anything the first build saw.
+  void rewrite(const std::string& rel, const std::string& text) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    write_file(dir / rel, text);
+  }
+};
+
+const char* mode_name(Mode m) {
+  return m == Mode::cc ? "kbuild cc" : "kbuild";
+}
+
+}  // namespace
+
+TEST_CASE("relative include dirs: a header added to an earlier one is a miss", "[e2e][key]") {
+  for (Mode mode : {Mode::build, Mode::cc}) {
+    INFO(mode_name(mode));
+    Case k(mode);
+    write_file(k.dir / "inc/h.h", "#define VALUE 1\n");
+    fs::create_directories(k.dir / "early");
+    write_file(k.dir / "k.cpp", "#include <h.h>\nextern \"C\" int f() { return VALUE; }\n");
+    const std::vector<std::string> flags{"-I", "early", "-I", "inc"};
+    k.build(flags);
+    CHECK(hit(k.build(flags)));
+    k.rewrite("early/h.h", "#define VALUE 2\n");
+    CHECK_FALSE(hit(k.build(flags)));
+    CHECK(k.value() == 2);
+  }
+}
+
+TEST_CASE("__has_include false when stored: the header created later is a miss", "[e2e][key]") {
+  for (Mode mode : {Mode::build, Mode::cc}) {
+    INFO(mode_name(mode));
+    Case k(mode);
+    fs::create_directories(k.dir / "inc");
+    write_file(
+        k.dir / "k.cpp",
+        "#if __has_include(\"opt.h\")\n#include \"opt.h\"\n#elif __has_include(<sys_opt.h>)\n"
+        "#include <sys_opt.h>\n#else\n#define VALUE 1\n#endif\n"
+        "extern \"C\" int f() { return VALUE; }\n");
+    const std::vector<std::string> flags{"-I", "inc"};
+    k.build(flags);
+    CHECK(k.value() == 1);
+    CHECK(hit(k.build(flags)));
+    k.rewrite("inc/sys_opt.h", "#define VALUE 3\n");  // found through -I
+    CHECK_FALSE(hit(k.build(flags)));
+    CHECK(k.value() == 3);
+    CHECK(hit(k.build(flags)));
+    k.rewrite("opt.h", "#define VALUE 2\n");  // beside the source, asked first
+    CHECK_FALSE(hit(k.build(flags)));
+    CHECK(k.value() == 2);
+    fs::remove(k.dir / "opt.h");  // gone again: the entry that found it does not serve
+    CHECK_FALSE(hit(k.build(flags)));
+    CHECK(k.value() == 3);
+  }
+}
+
+TEST_CASE(".incbin through an asm statement: never served stale", "[e2e][key]") {
+  for (Mode mode : {Mode::build, Mode::cc}) {
+    INFO(mode_name(mode));
+    Case k(mode);
+    write_file(k.dir / "data.bin", "A");
+    write_file(k.dir / "k.cpp",
+               "asm(\".section .rodata\\n.globl kb_blob\\nkb_blob: .incbin \\\"data.bin\\\"\\n"
+               ".previous\");\nextern \"C\" const char kb_blob[];\n"
+               "extern \"C\" int f() { return kb_blob[0]; }\n");
+    RunResult first = k.build({});
+    CHECK(k.value() == 'A');
+    CHECK(first.err.find("has an .incbin") != std::string::npos);  // why it was not stored
+    k.rewrite("data.bin", "B");
+    CHECK_FALSE(hit(k.build({})));
+    CHECK(k.value() == 'B');
+  }
+}
+
+TEST_CASE("__DATE__ and __TIME__: not cached unless SOURCE_DATE_EPOCH fixes them", "[e2e][key]") {
+  for (Mode mode : {Mode::build, Mode::cc}) {
+    INFO(mode_name(mode));
+    Case k(mode);
+    write_file(k.dir / "k.cpp",
+               "extern \"C\" const char* when() { return __DATE__ \" \" __TIME__; }\n"
+               "extern \"C\" int f() { return 1; }\n");
+    k.build({});
+    RunResult again = k.build({});
+    CHECK_FALSE(hit(again));
+    CHECK(again.err.find("uses __DATE__, __TIME__") != std::string::npos);
+    const std::map<std::string, std::string> fixed{{"SOURCE_DATE_EPOCH", "1700000000"}};
+    k.build({}, fixed);
+    CHECK(hit(k.build({}, fixed)));
+  }
+}
+
+TEST_CASE("compiler mode stamps the libraries a link reads: -l, -l:, -Wl,-l, LIBRARY_PATH",
+          "[e2e][key]") {
+  Case k(Mode::cc);
+  auto archive = [&k](int value) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    write_file(k.dir / "g.cpp", "extern \"C\" int g() { return " + std::to_string(value) + "; }\n");
+    REQUIRE(run({"/usr/bin/g++", "-fPIC", "-c", k.dir / "g.cpp", "-o", k.dir / "g.o"}).exit_code ==
+            0);
+    fs::remove(k.dir / "lib/libkbfoo.a");
+    fs::create_directories(k.dir / "lib");
+    REQUIRE(run({"/usr/bin/ar", "rcs", k.dir / "lib/libkbfoo.a", k.dir / "g.o"}).exit_code == 0);
+  };
+  write_file(k.dir / "k.cpp", "extern \"C\" int g();\nextern \"C\" int f() { return g(); }\n");
+  int value = 1;
+  for (const std::vector<std::string>& flags : std::vector<std::vector<std::string>>{
+           {"-Llib", "-lkbfoo"},
+           {"-L", "lib", "-l", "kbfoo"},
+           {"-Llib", "-l:libkbfoo.a"},
+           {"-Llib", "-Wl,-lkbfoo"},
+           {"-Wl,--whole-archive", "-Llib", "-lkbfoo", "-Wl,--no-whole-archive"}}) {
+    INFO(flags[0] + " " + flags[1]);
+    archive(value);
+    k.build(flags);
+    CHECK(k.value() == value);
+    CHECK(hit(k.build(flags)));
+    archive(++value);
+    CHECK_FALSE(hit(k.build(flags)));
+    CHECK(k.value() == value);
+  }
+  const std::map<std::string, std::string> env{{"LIBRARY_PATH", k.dir / "lib"}};
+  archive(++value);
+  k.build({"-lkbfoo"}, env);
+  CHECK(hit(k.build({"-lkbfoo"}, env)));
+  archive(++value);
+  CHECK_FALSE(hit(k.build({"-lkbfoo"}, env)));
+  CHECK(k.value() == value);
+}
+
+TEST_CASE("files the linker reads: version scripts, dynamic lists, -Wl,@file", "[e2e][key]") {
+  Case k(Mode::cc);
+  write_file(k.dir / "k.cpp",
+             "extern \"C\" int g() { return 2; }\nextern \"C\" int f() { return 1; }\n");
+  write_file(k.dir / "v.map", "{ global: f; local: *; };\n");
+  write_file(k.dir / "d.list", "{ f; };\n");
+  write_file(k.dir / "args", "--version-script=v.map\n");
+  for (const std::vector<std::string>& flags :
+       std::vector<std::vector<std::string>>{{"-Wl,--version-script=v.map"},
+                                             {"-Wl,--version-script,v.map"},
+                                             {"-Xlinker", "--version-script=v.map"},
+                                             {"-Wl,--dynamic-list=d.list"},
+                                             {"-Wl,@args"}}) {
+    INFO(flags[0]);
+    k.build(flags);
+    CHECK(hit(k.build(flags)));
+    k.rewrite("v.map", "{ global: f; g; local: *; };\n");
+    k.rewrite("d.list", "{ f; g; };\n");
+    CHECK_FALSE(hit(k.build(flags)));
+    write_file(k.dir / "v.map", "{ global: f; local: *; };\n");
+    write_file(k.dir / "d.list", "{ f; };\n");
+  }
+}
+
+TEST_CASE("programs the driver runs from elsewhere: COMPILER_PATH, GCC_EXEC_PREFIX, -B",
+          "[e2e][key]") {
+  for (Mode mode : {Mode::build, Mode::cc}) {
+    INFO(mode_name(mode));
+    Case k(mode);
+    write_file(k.dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
+    fs::create_directories(k.dir / "progs");
+    for (const auto& [var, value] : std::map<std::string, std::string>{
+             {"COMPILER_PATH", k.dir / "progs/"}, {"GCC_EXEC_PREFIX", "/usr/lib/gcc/"}}) {
+      const std::map<std::string, std::string> env{{var, value}};
+      k.build({}, env);
+      CHECK_FALSE(hit(k.build({}, env)));
+    }
+  }
+  Case k(Mode::cc);
+  write_file(k.dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
+  fs::create_directories(k.dir / "progs");
+  k.build({"-Bprogs/"});
+  CHECK_FALSE(hit(k.build({"-Bprogs/"})));
+}
