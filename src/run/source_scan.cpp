@@ -58,6 +58,42 @@ void find_probes(std::string_view text, const std::string& from,
   }
 }
 
+// `text` without its comments, and without its string and character
+// literals too (the words a comment or a message holds ask nothing).
+struct Code {
+  std::string with_strings, bare;
+};
+
+Code code_of(std::string_view text) {
+  Code code;
+  code.with_strings.reserve(text.size());
+  code.bare.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;  // to the line's end
+      code.with_strings += '\n';
+      code.bare += '\n';
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const std::size_t end = text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + 1;
+      code.with_strings += ' ';
+      code.bare += ' ';
+    } else if (c == '"' || c == '\'') {
+      std::size_t j = i + 1;
+      while (j < text.size() && text[j] != c && text[j] != '\n') j += text[j] == '\\' ? 2 : 1;
+      const std::size_t end = std::min(j, text.size() - 1);
+      code.with_strings.append(text.substr(i, end - i + 1));
+      code.bare += ' ';
+      i = end;
+    } else {
+      code.with_strings += c;
+      code.bare += c;
+    }
+  }
+  return code;
+}
+
 }  // namespace
 
 SourceScan scan_sources(const std::vector<std::string>& files) {
@@ -65,12 +101,20 @@ SourceScan scan_sources(const std::vector<std::string>& files) {
   for (const std::string& file : files) {
     auto bytes = read_whole_file(file);
     if (!bytes) continue;  // the manifest fails on it anyway
-    const std::string_view text(*bytes);
-    if (scan.uses_clock.empty() && (has_word(text, "__DATE__") || has_word(text, "__TIME__") ||
-                                    has_word(text, "__TIMESTAMP__")))
+    const std::string_view raw(*bytes);
+    const bool clock = raw.find("__DATE__") != std::string_view::npos ||
+                       raw.find("__TIME") != std::string_view::npos;
+    const bool incbin = raw.find(".incbin") != std::string_view::npos;
+    const bool probes = raw.find("__has_include") != std::string_view::npos;
+    if (!clock && !incbin && !probes) continue;  // most headers: no second pass
+    const Code code = code_of(raw);
+    if (scan.uses_clock.empty() &&
+        (has_word(code.bare, "__DATE__") || has_word(code.bare, "__TIME__") ||
+         has_word(code.bare, "__TIMESTAMP__")))
       scan.uses_clock = file;
-    if (scan.incbin.empty() && text.find(".incbin") != std::string_view::npos) scan.incbin = file;
-    if (text.find("__has_include") != std::string_view::npos) find_probes(text, file, scan.probes);
+    if (scan.incbin.empty() && code.with_strings.find(".incbin") != std::string::npos)
+      scan.incbin = file;
+    if (probes) find_probes(code.with_strings, file, scan.probes);
   }
   return scan;
 }

@@ -730,3 +730,45 @@ TEST_CASE("compiler mode shares through Redis: a second machine's routed compile
   REQUIRE(third.exit_code == 0);
   CHECK(redis.entries().size() == 1);
 }
+
+TEST_CASE("Ctrl-C under build-many ends every child's wait for a lease at once",
+          "[e2e][remote][batch]") {
+  Redis redis;
+  Fleet fleet;
+  Machine holder(fleet, redis.url), many(fleet, redis.url);
+  std::map<std::string, std::string> vars = holder.env;
+  vars["KBUILD_TEST_HOLD"] = "5";
+  vars["HOME"] = holder.home.str();
+  vars["XDG_CACHE_HOME"] = holder.home / ".cache";
+  vars["XDG_CONFIG_HOME"] = holder.home / ".config";
+  auto held = std::async(std::launch::async, [&] {
+    return run({kbuild_binary(), "--no-torch", "--cxx", holder.cxx, fleet.shared / "k0.cpp", "-o",
+                holder.cwd / "k0.so"},
+               vars, {"KBUILD_CACHE_DIR"});
+  });
+  for (int i = 0; i < 300 && fleet.runs() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(fleet.runs() == 1);
+  // Two builds of the held kernel: both children wait for its lease.
+  write_file(many.cwd / "m.json",
+             "{\"common\": [\"--no-torch\", \"--cxx\", \"" + many.cxx + "\"], \"builds\": [[\"" +
+                 fleet.shared / "k0.cpp" + "\", \"-o\", \"" + many.cwd / "a.so" + "\"], [\"" +
+                 fleet.shared / "k0.cpp" + "\", \"-o\", \"" + many.cwd / "b.so" + "\"]]}");
+  std::map<std::string, std::string> mvars = many.env;
+  mvars["HOME"] = many.home.str();
+  mvars["XDG_CACHE_HOME"] = many.home / ".cache";
+  mvars["XDG_CONFIG_HOME"] = many.home / ".config";
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r = run({"/usr/bin/timeout", "--preserve-status", "-s", "INT", "1", kbuild_binary(),
+                     "build-many", many.cwd / "m.json", "-j", "2"},
+                    mvars, {"KBUILD_CACHE_DIR"});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(seconds < 3.5);  // not the 5 s the holder takes
+  CHECK_FALSE(fs::exists(many.cwd / "a.so"));
+  CHECK_FALSE(fs::exists(many.cwd / "b.so"));
+  CHECK(fleet.runs() == 1);
+  CHECK(held.get().exit_code != 0);
+}
