@@ -87,8 +87,9 @@ void refuse_shared_outputs(const std::string& path, const JsonDocument& doc,
 
 std::vector<BatchJob> load_batch_manifest(const std::string& path) {
   constexpr std::size_t kMaxManifestBytes = 16u << 20;
-  auto text = read_file_up_to(path, kMaxManifestBytes + 1);
-  if (!text) throw Error(ErrorKind::config, "cannot read manifest " + path);
+  // Never a FIFO or a device node: reading one could block for ever.
+  Result<std::string> text = read_regular_file_up_to(path, kMaxManifestBytes + 1);
+  if (!text) throw Error(ErrorKind::config, "manifest " + text.why());
   if (text->size() > kMaxManifestBytes)
     throw Error(ErrorKind::config, path + ": manifest larger than 16 MiB; is this the right file?");
   JsonDocument doc = parse_json_file_text(*text, path);

@@ -592,6 +592,18 @@ TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
              {"at /common/0", "build-many"});
 }
 
+TEST_CASE("E92 build-many manifest that is a FIFO or a device node", "[matrix]") {
+  Row row;
+  REQUIRE(mkfifo((row.dir / "m.json").c_str(), 0644) == 0);
+  for (const std::string& manifest : {row.dir / "m.json", std::string("/dev/null")}) {
+    // Under timeout: reading a FIFO nobody writes would block for ever.
+    RunResult r =
+        run({"/usr/bin/timeout", "-k", "5", "20", kbuild_binary(), "build-many", manifest},
+            {{"HOME", row.home.str()}});
+    row.expect("E92", r, 3, "config", {"manifest " + manifest + ": not a regular file"});
+  }
+}
+
 // Writes that would follow or clobber; numbers; bytes; depth (E70-E89).
 
 namespace {

@@ -14,6 +14,7 @@ using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
 using Strings = std::vector<std::string>;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -93,7 +94,23 @@ TEST_CASE("a malformed manifest is a config error at file:line:column and key pa
     CHECK_THAT(std::string(e.what()), Catch::Contains(message));
   }
   CHECK_THROWS_WITH(load_batch_manifest(tmp / "missing.json"),
-                    "cannot read manifest " + tmp / "missing.json");
+                    "manifest " + tmp / "missing.json" + ": No such file or directory");
+}
+
+TEST_CASE("a manifest that is not a regular file is refused before it is read", "[unit][batch]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "adir");
+  // /dev/null reads as empty, a FIFO would block (tests/faults: E92).
+  for (const std::string& path : {std::string("/dev/null"), tmp / "adir"}) {
+    INFO(path);
+    try {
+      (void)load_batch_manifest(path);
+      FAIL("accepted " << path);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::config);
+      CHECK(std::string(e.what()) == "manifest " + path + ": not a regular file");
+    }
+  }
 }
 
 TEST_CASE("two builds naming one output are refused, however the output is spelled",
