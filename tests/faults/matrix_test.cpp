@@ -575,6 +575,14 @@ TEST_CASE("E90 build-many manifest with two builds of one output", "[matrix]") {
   fs::create_directories(row.dir / "sub");
   row.expect("E90", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
              {row.dir / "m.json:3:", "at /builds/1", "also the output of /builds/0"});
+  // The same file through a link to its directory: compared where it really is.
+  fs::create_directory_symlink(".", row.dir / "here");
+  write_file(row.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [\n  [\"" + row.kernel +
+                 "\", \"-o\", \"" + row.output + "\"],\n  [\"" + row.kernel + "\", \"-o\", \"" +
+                 row.dir / "here/k.so" + "\"]\n]}");
+  row.expect("E90", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
+             {"at /builds/1: output " + row.dir / "here/k.so", "also the output of /builds/0"});
 }
 
 TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
@@ -602,6 +610,18 @@ TEST_CASE("E92 build-many manifest that is a FIFO or a device node", "[matrix]")
             {{"HOME", row.home.str()}});
     row.expect("E92", r, 3, "config", {"manifest " + manifest + ": not a regular file"});
   }
+}
+
+TEST_CASE("E93 build-many manifest whose build writes the manifest itself", "[matrix]") {
+  Row row;
+  const std::string m = row.dir / "m.json";
+  const std::string text = "{\"builds\": [\n  [\"--no-torch\", \"" + row.kernel + "\", \"-o\", \"" +
+                           row.output + "\", \"--report\", \"" + m + "\"]\n]}";
+  write_file(m, text);
+  row.expect("E93", row.kbuild({"build-many", m}), 2, "usage",
+             {m + ":2:", "at /builds/0", "--report " + m + " is the manifest " + m + " itself",
+              "choose another"});
+  CHECK(read_file(m) == text);
 }
 
 // Writes that would follow or clobber; numbers; bytes; depth (E70-E89).

@@ -129,6 +129,23 @@ TEST_CASE("two builds naming one output are refused, however the output is spell
   CHECK(load(tmp, R"({"builds": [["--output=x.so", "a.cpp"]]})")[0].name == "x.so");
 }
 
+TEST_CASE("outputs are compared where they really are: a directory reached through a link is one",
+          "[unit][batch]") {
+  TempDir tmp;
+  fs::create_directory_symlink(".", tmp / "here");
+  fs::create_directories(tmp / "sub");
+  const std::string here = tmp / "here/a.so", plain = tmp / "a.so";
+  Error e = manifest_error(tmp, R"({"builds": [["a.cpp", "-o", ")" + plain +
+                                    R"("], ["b.cpp", "-o", ")" + here + R"("]]})");
+  CHECK(e.kind() == ErrorKind::usage);
+  CHECK_THAT(std::string(e.what()),
+             Catch::Contains("at /builds/1: output " + here + " is also the output of /builds/0"));
+  // The same name in two real directories is two outputs.
+  CHECK(load(tmp, R"({"builds": [["a.cpp", "-o", ")" + plain + R"("], ["b.cpp", "-o", ")" +
+                      tmp / "sub/a.so" + R"("]]})")
+            .size() == 2);
+}
+
 TEST_CASE("run_batch: every job's exit code and output, progress after each", "[unit][batch]") {
   TempDir tmp;
   std::vector<BatchJob> jobs{job("one", {"ok", "1"}), job("two", {"fail", "2"}),
@@ -184,4 +201,26 @@ TEST_CASE("a kbuild that cannot be started is an internal failure of each job", 
       run_batch({job("a", {"x"})}, {tmp / "no-such-kbuild"}, 1, false, nullptr);
   CHECK(r[0].exit_code == exit_code(ErrorKind::internal));
   CHECK_THAT(r[0].output, Catch::Contains("cannot start"));
+}
+
+TEST_CASE("an output or a --report naming the manifest itself is refused", "[unit][batch]") {
+  TempDir tmp;
+  fs::create_directory_symlink(".", tmp / "here");
+  const std::string m = tmp / "m.json";
+  for (const std::string& args :
+       {R"("a.cpp", "-o", ")" + m + R"(")", R"("a.cpp", "--output=)" + tmp / "here/m.json" + R"(")",
+        R"("a.cpp", "-o", "a.so", "--report", ")" + m + R"(")",
+        R"("a.cpp", "-o", "a.so", "--report=)" + tmp / "here/m.json" + R"(")"}) {
+    INFO(args);
+    Error e = manifest_error(tmp, R"({"builds": [[)" + args + "]]}");
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK_THAT(std::string(e.what()),
+               Catch::StartsWith(m + ":1:") && Catch::Contains("at /builds/0: ") &&
+                   Catch::Contains("is the manifest " + m + " itself; choose another"));
+  }
+  // The manifest reached through a link: its real file is protected too.
+  write_file(tmp / "real.json", R"({"builds": [["a.cpp", "-o", ")" + tmp / "real.json" + R"("]]})");
+  fs::create_symlink(tmp / "real.json", tmp / "link.json");
+  CHECK_THROWS_WITH(load_batch_manifest(tmp / "link.json"),
+                    Catch::Contains("is the manifest " + tmp / "link.json" + " itself"));
 }
