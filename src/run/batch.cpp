@@ -145,6 +145,18 @@ void refuse_shared_files(const std::string& path, const JsonDocument& doc,
   }
 }
 
+// A --report in `common` is every build's: each would write that one file,
+// and all but the last report would be lost.
+void refuse_common_report(const std::string& path, const JsonDocument& doc,
+                          const std::vector<std::string>& common) {
+  for (std::size_t i = 0; i < common.size(); ++i)
+    if (common[i] == "--report" || common[i].rfind("--report=", 0) == 0)
+      manifest_error(path, doc, "/common/" + std::to_string(i),
+                     "--report in common: every build would write this one report, and all but "
+                     "one would be lost; give each build its own --report in its arguments",
+                     ErrorKind::usage);
+}
+
 }  // namespace
 
 std::vector<BatchJob> load_batch_manifest(const std::string& path) {
@@ -163,6 +175,7 @@ std::vector<BatchJob> load_batch_manifest(const std::string& path) {
                      "unknown key '" + key + "' (known: common, builds)");
   std::vector<std::string> common;
   if (root.contains("common")) common = string_array(path, doc, root["common"], "/common");
+  refuse_common_report(path, doc, common);
   if (!root.contains("builds") || !root["builds"].is_array())
     manifest_error(path, doc, "", "\"builds\" must be an array");
   std::vector<BatchJob> jobs;

@@ -624,6 +624,16 @@ TEST_CASE("E93 build-many manifest whose build writes the manifest itself", "[ma
   CHECK(read_file(m) == text);
 }
 
+TEST_CASE("E94 build-many manifest with a --report in common", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"common\": [\"--no-torch\", \"--report\", \"" +
+                                     row.dir / "r.json" + "\"],\n \"builds\": [[\"" + row.kernel +
+                                     "\", \"-o\", \"" + row.output + "\"]]}");
+  row.expect("E94", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
+             {"at /common/1", "--report in common", "its own --report"});
+  CHECK_FALSE(fs::exists(row.dir / "r.json"));
+}
+
 // Writes that would follow or clobber; numbers; bytes; depth (E70-E89).
 
 namespace {

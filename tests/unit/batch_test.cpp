@@ -224,3 +224,28 @@ TEST_CASE("an output or a --report naming the manifest itself is refused", "[uni
   CHECK_THROWS_WITH(load_batch_manifest(tmp / "link.json"),
                     Catch::Contains("is the manifest " + tmp / "link.json" + " itself"));
 }
+
+TEST_CASE("a --report in common is refused: every build would write that one report",
+          "[unit][batch]") {
+  TempDir tmp;
+  for (const char* common : {R"(["--no-torch", "--report", "r.json"])", R"(["--report=r.json"])"}) {
+    INFO(common);
+    Error e = manifest_error(
+        tmp, std::string(R"({"common": )") + common + R"(, "builds": [["a.cpp"], ["b.cpp"]]})");
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("at /common/") &&
+                   Catch::Contains("--report in common: every build would write this one report") &&
+                   Catch::Contains("give each build its own --report in its arguments"));
+  }
+  // Each build its own report: fine; two builds one report: refused as two outputs are.
+  CHECK(
+      load(tmp, R"({"builds": [["a.cpp", "--report", "a.json"], ["b.cpp", "--report", "b.json"]]})")
+          .size() == 2);
+  Error shared = manifest_error(
+      tmp, R"({"builds": [["a.cpp", "--report", "r.json"], ["b.cpp", "--report=./r.json"]]})");
+  CHECK(shared.kind() == ErrorKind::usage);
+  CHECK_THAT(std::string(shared.what()),
+             Catch::Contains("at /builds/1: --report ./r.json is also the --report of /builds/0; "
+                             "give each build its own --report"));
+}
