@@ -15,8 +15,11 @@ struct BatchJob {
 
 // The manifest: {"common": [args...], "builds": [[args...] | {"name": s, "args": [...]}, ...]}
 // `common` is prepended to every build's args. Throws Error(config) with
-// file:line:column and key path when malformed or when a build would run
-// build-many itself, Error(usage) when two builds name one output.
+// file:line:column and key path when the manifest is not a regular file
+// (never read: a FIFO would block), is malformed, or a build would run
+// build-many itself; Error(usage) when two builds name one output or one
+// --report (where the file really is), when one names the manifest, or
+// when `common` holds a --report.
 std::vector<BatchJob> load_batch_manifest(const std::string& path);
 
 struct BatchResult {
@@ -33,10 +36,11 @@ struct BatchProgress {
 };
 
 // Runs `jobs` with at most `parallel` at a time through `kbuild` (argv
-// prefix, e.g. {"/proc/self/exe"}). With `fail_fast`, nothing new starts
-// after a failure. `progress` is called after each job (from one thread at
-// a time). An interrupt (interrupts.hpp) is passed on to the running builds,
-// which are waited for; then Error(interrupted) is thrown.
+// prefix, e.g. {kbuild_program()}: the path each build's report records).
+// With `fail_fast`, nothing new starts after a failure. `progress` is
+// called after each job (from one thread at a time). An interrupt
+// (interrupts.hpp) is passed on to the running builds, which are waited
+// for; then Error(interrupted) is thrown.
 std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
                                    const std::vector<std::string>& kbuild, unsigned parallel,
                                    bool fail_fast,

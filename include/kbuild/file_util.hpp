@@ -18,6 +18,12 @@ std::optional<std::string> read_whole_file(const std::string& path);
 // At most `limit` bytes of the file, or nullopt when it cannot be read.
 std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit);
 
+// At most `limit` bytes of the regular file at `path`. Anything else (a
+// FIFO, a device node, a directory) fails with "PATH: not a regular file"
+// before it is opened for reading, so naming a FIFO never blocks; a file
+// that cannot be read fails with "PATH: " and the reason.
+Result<std::string> read_regular_file_up_to(const std::string& path, std::size_t limit);
+
 // Why a file kbuild is asked to write at `path` must not be replaced by
 // renaming a new file over it ("PATH is not a regular file; ..."): a FIFO,
 // a device node (-o /dev/null as root), a socket, a directory. Fine when

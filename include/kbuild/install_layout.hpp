@@ -13,6 +13,11 @@ namespace kbuild {
 // source tree's configs (a build tree), else the configured install dir.
 std::string data_dir(const Environment& env);
 
+// The running kbuild binary as a command line can name it again (the
+// kbuild_argv[0] of a report): the file /proc/self/exe links to, while that
+// path still is this binary; /proc/self/exe when it was replaced or removed.
+std::string kbuild_program();
+
 // kbuild-load-check: beside kbuild (the build tree), else in the libexec
 // dir of the installation kbuild belongs to. Throws Error (internal).
 std::string load_check_helper();

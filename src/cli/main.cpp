@@ -406,7 +406,7 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
   };
   unsigned parallel = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<BatchResult> results =
-      run_batch(batch, {"/proc/self/exe"}, parallel, fail_fast, progress);
+      run_batch(batch, {kbuild_program()}, parallel, fail_fast, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
   std::size_t failed = 0, skipped = 0;
   for (const BatchResult& r : results) {

@@ -1,11 +1,14 @@
 #include "kbuild/batch.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
 
@@ -13,6 +16,8 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
 #include "util/json_locations.hpp"
+
+namespace fs = std::filesystem;
 
 namespace kbuild {
 
@@ -37,16 +42,63 @@ std::vector<std::string> string_array(const std::string& path, const JsonDocumen
   return out;
 }
 
-// The output a build names, however the command line spells it: "-o X",
-// "--output X", "--output=X" or "-oX".
-std::string output_of(const std::vector<std::string>& args) {
+// The value `args` give an option, however the command line spells it:
+// "--output X", "--output=X", and with a short name "-o X" or "-oX"; ""
+// when absent.
+std::string option_value(const std::vector<std::string>& args, const std::string& long_name,
+                         const std::string& short_name = "") {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if ((arg == "-o" || arg == "--output") && i + 1 < args.size()) return args[i + 1];
-    if (arg.rfind("--output=", 0) == 0) return arg.substr(9);
-    if (arg.size() > 2 && arg.rfind("-o", 0) == 0) return arg.substr(2);
+    if ((arg == long_name || (!short_name.empty() && arg == short_name)) && i + 1 < args.size())
+      return args[i + 1];
+    if (arg.rfind(long_name + "=", 0) == 0) return arg.substr(long_name.size() + 1);
+    if (!short_name.empty() && arg.size() > short_name.size() && arg.rfind(short_name, 0) == 0)
+      return arg.substr(short_name.size());
   }
   return "";
+}
+
+std::string output_of(const std::vector<std::string>& args) {
+  return option_value(args, "--output", "-o");
+}
+
+// A file a build writes: its output, or its --report.
+struct WrittenFile {
+  std::string option;  // "output" or "--report", as messages name it
+  std::string path;    // as the build spells it
+};
+
+std::vector<WrittenFile> files_written(const std::vector<std::string>& args) {
+  std::vector<WrittenFile> out;
+  if (std::string output = output_of(args); !output.empty()) out.push_back({"output", output});
+  if (std::string report = option_value(args, "--report"); !report.empty())
+    out.push_back({"--report", report});
+  return out;
+}
+
+// Where a file a build writes really is: its directory's device and inode,
+// and its name (a build renames the file into that directory under that
+// name), so "x.so" and "here/x.so" with here -> . are one file. A path whose
+// directory is missing (the build fails on it): its normal absolute form.
+std::string real_location(const std::string& path) {
+  const fs::path given(path);
+  const fs::path name = given.filename();
+  const fs::path dir = given.parent_path().empty() ? fs::path(".") : given.parent_path();
+  struct stat st {};
+  if (!name.empty() && name != "." && name != ".." && ::stat(dir.c_str(), &st) == 0 &&
+      S_ISDIR(st.st_mode))
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + name.string();
+  std::error_code ec;
+  return fs::absolute(given, ec).lexically_normal().string();
+}
+
+// The manifest where it really is: as named, and (through links) its file.
+std::set<std::string> manifest_locations(const std::string& path) {
+  std::set<std::string> out{real_location(path)};
+  std::error_code ec;
+  fs::path real = fs::canonical(path, ec);
+  if (!ec) out.insert(real_location(real.string()));
+  return out;
 }
 
 // Where a job's first argument comes from: `common`, or the build itself.
@@ -66,29 +118,52 @@ void refuse_nested_batch(const std::string& path, const JsonDocument& doc, const
                    "without bound); list those builds in this manifest");
 }
 
-// Two builds writing one output would race for it: refused before any runs.
-void refuse_shared_outputs(const std::string& path, const JsonDocument& doc,
-                           const std::vector<BatchJob>& jobs) {
-  std::map<std::string, std::size_t> first_writer;
+// Two builds writing one file (an output, a report) would race for it, and
+// a build writing the manifest would destroy it: refused before any runs.
+void refuse_shared_files(const std::string& path, const JsonDocument& doc,
+                         const std::vector<BatchJob>& jobs) {
+  const std::set<std::string> manifest = manifest_locations(path);
+  std::map<std::string, std::pair<std::size_t, std::string>> first_writer;  // build, option
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    std::string output = output_of(jobs[i].args);
-    if (output.empty()) continue;
-    std::string key = std::filesystem::absolute(output).lexically_normal().string();
-    auto [at, fresh] = first_writer.emplace(key, i);
-    if (!fresh)
-      manifest_error(path, doc, "/builds/" + std::to_string(i),
-                     "output " + output + " is also the output of /builds/" +
-                         std::to_string(at->second) + "; give each build its own -o",
-                     ErrorKind::usage);
+    const std::string pointer = "/builds/" + std::to_string(i);
+    for (const WrittenFile& file : files_written(jobs[i].args)) {
+      const std::string location = real_location(file.path);
+      const std::string choose = file.option == "output" ? "-o" : "--report";
+      if (manifest.count(location))
+        manifest_error(path, doc, pointer,
+                       file.option + " " + file.path + " is the manifest " + path +
+                           " itself; choose another " + (file.option == "output" ? "-o" : "file"),
+                       ErrorKind::usage);
+      auto [at, fresh] = first_writer.emplace(location, std::make_pair(i, file.option));
+      if (!fresh && at->second.first != i)  // one build's own output and report: its own check
+        manifest_error(path, doc, pointer,
+                       file.option + " " + file.path + " is also the " + at->second.second +
+                           " of /builds/" + std::to_string(at->second.first) +
+                           "; give each build its own " + choose,
+                       ErrorKind::usage);
+    }
   }
+}
+
+// A --report in `common` is every build's: each would write that one file,
+// and all but the last report would be lost.
+void refuse_common_report(const std::string& path, const JsonDocument& doc,
+                          const std::vector<std::string>& common) {
+  for (std::size_t i = 0; i < common.size(); ++i)
+    if (common[i] == "--report" || common[i].rfind("--report=", 0) == 0)
+      manifest_error(path, doc, "/common/" + std::to_string(i),
+                     "--report in common: every build would write this one report, and all but "
+                     "one would be lost; give each build its own --report in its arguments",
+                     ErrorKind::usage);
 }
 
 }  // namespace
 
 std::vector<BatchJob> load_batch_manifest(const std::string& path) {
   constexpr std::size_t kMaxManifestBytes = 16u << 20;
-  auto text = read_file_up_to(path, kMaxManifestBytes + 1);
-  if (!text) throw Error(ErrorKind::config, "cannot read manifest " + path);
+  // Never a FIFO or a device node: reading one could block for ever.
+  Result<std::string> text = read_regular_file_up_to(path, kMaxManifestBytes + 1);
+  if (!text) throw Error(ErrorKind::config, "manifest " + text.why());
   if (text->size() > kMaxManifestBytes)
     throw Error(ErrorKind::config, path + ": manifest larger than 16 MiB; is this the right file?");
   JsonDocument doc = parse_json_file_text(*text, path);
@@ -100,6 +175,7 @@ std::vector<BatchJob> load_batch_manifest(const std::string& path) {
                      "unknown key '" + key + "' (known: common, builds)");
   std::vector<std::string> common;
   if (root.contains("common")) common = string_array(path, doc, root["common"], "/common");
+  refuse_common_report(path, doc, common);
   if (!root.contains("builds") || !root["builds"].is_array())
     manifest_error(path, doc, "", "\"builds\" must be an array");
   std::vector<BatchJob> jobs;
@@ -132,7 +208,7 @@ std::vector<BatchJob> load_batch_manifest(const std::string& path) {
     if (job.name.empty()) job.name = "job " + std::to_string(i + 1);
     jobs.push_back(std::move(job));
   }
-  refuse_shared_outputs(path, doc, jobs);
+  refuse_shared_files(path, doc, jobs);
   return jobs;
 }
 

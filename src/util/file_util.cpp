@@ -94,6 +94,35 @@ std::optional<std::string> read_file_up_to(const std::string& path, std::size_t 
   return recorded(path, read_file_up_to_unrecorded(path, limit));
 }
 
+Result<std::string> read_regular_file_up_to(const std::string& path, std::size_t limit) {
+  record_input(path);
+  auto unreadable = [&](int error) { return Failure{path + ": " + std::strerror(error)}; };
+  const Failure special{path + ": not a regular file"};
+  // Looked at before opening (opening a device node can do something),
+  // then again on the opened file: it may have been swapped in between.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return unreadable(errno);
+  if (!S_ISREG(st.st_mode)) return special;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return unreadable(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) return unreadable(errno);
+  if (!S_ISREG(st.st_mode)) return special;
+  std::string text;
+  char chunk[16384];
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, limit - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return unreadable(errno);
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
 Status check_replaceable(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return ok();  // absent: created

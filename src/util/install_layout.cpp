@@ -28,6 +28,14 @@ std::string data_dir(const Environment& env) {
   return KBUILD_INSTALLED_DATA_DIR;
 }
 
+std::string kbuild_program() {
+  constexpr const char* kSelf = "/proc/self/exe";
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink(kSelf, ec);
+  if (!ec && fs::equivalent(exe, kSelf, ec) && !ec) return exe.string();
+  return kSelf;
+}
+
 std::string load_check_helper() {
   std::error_code ec;
   fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();

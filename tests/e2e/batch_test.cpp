@@ -135,3 +135,25 @@ TEST_CASE(
   CHECK(fs::exists(b.dir / "k0.so"));
   CHECK(fs::exists(b.dir / "k1.so"));
 }
+
+TEST_CASE("a build-many build's report names the real kbuild, so its command can be run again",
+          "[e2e][batch]") {
+  Batch b;
+  const std::string k0 = b.dir / "k0";
+  write_file(b.dir / "m.json", "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [[\"" +
+                                   k0 + ".cpp\", \"-o\", \"" + k0 + ".so\", \"--report\", \"" + k0 +
+                                   ".json\"]]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json"}, b.home.str());
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json report = nlohmann::json::parse(read_file(k0 + ".json"));
+  const std::vector<std::string> argv = report["kbuild_argv"];
+  REQUIRE_FALSE(argv.empty());
+  CHECK(argv[0] == fs::canonical(kbuild_binary()).string());
+  // Run again as docs/report.md says (in `cwd`, here the same): the same build.
+  fs::remove(k0 + ".so");
+  RunResult again = run(argv, {{"HOME", b.home.str()}});
+  INFO(again.err);
+  CHECK(again.exit_code == 0);
+  CHECK(fs::exists(k0 + ".so"));
+}

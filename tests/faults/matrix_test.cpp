@@ -577,6 +577,14 @@ TEST_CASE("E90 build-many manifest with two builds of one output", "[matrix]") {
   fs::create_directories(row.dir / "sub");
   row.expect("E90", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
              {row.dir / "m.json:3:", "at /builds/1", "also the output of /builds/0"});
+  // The same file through a link to its directory: compared where it really is.
+  fs::create_directory_symlink(".", row.dir / "here");
+  write_file(row.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [\n  [\"" + row.kernel +
+                 "\", \"-o\", \"" + row.output + "\"],\n  [\"" + row.kernel + "\", \"-o\", \"" +
+                 row.dir / "here/k.so" + "\"]\n]}");
+  row.expect("E90", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
+             {"at /builds/1: output " + row.dir / "here/k.so", "also the output of /builds/0"});
 }
 
 TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
@@ -592,6 +600,40 @@ TEST_CASE("E91 build-many manifest whose build runs build-many", "[matrix]") {
              "{\"common\": [\"build-many\"], \"builds\": [[\"" + row.dir / "self.json" + "\"]]}");
   row.expect("E91", row.kbuild({"build-many", row.dir / "self.json"}), 3, "config",
              {"at /common/0", "build-many"});
+}
+
+TEST_CASE("E92 build-many manifest that is a FIFO or a device node", "[matrix]") {
+  Row row;
+  REQUIRE(mkfifo((row.dir / "m.json").c_str(), 0644) == 0);
+  for (const std::string& manifest : {row.dir / "m.json", std::string("/dev/null")}) {
+    // Under timeout: reading a FIFO nobody writes would block for ever.
+    RunResult r =
+        run({"/usr/bin/timeout", "-k", "5", "20", kbuild_binary(), "build-many", manifest},
+            {{"HOME", row.home.str()}});
+    row.expect("E92", r, 3, "config", {"manifest " + manifest + ": not a regular file"});
+  }
+}
+
+TEST_CASE("E93 build-many manifest whose build writes the manifest itself", "[matrix]") {
+  Row row;
+  const std::string m = row.dir / "m.json";
+  const std::string text = "{\"builds\": [\n  [\"--no-torch\", \"" + row.kernel + "\", \"-o\", \"" +
+                           row.output + "\", \"--report\", \"" + m + "\"]\n]}";
+  write_file(m, text);
+  row.expect("E93", row.kbuild({"build-many", m}), 2, "usage",
+             {m + ":2:", "at /builds/0", "--report " + m + " is the manifest " + m + " itself",
+              "choose another"});
+  CHECK(read_file(m) == text);
+}
+
+TEST_CASE("E94 build-many manifest with a --report in common", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"common\": [\"--no-torch\", \"--report\", \"" +
+                                     row.dir / "r.json" + "\"],\n \"builds\": [[\"" + row.kernel +
+                                     "\", \"-o\", \"" + row.output + "\"]]}");
+  row.expect("E94", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
+             {"at /common/1", "--report in common", "its own --report"});
+  CHECK_FALSE(fs::exists(row.dir / "r.json"));
 }
 
 // Writes that would follow or clobber; numbers; bytes; depth (E70-E89).

@@ -1,6 +1,8 @@
 // Smoke: the binary runs, answers --version/--help, and every shipped device
 // file parses.
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <optional>
 
 #include "../support/test_support.hpp"
 #include "kbuild/device_file.hpp"
@@ -75,4 +77,32 @@ TEST_CASE("every spelling of an option is understood: =value, attached, combined
   RunResult typo = dry({"--devcie", "npu", dir / "k.cpp"});
   CHECK(typo.exit_code == 2);
   CHECK(typo.err.find("--devcie") != std::string::npos);
+}
+
+TEST_CASE("a daemon a test starts is recorded, and scripts/check-daemons blames it until it ends",
+          "[smoke]") {
+  TempDir tmp;
+  const std::string dir = tmp / "daemons";
+  const char* suite_dir = std::getenv("KBUILD_TEST_DAEMONS_DIR");
+  const std::optional<std::string> saved =
+      suite_dir ? std::optional<std::string>(suite_dir) : std::nullopt;
+  ::setenv("KBUILD_TEST_DAEMONS_DIR", dir.c_str(), 1);
+  const std::vector<std::string> check{"/bin/sh", source_root() + "/scripts/check-daemons", "check",
+                                       tmp / "daemons.json", dir};
+  {
+    BackgroundProcess daemon({"/bin/sleep", "60"});
+    REQUIRE(fs::is_directory(dir));
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+    RunResult blamed = run(check);
+    CHECK(blamed.exit_code == 1);
+    CHECK(blamed.err.find("/bin/sleep 60") != std::string::npos);
+    CHECK(read_file(tmp / "daemons.json").find("\"FAIL\"") != std::string::npos);
+  }
+  RunResult ended = run(check);
+  INFO(ended.err);
+  CHECK(ended.exit_code == 0);
+  if (saved)
+    ::setenv("KBUILD_TEST_DAEMONS_DIR", saved->c_str(), 1);
+  else
+    ::unsetenv("KBUILD_TEST_DAEMONS_DIR");
 }

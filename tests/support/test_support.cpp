@@ -125,6 +125,26 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   return r;
 }
 
+void record_daemon(int pid, const std::string& what) {
+  const char* dir = std::getenv("KBUILD_TEST_DAEMONS_DIR");
+  if (!dir || !*dir) return;
+  // Field 22 of /proc/PID/stat, the 20th after the command's closing ")";
+  // "unknown" (blamed whenever the pid is alive) should it not be there.
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  std::string start = "unknown";
+  if (close != std::string::npos) {
+    std::istringstream after(stat.substr(close + 1));
+    std::string field;
+    for (int i = 0; i < 20 && after >> field; ++i)
+      if (i == 19) start = field;
+  }
+  // Never a REQUIRE: a throw here would leave the daemon running unowned.
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::ofstream(fs::path(dir) / (std::to_string(pid) + "." + start)) << what << "\n";
+}
+
 struct BackgroundProcess::State {
   asio::io_context ctx;
   std::optional<bp::process> proc;
@@ -135,6 +155,9 @@ BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv)
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   state_->proc.emplace(state_->ctx, argv[0], args, bp::process_stdio{nullptr, nullptr, nullptr},
                        StdioOnly{});
+  std::string what;
+  for (const std::string& arg : argv) what += (what.empty() ? "" : " ") + arg;
+  record_daemon(state_->proc->id(), what);
 }
 
 bool BackgroundProcess::running() {

@@ -43,8 +43,16 @@ RunResult run(const std::vector<std::string>& argv,
               const std::map<std::string, std::string>& set = {},
               const std::vector<std::string>& unset = {});
 
+// Records `pid`, a daemon a test started, in $KBUILD_TEST_DAEMONS_DIR (set
+// by tests/meson.build) as a file named PID.STARTTIME (its start time in
+// /proc/PID/stat, so that a reused pid is never mistaken for it), holding
+// `what`. scripts/check-daemons blames a recorded daemon still running
+// after the suite. Nothing is recorded when the variable is unset or empty.
+void record_daemon(int pid, const std::string& what);
+
 // A program running in the background for the life of the object (a
 // server a test talks to), its output discarded; ended with SIGTERM.
+// Recorded as a daemon (record_daemon).
 class BackgroundProcess {
  public:
   explicit BackgroundProcess(const std::vector<std::string>& argv);

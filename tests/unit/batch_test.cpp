@@ -14,6 +14,7 @@ using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
 using Strings = std::vector<std::string>;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -93,7 +94,23 @@ TEST_CASE("a malformed manifest is a config error at file:line:column and key pa
     CHECK_THAT(std::string(e.what()), Catch::Contains(message));
   }
   CHECK_THROWS_WITH(load_batch_manifest(tmp / "missing.json"),
-                    "cannot read manifest " + tmp / "missing.json");
+                    "manifest " + tmp / "missing.json" + ": No such file or directory");
+}
+
+TEST_CASE("a manifest that is not a regular file is refused before it is read", "[unit][batch]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "adir");
+  // /dev/null reads as empty, a FIFO would block (tests/faults: E92).
+  for (const std::string& path : {std::string("/dev/null"), tmp / "adir"}) {
+    INFO(path);
+    try {
+      (void)load_batch_manifest(path);
+      FAIL("accepted " << path);
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::config);
+      CHECK(std::string(e.what()) == "manifest " + path + ": not a regular file");
+    }
+  }
 }
 
 TEST_CASE("two builds naming one output are refused, however the output is spelled",
@@ -110,6 +127,23 @@ TEST_CASE("two builds naming one output are refused, however the output is spell
                    Catch::Contains("is also the output of /builds/0; give each build its own -o"));
   }
   CHECK(load(tmp, R"({"builds": [["--output=x.so", "a.cpp"]]})")[0].name == "x.so");
+}
+
+TEST_CASE("outputs are compared where they really are: a directory reached through a link is one",
+          "[unit][batch]") {
+  TempDir tmp;
+  fs::create_directory_symlink(".", tmp / "here");
+  fs::create_directories(tmp / "sub");
+  const std::string here = tmp / "here/a.so", plain = tmp / "a.so";
+  Error e = manifest_error(tmp, R"({"builds": [["a.cpp", "-o", ")" + plain +
+                                    R"("], ["b.cpp", "-o", ")" + here + R"("]]})");
+  CHECK(e.kind() == ErrorKind::usage);
+  CHECK_THAT(std::string(e.what()),
+             Catch::Contains("at /builds/1: output " + here + " is also the output of /builds/0"));
+  // The same name in two real directories is two outputs.
+  CHECK(load(tmp, R"({"builds": [["a.cpp", "-o", ")" + plain + R"("], ["b.cpp", "-o", ")" +
+                      tmp / "sub/a.so" + R"("]]})")
+            .size() == 2);
 }
 
 TEST_CASE("run_batch: every job's exit code and output, progress after each", "[unit][batch]") {
@@ -167,4 +201,51 @@ TEST_CASE("a kbuild that cannot be started is an internal failure of each job", 
       run_batch({job("a", {"x"})}, {tmp / "no-such-kbuild"}, 1, false, nullptr);
   CHECK(r[0].exit_code == exit_code(ErrorKind::internal));
   CHECK_THAT(r[0].output, Catch::Contains("cannot start"));
+}
+
+TEST_CASE("an output or a --report naming the manifest itself is refused", "[unit][batch]") {
+  TempDir tmp;
+  fs::create_directory_symlink(".", tmp / "here");
+  const std::string m = tmp / "m.json";
+  for (const std::string& args :
+       {R"("a.cpp", "-o", ")" + m + R"(")", R"("a.cpp", "--output=)" + tmp / "here/m.json" + R"(")",
+        R"("a.cpp", "-o", "a.so", "--report", ")" + m + R"(")",
+        R"("a.cpp", "-o", "a.so", "--report=)" + tmp / "here/m.json" + R"(")"}) {
+    INFO(args);
+    Error e = manifest_error(tmp, R"({"builds": [[)" + args + "]]}");
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK_THAT(std::string(e.what()),
+               Catch::StartsWith(m + ":1:") && Catch::Contains("at /builds/0: ") &&
+                   Catch::Contains("is the manifest " + m + " itself; choose another"));
+  }
+  // The manifest reached through a link: its real file is protected too.
+  write_file(tmp / "real.json", R"({"builds": [["a.cpp", "-o", ")" + tmp / "real.json" + R"("]]})");
+  fs::create_symlink(tmp / "real.json", tmp / "link.json");
+  CHECK_THROWS_WITH(load_batch_manifest(tmp / "link.json"),
+                    Catch::Contains("is the manifest " + tmp / "link.json" + " itself"));
+}
+
+TEST_CASE("a --report in common is refused: every build would write that one report",
+          "[unit][batch]") {
+  TempDir tmp;
+  for (const char* common : {R"(["--no-torch", "--report", "r.json"])", R"(["--report=r.json"])"}) {
+    INFO(common);
+    Error e = manifest_error(
+        tmp, std::string(R"({"common": )") + common + R"(, "builds": [["a.cpp"], ["b.cpp"]]})");
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK_THAT(std::string(e.what()),
+               Catch::Contains("at /common/") &&
+                   Catch::Contains("--report in common: every build would write this one report") &&
+                   Catch::Contains("give each build its own --report in its arguments"));
+  }
+  // Each build its own report: fine; two builds one report: refused as two outputs are.
+  CHECK(
+      load(tmp, R"({"builds": [["a.cpp", "--report", "a.json"], ["b.cpp", "--report", "b.json"]]})")
+          .size() == 2);
+  Error shared = manifest_error(
+      tmp, R"({"builds": [["a.cpp", "--report", "r.json"], ["b.cpp", "--report=./r.json"]]})");
+  CHECK(shared.kind() == ErrorKind::usage);
+  CHECK_THAT(std::string(shared.what()),
+             Catch::Contains("at /builds/1: --report ./r.json is also the --report of /builds/0; "
+                             "give each build its own --report"));
 }

@@ -38,6 +38,28 @@ TEST_CASE("read_file_up_to stops at the limit", "[unit][file_util]") {
   CHECK_FALSE(read_file_up_to(tmp.str(), 10));
 }
 
+TEST_CASE("read_regular_file_up_to: a regular file, up to the limit; a FIFO is never opened",
+          "[unit][file_util]") {
+  TempDir tmp;
+  write_file(tmp / "f", "0123456789");
+  Result<std::string> whole = read_regular_file_up_to(tmp / "f", 100);
+  REQUIRE(whole);
+  CHECK(*whole == "0123456789");
+  CHECK(*read_regular_file_up_to(tmp / "f", 4) == "0123");
+  fs::create_symlink(tmp / "f", tmp / "link");
+  CHECK(*read_regular_file_up_to(tmp / "link", 100) == "0123456789");
+  // Nothing writes this FIFO: opening it to read would block.
+  REQUIRE(::mkfifo((tmp / "fifo").c_str(), 0600) == 0);
+  fs::create_directories(tmp / "dir");
+  for (const std::string& special : {tmp / "fifo", tmp / "dir", std::string("/dev/null")}) {
+    Result<std::string> refused = read_regular_file_up_to(special, 100);
+    CHECK_FALSE(refused);
+    CHECK(refused.why() == special + ": not a regular file");
+  }
+  CHECK(read_regular_file_up_to(tmp / "missing", 100).why() ==
+        tmp / "missing" + ": No such file or directory");
+}
+
 TEST_CASE("check_replaceable: only an absent path or a regular file may be replaced",
           "[unit][file_util]") {
   TempDir tmp;

@@ -19,3 +19,11 @@ TEST_CASE("from the build tree, the source tree's configs", "[unit][install_layo
   CHECK(fs::equivalent(dir, fs::path(kbuild_test::source_root()) / "configs"));
   CHECK(fs::is_directory(dir / "devices"));
 }
+
+TEST_CASE("kbuild_program: the running binary's real path, which names this binary",
+          "[unit][install_layout]") {
+  const std::string program = kbuild_program();
+  CHECK(program != "/proc/self/exe");
+  CHECK(fs::path(program).is_absolute());
+  CHECK(fs::equivalent(program, "/proc/self/exe"));
+}
