@@ -2,6 +2,7 @@
 // builds with the compiler and torch's headers (issue 15, item 5).
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
 
@@ -87,4 +88,48 @@ TEST_CASE("--isa auto drops an ISA whose probe builds but does not load, as Indu
   CHECK(r.out.find("-D CPU_CAPABILITY_AVX2") != std::string::npos);
   CHECK(r.out.find("avx512") == std::string::npos);
   CHECK(r.err.find("probes do not build or load with g++") != std::string::npos);
+}
+
+namespace {
+
+bool cpu_has_vnni_without_amx() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("flags", 0) == 0)
+      return line.find(" avx512_vnni") != std::string::npos &&
+             line.find(" amx_tile") == std::string::npos;
+  return false;
+}
+
+// A torch of `version` whose vec headers build for every ISA.
+std::string fake_torch(const TempDir& dir, const std::string& version) {
+  const std::string torch = dir / ("torch-" + version);
+  make_torch_with_vec(torch, "  Vectorized exp() const { return *this; }");
+  write_file(torch + "/version.py", "__version__ = '" + version + "'\n");
+  return torch;
+}
+
+}  // namespace
+
+TEST_CASE("--isa auto with torch 2.6 on a VNNI host takes AVX512, as Inductor 2.6 (no VNNI class)",
+          "[e2e][isa]") {
+  if (!cpu_has_vnni_without_amx()) {
+    WARN("this CPU has no AVX512-VNNI (or has AMX): nothing to check");
+    return;
+  }
+  TempDir dir;
+  write_file(dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
+  for (const char* version : {"2.6.0", "2.9.1"}) {
+    INFO(version);
+    RunResult r = run_kbuild({"--torch-root", fake_torch(dir, version), "--dry-run", "--cxx", "g++",
+                              dir / "k.cpp", "-o", dir / "k.so"},
+                             dir / "home", {{"TMPDIR", dir.str()}});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    // Before: the avx512_vnni pick, which these lines have no flags for: no ISA at all.
+    CHECK(r.out.find("-D CPU_CAPABILITY_AVX512") != std::string::npos);
+    CHECK(r.out.find("-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma") != std::string::npos);
+    CHECK(r.out.find("-mavx512vnni") == std::string::npos);
+  }
 }
