@@ -133,3 +133,45 @@ TEST_CASE("--isa auto with torch 2.6 on a VNNI host takes AVX512, as Inductor 2.
     CHECK(r.out.find("-mavx512vnni") == std::string::npos);
   }
 }
+
+TEST_CASE("kbuild isa: Inductor's valid ISAs and pick, and what they were computed for",
+          "[e2e][isa]") {
+  TempDir dir;
+  const std::string torch = fake_torch(dir, "2.11.0");
+  const std::vector<std::string> args = {
+      "isa",      "--json",          "--torch-root", torch, "--cxx", "g++", "--python-include",
+      dir / "py", "--python-libdir", dir / "py"};
+  RunResult r = run_kbuild(args, dir / "home", {{"TMPDIR", dir.str()}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json a = nlohmann::json::parse(r.out);
+  REQUIRE_FALSE(a["valid"].empty());
+  CHECK(a["pick"] == a["valid"][0]);
+  CHECK(a["valid"].back()["class"] == "VecAVX2");
+  CHECK(a["compiler"]["configured"] == "g++");
+  CHECK(fs::path(a["compiler"]["path"].get<std::string>()).is_absolute());
+  CHECK(a["torch"]["root"] == torch);
+  CHECK(a["torch"]["profile_matches_line"] == true);
+  CHECK(a["probes_compiled"].get<int>() > 0);
+  if (cpu_has_vnni_without_amx()) {
+    CHECK(a["pick"]["inductor"] == "avx512 avx512_vnni");
+    CHECK(a["pick"]["flags"] ==
+          "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma -mavx512vnni -mavx512vl");
+  }
+  // Cached: nothing compiled, the same answer; ATEN_CPU_CAPABILITY=avx2 picks AVX2.
+  RunResult again = run_kbuild(args, dir / "home", {{"ATEN_CPU_CAPABILITY", "avx2"}});
+  REQUIRE(again.exit_code == 0);
+  nlohmann::json b = nlohmann::json::parse(again.out);
+  CHECK(b["probes_compiled"] == 0);
+  CHECK(b["valid"] == a["valid"]);
+  CHECK(b["pick"]["isa"] == "avx2");
+  CHECK(b["aten_cpu_capability"]["value"] == "avx2");
+  CHECK(b["aten_cpu_capability"]["changed_pick"] == (a["valid"].size() > 1));
+  // For a person: one line per fact.
+  std::vector<std::string> plain(args.begin() + 2, args.end());
+  plain.insert(plain.begin(), "isa");
+  RunResult text = run_kbuild(plain, dir / "home");
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.rfind("pick        " + a["pick"]["isa"].get<std::string>(), 0) == 0);
+  CHECK(text.out.find("\ntorch       " + torch + " (2.11.0, profile 2.11)") != std::string::npos);
+}
