@@ -37,9 +37,32 @@ std::string machine_name();
 // as Inductor does (`--isa auto` also probes the compiler: isa_probe.hpp).
 Isa pick_isa(const CpuFeatures& cpu, const Environment& env);
 
+// The vector ISA classes of one Inductor line (its cpu_vec_isa.py) and the
+// checks their VecISA.__bool__ runs. The default is 2.11's; lines before 2.9
+// check neither extra, and before 2.11 VecAMX derives from VecAVX512 (no VNNI
+// class, no VNNI check).
+struct IsaLine {
+  std::set<IsaKind> kinds = {IsaKind::avx2, IsaKind::avx512, IsaKind::avx512_vnni,
+                             IsaKind::amx,  IsaKind::neon,   IsaKind::sve256};
+  bool bf16_check = true;        // the avx512 family checks AVX512-BF16 (-mavx512bf16)
+  bool fp16_check = true;        // VecAMX checks AMX-FP16 (-mamx-fp16)
+  bool amx_extends_vnni = true;  // VecAMX derives from VecAVX512VNNI: it runs VNNI's check
+};
+
 // The ISAs Inductor would consider on `cpu`, best first (x86: amx,
-// avx512_vnni, avx512, avx2; Arm: sve256, neon), by the CPU's flags.
-std::vector<IsaKind> cpu_isa_candidates(const CpuFeatures& cpu);
+// avx512_vnni, avx512, avx2; Arm: sve256, neon), by the CPU's flags, among
+// the classes of `line`.
+std::vector<IsaKind> cpu_isa_candidates(const CpuFeatures& cpu, const IsaLine& line = {});
+
+// What the probes' answers depend on besides the compiler and torch: the
+// machine and every CPU flag (-march=native means them), in one line.
+std::string cpu_identity(const CpuFeatures& cpu);
+// The CPU flags the ISA choice reads (x86: avx2 ... amx_fp16; Arm: asimd,
+// sve, bf16), those the CPU has.
+std::vector<std::string> isa_cpu_flags(const CpuFeatures& cpu);
+
+// Whether `kind` is an x86 ISA (whose probes Inductor and kbuild build).
+bool is_x86_isa(IsaKind kind);
 // `kind` with the extras the CPU has (avx512/amx: +bf16, amx: +fp16).
 Isa cpu_isa_with_extras(IsaKind kind, const CpuFeatures& cpu);
 

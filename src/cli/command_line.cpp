@@ -196,6 +196,15 @@ void add_build(Options app, BuildCli& b) {
   app.list("-l", b.libs, "library (user layer)");
 }
 
+// Sharing through Redis: builds and `isa`.
+void add_remote_cache(Options app, BuildCli& b) {
+  app.option("--remote-cache", b.remote_cache,
+             "share the output cache through Redis: redis://HOST:PORT[/DB] or unix:///PATH "
+             "(default: KBUILD_REMOTE_CACHE)");
+  app.flag("--remote-cache-readonly", b.remote_cache_readonly,
+           "use the remote cache's entries, never write to it");
+}
+
 // What only a build (no subcommand) does.
 void add_build_only(Options app, BuildCli& b) {
   app.flag("--dry-run", b.dry_run,
@@ -223,11 +232,7 @@ void add_build_only(Options app, BuildCli& b) {
              "through it, link locally) or any command");
   app.option("--cache-max-size", b.cache_max_size,
              "cache size limit, e.g. 500M or 4G (default: KBUILD_CACHE_MAX_SIZE, else 4G)");
-  app.option("--remote-cache", b.remote_cache,
-             "share the output cache through Redis: redis://HOST:PORT[/DB] or unix:///PATH "
-             "(default: KBUILD_REMOTE_CACHE)");
-  app.flag("--remote-cache-readonly", b.remote_cache_readonly,
-           "use the remote cache's entries, never write to it");
+  add_remote_cache(app, b);
 }
 
 struct Subcommand {
@@ -239,6 +244,7 @@ constexpr Subcommand kSubcommands[] = {
     {"devices", "list registered devices, their backends, and where they came from"},
     {"explain", "show every flag of the command with the layer, provider and file that added it"},
     {"doctor", "check compiler, device files, variables, paths and libraries"},
+    {"isa", "Inductor's valid vector ISAs and its pick here (the probes --isa auto runs)"},
     {"build-many", "build every kernel of a manifest, N at a time"},
     {"cache", "output cache: stats, clear, or keygen (a signing key pair for the remote cache)"},
     // Only listed: `kbuild cc -- ARGV` is taken before parsing (cc_command.hpp).
@@ -261,14 +267,15 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
     Options options(*sub, filter);
     if (chosen == "explain") add_common(options, out.common);
     if (chosen == "options" || chosen == "doctor") add_device(options, out.common);
-    if (chosen == "options" || chosen == "devices" || chosen == "doctor") {
+    const bool lists = chosen == "options" || chosen == "devices" || chosen == "doctor";
+    if (lists || chosen == "isa") {
       add_site(options, out.common);
       add_voice(options, out.common);
     }
-    if (chosen == "doctor") add_compiler(options, out.common);
+    if (chosen == "doctor" || chosen == "isa") add_compiler(options, out.common);
     if (chosen == "explain") add_build(options, out.build);
-    if (chosen == "options" || chosen == "devices" || chosen == "doctor")
-      options.flag("--json", out.json, "as JSON");
+    if (lists || chosen == "isa") options.flag("--json", out.json, "as JSON");
+    if (chosen == "isa") add_remote_cache(options, out.build);
     if (chosen == "build-many") {
       sub->add_option("manifest", out.manifest,
                       "JSON: {\"common\": [args], \"builds\": [[args], ...]}")

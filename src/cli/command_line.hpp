@@ -57,12 +57,12 @@ struct BuildCli {
 };
 
 // One parsed command line. `command` is empty for a build, else the
-// subcommand: options, devices, explain, doctor, build-many or cache.
+// subcommand: options, devices, explain, doctor, isa, build-many or cache.
 struct CommandLine {
   std::string command;
   CommonOptions common;
   BuildCli build;
-  bool json = false;         // options, devices, doctor
+  bool json = false;         // options, devices, doctor, isa
   std::string manifest;      // build-many
   unsigned jobs = 0;         // build-many
   bool fail_fast = false;    // build-many

@@ -28,6 +28,7 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
 #include "kbuild/isa.hpp"
+#include "kbuild/isa_answer.hpp"
 #include "kbuild/json_text.hpp"
 #include "kbuild/launcher.hpp"
 #include "kbuild/load_check.hpp"
@@ -391,6 +392,21 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
   return kDoctorFail;
 }
 
+// `kbuild isa [--json]`: Inductor's valid ISAs and pick, and what for.
+int isa_command(const CommandLine& cl, const Environment& env, const Console& console) {
+  IsaAnswerRequest request{cl.common.site, compiler_of(cl.common, env), cl.build.remote_cache,
+                           cl.build.remote_cache_readonly};
+  IsaAnswer answer = isa_answer(request, env);
+  console.warnings(answer.warnings);
+  say_notes(console, cl.common.verbose, answer.notes);
+  if (cl.json) {
+    std::cout << dump_json(answer.json, 2) << "\n";
+    return 0;
+  }
+  for (const std::string& line : isa_answer_lines(answer.json)) std::cout << line << "\n";
+  return 0;
+}
+
 // Exit code of `build-many` when any build failed.
 constexpr int kBatchFailed = 13;
 
@@ -510,6 +526,7 @@ int run_command(int argc, char** argv, const Environment& env, CommandLine& cl, 
     if (cl.command == "options") return options_command(cl.common, cl.json, env, console);
     if (cl.command == "devices") return devices_command(cl.common, cl.json, env, console);
     if (cl.command == "doctor") return doctor_command(cl.common, cl.json, env, console);
+    if (cl.command == "isa") return isa_command(cl, env, console);
     if (cl.command == "cache") return cache_command(cl.cache_action, env);
     if (cl.command == "build-many") return build_many_command(cl.manifest, cl.jobs, cl.fail_fast);
     if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);

@@ -175,6 +175,10 @@ class ProfileReader : public JsonFileReader {
         (kind == "bf16" ? p.isa_bf16 : p.isa_fp16) = entry(value, ptr);
         continue;
       }
+      if (value.is_null()) {  // the line has no such class (one it extends has)
+        p.isa.erase(kind);
+        continue;
+      }
       object(value, ptr, {"macros", "flags"});
       ProfileIsa isa{{}, "", path_, doc_.value_position(ptr).line};
       if (value.contains("macros")) {

@@ -6,6 +6,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/install_layout.hpp"
 #include "plan/base_layer.hpp"
+#include "plan/isa_settings.hpp"
 #include "plan/torch_layer.hpp"
 #include "site/isa_probe.hpp"
 #include "util/parsed_file_cache.hpp"
@@ -26,25 +27,8 @@ BuildOptions user_layer(const BuildRequest& r) {
 
 // --isa auto: the best ISA whose probes build and load, as Inductor picks.
 Isa auto_isa(const BuildRequest& r, const ResolveContext& ctx, std::vector<std::string>& notes) {
-  IsaProbeSettings settings;
-  settings.compiler = r.compiler;
-  settings.torch_root = *ctx.paths.torch_root;
-  settings.cache_dir = cache_root(ctx.env);
-  settings.command = [&](const Isa& isa, const std::string& source, const std::string& output) {
-    return isa_probe_command(r, ctx.paths, isa, source, output);
-  };
-  settings.command_key = [inputs = isa_probe_inputs(r, ctx.paths)](const Isa& isa) {
-    return isa_probe_key(inputs, isa);
-  };
-  // Inductor loads each probe it built; without the helper, building decides.
-  try {
-    settings.loader = {load_check_helper()};
-  } catch (const Error&) {
-    notes.push_back(
-        "--isa auto: kbuild-load-check is missing, so the ISA probes are built "
-        "but not loaded (Inductor also loads them); reinstall kbuild");
-  }
-  IsaProbeResult probed = probe_isa(read_cpu_features(), ctx.env, settings);
+  IsaProbeResult probed =
+      probe_isa(read_cpu_features(), ctx.env, isa_probe_settings(r, ctx, notes));
   notes.insert(notes.end(), probed.notes.begin(), probed.notes.end());
   return probed.isa;
 }

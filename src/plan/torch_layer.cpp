@@ -85,6 +85,9 @@ OptionsResult torch_layer(const TorchSettings& s, const Paths& paths) {
   add_list("libraries_dirs", OptionList::libraries_dirs);
   add_list("libraries", OptionList::libraries);
   add_list("passthrough_args", OptionList::passthrough_args);
+  if (s.isa.kind != IsaKind::none && !isa_entry(*profile, s.isa))
+    r.notes.push_back("the " + profile->name + " line has no " + std::string(isa_name(s.isa.kind)) +
+                      " ISA (its cpu_vec_isa.py has no such class): no ISA macros or flags");
   return r;
 }
 

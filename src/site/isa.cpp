@@ -108,11 +108,32 @@ CpuFeatures read_cpu_features() {
   return cpu;
 }
 
-std::vector<IsaKind> cpu_isa_candidates(const CpuFeatures& cpu) {
+std::vector<IsaKind> cpu_isa_candidates(const CpuFeatures& cpu, const IsaLine& line) {
   std::vector<IsaKind> kinds;
   for (IsaKind kind : kPreference)
-    if (supports(cpu, kind)) kinds.push_back(kind);
+    if (line.kinds.count(kind) && supports(cpu, kind)) kinds.push_back(kind);
   return kinds;
+}
+
+std::string cpu_identity(const CpuFeatures& cpu) {
+  std::string identity = cpu.machine;
+  for (const std::string& flag : cpu.flags) identity += " " + flag;
+  if (cpu.sve_vector_bytes) identity += " sve_vector_bytes=" + std::to_string(cpu.sve_vector_bytes);
+  return identity;
+}
+
+std::vector<std::string> isa_cpu_flags(const CpuFeatures& cpu) {
+  std::vector<std::string> flags;
+  for (const char* flag :
+       {"avx2", "fma", "avx512f", "avx512dq", "avx512vl", "avx512bw", "avx512_vnni", "avx512_bf16",
+        "amx_tile", "amx_bf16", "amx_int8", "amx_fp16", "asimd", "sve", "bf16"})
+    if (has(cpu, flag)) flags.push_back(flag);
+  return flags;
+}
+
+bool is_x86_isa(IsaKind kind) {
+  return kind == IsaKind::avx2 || kind == IsaKind::avx512 || kind == IsaKind::avx512_vnni ||
+         kind == IsaKind::amx;
 }
 
 Isa cpu_isa_with_extras(IsaKind kind, const CpuFeatures& cpu) {

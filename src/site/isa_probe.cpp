@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
@@ -78,15 +79,13 @@ std::string amx_probe(const std::string& tile_product) {
          "}\n";
 }
 
-enum class Probe { vectorized, bf16, vnni, amx, amx_fp16 };
-
-std::string probe_source(Probe probe) {
+std::string probe_source(IsaProbe probe) {
   switch (probe) {
-    case Probe::vectorized: return kVectorizedProbe;
-    case Probe::bf16: return kBf16Probe;
-    case Probe::vnni: return kVnniProbe;
-    case Probe::amx: return amx_probe("_tile_dpbf16ps");
-    case Probe::amx_fp16: return amx_probe("_tile_dpfp16ps");
+    case IsaProbe::vectorized: return kVectorizedProbe;
+    case IsaProbe::bf16: return kBf16Probe;
+    case IsaProbe::vnni: return kVnniProbe;
+    case IsaProbe::amx: return amx_probe("_tile_dpbf16ps");
+    case IsaProbe::amx_fp16: return amx_probe("_tile_dpfp16ps");
   }
   return "";
 }
@@ -103,9 +102,8 @@ std::string file_stamp(const std::string& path) {
 class ProbeCache {
  public:
   ProbeCache(const IsaProbeSettings& s, const std::string& compiler, const CpuFeatures& cpu) {
-    key_ =
-        file_stamp(compiler) + "\n" + file_stamp(s.torch_root + "/version.py") + "\n" + cpu.machine;
-    for (const std::string& flag : cpu.flags) key_ += " " + flag;
+    key_ = file_stamp(compiler) + "\n" + file_stamp(s.torch_root + "/version.py") + "\n" +
+           cpu_identity(cpu);
     if (s.cache_dir.empty()) return;
     Result<TrustedDir> root = open_cache_root(s.cache_dir, true);
     Result<TrustedDir> dir =
@@ -211,9 +209,7 @@ class Prober {
   // Inductor's VecISA.__bool__ chain for `kind`: the probes it must pass,
   // and the extras whose probes pass.
   std::optional<Isa> usable(IsaKind kind) {
-    bool x86 = kind == IsaKind::avx2 || kind == IsaKind::avx512 || kind == IsaKind::avx512_vnni ||
-               kind == IsaKind::amx;
-    if (!x86) return cpu_isa_with_extras(kind, cpu_);  // Inductor probes only x86
+    if (!is_x86_isa(kind)) return cpu_isa_with_extras(kind, cpu_);  // not probed (see header)
     std::optional<Isa> isa = probed(kind);
     if (!isa) failed_.push_back(std::string(isa_name(kind)));
     return isa;
@@ -233,41 +229,60 @@ class Prober {
   }
 
   int runs() const { return runs_; }
+  int shared_used() const { return shared_used_; }
+  const std::vector<IsaCheck>& checks() const { return checks_; }
 
  private:
+  // The checks of Inductor's VecAVX512, VecAVX512VNNI and VecAMX __bool__
+  // (cpu_vec_isa.py), in its order, as `line` has them; the CPU's flags stand
+  // for torch.cpu's (_is_avx512_bf16_supported, _is_amx_fp16_supported).
   std::optional<Isa> probed(IsaKind kind) {
     Isa isa{kind};
-    if (!builds(isa, Probe::vectorized)) return std::nullopt;
-    // The bf16 extra changes the flags only of avx512 and amx.
-    if ((kind == IsaKind::avx512 || kind == IsaKind::amx) && has("avx512_bf16")) {
+    if (!check(isa, IsaProbe::vectorized)) return std::nullopt;
+    const bool avx512_family = kind != IsaKind::avx2;
+    if (avx512_family && s_.line.bf16_check && has("avx512_bf16")) {
       Isa with_bf16 = isa;
       with_bf16.avx512_bf16 = true;
-      if (builds(with_bf16, Probe::bf16)) isa = with_bf16;
+      // VNNI checks it but its flags never carry it (its build_arch_flags);
+      // AMX's later checks are built with it.
+      if (check(with_bf16, IsaProbe::bf16) && kind != IsaKind::avx512_vnni) isa = with_bf16;
     }
-    if ((kind == IsaKind::avx512_vnni || kind == IsaKind::amx) && !builds(isa, Probe::vnni))
-      return std::nullopt;
+    const bool vnni_check =
+        kind == IsaKind::avx512_vnni || (kind == IsaKind::amx && s_.line.amx_extends_vnni);
+    if (vnni_check && !check(isa, IsaProbe::vnni)) return std::nullopt;
     if (kind != IsaKind::amx) return isa;
-    if (!builds(isa, Probe::amx)) return std::nullopt;
-    if (has("amx_fp16")) {
+    if (!check(isa, IsaProbe::amx)) return std::nullopt;
+    if (s_.line.fp16_check && has("amx_fp16")) {
       Isa with_fp16 = isa;
       with_fp16.amx_fp16 = true;
-      if (builds(with_fp16, Probe::amx_fp16)) isa = with_fp16;
+      if (check(with_fp16, IsaProbe::amx_fp16)) isa = with_fp16;
     }
     return isa;
   }
 
   bool has(const char* flag) const { return cpu_.flags.count(flag) > 0; }
 
-  bool builds(const Isa& isa, Probe probe) {
+  // Whether `probe` builds (and loads) with `isa`'s flags: the cached
+  // answer, else a shared one, else the compiler's; recorded as a check.
+  bool check(const Isa& isa, IsaProbe probe) {
     const std::string source = probe_source(probe);
     // The command with stand-in paths (or what it is made from) names the
     // probe in the cache, and whether a probe that built was also loaded.
     const std::string key = (s_.command_key ? s_.command_key(isa)
                                             : joined(s_.command(isa, "@probe.cpp", "@probe.so"))) +
                             source + (s_.loader.empty() ? "" : "@loaded");
-    if (auto known = cache_.get(key)) return *known;
-    std::optional<bool> answer = compile(isa, source);
-    if (answer) cache_.put(key, *answer);
+    std::optional<bool> answer = cache_.get(key);
+    if (!answer) {
+      auto shared = s_.shared_answers.find(isa_check_name(isa, probe));
+      if (shared != s_.shared_answers.end()) {
+        answer = shared->second;
+        ++shared_used_;
+      } else {
+        answer = compile(isa, source);
+      }
+      if (answer) cache_.put(key, *answer);
+    }
+    checks_.push_back(IsaCheck{isa, probe, answer.value_or(false), answer.has_value()});
     return answer.value_or(false);
   }
 
@@ -333,32 +348,106 @@ class Prober {
   std::optional<ScratchDir> scratch_;
   std::vector<std::string> failed_;
   std::vector<std::string> timeouts_;
+  std::vector<IsaCheck> checks_;
   int runs_ = 0;
+  int shared_used_ = 0;
 };
 
 }  // namespace
 
-IsaProbeResult probe_isa(const CpuFeatures& cpu, const Environment& env,
-                         const IsaProbeSettings& settings) {
-  IsaProbeResult result;
+namespace {
+
+// The program `compiler` names, found on PATH: a link (g++ -> g++-12) is
+// keyed on the program it names.
+std::optional<std::pair<std::string, std::string>> found_compiler(const IsaProbeSettings& settings,
+                                                                  const Environment& env) {
   std::optional<std::string> found = find_executable(settings.compiler, env);
-  if (!found) {
-    result.isa = pick_isa(cpu, env);
-    return result;
-  }
-  // A link (g++ -> g++-12) is keyed on the program it names.
+  if (!found) return std::nullopt;
   std::error_code ec;
   record_input(*found);
   std::string identity = fs::canonical(*found, ec).string();
   if (ec) identity = *found;
   record_input(identity);
-  Prober prober(settings, env, *found, identity, cpu);
+  return std::make_pair(*found, identity);
+}
+
+bool is_arm_isa(IsaKind kind) {
+  return kind == IsaKind::neon || kind == IsaKind::sve256;
+}
+
+}  // namespace
+
+std::string_view isa_probe_name(IsaProbe probe) {
+  switch (probe) {
+    case IsaProbe::vectorized: return "vectorized";
+    case IsaProbe::bf16: return "avx512_bf16";
+    case IsaProbe::vnni: return "avx512_vnni";
+    case IsaProbe::amx: return "amx";
+    case IsaProbe::amx_fp16: return "amx_fp16";
+  }
+  return "vectorized";
+}
+
+std::string isa_check_name(const Isa& isa, IsaProbe probe) {
+  return std::string(isa_name(isa.kind)) + (isa.avx512_bf16 ? "+bf16" : "") +
+         (isa.amx_fp16 ? "+fp16" : "") + " " + std::string(isa_probe_name(probe));
+}
+
+IsaProbeResult probe_isa(const CpuFeatures& cpu, const Environment& env,
+                         const IsaProbeSettings& settings) {
+  IsaProbeResult result;
+  auto found = found_compiler(settings, env);
+  if (!found) {
+    result.isa = pick_isa(cpu, env);
+    return result;
+  }
+  Prober prober(settings, env, found->first, found->second, cpu);
   result.isa = choose_isa(
-      cpu_isa_candidates(cpu), [&](IsaKind kind) { return prober.usable(kind); }, env,
-      &result.notes);
+      cpu_isa_candidates(cpu, settings.line), [&](IsaKind kind) { return prober.usable(kind); },
+      env, &result.notes);
   std::vector<std::string> notes = prober.notes(result.isa);
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.compiler_runs = prober.runs();
+  return result;
+}
+
+IsaListResult probe_isa_list(const CpuFeatures& cpu, const Environment& env,
+                             const IsaProbeSettings& settings) {
+  auto found = found_compiler(settings, env);
+  if (!found)
+    throw Error(ErrorKind::compiler_missing,
+                "compiler '" + settings.compiler +
+                    "' not found on PATH: the ISA probes need it (give --cxx, or set CXX)");
+  IsaListResult result;
+  result.compiler = found->second;
+  {
+    Prober prober(settings, env, found->first, found->second, cpu);
+    bool arm_taken = false;  // Inductor's Arm list holds SVE256 or NEON, not both
+    for (IsaKind kind : cpu_isa_candidates(cpu, settings.line)) {
+      if (is_arm_isa(kind) && arm_taken) continue;
+      if (auto isa = prober.usable(kind)) {
+        result.valid.push_back(*isa);
+        arm_taken = arm_taken || is_arm_isa(kind);
+      }
+    }
+    result.checks = prober.checks();
+    result.compiler_runs = prober.runs();
+    result.shared_answers_used = prober.shared_used();
+    result.notes = prober.notes(result.valid.empty() ? Isa{} : result.valid.front());
+  }  // the answers are saved here
+  for (const IsaCheck& c : result.checks) result.certain = result.certain && c.certain;
+  std::vector<IsaKind> kinds;
+  for (const Isa& isa : result.valid) kinds.push_back(isa.kind);
+  result.pick = choose_isa(
+      kinds,
+      [&](IsaKind kind) {
+        for (const Isa& isa : result.valid)
+          if (isa.kind == kind) return std::optional<Isa>(isa);
+        return std::optional<Isa>();
+      },
+      env, &result.notes);
+  const IsaKind best = result.valid.empty() ? IsaKind::none : result.valid.front().kind;
+  result.capability_changed_pick = result.pick.kind != best;
   return result;
 }
 

@@ -18,6 +18,7 @@ from importlib import metadata
 from unittest import mock
 
 import kbuild_inductor
+from kbuild_inductor import _isa
 
 KBUILD = os.environ["KBUILD_BIN"]
 NO_TORCH = ("--no-torch",)
@@ -507,6 +508,510 @@ class BridgeTest(unittest.TestCase):
                 self.assertIn("not the 7 lists", str(ctx.exception))
 
 
+# --- Stand-ins for torch._inductor.cpu_vec_isa: the shapes kbuild_inductor's ISA hook meets.
+# Each is a small text run as a module whose globals hold `torch` and `config`
+# (a stand-in file for a child Python imports them). The probe programs are
+# placeholders: the hook tells them apart by the class attribute holding them.
+
+CPU_VEC_ISA_COMMON = """
+import dataclasses, functools, os, platform, warnings
+
+own_checks = []        # (class, probe text, flags) of each check Inductor itself ran
+forbid_own = set()     # classes whose own check fails the test: kbuild can answer them
+
+class VecISA:
+    _bit_width = 0
+    _macro = []
+    _arch_flags = ""
+    _avx_code = "// stand-in: the vectorized exp probe"
+
+    def bit_width(self):
+        return self._bit_width
+
+    def build_macro(self):
+        return self._macro
+
+    def build_arch_flags(self):
+        return self._arch_flags
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def check_build(self, code):
+        if type(self).__name__ in forbid_own:
+            raise AssertionError(f"Inductor's own check_build ran for {self} ({code!r}) "
+                                 "while kbuild could answer")
+        own_checks.append((type(self).__name__, code, self.build_arch_flags()))
+        return PROBE_RESULT
+
+    def __bool__(self):
+        return self._bool_impl(config.cpp.vec_isa_ok)
+
+    @functools.lru_cache(None)
+    def _bool_impl(self, vec_isa_ok):
+        if vec_isa_ok is not None:
+            return vec_isa_ok
+        return self.check_build(VecISA._avx_code)
+
+PROBE_RESULT = True
+
+@dataclasses.dataclass
+class VecAVX2(VecISA):
+    _bit_width = 256
+    _macro = ["CPU_CAPABILITY_AVX2"]
+    _arch_flags = "-mavx2 -mfma -mf16c"
+    def __str__(self):
+        return "avx2"
+    __hash__ = VecISA.__hash__
+
+@dataclasses.dataclass
+class VecNEON(VecISA):
+    _bit_width = 128
+    _macro = ["CPU_CAPABILITY_NEON", "AT_BUILD_ARM_VEC256_WITH_SLEEF"]
+    def __str__(self):
+        return "asimd"
+    __hash__ = VecISA.__hash__
+
+class InvalidVecISA(VecISA):
+    _macro = [""]
+    def __str__(self):
+        return "INVALID_VEC_ISA"
+    def __bool__(self):
+        return False
+    __hash__ = VecISA.__hash__
+
+invalid_vec_isa = InvalidVecISA()
+
+def get_isa_from_cpu_capability(capability, vec_isa_list, invalid_vec_isa):
+    names = {"default": "INVALID_VEC_ISA", "zvector": "zvector", "vsx": "vsx", "avx2": "avx2",
+             "avx512": "avx512"}
+    if capability in names:
+        if names[capability] == "INVALID_VEC_ISA":
+            return invalid_vec_isa
+        for vec_isa in vec_isa_list:
+            if names[capability] in str(vec_isa):
+                return vec_isa
+    if capability:
+        warnings.warn(f"ignoring invalid value for ATEN_CPU_CAPABILITY {capability}")
+    return vec_isa_list[0]
+
+@functools.lru_cache(None)
+def valid_vec_isa_list():
+    if platform.machine() != "x86_64":
+        return []
+    cpu = x86_isa_checker()
+    return [isa for isa in supported_vec_isa_list
+            if all(flag in cpu for flag in str(isa).split()) and isa]
+
+def pick_vec_isa():
+    valid = valid_vec_isa_list()
+    if not valid:
+        return invalid_vec_isa
+    if config.cpp.simdlen is None:
+        return get_isa_from_cpu_capability(os.getenv("ATEN_CPU_CAPABILITY"), valid,
+                                           invalid_vec_isa)
+    return next((isa for isa in valid if isa.bit_width() == config.cpp.simdlen), invalid_vec_isa)
+"""
+
+AVX512_FLAGS = "-mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma"
+
+# torch 2.6: no VNNI class; VecAMX derives from VecAVX512; no bf16 or fp16 check.
+CPU_VEC_ISA_2_6 = CPU_VEC_ISA_COMMON + f"""
+@dataclasses.dataclass
+class VecAVX512(VecISA):
+    _bit_width = 512
+    _macro = ["CPU_CAPABILITY_AVX512"]
+    _arch_flags = "{AVX512_FLAGS}"
+    def __str__(self):
+        return "avx512"
+    __hash__ = VecISA.__hash__
+
+@dataclasses.dataclass
+class VecAMX(VecAVX512):
+    _arch_flags = VecAVX512._arch_flags + " -mamx-tile -mamx-bf16 -mamx-int8"
+    _amx_code = "// stand-in: the AMX probe"
+    def __str__(self):
+        return super().__str__() + " amx_tile"
+    __hash__ = VecISA.__hash__
+    @functools.lru_cache(None)
+    def __bool__(self):
+        return bool(super().__bool__() and self.check_build(VecAMX._amx_code)
+                    and torch.cpu._init_amx())
+
+def x86_isa_checker():
+    found = [("avx2", torch.cpu._is_avx2_supported()), ("avx512", torch.cpu._is_avx512_supported()),
+             ("amx_tile", torch.cpu._is_amx_tile_supported())]
+    return [name for name, supported in found if supported]
+
+supported_vec_isa_list = [VecAMX(), VecAVX512(), VecAVX2(), VecNEON()]
+"""
+
+# torch 2.11: VecAMX(VecAVX512VNNI(VecAVX512)); bf16 and fp16 checks with
+# the flag added to _arch_flags while they run.
+CPU_VEC_ISA_2_11 = CPU_VEC_ISA_COMMON + f"""
+@dataclasses.dataclass
+class VecAVX512(VecISA):
+    _bit_width = 512
+    _macro = ["CPU_CAPABILITY_AVX512"]
+    _arch_flags = "{AVX512_FLAGS}"
+    _is_avx512_bf16_supported = False
+    _avx512_bf16_code = "// stand-in: the AVX512-BF16 probe"
+    def __str__(self):
+        return "avx512"
+    __hash__ = VecISA.__hash__
+    @functools.lru_cache(None)
+    def __bool__(self):
+        if not super().__bool__():
+            return False
+        if torch.cpu._is_avx512_bf16_supported():
+            base = self._arch_flags
+            self._arch_flags += " -mavx512bf16"
+            self._is_avx512_bf16_supported = self.check_build(self._avx512_bf16_code)
+            self._arch_flags = base
+        return True
+    def build_arch_flags(self):
+        return self._arch_flags + (" -mavx512bf16" if self._is_avx512_bf16_supported else "")
+
+@dataclasses.dataclass
+class VecAVX512VNNI(VecAVX512):
+    _arch_flags = VecAVX512._arch_flags + " -mavx512vnni -mavx512vl"
+    _avx512_vnni_code = "// stand-in: the AVX512-VNNI probe"
+    def __str__(self):
+        return super().__str__() + " avx512_vnni"
+    __hash__ = VecISA.__hash__
+    @functools.lru_cache(None)
+    def __bool__(self):
+        return bool(super().__bool__() and torch.cpu._is_vnni_supported()
+                    and self.check_build(self._avx512_vnni_code))
+    def build_arch_flags(self):
+        return self._arch_flags
+
+@dataclasses.dataclass
+class VecAMX(VecAVX512VNNI):
+    _arch_flags = VecAVX512VNNI._arch_flags + " -mamx-tile -mamx-bf16 -mamx-int8"
+    _is_amx_fp16_supported = False
+    _amx_code = "// stand-in: the AMX probe"
+    _amx_fp16_code = "// stand-in: the AMX-FP16 probe"
+    def __str__(self):
+        return super().__str__() + " amx_tile"
+    __hash__ = VecISA.__hash__
+    @functools.lru_cache(None)
+    def __bool__(self):
+        if not (super().__bool__() and self.check_build(VecAMX._amx_code)
+                and torch.cpu._init_amx()):
+            return False
+        if torch.cpu._is_amx_fp16_supported():
+            base = self._arch_flags
+            self._arch_flags += " -mamx-fp16"
+            self._is_amx_fp16_supported = self.check_build(VecAMX._amx_fp16_code)
+            self._arch_flags = base
+        return True
+    def build_arch_flags(self):
+        return (self._arch_flags + (" -mavx512bf16" if self._is_avx512_bf16_supported else "")
+                + (" -mamx-fp16" if self._is_amx_fp16_supported else ""))
+
+def x86_isa_checker():
+    avx512 = torch.cpu._is_avx512_supported()
+    found = [("avx2", torch.cpu._is_avx2_supported()), ("avx512", avx512),
+             ("avx512_vnni", avx512 and torch.cpu._is_vnni_supported()),
+             ("amx_tile", torch.cpu._is_amx_tile_supported())]
+    return [name for name, supported in found if supported]
+
+supported_vec_isa_list = [VecAMX(), VecAVX512VNNI(), VecAVX512(), VecAVX2(), VecNEON()]
+"""
+
+# torch 2.14: 2.11's classes; check_build builds, then loads the probe in a
+# child (_probe_load); SVE takes its width as a field.
+CPU_VEC_ISA_2_14 = CPU_VEC_ISA_2_11 + """
+def _check_build_then_load(self, code):
+    return _built(self, code) and self._probe_load("probe.so")
+
+def _probe_load(self, path):
+    return PROBE_RESULT
+
+_built = VecISA.check_build
+VecISA.check_build = _check_build_then_load
+VecISA._probe_load = _probe_load
+
+@dataclasses.dataclass
+class VecSVE(VecISA):
+    _bit_width: int = 256
+    def __str__(self):
+        return "asimd"
+    __hash__ = VecISA.__hash__
+
+supported_vec_isa_list = [VecAMX(), VecAVX512VNNI(), VecAVX512(), VecAVX2(), VecNEON(),
+                          VecSVE(256)]
+"""
+
+
+def cpu_flags():
+    """The running CPU's flags (torch.cpu reads the same through cpuinfo)."""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.partition(":")[2].split())
+    return set()
+
+
+def stand_in_torch_cpu():
+    flags = cpu_flags()
+    has = lambda *names: lambda: all(n in flags for n in names)  # noqa: E731
+    return types.SimpleNamespace(
+        _is_avx2_supported=has("avx2"),
+        _is_avx512_supported=has("avx512f", "avx512dq", "avx512vl", "avx512bw"),
+        _is_vnni_supported=has("avx512_vnni"), _is_avx512_bf16_supported=has("avx512_bf16"),
+        _is_amx_tile_supported=has("amx_tile"), _is_amx_fp16_supported=has("amx_fp16"),
+        _init_amx=lambda: True)
+
+
+VEC_H = """#pragma once
+namespace at::vec {
+template <class T> struct Vectorized {
+  explicit Vectorized(T v) : v_(v) {}
+  Vectorized exp() const { return *this; }
+  void store(T* out) const { out[0] = v_; }
+  T v_;
+};
+}  // namespace at::vec
+"""
+
+
+def make_torch_root(root, version):
+    """A torch package dir kbuild's ISA probes can build and load against:
+    version.py, ATen's vec headers reduced to what the probe uses, and the
+    libraries the probe links."""
+    for sub in ("include/ATen/cpu/vec", "include/torch/csrc/api/include", "lib"):
+        os.makedirs(os.path.join(root, sub), exist_ok=True)
+    files = {"__init__.py": "", "version.py": f"__version__ = '{version}'\n",
+             "include/ATen/cpu/vec/functional.h": "#pragma once\n",
+             "include/ATen/cpu/vec/vec.h": VEC_H}
+    for name, text in files.items():
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+    for lib in ("torch", "torch_cpu", "torch_python", "c10"):
+        subprocess.run(["g++", "-shared", "-fPIC", "-x", "c++", "-", "-o",
+                        os.path.join(root, "lib", f"lib{lib}.so")],
+                       input=f'extern "C" int kbuild_fake_{lib}() {{ return 1; }}\n', text=True,
+                       check=True)
+    return root
+
+
+SHAPES = {"2.6": CPU_VEC_ISA_2_6, "2.11": CPU_VEC_ISA_2_11, "2.14": CPU_VEC_ISA_2_14}
+
+
+def cpu_vec_isa_standin(shape, torch_root, version, cxx=(None, "g++")):
+    """A cpu_vec_isa module of `shape`, its torch the stand-in at `torch_root`."""
+    module = types.ModuleType("cpu_vec_isa")
+    module.torch = types.SimpleNamespace(__file__=os.path.join(torch_root, "__init__.py"),
+                                         __version__=version, cpu=stand_in_torch_cpu())
+    module.config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=cxx, simdlen=None,
+                                                                    vec_isa_ok=None))
+    exec(compile(shape, f"<cpu_vec_isa {version}>", "exec"), module.__dict__)  # noqa: S102
+    return module
+
+
+class IsaHookTest(unittest.TestCase):
+    """kbuild answers Inductor's ISA checks (issue 24): the stand-ins' own
+    check_build fails the test when it runs for a class kbuild can answer."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.roots = tempfile.TemporaryDirectory()
+        # One cache for the class: each line's probes are built once.
+        cls.cache = os.path.join(cls.roots.name, "cache")
+        cls.torch = {v: make_torch_root(os.path.join(cls.roots.name, v, "torch"), v + ".0")
+                     for v in ("2.6", "2.11", "2.14", "2.8")}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.roots.cleanup()
+
+    def setUp(self):
+        BridgeTest.setUp(self)
+        os.environ["KBUILD_CACHE_DIR"] = self.cache
+        for name in ("ATEN_CPU_CAPABILITY", "KBUILD_REMOTE_CACHE", "TORCH_INDUCTOR_INSTALL_GXX",
+                     "KBUILD_CC_DIR", "KBUILD_CC_COMPILER"):
+            os.environ.pop(name, None)
+
+    tearDown = BridgeTest.tearDown
+
+    def standin(self, line, version=None, forbid=True):
+        version = version or line + ".0"
+        module = cpu_vec_isa_standin(SHAPES[line], self.torch[version.rpartition(".")[0]],
+                                     version)
+        if forbid:
+            module.forbid_own.update(_isa.KNOWN_CLASSES)
+        return module
+
+    def kbuild_isa(self, module):
+        """`kbuild isa --json` for the stand-in's torch, asked directly."""
+        run = subprocess.run([KBUILD, "isa", "--json", "--cxx", "g++", "--torch-root",
+                              os.path.dirname(module.torch.__file__)],
+                             capture_output=True, text=True, check=False)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return json.loads(run.stdout)
+
+    def picked(self, module):
+        """(valid list, pick) as Inductor gives them, and the warnings said."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            valid, pick = module.valid_vec_isa_list(), module.pick_vec_isa()
+        return valid, pick, [str(w.message) for w in caught
+                             if str(w.message).startswith("kbuild_inductor")]
+
+    def test_each_line_is_answered_by_kbuild_and_never_by_inductors_own_check(self):
+        for line in SHAPES:
+            with self.subTest(line=line):
+                module = self.standin(line)
+                hook = kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+                valid, pick, said = self.picked(module)
+                answer = self.kbuild_isa(module)
+                self.assertEqual(said, [])
+                self.assertEqual(module.own_checks, [])
+                self.assertEqual(hook.kbuild_runs, 1)
+                self.assertTrue(answer["torch"]["profile_matches_line"], answer["torch"])
+                self.assertEqual([str(isa) for isa in valid],
+                                 [entry["inductor"] for entry in answer["valid"]])
+                self.assertEqual(str(pick), answer["pick"]["inductor"] if answer["pick"]
+                                 else "INVALID_VEC_ISA")
+                self.assertTrue(valid, "this CPU has AVX2 at least")
+                # Inductor's own objects, with the flags kbuild would build with.
+                for isa in valid:
+                    self.assertTrue(any(isa is own for own in module.supported_vec_isa_list))
+                self.assertEqual(pick.build_arch_flags().split(),
+                                 answer["pick"]["flags"].split())
+                kinds = {entry["isa"] for entry in answer["valid"]}
+                if line == "2.6":
+                    self.assertNotIn("avx512_vnni", kinds)  # no such class in 2.6
+                if "avx512_vnni" in cpu_flags() and "amx_tile" not in cpu_flags():
+                    self.assertEqual(answer["pick"]["isa"],
+                                     "avx512" if line == "2.6" else "avx512_vnni")
+
+    def test_aten_cpu_capability_handled_as_inductor_is_answered_by_kbuild(self):
+        for capability in ("avx2", "avx512", "default", "zvector", "nonsense"):
+            with self.subTest(capability=capability):
+                os.environ["ATEN_CPU_CAPABILITY"] = capability
+                module = self.standin("2.11")
+                kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+                valid, pick, said = self.picked(module)
+                answer = self.kbuild_isa(module)
+                self.assertEqual(said, [])
+                self.assertEqual(module.own_checks, [])
+                self.assertEqual(str(pick), answer["pick"]["inductor"] if answer["pick"]
+                                 else "INVALID_VEC_ISA")
+                self.assertEqual(answer["aten_cpu_capability"]["value"], capability)
+
+    def assert_falls_back(self, module, reason, **register):
+        """Inductor's own check runs, and one warning says `reason`."""
+        register.setdefault("kbuild", KBUILD)
+        kbuild_inductor.register_isa(cpu_vec_isa=module, **register)
+        valid, _, said = self.picked(module)
+        self.assertTrue(module.own_checks, "Inductor's own check did not run")
+        self.assertEqual(len(said), 1, said)
+        self.assertIn(reason, said[0])
+        self.assertEqual([str(isa) for isa in valid][-1], "avx2")  # the stand-in's own: all pass
+        return said[0]
+
+    def test_without_kbuild_inductors_own_check_runs_with_one_warning(self):
+        self.assert_falls_back(self.standin("2.11", forbid=False), "/nonexistent/kbuild not found",
+                               kbuild="/nonexistent/kbuild")
+
+    def test_a_torch_line_without_a_profile_is_inductors_own_check(self):
+        self.assert_falls_back(self.standin("2.6", version="2.8.0", forbid=False),
+                               "kbuild has no profile for torch 2.8.0")
+
+    def test_aten_cpu_capability_handled_otherwise_is_inductors_own_check(self):
+        os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
+        module = self.standin("2.11", forbid=False)
+        own = module.get_isa_from_cpu_capability
+
+        def without_avx2(capability, vec_isa_list, invalid_vec_isa):  # a torch that drops it
+            return own(None if capability == "avx2" else capability, vec_isa_list,
+                       invalid_vec_isa)
+
+        module.get_isa_from_cpu_capability = without_avx2
+        self.assert_falls_back(module, "ATEN_CPU_CAPABILITY=avx2: Inductor's handling picks")
+
+    def test_a_compiler_other_than_kbuilds_is_inductors_own_check(self):
+        # A kbuild that says it probed with another g++ than Inductor's.
+        fake = os.path.join(self.home.name, "other-compiler-kbuild")
+        with open(fake, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1" = isa ] || exec {KBUILD} "$@"\n'
+                    f'{KBUILD} "$@" | sed \'s|"path": "[^"]*"|"path": "/opt/other/bin/g++"|\'\n')
+        os.chmod(fake, 0o755)
+        self.assert_falls_back(self.standin("2.11", forbid=False),
+                               "kbuild probed with /opt/other/bin/g++, Inductor compiles with",
+                               kbuild=fake)
+        module = self.standin("2.11", forbid=False)
+        module.config.cpp.cxx = (None, "no-such-g++")
+        self.assert_falls_back(module, "Inductor's compiler (cpp.cxx = (None, 'no-such-g++')) "
+                                       "was not found")
+
+    def test_an_isa_class_kbuild_does_not_know_is_inductors_own_check_alone(self):
+        module = self.standin("2.11")
+        exec(textwrap.dedent("""
+            @dataclasses.dataclass
+            class VecAVX10(VecAVX512):
+                def __str__(self):
+                    return "avx512"
+                __hash__ = VecISA.__hash__
+            supported_vec_isa_list.insert(0, VecAVX10())
+            """), module.__dict__)  # noqa: S102
+        said = self.assert_falls_back(module, "VecAVX10 (avx512) is an ISA class kbuild does "
+                                              "not know")
+        self.assertEqual({name for name, _, _ in module.own_checks}, {"VecAVX10"})
+        self.assertIn("Inductor's own ISA check runs", said)
+
+    def test_a_failing_kbuild_is_inductors_own_check(self):
+        fake = os.path.join(self.home.name, "failing-kbuild")
+        with open(fake, "w") as f:
+            f.write('#!/bin/sh\necho "kbuild: error[usage]: no" >&2\nexit 2\n')
+        os.chmod(fake, 0o755)
+        self.assert_falls_back(self.standin("2.14", forbid=False), "kbuild isa failed (exit "
+                                                                   "code 2: kbuild: error[usage]",
+                               kbuild=fake)
+
+    def test_another_compiler_later_is_asked_of_kbuild_again(self):
+        module = self.standin("2.11")
+        hook = kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+        self.assertTrue(module.VecAVX2())  # a new object: its own (cached) check
+        wrapper = os.path.join(self.home.name, "x86_64-linux-gnu-g++")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\nexec g++ "$@"\n')
+        os.chmod(wrapper, 0o755)
+        module.config.cpp.cxx = (None, wrapper)
+        module.VecISA._bool_impl.cache_clear()
+        self.assertTrue(module.VecAVX2())
+        self.assertEqual(hook.kbuild_runs, 2)
+        self.assertEqual(module.own_checks, [])
+
+    def test_unregister_isa_gives_inductor_its_own_check_back(self):
+        module = self.standin("2.11", forbid=False)
+        own = module.VecISA.check_build
+        hook = kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+        self.assertIs(kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module), hook)
+        self.assertIsNot(module.VecISA.check_build, own)
+        kbuild_inductor.unregister_isa(cpu_vec_isa=module)
+        self.assertIs(module.VecISA.check_build, own)
+        self.assertTrue(module.VecAVX2())
+        self.assertEqual(len(module.own_checks), 1)
+
+    def test_register_installs_the_isa_hook_and_the_last_unregister_removes_it(self):
+        module, mod = self.standin("2.11"), old_torch()
+        own = vars(module.VecISA)["check_build"]
+        for device in ("cpu", "npu"):
+            kbuild_inductor.register(device, kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod,
+                                     cpu_vec_isa=module)
+        self.assertEqual(str(module.pick_vec_isa()), self.kbuild_isa(module)["pick"]["inductor"])
+        kbuild_inductor.unregister("cpu", cpp_builder=mod, cpu_vec_isa=module)
+        self.assertIsNot(vars(module.VecISA)["check_build"], own)  # npu is still registered
+        kbuild_inductor.unregister("npu", cpp_builder=mod, cpu_vec_isa=module)
+        self.assertIs(vars(module.VecISA)["check_build"], own)
+        # A stand-in cpp_builder without a cpu_vec_isa: no ISA hook at all.
+        kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod)
+        self.assertIs(vars(module.VecISA)["check_build"], own)
+
 STANDIN_TORCH = {
     # torch runs the torch.backends entry points at the end of its import.
     "torch/__init__.py": """
@@ -573,6 +1078,60 @@ class AutoloadAndDoctorTest(unittest.TestCase):
         self.assertEqual(json.loads(run.stdout)[0], ["USE_NPU"])
         self.assertIn("'NPU!' is not DEVICE or DEVICE:BACKEND", run.stderr)
         self.assertIn("'cuda:no-such' is not DEVICE or DEVICE:BACKEND", run.stderr)
+
+    ISA_PICK = textwrap.dedent("""
+        import json, torch
+        from torch._inductor import cpu_vec_isa
+        hooked = hasattr(cpu_vec_isa, "_kbuild_isa_hook")
+        if hooked:  # kbuild answers: Inductor's own check must not run
+            cpu_vec_isa.forbid_own.update(["VecAVX2", "VecAVX512", "VecAVX512VNNI", "VecAMX"])
+        valid = [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()]
+        print(json.dumps({"hooked": hooked, "valid": valid, "own": len(cpu_vec_isa.own_checks),
+                          "pick": str(cpu_vec_isa.pick_vec_isa())}))
+        """)
+
+    def isa_site(self):
+        """The stand-in torch, with 2.11's cpu_vec_isa and what kbuild's
+        probes need (headers, libraries, version.py) in its package dir."""
+        site = self.site()
+        torch = os.path.join(site, "torch")
+        with open(os.path.join(torch, "__init__.py")) as f:
+            init = f.read()
+        make_torch_root(torch, "2.11.0")
+        files = {
+            "__init__.py": "__version__ = '2.11.0'\n" + init,
+            # This CPU's answers, as torch.cpu would give them.
+            "cpu.py": "".join(f"def {name}():\n    return {answer()!r}\n"
+                              for name, answer in vars(stand_in_torch_cpu()).items()),
+            "_inductor/config.py": "class cpp:\n    cxx = (None, 'g++')\n    simdlen = None\n"
+                                   "    vec_isa_ok = None\n",
+            "_inductor/cpu_vec_isa.py": "import torch\nimport torch.cpu\n"
+                                        "from torch._inductor import config\n" + CPU_VEC_ISA_2_11,
+        }
+        for name, text in files.items():
+            with open(os.path.join(torch, name), "w") as f:
+                f.write(text)
+        return site
+
+    def test_autoload_with_kbuild_inductor_isa_answers_inductors_isa_check(self):
+        os.environ.pop("KBUILD_INDUCTOR_DEVICES", None)
+        site = self.isa_site()
+        self.site = lambda: site
+        run = self.python(self.ISA_PICK, KBUILD_INDUCTOR_ISA="1")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        answered = json.loads(run.stdout)
+        self.assertEqual(answered["own"], 0)
+        self.assertTrue(answered["hooked"])
+        self.assertNotIn("kbuild_inductor", run.stderr)
+        self.assertEqual(answered["valid"][-1], "avx2")
+        # Without the variable (and no device) nothing is hooked: Inductor's own check.
+        own = self.python(self.ISA_PICK)
+        self.assertEqual(own.returncode, 0, own.stderr)
+        inductor = json.loads(own.stdout)
+        self.assertFalse(inductor["hooked"])
+        self.assertGreater(inductor["own"], 0)
+        self.assertEqual((inductor["valid"], inductor["pick"]),
+                         (answered["valid"], answered["pick"]))  # the fake torch's probes all build
 
     def doctor(self, *args, **env):
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
 
@@ -771,4 +772,83 @@ TEST_CASE("Ctrl-C under build-many ends every child's wait for a lease at once",
   CHECK_FALSE(fs::exists(many.cwd / "b.so"));
   CHECK(fleet.runs() == 1);
   CHECK(held.get().exit_code != 0);
+namespace {
+
+// A torch whose vec headers build for every ISA (kbuild isa's probes).
+std::string isa_torch(const TempDir& dir) {
+  const std::string torch = dir / "torch";
+  make_fake_torch(torch, true);
+  const std::string vec = torch + "/include/ATen/cpu/vec/";
+  fs::create_directories(vec);
+  write_file(vec + "functional.h", "#pragma once\n");
+  write_file(vec + "vec.h",
+             "#pragma once\nnamespace at::vec { template <class T> struct Vectorized {\n"
+             "  explicit Vectorized(T v) : v_(v) {}\n"
+             "  Vectorized exp() const { return *this; }\n"
+             "  void store(T* out) const { out[0] = v_; }\n  T v_; }; }\n");
+  return torch;
+}
+
+}  // namespace
+
+TEST_CASE("identical machines share kbuild isa's answers; a machine with another CPU never",
+          "[e2e][remote][isa]") {
+  Redis redis;
+  TempDir shared;
+  const std::string torch = isa_torch(shared);
+  const std::vector<std::string> args = {"isa",
+                                         "--json",
+                                         "--torch-root",
+                                         torch,
+                                         "--cxx",
+                                         "g++",
+                                         "--python-include",
+                                         shared / "py",
+                                         "--python-libdir",
+                                         shared / "py",
+                                         "--remote-cache",
+                                         redis.url};
+  auto answer = [&](const TempDir& home) {
+    RunResult r = run_kbuild(args, home.str(), {{"TMPDIR", home.str()}});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  TempDir first_home, second_home;
+  nlohmann::json first = answer(first_home);
+  CHECK(first["probes_compiled"].get<int>() > 0);
+  CHECK(first["remote"]["stored"] == true);
+  CHECK(first["remote"]["answers_used"] == 0);
+  // The second machine (its own cache) builds no probe: every check is shared.
+  nlohmann::json second = answer(second_home);
+  CHECK(second["probes_compiled"] == 0);
+  CHECK(second["remote"]["answers_used"] == second["checks"].size());
+  CHECK(second["remote"]["stored"] == false);
+  CHECK(second["valid"] == first["valid"]);
+  CHECK(second["pick"] == first["pick"]);
+  CHECK(second["checks"] == first["checks"]);
+
+  // Another CPU (one flag more in /proc/cpuinfo, in a private mount
+  // namespace): another key, so its own probes.
+  if (::geteuid() != 0) {
+    WARN("needs root for a private mount namespace: the other CPU is not tried");
+    return;
+  }
+  TempDir other_home;
+  std::string cpuinfo = read_file("/proc/cpuinfo");
+  for (std::size_t at = 0; (at = cpuinfo.find("\nflags", at)) != std::string::npos; ++at)
+    cpuinfo.insert(cpuinfo.find('\n', at + 1), " kbuild_test_flag");
+  write_file(other_home / "cpuinfo", cpuinfo);
+  std::string command = "mount --bind '" + (other_home / "cpuinfo") + "' /proc/cpuinfo && exec '" +
+                        kbuild_binary() + "'";
+  for (const std::string& word : args) command += " '" + word + "'";
+  RunResult r =
+      run({"/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", command},
+          {{"KBUILD_CACHE_DIR", other_home / "cache"}, {"TMPDIR", other_home.str()}});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  nlohmann::json other = nlohmann::json::parse(r.out);
+  CHECK(other["cpu"]["identity"] != first["cpu"]["identity"]);
+  CHECK(other["remote"]["answers_used"] == 0);
+  CHECK(other["probes_compiled"].get<int>() > 0);
 }

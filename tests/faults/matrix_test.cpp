@@ -844,6 +844,26 @@ TEST_CASE("E171 kbuild cc with a compiler that is not found", "[matrix]") {
       "compile", {"nope/g++ not found or not executable"});
 }
 
+// The ISA answer (kbuild isa).
+
+TEST_CASE("E250 kbuild isa without torch", "[matrix]") {
+  Row row;
+  // No --torch-root, and a Python that is not there to find one.
+  row.expect(
+      "E250",
+      row.kbuild({"isa", "--json", "--python", row.dir / "no-python"}, {{"KBUILD_TORCH_ROOT", ""}}),
+      2, "usage", {"kbuild isa needs torch's headers", "torch not found", "--torch-root"});
+}
+
+TEST_CASE("E251 kbuild isa with a compiler that is not found", "[matrix]") {
+  Row row;
+  make_fake_torch(row.dir / "torch", false);
+  row.expect("E251",
+             row.kbuild({"isa", "--torch-root", row.dir / "torch", "--cxx", "no-such-g++",
+                         "--python-include", "/usr/include", "--python-libdir", "/usr/lib"}),
+             10, "compile", {"compiler 'no-such-g++' not found on PATH", "--cxx"});
+}
+
 // Plugins.
 
 TEST_CASE("E110 --plugin naming no registered device", "[matrix]") {

@@ -7,7 +7,10 @@
 
 #include "kbuild/build_plan.hpp"
 #include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/process.hpp"
 #include "kbuild/profile.hpp"
+#include "plan/isa_settings.hpp"
 #include "site/isa_probe.hpp"
 #include "support/test_support.hpp"
 #include "util/parsed_file_cache.hpp"
@@ -86,16 +89,22 @@ struct ProbeFixture {
     return path;
   }
 
-  IsaProbeSettings settings(const std::string& compiler, const std::string& cache = "") {
+  // Probes as the profile of `line` builds them, with its ISA classes.
+  IsaProbeSettings settings(const std::string& compiler, const std::string& cache = "",
+                            const std::string& line = "2.11") {
     IsaProbeSettings s;
     s.compiler = compiler;
     s.torch_root = torch;
     s.cache_dir = cache;
     s.loader = {fs::path(kbuild_binary()).parent_path() / "kbuild-load-check"};
-    s.command = [this, compiler](const Isa& isa, const std::string& source,
-                                 const std::string& output) {
+    auto profile =
+        std::make_shared<const Profile>(load_profile(source_root() + "/configs/profiles", line));
+    s.line = isa_line(*profile);
+    s.command = [this, compiler, profile](const Isa& isa, const std::string& source,
+                                          const std::string& output) {
       BuildRequest request;
       request.compiler = compiler;
+      request.profile = profile;
       return isa_probe_command(request, paths, isa, source, output);
     };
     return s;
@@ -120,8 +129,9 @@ TEST_CASE("auto takes the best ISA whose probes build", "[unit][isa_probe]") {
   ProbeFixture f(Avx512::fine);
   IsaProbeResult r = probe_isa(avx512_cpu(), f.env, f.settings("g++"));
   CHECK(r.isa.kind == IsaKind::avx512_vnni);
+  CHECK_FALSE(r.isa.avx512_bf16);  // VNNI checks it, its flags never carry it
   CHECK(r.notes.empty());
-  CHECK(r.compiler_runs == 2);  // the vectorized probe and VNNI's
+  CHECK(r.compiler_runs == 3);  // VecAVX512VNNI's checks: vectorized, AVX512-BF16, VNNI
   // AMX with BF16: its vectorized, BF16, VNNI and AMX probes all build.
   CpuFeatures amx_cpu = avx512_cpu();
   amx_cpu.flags.insert({"amx_tile", "amx_bf16", "amx_int8"});
@@ -288,4 +298,132 @@ TEST_CASE("the ISA probe key changes with every input of the probe command", "[u
   CHECK(keys.size() == 16);
   // kbuild itself is part of it.
   CHECK(base.find(program_identity()) == 0);
+}
+
+namespace {
+
+std::vector<std::string> check_names(const IsaListResult& r) {
+  std::vector<std::string> names;
+  for (const IsaCheck& c : r.checks)
+    names.push_back(isa_check_name(c.isa, c.probe) + (c.passed ? "" : " failed"));
+  return names;
+}
+
+std::vector<IsaKind> kinds(const std::vector<Isa>& isas) {
+  std::vector<IsaKind> out;
+  for (const Isa& isa : isas) out.push_back(isa.kind);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the ISA list runs every candidate's checks, in Inductor's order and with its flags",
+          "[unit][isa_probe]") {
+  ProbeFixture f(Avx512::fine);
+  IsaListResult r = probe_isa_list(avx512_cpu(), f.env, f.settings("g++"));
+  // valid_vec_isa_list(): each candidate's __bool__, none skipped.
+  CHECK(kinds(r.valid) ==
+        std::vector<IsaKind>{IsaKind::avx512_vnni, IsaKind::avx512, IsaKind::avx2});
+  CHECK_FALSE(r.valid[0].avx512_bf16);  // VecAVX512VNNI.build_arch_flags() has no bf16
+  CHECK(r.valid[1].avx512_bf16);
+  CHECK(r.pick.kind == IsaKind::avx512_vnni);
+  CHECK_FALSE(r.capability_changed_pick);
+  CHECK(check_names(r) == std::vector<std::string>{"avx512_vnni vectorized",
+                                                   "avx512_vnni+bf16 avx512_bf16",
+                                                   "avx512_vnni avx512_vnni", "avx512 vectorized",
+                                                   "avx512+bf16 avx512_bf16", "avx2 vectorized"});
+  CHECK(r.certain);
+  CHECK(r.compiler_runs == 6);
+  CHECK(r.compiler == fs::canonical(*find_executable("g++", f.env)).string());
+  // AMX: its VNNI and AMX checks are built with bf16 once that passed, its
+  // FP16 check with both (VecAMX.build_arch_flags()).
+  CpuFeatures amx_cpu = avx512_cpu();
+  amx_cpu.flags.insert({"amx_tile", "amx_bf16", "amx_int8", "amx_fp16"});
+  IsaListResult amx = probe_isa_list(amx_cpu, f.env, f.settings("g++"));
+  CHECK(kinds(amx.valid) ==
+        std::vector<IsaKind>{IsaKind::amx, IsaKind::avx512_vnni, IsaKind::avx512, IsaKind::avx2});
+  std::vector<std::string> names = check_names(amx);
+  REQUIRE(names.size() == 11);
+  CHECK(std::vector<std::string>(names.begin(), names.begin() + 4) ==
+        std::vector<std::string>{"amx vectorized", "amx+bf16 avx512_bf16", "amx+bf16 avx512_vnni",
+                                 "amx+bf16 amx"});
+  // g++ 12 has no AMX-FP16 (13 has): the check runs either way.
+  CHECK(names[4].rfind("amx+bf16+fp16 amx_fp16", 0) == 0);
+}
+
+TEST_CASE("the line's ISA classes decide the candidates and the checks, as its cpu_vec_isa",
+          "[unit][isa_probe]") {
+  ProbeFixture f(Avx512::fine);
+  CpuFeatures amx_cpu = avx512_cpu();
+  amx_cpu.flags.insert({"amx_tile", "amx_bf16", "amx_int8"});
+  // 2.6: no VNNI class, VecAMX derives from VecAVX512, no BF16 check.
+  IsaListResult old = probe_isa_list(amx_cpu, f.env, f.settings("g++", "", "2.6"));
+  CHECK(kinds(old.valid) == std::vector<IsaKind>{IsaKind::amx, IsaKind::avx512, IsaKind::avx2});
+  CHECK(check_names(old) == std::vector<std::string>{"amx vectorized", "amx amx",
+                                                     "avx512 vectorized", "avx2 vectorized"});
+  // 2.9: no VNNI class either, but the BF16 check.
+  IsaListResult nine = probe_isa_list(amx_cpu, f.env, f.settings("g++", "", "2.9"));
+  CHECK(kinds(nine.valid) == std::vector<IsaKind>{IsaKind::amx, IsaKind::avx512, IsaKind::avx2});
+  CHECK(check_names(nine)[2] == "amx+bf16 amx");
+  // --isa auto on a VNNI host without AMX: 2.6 and 2.9 pick AVX512 (their
+  // VNNI host has no VNNI class), 2.11 VNNI.
+  for (const char* line : {"2.6", "2.9"}) {
+    INFO(line);
+    CHECK(probe_isa(avx512_cpu(), f.env, f.settings("g++", "", line)).isa.kind == IsaKind::avx512);
+  }
+  CHECK(probe_isa(avx512_cpu(), f.env, f.settings("g++", "", "2.14")).isa.kind ==
+        IsaKind::avx512_vnni);
+}
+
+TEST_CASE("shared answers are taken before a probe is built, a shared failure too",
+          "[unit][isa_probe]") {
+  ProbeFixture f(Avx512::fine);
+  const std::string cxx = f.logging_compiler();
+  IsaListResult first = probe_isa_list(avx512_cpu(), f.env, f.settings(cxx));
+  const std::size_t runs = f.logged_runs();
+  IsaProbeSettings shared = f.settings(cxx, f.dir / "cache");
+  for (const IsaCheck& c : first.checks)
+    shared.shared_answers[isa_check_name(c.isa, c.probe)] = true;
+  shared.shared_answers["avx512_vnni avx512_vnni"] = false;
+  IsaListResult second = probe_isa_list(avx512_cpu(), f.env, shared);
+  CHECK(second.compiler_runs == 0);
+  CHECK(f.logged_runs() == runs);
+  CHECK(second.shared_answers_used == static_cast<int>(second.checks.size()));
+  CHECK(kinds(second.valid) == std::vector<IsaKind>{IsaKind::avx512, IsaKind::avx2});
+  // Kept in the local cache: the next run needs neither.
+  shared.shared_answers.clear();
+  IsaListResult third = probe_isa_list(avx512_cpu(), f.env, shared);
+  CHECK(third.compiler_runs == 0);
+  CHECK(third.shared_answers_used == 0);
+  CHECK(kinds(third.valid) == kinds(second.valid));
+}
+
+TEST_CASE("ATEN_CPU_CAPABILITY picks among the valid list, which it does not change",
+          "[unit][isa_probe]") {
+  ProbeFixture f(Avx512::fine);
+  f.env.set("ATEN_CPU_CAPABILITY", "avx2");
+  IsaListResult r = probe_isa_list(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(r.valid.size() == 3);
+  CHECK(r.pick.kind == IsaKind::avx2);
+  CHECK(r.capability_changed_pick);
+  f.env.set("ATEN_CPU_CAPABILITY", "default");
+  IsaListResult none = probe_isa_list(avx512_cpu(), f.env, f.settings("g++"));
+  CHECK(none.valid.size() == 3);
+  CHECK(none.pick.kind == IsaKind::none);
+  CHECK(none.capability_changed_pick);
+  f.env.set("ATEN_CPU_CAPABILITY", "avx512");
+  CHECK_FALSE(probe_isa_list(avx512_cpu(), f.env, f.settings("g++")).capability_changed_pick);
+}
+
+TEST_CASE("the ISA list needs its compiler: one that is not found is an error",
+          "[unit][isa_probe]") {
+  ProbeFixture f(Avx512::fine);
+  try {
+    (void)probe_isa_list(avx512_cpu(), f.env, f.settings("no-such-g++"));
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::compiler_missing);
+    CHECK(std::string(e.what()).find("compiler 'no-such-g++' not found on PATH") !=
+          std::string::npos);
+  }
 }

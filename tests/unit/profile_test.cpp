@@ -96,3 +96,18 @@ TEST_CASE("a profile's device section: libraries every device adds, other keys r
     CHECK(std::string(e.what()).find("at /device/libs: unknown key 'libs'") != std::string::npos);
   }
 }
+
+TEST_CASE("an ISA set to null removes the one the line extends: the line has no such class",
+          "[unit][profile]") {
+  TempDir dir;
+  write_file(dir / "2.11.json", R"({"profile": "2.11", "isa": {"avx512": {"flags": "-mavx512f"},)"
+                                R"( "avx512_vnni": {"flags": "-mavx512vnni"}}})");
+  write_file(dir / "2.9.json",
+             R"({"profile": "2.9", "extends": "2.11", "isa": {"avx512_vnni": null}})");
+  Profile p = load_profile(dir.str(), "2.9");
+  CHECK(p.isa.count("avx512"));
+  CHECK_FALSE(p.isa.count("avx512_vnni"));
+  // The shipped 2.9: Inductor 2.9's cpu_vec_isa has no VNNI class.
+  CHECK_FALSE(load_profile(profiles(), "2.9").isa.count("avx512_vnni"));
+  CHECK(load_profile(profiles(), "2.11").isa.count("avx512_vnni"));
+}

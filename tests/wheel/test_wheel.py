@@ -78,7 +78,8 @@ class WheelTest(unittest.TestCase):
                      "data/share/kbuild/devices/npu.json",
                      "data/share/bash-completion/completions/kbuild"):
             self.assertIn(data + name, names)
-        for name in ("__init__.py", "__main__.py", "_autoload.py", "_route.py", "_shapes.py"):
+        for name in ("__init__.py", "__main__.py", "_autoload.py", "_isa.py", "_route.py",
+                     "_shapes.py"):
             self.assertIn("kbuild_inductor/" + name, names)
         entry_points = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
         text = zipfile.ZipFile(self.wheel).read(entry_points[0]).decode()

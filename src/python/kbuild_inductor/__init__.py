@@ -14,6 +14,12 @@ device's registered interface), `register_cpp_device_options`, else
 keeps its own behaviour. A later patch of that hook (torch_npu's) is wrapped
 too, so kbuild's answer wins whatever the import order.
 
+register() (and register_isa(), for the ISA alone) also has Inductor's
+vector ISA check answered by kbuild (`kbuild isa --json`, _isa.py): a fresh
+process's `pick_vec_isa()` then starts no Python interpreter and builds no
+probe; whatever kbuild cannot answer for sure is Inductor's own check, with
+one warning.
+
 Standard library only. The kbuild binary is the `kbuild` argument, else the
 one installed with this package (the wheel's), else `kbuild` on PATH;
 register() runs its `--version` once and refuses one that does not answer
@@ -33,10 +39,10 @@ import subprocess
 import sys
 import sysconfig
 
-from kbuild_inductor import _shapes
+from kbuild_inductor import _isa, _shapes
 
 __all__ = ["DEFAULT_TIMEOUT_S", "KbuildError", "autoload", "device_options", "find_kbuild",
-           "register", "unregister"]
+           "register", "register_isa", "unregister", "unregister_isa"]
 
 _KEYS = ("definitions", "include_dirs", "cflags", "ldflags", "libraries_dirs", "libraries",
          "passthrough_args")
@@ -203,9 +209,38 @@ def _torch_modules(cpp_builder, device_interface):
     return cpp_builder, device_interface
 
 
+def _cpu_vec_isa(cpu_vec_isa):
+    return cpu_vec_isa if cpu_vec_isa is not None else _import_torch(_isa.MODULE)
+
+
+def _devices_isa_module(cpu_vec_isa, standin_cpp_builder):
+    """The cpu_vec_isa register() hooks: the one given, else torch's unless
+    cpp_builder is a stand-in (then none)."""
+    if cpu_vec_isa is not None or not standin_cpp_builder:
+        return _cpu_vec_isa(cpu_vec_isa)
+    return None
+
+
+def register_isa(*, kbuild=None, timeout=_isa.DEFAULT_TIMEOUT_S, cpu_vec_isa=None,
+                 inductor_config=None, torch=None):
+    """Has kbuild answer Inductor's vector ISA check: `VecISA.check_build` of
+    `cpu_vec_isa` (torch._inductor.cpu_vec_isa unless given) is replaced by
+    kbuild's answers (_isa.py says when it gives them and when Inductor's
+    own check runs). kbuild is `kbuild` (else the wheel's, else PATH's),
+    found at the first check; `inductor_config` and `torch` are the
+    module's own unless given. Returns the hook; registering again returns
+    the one installed."""
+    return _isa.install(_cpu_vec_isa(cpu_vec_isa), kbuild, timeout, inductor_config, torch)
+
+
+def unregister_isa(*, cpu_vec_isa=None):
+    """Gives Inductor its own ISA check back."""
+    _isa.uninstall(_cpu_vec_isa(cpu_vec_isa))
+
+
 def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=True,
              cpp_builder=None, device_interface=None, timeout=DEFAULT_TIMEOUT_S,
-             route_compiles=False, inductor_config=None):
+             route_compiles=False, inductor_config=None, isa=True, cpu_vec_isa=None):
     """Makes kbuild the provider of `device_type`'s options in Inductor.
 
     `timeout` (seconds) bounds each kbuild call. Registering the same device
@@ -218,7 +253,11 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
     (torch._inductor.config unless given) is pointed at a link named like
     the compiler to kbuild, and KBUILD_CC_COMPILER at the configured
     compiler's absolute path, which that link runs (_route.py).
+    `isa=True` also installs register_isa()'s hook on `cpu_vec_isa`
+    (torch's when `cpp_builder` is torch's; with a stand-in cpp_builder only
+    when given), which unregister() of the last device removes.
     """
+    standin = cpp_builder is not None
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
     binary = find_kbuild(kbuild)  # fail now, not at the first compile
     _check_kbuild(binary, timeout)
@@ -231,6 +270,9 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
         change = _route.route_compiles(binary, inductor_config)
         # Routed already: the first routing holds what to give back.
         callback.route = next((c.route for c in table.values() if c.route), change)
+    isa_module = _devices_isa_module(cpu_vec_isa, standin) if isa else None
+    if isa_module is not None:
+        _install_isa_for_devices(isa_module, kbuild, timeout, inductor_config)
     previous = table.get(device_type)
     if previous is not None and previous.key == callback.key:
         previous.route = previous.route or callback.route
@@ -240,15 +282,29 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
     return callback
 
 
-def unregister(device_type, *, cpp_builder=None, device_interface=None):
+def _install_isa_for_devices(cpu_vec_isa, kbuild, timeout, inductor_config):
+    hook = _isa.installed(cpu_vec_isa)
+    if hook is None:
+        hook = _isa.install(cpu_vec_isa, kbuild, max(timeout, _isa.DEFAULT_TIMEOUT_S),
+                            inductor_config)
+        hook.by_register = True
+
+
+def unregister(device_type, *, cpp_builder=None, device_interface=None, cpu_vec_isa=None):
     """Undoes register() for one device; the last routed device gives back
-    Inductor's compiler and KBUILD_CC_COMPILER as they were."""
+    Inductor's compiler and KBUILD_CC_COMPILER as they were, and the last
+    device the ISA hook register() installed (on `cpu_vec_isa`, as register)."""
+    standin = cpp_builder is not None
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
     callback = _shapes.uninstall(device_type, cpp_builder, device_interface)
     table = _shapes.callback_table(cpp_builder)
     if callback is not None and callback.route and not any(c.route for c in table.values()):
         from kbuild_inductor import _route  # noqa: PLC0415
         _route.unroute(callback.route)
+    module = _devices_isa_module(cpu_vec_isa, standin) if not table else None
+    hook = _isa.installed(module) if module is not None else None
+    if hook is not None and hook.by_register:
+        _isa.uninstall(module)
 
 
 def autoload():
