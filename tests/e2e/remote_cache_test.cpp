@@ -772,6 +772,8 @@ TEST_CASE("Ctrl-C under build-many ends every child's wait for a lease at once",
   CHECK_FALSE(fs::exists(many.cwd / "b.so"));
   CHECK(fleet.runs() == 1);
   CHECK(held.get().exit_code != 0);
+}
+
 namespace {
 
 // A torch whose vec headers build for every ISA (kbuild isa's probes).
