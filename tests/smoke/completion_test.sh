@@ -30,6 +30,7 @@ expect "kbuild --plu" --plugin
 expect "kbuild --device cpu --plugin n" npu
 expect "kbuild --isa am" amx
 expect "kbuild do" doctor
+expect "kbuild isa --js" --json
 # What the old hand-written list missed.
 expect "kbuild bu" build-many
 expect "kbuild ca" cache
