@@ -875,6 +875,30 @@ TEST_CASE("E242 a release's backends naming a backend the plugin does not have",
               "(plain)"});
 }
 
+TEST_CASE("E243 KBUILD_TORCH_NPU_RELEASE naming no release", "[matrix]") {
+  Row row;
+  row.expect("E243",
+             row.build({"--device", "npu"}, {{"ASCEND_HOME_PATH", row.dir.str()},
+                                             {"KBUILD_TORCH_NPU_RELEASE", "nightly"}}),
+             2, "usage",
+             {"KBUILD_TORCH_NPU_RELEASE=nightly: torch_npu has no release 'nightly' (releases: ",
+              "2.12.0.post1", "master", "name one of them, or a version like 2.12.0"});
+}
+
+TEST_CASE("E244 a backend the release reproduced does not have", "[matrix]") {
+  Row row;
+  write_file(row.dir / "torch_npu/version.py", "__version__ = '2.12.0'\n");
+  row.expect(
+      "E244",
+      row.build({"--device", "npu", "--torch-npu-root", row.dir / "torch_npu", "--backend", "dvm"},
+                {{"ASCEND_HOME_PATH", row.dir.str()}}),
+      2, "usage",
+      {"device 'npu' has no backend 'dvm' in release 2.12.0 (its backends: triton, mlir, "
+       "in ",
+       "npu.json): choose one of them, or name another release with "
+       "KBUILD_TORCH_NPU_RELEASE"});
+}
+
 TEST_CASE("E245 a release's torch line that is not one", "[matrix]") {
   Row row;
   std::string file = row.device_file(
