@@ -56,7 +56,7 @@ std::vector<long> line_of(std::vector<long> numbers) {
 }
 
 ReleaseChoice fallback(const PluginSpec& plugin, const std::string& why,
-                       const std::string& torch_version);
+                       const std::string& torch_version, const std::string& profile_line);
 
 // `who` ("torch_npu 2.12.0.post5") is not known: the nearest lower known
 // version of its line, else the line's oldest, else the nearest lower of any
@@ -84,7 +84,7 @@ ReleaseChoice nearest_release(const PluginSpec& plugin, const std::string& who,
   if (lower)
     return chose(lower->release, head + name_of(*lower) + ", the nearest lower known release");
   if (!oldest)  // only named releases that list no version
-    return fallback(plugin, who + " is not a release kbuild knows", "");
+    return fallback(plugin, who + " is not a release kbuild knows", "", "");
   return chose(oldest->release, head + name_of(*oldest) + ", the oldest known release");
 }
 
@@ -111,17 +111,26 @@ const PluginRelease* newest_for(const PluginSpec& plugin, const std::string& tor
   return best;
 }
 
+// No version to go by: the newest release made for torch's line, else for
+// the line of the Inductor profile in use, else the newest known.
 ReleaseChoice fallback(const PluginSpec& plugin, const std::string& why,
-                       const std::string& torch_version) {
-  const std::string line = torch_line_of(torch_version);
+                       const std::string& torch_version, const std::string& profile_line) {
+  const std::string torch_line = torch_line_of(torch_version);
+  const std::string line = torch_line.empty() ? profile_line : torch_line;
+  const std::string for_line = torch_line.empty()
+                                   ? "Inductor profile " + line + " (torch's version is unknown)"
+                                   : "torch " + line;
   const PluginRelease* r = line.empty() ? nullptr : newest_for(plugin, line);
-  ReleaseChoice choice = r ? chose(r, why + ": reproducing " + r->version +
-                                          ", the newest known release for torch " + line)
-                           : chose(newest_for(plugin, ""),
-                                   why + ": reproducing " + newest_for(plugin, "")->version +
-                                       ", the newest known release" +
-                                       (line.empty() ? " (torch's version is unknown too)"
-                                                     : " (none is known for torch " + line + ")"));
+  std::string note;
+  if (r) {
+    note = why + ": reproducing " + r->version + ", the newest known release for " + for_line;
+  } else {
+    r = newest_for(plugin, "");
+    note = why + ": reproducing " + r->version + ", the newest known release" +
+           (line.empty() ? " (torch's version is unknown too)"
+                         : " (none is known for " + for_line + ")");
+  }
+  ReleaseChoice choice = chose(r, note);
   choice.guessed = true;
   return choice;
 }
@@ -169,12 +178,12 @@ ReleaseChoice choose_release(const PluginSpec& plugin, const ReleaseQuery& q) {
   if (q.installed.empty())
     return fallback(plugin,
                     q.package + " release unknown (no " + q.package + " or no version file)",
-                    q.torch_version);
+                    q.torch_version, q.profile_line);
   if (const PluginRelease* r = exact_release(plugin, q.installed)) return chose(r, "");
   if (parse_release_version(q.installed))
     return nearest_release(plugin, q.package + " " + q.installed, q.installed);
   return fallback(plugin, q.package + " " + q.installed + " is not a version kbuild can read",
-                  q.torch_version);
+                  q.torch_version, q.profile_line);
 }
 
 std::string torch_line_note(const PluginRelease& release, const std::string& package,

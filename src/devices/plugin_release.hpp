@@ -12,6 +12,7 @@ struct ReleaseQuery {
   std::string package;        // "torch_npu": names the package in notes
   std::string installed;      // the package's version file says; "" when not found
   std::string torch_version;  // torch's version.py; "" when unknown
+  std::string profile_line;   // the Inductor profile in use ("2.11"): stands in for torch's line
   std::string named;          // the release the user named ("" = none)
   std::string named_by;       // the variable that named it: "KBUILD_TORCH_NPU_RELEASE"
 };
@@ -26,8 +27,9 @@ struct ReleaseChoice {
 // The named release, else the installed one. A known release (or a version
 // a named release lists) is reproduced exactly; a version kbuild does not
 // know gets the nearest lower known one, else the oldest, with a note. No
-// installed version: the newest release made for torch's line (a numbered
-// release before a named line such as master), else the newest known.
+// installed version: the newest release made for torch's line (without a
+// torch version, the profile's; a numbered release before a named line such
+// as master), else the newest known.
 // Throws Error(usage) when `named` is neither a release nor a version.
 ReleaseChoice choose_release(const PluginSpec& plugin, const ReleaseQuery& query);
 

@@ -124,10 +124,11 @@ void pick_release(const ResolveContext& ctx, ActivePlugin& out, std::vector<std:
   if (root.value && !file.package->version_file.empty())
     out.installed =
         read_package_version(*root.value + "/" + file.package->version_file).value_or("");
-  ReleaseQuery query{file.package->name, out.installed, "", "", file.plugin->release_env};
+  ReleaseQuery query{file.package->name, out.installed, "", "", "", file.plugin->release_env};
   if (ctx.paths.torch_root)
     query.torch_version = read_package_version(*ctx.paths.torch_root + "/version.py").value_or("");
   if (!query.named_by.empty()) query.named = ctx.env.get_nonempty(query.named_by).value_or("");
+  if (ctx.profile) query.profile_line = ctx.profile->name;
   ReleaseChoice choice = choose_release(*file.plugin, query);
   out.release = choice.release;
   out.release_from = choice.chosen_by;

@@ -44,8 +44,8 @@ const char* kAcc = R"({
 
 ReleaseChoice choose(const PluginSpec& plugin, const std::string& installed,
                      const std::string& torch_version, const std::string& named = "") {
-  return choose_release(plugin,
-                        ReleaseQuery{"torch_acc", installed, torch_version, named, "ACC_RELEASE"});
+  return choose_release(
+      plugin, ReleaseQuery{"torch_acc", installed, torch_version, "", named, "ACC_RELEASE"});
 }
 
 }  // namespace
@@ -65,6 +65,14 @@ TEST_CASE("releases are chosen like pip would sort them", "[unit][plugin_release
   ReleaseChoice none = choose(p, "", "1.0.0+cpu");
   CHECK(none.release->version == "1.0.0.post1");  // the newest of torch's line
   CHECK_THAT(none.note, Catch::Contains("the newest known release for torch 1.0"));
+  // Without torch's version, the line of the Inductor profile in use stands in for it.
+  ReleaseChoice by_profile =
+      choose_release(p, ReleaseQuery{"torch_acc", "", "", "1.0", "", "ACC_RELEASE"});
+  CHECK(by_profile.release->version == "1.0.0.post1");
+  CHECK_THAT(by_profile.note,
+             Catch::EndsWith("the newest known release for Inductor profile 1.0 (torch's version "
+                             "is unknown)"));
+  CHECK(by_profile.guessed);
   ReleaseChoice blind = choose(p, "", "");
   CHECK(blind.release->version == "2.0.0");  // a numbered release before the named line
   CHECK_THAT(blind.note,
