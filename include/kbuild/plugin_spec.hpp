@@ -57,9 +57,23 @@ struct PluginBackend {
 };
 
 // A known release of the package and how it differs from the file's lists.
+// Keyed by its version ("2.12.0.post1"), or by a name ("master") for a
+// development line whose version file says the torch it was built for.
 struct PluginRelease {
-  std::string version;  // "2.11.0.post2"
-  std::string cann;     // the CANN release it pairs with, informational
+  std::string version;  // "2.11.0.post2", or the name: "master"
+  // A named release: the versions its version file says ("2.14.0"), which
+  // also place it among the numbered ones. Empty for a numbered release.
+  std::vector<std::string> versions;
+  bool named = false;
+  std::string cann;    // the CANN release it pairs with, informational
+  std::string source;  // where it was read: "tag v26.1.0-pytorch2.12.0 (fa0f83fe49d3)"
+  // The torch lines ("2.12") it is made for; by default its own MAJOR.MINOR.
+  std::vector<std::string> torch_lines;
+  // The plugin's backends this release has; nullopt: all of them.
+  std::optional<std::vector<std::string>> backends;
+  // backend -> the variables that switch its device-options patch off in
+  // this release, replacing the backend's own unless_env ({} = none do).
+  std::map<std::string, std::map<std::string, std::string>> unless_env;
   ListOverride every_device;
   ListOverride device;                       // the device's own lists
   std::map<std::string, std::string> notes;  // backend -> note for this release
@@ -72,6 +86,7 @@ struct PluginRelease {
 struct PluginSpec {
   std::string description;
   std::string backend_env;      // the variable that picks the backend
+  std::string release_env;      // the variable that names the release ("" = none)
   std::string default_backend;  // else the file's default_backend
   std::map<std::string, PluginBackend> backends;
   std::vector<PluginRelease> releases;  // in the file's order

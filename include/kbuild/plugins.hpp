@@ -29,6 +29,8 @@ struct ActivePlugin {
   std::string backend_from;  // "--backend", the variable's name, or "default"
   const PluginBackend* state = nullptr;
   const PluginRelease* release = nullptr;  // the release reproduced; nullptr: none declared
+  std::string release_from;                // the variable that named it; "" = the version file
+  bool release_guessed = false;            // no version to go by: its backends are not enforced
   std::string package_root;                // "" when unknown
   std::string installed;                   // the package's own version; "" when not found
   bool patches_device = false;             // the state patches, and no unless_env switched it off
@@ -42,8 +44,10 @@ struct ProcessPlugins {
 };
 
 // Activates the plugins `request` names (and the one its device implies):
-// picks each one's backend (--backend, else its backend_env, else its
-// default) and release. Throws Error(usage) for an unknown plugin or backend.
+// picks each one's release (its release_env, else the package's version
+// file) and backend (--backend, else its backend_env, else its default).
+// Throws Error(usage) for an unknown plugin, release or backend, and for a
+// backend the release reproduced does not have.
 ProcessPlugins activate_plugins(const Registry& registry, const PluginRequest& request,
                                 const ResolveContext& ctx);
 

@@ -21,8 +21,8 @@ static_assert(sizeof(ExecSpec) == 40, "update device_file_cache.cpp's codec");
 static_assert(sizeof(PackageSpec) == 248, "update device_file_cache.cpp's codec");
 static_assert(sizeof(BaseEdit) == 88, "update device_file_cache.cpp's codec");
 static_assert(sizeof(PluginBackend) == 360, "update device_file_cache.cpp's codec");
-static_assert(sizeof(PluginRelease) == 616, "update device_file_cache.cpp's codec");
-static_assert(sizeof(PluginSpec) == 176, "update device_file_cache.cpp's codec");
+static_assert(sizeof(PluginRelease) == 784, "update device_file_cache.cpp's codec");
+static_assert(sizeof(PluginSpec) == 208, "update device_file_cache.cpp's codec");
 #endif
 
 class Encoder : public ByteWriter {
@@ -80,7 +80,7 @@ class Encoder : public ByteWriter {
     u32(static_cast<std::uint32_t>(p.line));
   }
   void plugin(const PluginSpec& p) {
-    str(p.description), str(p.backend_env), str(p.default_backend);
+    str(p.description), str(p.backend_env), str(p.release_env), str(p.default_backend);
     u32(static_cast<std::uint32_t>(p.backends.size()));
     for (const auto& [name, b] : p.backends) {
       str(name), str(b.name), str(b.description), str(b.note);
@@ -92,7 +92,14 @@ class Encoder : public ByteWriter {
     }
     u32(static_cast<std::uint32_t>(p.releases.size()));
     for (const PluginRelease& r : p.releases) {
-      str(r.version), str(r.cann);
+      str(r.version), str(r.cann), str(r.source);
+      flag(r.named);
+      strings(r.versions);
+      strings(r.torch_lines);
+      flag(r.backends.has_value());
+      strings(r.backends.value_or(std::vector<std::string>{}));
+      u32(static_cast<std::uint32_t>(r.unless_env.size()));
+      for (const auto& [backend, vars] : r.unless_env) str(backend), strings(vars);
       list_override(r.every_device);
       list_override(r.device);
       strings(r.notes);
@@ -190,7 +197,8 @@ class Decoder : public ByteReader {
   }
   std::shared_ptr<const PluginSpec> plugin() {
     auto p = std::make_shared<PluginSpec>();
-    p->description = str(), p->backend_env = str(), p->default_backend = str();
+    p->description = str(), p->backend_env = str(), p->release_env = str();
+    p->default_backend = str();
     for (std::uint32_t i = count(); i > 0 && ok(); --i) {
       PluginBackend& b = p->backends[str()];
       b.name = str(), b.description = str(), b.note = str();
@@ -202,7 +210,17 @@ class Decoder : public ByteReader {
     }
     for (std::uint32_t i = count(); i > 0 && ok(); --i) {
       PluginRelease r;
-      r.version = str(), r.cann = str();
+      r.version = str(), r.cann = str(), r.source = str();
+      r.named = flag();
+      r.versions = string_list();
+      r.torch_lines = string_list();
+      bool has_backends = flag();
+      std::vector<std::string> backends = string_list();
+      if (has_backends) r.backends = std::move(backends);
+      for (std::uint32_t j = count(); j > 0 && ok(); --j) {
+        std::string backend = str();
+        r.unless_env[backend] = string_map();
+      }
       r.every_device = list_override();
       r.device = list_override();
       r.notes = string_map();

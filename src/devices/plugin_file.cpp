@@ -1,5 +1,6 @@
 #include "devices/plugin_file.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -204,15 +205,122 @@ std::map<std::string, std::vector<BaseEdit>> read_release_base(const Checker& ch
   return out;
 }
 
-PluginRelease read_release(const Checker& check, const PluginSpec& plugin,
-                           const std::string& version, const json& v, const std::string& ptr) {
-  check.object(v, ptr, {"cann", "every_device", "device", "notes", "base"});
-  if (!parse_release_version(version))
-    check.fail(ptr, "'" + version + "' is not a release version like 2.11.0.post1", true);
+// "2.12": a torch line, MAJOR.MINOR digits.
+bool is_torch_line(const std::string& text) {
+  const std::size_t dot = text.find('.');
+  auto digits = [](const std::string& part) {
+    return !part.empty() && part.size() < 6 && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+  };
+  return dot != std::string::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
+}
+
+std::vector<std::string> strings(const Checker& check, const json& v, const std::string& ptr) {
+  if (!v.is_array()) check.fail(ptr, "expected an array of strings, got " + json_type_name(v));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out.push_back(check.string(v[i], ptr + "/" + std::to_string(i)));
+  return out;
+}
+
+// A release's key: a version, or a name with the versions its version file says.
+void read_release_key(const Checker& check, const std::string& key, const json& v,
+                      const std::string& ptr, PluginRelease& r) {
+  r.version = key;
+  r.named = !parse_release_version(key);
+  if (r.named && (!is_valid_device_name(key) || !v.contains("versions")))
+    check.fail(ptr,
+               "'" + key +
+                   "' is not a release version like 2.11.0.post1 (a named release, such as "
+                   "master, gives the versions its version file says in 'versions')",
+               true);
+  if (!r.named && v.contains("versions"))
+    check.fail(
+        ptr + "/versions",
+        "only a named release (such as master) has 'versions'; '" + key + "' is a version itself",
+        true);
+  if (!v.contains("versions")) return;
+  r.versions = strings(check, v["versions"], ptr + "/versions");
+  for (std::size_t i = 0; i < r.versions.size(); ++i)
+    if (!parse_release_version(r.versions[i]))
+      check.fail(ptr + "/versions/" + std::to_string(i),
+                 "'" + r.versions[i] + "' is not a release version like 2.14.0");
+}
+
+// The torch lines a release is made for: given, else its versions' MAJOR.MINOR.
+void read_torch_lines(const Checker& check, const json& v, const std::string& ptr,
+                      PluginRelease& r) {
+  if (v.contains("torch")) {
+    r.torch_lines = strings(check, v["torch"], ptr + "/torch");
+    for (std::size_t i = 0; i < r.torch_lines.size(); ++i)
+      if (!is_torch_line(r.torch_lines[i]))
+        check.fail(ptr + "/torch/" + std::to_string(i),
+                   "'" + r.torch_lines[i] + "' is not a torch line like 2.12");
+    return;
+  }
+  for (const std::string& version : r.named ? r.versions : std::vector<std::string>{r.version}) {
+    std::vector<long> numbers = parse_release_version(version).value_or(std::vector<long>{});
+    if (numbers.size() < 2) continue;
+    std::string line = std::to_string(numbers[0]) + "." + std::to_string(numbers[1]);
+    if (std::find(r.torch_lines.begin(), r.torch_lines.end(), line) == r.torch_lines.end())
+      r.torch_lines.push_back(line);
+  }
+}
+
+void check_backend_name(const Checker& check, const PluginSpec& plugin, const std::string& name,
+                        const std::string& ptr, bool at_key) {
+  if (!plugin.backends.count(name))
+    check.fail(ptr,
+               "'" + name + "' is not one of the plugin's backends (" +
+                   joined(names_of(plugin.backends)) + ")",
+               at_key);
+}
+
+// The backends a release has: each one of the plugin's, the default among them.
+std::vector<std::string> read_release_backends(const Checker& check, const PluginSpec& plugin,
+                                               const json& v, const std::string& ptr) {
+  std::vector<std::string> out = strings(check, v, ptr);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    check_backend_name(check, plugin, out[i], ptr + "/" + std::to_string(i), false);
+  if (!plugin.default_backend.empty() &&
+      std::find(out.begin(), out.end(), plugin.default_backend) == out.end())
+    check.fail(ptr, "the plugin's default backend '" + plugin.default_backend +
+                        "' is not among them; every release needs it");
+  return out;
+}
+
+// {"triton": {"DISABLE_AOTI_PATCH": "1"}}: per backend, what switches its patch off.
+std::map<std::string, std::map<std::string, std::string>> read_release_unless_env(
+    const Checker& check, const PluginSpec& plugin, const json& v, const std::string& ptr) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const auto& [backend, vars] : any_object(check, v, ptr).items()) {
+    const std::string bptr = ptr + "/" + json_pointer_token(backend);
+    check_backend_name(check, plugin, backend, bptr, true);
+    out[backend] = check.string_map(any_object(check, vars, bptr), bptr);
+    for (const auto& [env, value] : out[backend])
+      if (!is_env_name(env))
+        check.fail(bptr + "/" + json_pointer_token(env),
+                   "'" + env + "' is not an environment variable name", true);
+  }
+  return out;
+}
+
+PluginRelease read_release(const Checker& check, const PluginSpec& plugin, const std::string& key,
+                           const json& v, const std::string& ptr) {
+  check.object(v, ptr,
+               {"cann", "source", "versions", "torch", "backends", "unless_env", "every_device",
+                "device", "notes", "base"});
   PluginRelease r;
-  r.version = version;
+  read_release_key(check, key, v, ptr, r);
   r.line = check.line(ptr);
   if (v.contains("cann")) r.cann = check.string(v["cann"], ptr + "/cann");
+  if (v.contains("source")) r.source = check.string(v["source"], ptr + "/source");
+  read_torch_lines(check, v, ptr, r);
+  if (v.contains("backends"))
+    r.backends = read_release_backends(check, plugin, v["backends"], ptr + "/backends");
+  if (v.contains("unless_env"))
+    r.unless_env = read_release_unless_env(check, plugin, v["unless_env"], ptr + "/unless_env");
   if (v.contains("every_device"))
     r.every_device = check.list_override(v["every_device"], ptr + "/every_device");
   if (v.contains("device")) r.device = check.list_override(v["device"], ptr + "/device");
@@ -225,6 +333,22 @@ PluginRelease read_release(const Checker& check, const PluginSpec& plugin,
   }
   if (v.contains("base")) r.base = read_release_base(check, plugin, v["base"], ptr + "/base");
   return r;
+}
+
+// A version names one release: a named release's versions are no other's.
+void check_versions_unique(const Checker& check, const PluginSpec& plugin) {
+  std::map<std::string, std::string> owner;  // version -> the release it names
+  for (const PluginRelease& r : plugin.releases)
+    if (!r.named) owner[r.version] = r.version;
+  for (const PluginRelease& r : plugin.releases)
+    for (std::size_t i = 0; i < r.versions.size(); ++i) {
+      auto [at, fresh] = owner.emplace(r.versions[i], r.version);
+      if (!fresh)
+        check.fail(
+            "/plugin/releases/" + json_pointer_token(r.version) + "/versions/" + std::to_string(i),
+            "version " + r.versions[i] + " already names release " + at->second +
+                "; a version names one release");
+    }
 }
 
 // A backend the device offers must say what it does to the process, and the
@@ -245,8 +369,9 @@ void check_backends_match(const Checker& check, const DeviceFile& file, const Pl
 }
 
 PluginSpec read_plugin(const Checker& check, const DeviceFile& file, const json& v) {
-  check.object(v, "/plugin",
-               {"description", "backend_env", "default_backend", "backends", "releases"});
+  check.object(
+      v, "/plugin",
+      {"description", "backend_env", "release_env", "default_backend", "backends", "releases"});
   PluginSpec p;
   p.line = check.line("/plugin");
   if (v.contains("description"))
@@ -256,6 +381,12 @@ PluginSpec read_plugin(const Checker& check, const DeviceFile& file, const json&
     if (!is_env_name(p.backend_env))
       check.fail("/plugin/backend_env",
                  "'" + p.backend_env + "' is not an environment variable name");
+  }
+  if (v.contains("release_env")) {
+    p.release_env = check.string(v["release_env"], "/plugin/release_env");
+    if (!is_env_name(p.release_env))
+      check.fail("/plugin/release_env",
+                 "'" + p.release_env + "' is not an environment variable name");
   }
   if (!v.contains("backends"))
     check.fail("/plugin", "missing 'backends' (what each backend changes in the process)");
@@ -282,6 +413,7 @@ PluginSpec read_plugin(const Checker& check, const DeviceFile& file, const json&
     for (const auto& [version, body] : any_object(check, v["releases"], "/plugin/releases").items())
       p.releases.push_back(
           read_release(check, p, version, body, "/plugin/releases/" + json_pointer_token(version)));
+    check_versions_unique(check, p);
   }
   return p;
 }

@@ -1,5 +1,6 @@
 #include "kbuild/plugin_status.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include "devices/device_file_provider.hpp"
 #include "devices/list_provider.hpp"
 #include "devices/plugin_file.hpp"
+#include "devices/plugin_release.hpp"
 #include "kbuild/package_version.hpp"
 #include "kbuild/plugin_spec.hpp"
 
@@ -42,9 +44,44 @@ std::string toolkit_version(const PackageSpec& package, const ResolveContext& ct
   return "";
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 bool exists(const std::string& path) {
   std::error_code ec;
   return fs::exists(path, ec);
+}
+
+// What switches a backend's device-options patch off in release `r`.
+const std::map<std::string, std::string>& switches_in(const PluginRelease* r,
+                                                      const std::string& name,
+                                                      const PluginBackend& backend) {
+  if (r) {
+    auto own = r->unless_env.find(name);
+    if (own != r->unless_env.end()) return own->second;
+  }
+  return backend.unless_env;
+}
+
+// The release's backends, torch lines, and which switches it honours.
+void release_facts(const ActivePlugin& p, PluginStatus& s) {
+  const PluginSpec& spec = *p.file->plugin;
+  const PluginRelease* r = p.release;
+  s.release_from = p.release_from;
+  if (r && r->backends) {
+    s.backends = *r->backends;
+  } else {
+    for (const auto& [name, b] : spec.backends) s.backends.push_back(name);
+  }
+  if (r) s.torch_lines = r->torch_lines;
+  for (const auto& [name, b] : spec.backends)
+    for (const auto& [var, value] : b.unless_env) s.honoured.emplace(var, false);
+  for (const std::string& name : s.backends)
+    for (const auto& [var, value] : switches_in(r, name, spec.backends.at(name)))
+      s.honoured[var] = true;
 }
 
 }  // namespace
@@ -64,6 +101,7 @@ PluginStatus plugin_status(const ActivePlugin& p, const ResolveContext& ctx) {
     s.toolkit = package->toolkit;
     s.toolkit_version = toolkit_version(*package, ctx, device_file_dir(p.file->path));
   }
+  release_facts(p, s);
   for (const auto& [name, b] : p.file->plugin->backends)
     for (const auto& [var, value] : b.unless_env) s.switches[var] = ctx.env.get(var);
   if (ctx.paths.torch_root)
@@ -74,7 +112,9 @@ PluginStatus plugin_status(const ActivePlugin& p, const ResolveContext& ctx) {
 std::string describe(const PluginStatus& s) {
   std::string package = s.package.empty() ? "plugin " + s.plugin : s.package;
   std::string text = package + " " + (s.installed.empty() ? "(version unknown)" : s.installed);
-  if (!s.release.empty() && s.release != s.installed) text += " (reproduced as " + s.release + ")";
+  if (!s.release.empty() && (s.release != s.installed || !s.release_from.empty()))
+    text += " (reproduced as " + s.release +
+            (s.release_from.empty() ? "" : ", named by " + s.release_from) + ")";
   text += ", backend " + s.backend + " (" +
           (s.backend_from == "default" ? "default" : "from " + s.backend_from) + ")";
   text += s.patches_device         ? ", device options patched"
@@ -82,6 +122,17 @@ std::string describe(const PluginStatus& s) {
                                    : ", device options not patched (" + s.patch_off_by + ")";
   if (!s.toolkit.empty())
     text += ", " + s.toolkit + " " + (s.toolkit_version.empty() ? "unknown" : s.toolkit_version);
+  if (!s.backends.empty())
+    text += "; backends" +
+            (s.release.empty()
+                 ? std::string()
+                 : " of release " + s.release +
+                       (s.torch_lines.empty() ? std::string()
+                                              : " (for torch " + joined(s.torch_lines) + ")")) +
+            ": " + joined(s.backends);
+  for (const auto& [var, on] : s.honoured)
+    text +=
+        "; " + var + (on ? " honoured" : " ignored (the device-options patch is unconditional)");
   return text;
 }
 
@@ -95,12 +146,21 @@ std::vector<std::string> plugin_warnings(const PluginStatus& s, const DeviceFile
                   package->library + ", " + package->source_checkout_mark +
                   " beside it): it shadows the installed package, so builds use the wrong tree; "
                   "run from another directory or give --torch-npu-root");
-  if (!s.installed.empty() && !s.torch_version.empty() &&
-      release_line(s.installed) != release_line(s.torch_version))
-    out.push_back("torch " + s.torch_version + " and " + s.package + " " + s.installed +
-                  " come from different release lines (" + release_line(s.torch_version) + ", " +
-                  release_line(s.installed) + "): install the " + s.package +
-                  " release of torch's line");
+  // The release's torch lines; without one, the installed version's own line.
+  std::vector<std::string> lines = s.torch_lines;
+  if (lines.empty() && !torch_line_of(s.installed).empty())
+    lines.push_back(torch_line_of(s.installed));
+  const std::string torch_line = torch_line_of(s.torch_version);
+  if (!lines.empty() && !torch_line.empty() &&
+      std::find(lines.begin(), lines.end(), torch_line) == lines.end()) {
+    std::string package =
+        s.package + " " + (s.installed.empty() ? "(version unknown)" : s.installed);
+    if (!s.release.empty() && s.release != s.installed) package += " (release " + s.release + ")";
+    out.push_back("torch " + s.torch_version + " and " + package +
+                  " come from different lines (torch " + torch_line + "; " + s.package +
+                  " for torch " + joined_lines(lines) + "): install the " + s.package +
+                  " release of torch's line, or the torch it is made for");
+  }
   return out;
 }
 

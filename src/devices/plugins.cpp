@@ -9,6 +9,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/package_version.hpp"
 #include "kbuild/plugin_spec.hpp"
+#include "kbuild/profile.hpp"
 
 namespace kbuild {
 
@@ -18,6 +19,12 @@ std::string backend_names(const PluginSpec& plugin) {
   std::string names;
   for (const auto& [name, b] : plugin.backends) names += (names.empty() ? "" : ", ") + name;
   return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 const DeviceFile& plugin_file(const Registry& registry, const std::string& name) {
@@ -57,14 +64,55 @@ void choose_backend(const PluginRequest& request, bool device_has_backends, cons
     throw Error(ErrorKind::usage, "plugin '" + p.name + "' (" + p.file->path +
                                       ") names no default backend: choose one with --backend (" +
                                       backend_names(spec) + ")");
+  const std::string from =
+      p.backend_from == "--backend" ? std::string() : p.backend_from + "=" + p.backend + ": ";
   auto state = spec.backends.find(p.backend);
   if (state == spec.backends.end())
+    throw Error(ErrorKind::usage, from + "device '" + p.name + "' has no backend '" + p.backend +
+                                      "' (backends: " + backend_names(spec) + ", in " +
+                                      p.file->path + ")");
+  // A release guessed for want of a version cannot say a backend is missing.
+  static const std::optional<std::vector<std::string>> every_backend;
+  const auto& release_backends =
+      p.release && !p.release_guessed ? p.release->backends : every_backend;
+  if (release_backends && std::find(release_backends->begin(), release_backends->end(),
+                                    p.backend) == release_backends->end())
     throw Error(
         ErrorKind::usage,
-        (p.backend_from == "--backend" ? std::string() : p.backend_from + "=" + p.backend + ": ") +
-            "device '" + p.name + "' has no backend '" + p.backend +
-            "' (backends: " + backend_names(spec) + ", in " + p.file->path + ")");
+        from + "device '" + p.name + "' has no backend '" + p.backend + "' in release " +
+            p.release->version + " (its backends: " + joined(*release_backends) + ", in " +
+            p.file->path + "): choose one of them" +
+            (spec.release_env.empty() ? std::string()
+                                      : ", or name another release with " + spec.release_env));
   p.state = &state->second;
+}
+
+// The variables that switch the backend's device-options patch off, as of
+// the release reproduced.
+const std::map<std::string, std::string>& patch_switches(const ActivePlugin& p) {
+  if (p.release) {
+    auto own = p.release->unless_env.find(p.backend);
+    if (own != p.release->unless_env.end()) return own->second;
+  }
+  return p.state->unless_env;
+}
+
+void choose_patch(const Environment& env, ActivePlugin& p, std::vector<std::string>& notes) {
+  p.patches_device = p.state->patches_device;
+  const auto& switches = patch_switches(p);
+  for (const auto& [var, value] : switches)
+    if (p.patches_device && env.get(var) == value) {
+      p.patches_device = false;
+      p.patch_off_by = var + "=" + value;
+    }
+  // A variable the backend honours elsewhere, set here, where the release ignores it.
+  if (!p.patches_device || !p.release) return;
+  for (const auto& [var, value] : p.state->unless_env)
+    if (!switches.count(var) && env.get(var) == value)
+      notes.push_back("plugin " + p.name + ", backend " + p.backend + " (release " +
+                      p.release->version + "): " + var + "=" + value +
+                      " is set, but this release ignores it: its device-options patch is "
+                      "unconditional");
 }
 
 void pick_release(const ResolveContext& ctx, ActivePlugin& out, std::vector<std::string>& notes) {
@@ -76,13 +124,21 @@ void pick_release(const ResolveContext& ctx, ActivePlugin& out, std::vector<std:
   if (root.value && !file.package->version_file.empty())
     out.installed =
         read_package_version(*root.value + "/" + file.package->version_file).value_or("");
-  std::string torch_version;
+  ReleaseQuery query{file.package->name, out.installed, "", "", "", file.plugin->release_env};
   if (ctx.paths.torch_root)
-    torch_version = read_package_version(*ctx.paths.torch_root + "/version.py").value_or("");
-  ReleaseChoice choice =
-      choose_release(*file.plugin, file.package->name, out.installed, torch_version);
+    query.torch_version = read_package_version(*ctx.paths.torch_root + "/version.py").value_or("");
+  if (!query.named_by.empty()) query.named = ctx.env.get_nonempty(query.named_by).value_or("");
+  if (ctx.profile) query.profile_line = ctx.profile->name;
+  ReleaseChoice choice = choose_release(*file.plugin, query);
   out.release = choice.release;
+  out.release_from = choice.chosen_by;
+  out.release_guessed = choice.guessed;
   if (!choice.note.empty()) notes.push_back("plugin " + out.name + ": " + choice.note);
+  if (out.release && ctx.profile) {
+    std::string note =
+        torch_line_note(*out.release, file.package->name, ctx.profile->name, query.torch_version);
+    if (!note.empty()) notes.push_back("plugin " + out.name + ": " + note);
+  }
 }
 
 ActivePlugin activate_one(const Registry& registry, const std::string& name,
@@ -91,14 +147,9 @@ ActivePlugin activate_one(const Registry& registry, const std::string& name,
   ActivePlugin p;
   p.name = name;
   p.file = &plugin_file(registry, name);
-  choose_backend(request, registry.has_backends(request.device), ctx.env, p, out.took_backend);
-  p.patches_device = p.state->patches_device;
-  for (const auto& [var, value] : p.state->unless_env)
-    if (p.patches_device && ctx.env.get(var) == value) {
-      p.patches_device = false;
-      p.patch_off_by = var + "=" + value;
-    }
   pick_release(ctx, p, out.notes);
+  choose_backend(request, registry.has_backends(request.device), ctx.env, p, out.took_backend);
+  choose_patch(ctx.env, p, out.notes);
   const std::string who = "plugin " + name + ", backend " + p.backend;
   if (!p.state->note.empty()) out.notes.push_back(who + ": " + p.state->note);
   if (p.release) {

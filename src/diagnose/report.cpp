@@ -36,10 +36,16 @@ const char* kind_name(OutputKind kind) {
 ojson plugin_json(const PluginStatus& s) {
   ojson switches = ojson::object();
   for (const auto& [name, value] : s.switches) switches[name] = value ? ojson(*value) : ojson();
+  ojson honoured = ojson::object();
+  for (const auto& [name, on] : s.honoured) honoured[name] = on;
   return ojson{{"plugin", s.plugin},
                {"package", s.package},
                {"version", s.installed.empty() ? ojson() : ojson(s.installed)},
                {"release", s.release},
+               {"release_from", s.release_from.empty() ? ojson() : ojson(s.release_from)},
+               {"release_backends", s.backends},
+               {"release_torch", s.torch_lines},
+               {"switches_honoured", honoured},
                {"root", s.package_root.empty() ? ojson() : ojson(s.package_root)},
                {"backend", s.backend},
                {"backend_from", s.backend_from},

@@ -103,8 +103,10 @@ BuildPlan plan_build(const BuildRequest& r, const Registry& registry, const Reso
   base.machine = r.machine;
   base.profile = r.profile ? r.profile : default_profile();
   base.env = &ctx.env;
-  ProcessPlugins plugins = activate_plugins(
-      registry, PluginRequest{r.plugins, r.query.device_type, r.query.backend}, ctx);
+  // The profile in use says which torch line Inductor's flags come from.
+  ProcessPlugins plugins =
+      activate_plugins(registry, PluginRequest{r.plugins, r.query.device_type, r.query.backend},
+                       ResolveContext{ctx.paths, ctx.env, base.profile.get()});
   plan.notes.insert(plan.notes.end(), plugins.notes.begin(), plugins.notes.end());
   BuildOptions all = base_layer(base);
   apply_base_edits(plugins, all);

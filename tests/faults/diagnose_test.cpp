@@ -362,8 +362,57 @@ TEST_CASE(
                       " is a source checkout (no lib/libtorch_npu.so, ../setup.py beside it)") !=
         std::string::npos);
   CHECK(warn.out.find("warn\tplugin npu\ttorch 2.11.0 and torch_npu 2.9.0 come from different "
-                      "release lines (2.11.0, 2.9.0)") != std::string::npos);
+                      "lines (torch 2.11; torch_npu for torch 2.9)") != std::string::npos);
   CHECK(warn.exit_code == 11);  // warnings only: the rest of the site is whole
+}
+
+TEST_CASE(
+    "torch_npu 2.12.0 and master on torch 2.11: --version, doctor and --report name the release, "
+    "its backends and DISABLE_AOTI_PATCH; doctor warns about the lines",
+    "[diagnose]") {
+  Case c;
+  NpuSite site(c.dir, "2.12.0");  // as measured: torch_npu 2.12.0 on torch 2.11
+  const std::map<std::string, std::string> env{{"KBUILD_TORCH_ROOT", site.torch},
+                                               {"KBUILD_TORCH_NPU_ROOT", site.torch_npu}};
+  RunResult version = c.kbuild({"--version"}, env);
+  INFO(version.out << version.err);
+  CHECK(version.out.find("plugin npu: torch_npu 2.12.0, backend triton (default), device options "
+                         "patched, CANN unknown; backends of release 2.12.0 (for torch 2.12): "
+                         "triton, mlir; DISABLE_AOTI_PATCH honoured") != std::string::npos);
+
+  std::vector<std::string> doctor = {"doctor", "--device", "npu"};
+  for (const std::string& a : site.args()) doctor.push_back(a);
+  RunResult checked = c.kbuild(doctor, {{"ASCEND_HOME_PATH", site.ascend}});
+  INFO(checked.out);
+  CHECK(checked.out.find("warn\tplugin npu\ttorch 2.11.0 and torch_npu 2.12.0 come from "
+                         "different lines (torch 2.11; torch_npu for torch 2.12)") !=
+        std::string::npos);
+  CHECK(checked.out.find("torch_npu release 2.12.0 is made for torch 2.12, but torch here is "
+                         "2.11.0: its Inductor profile 2.11 stands in") != std::string::npos);
+
+  // A master build on that torch says 2.11.0+git...: the variable names the line.
+  write_file(site.torch_npu + "/version.py", "__version__ = '2.11.0+git9e73e70'\n");
+  std::string k = c.kernel("k.cpp", "int f() { return 1; }\n");
+  std::vector<std::string> args = {"--device",     "npu",       k,          "-o",
+                                   c.dir / "k.so", "--dry-run", "--report", c.dir / "r.json"};
+  for (const std::string& a : site.args()) args.push_back(a);
+  RunResult ok = c.kbuild(args, {{"ASCEND_HOME_PATH", site.ascend},
+                                 {"DISABLE_AOTI_PATCH", "1"},
+                                 {"KBUILD_TORCH_NPU_RELEASE", "master"}});
+  INFO(ok.err);
+  REQUIRE(ok.exit_code == 0);
+  CHECK(ok.err.find("DISABLE_AOTI_PATCH=1 is set, but this release ignores it") !=
+        std::string::npos);
+  json p = json::parse(read_file(c.dir / "r.json"))["versions"]["plugins"][0];
+  CHECK(p["version"] == "2.11.0+git9e73e70");
+  CHECK(p["release"] == "master");
+  CHECK(p["release_from"] == "KBUILD_TORCH_NPU_RELEASE");
+  CHECK(p["release_backends"] ==
+        json::array({"triton", "mlir", "dvm", "ascendc", "triton_experimental"}));
+  CHECK(p["release_torch"] == json::array({"2.13", "2.14", "2.15"}));
+  CHECK(p["switches_honoured"]["DISABLE_AOTI_PATCH"] == false);
+  CHECK(p["switches"]["DISABLE_AOTI_PATCH"] == "1");
+  CHECK(p["device_options_patched"] == true);
 }
 
 TEST_CASE("--compile-commands adds and updates entries, also from parallel builds", "[diagnose]") {

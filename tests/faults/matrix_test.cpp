@@ -924,6 +924,68 @@ TEST_CASE("E115 a release that is not a version", "[matrix]") {
              {"p.json:1:", "at /plugin/releases/latest: 'latest' is not a release version"});
 }
 
+TEST_CASE("E242 a release's backends naming a backend the plugin does not have", "[matrix]") {
+  Row row;
+  std::string file = row.device_file(
+      "p.json",
+      "{\"device\": \"acc\", \"package\": {\"name\": \"acc\", \"root\": \"/opt/acc\"}, "
+      "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"1.0.0\": "
+      "{\"backends\": [\"plain\", \"fast\"]}}}}");
+  row.expect("E242", row.build({"--config", file}), 3, "config",
+             {"p.json:1:",
+              "at /plugin/releases/1.0.0/backends/1: 'fast' is not one of the plugin's backends "
+              "(plain)"});
+}
+
+TEST_CASE("E243 KBUILD_TORCH_NPU_RELEASE naming no release", "[matrix]") {
+  Row row;
+  row.expect("E243",
+             row.build({"--device", "npu"}, {{"ASCEND_HOME_PATH", row.dir.str()},
+                                             {"KBUILD_TORCH_NPU_RELEASE", "nightly"}}),
+             2, "usage",
+             {"KBUILD_TORCH_NPU_RELEASE=nightly: torch_npu has no release 'nightly' (releases: ",
+              "2.12.0.post1", "master", "name one of them, or a version like 2.12.0"});
+}
+
+TEST_CASE("E244 a backend the release reproduced does not have", "[matrix]") {
+  Row row;
+  write_file(row.dir / "torch_npu/version.py", "__version__ = '2.12.0'\n");
+  row.expect(
+      "E244",
+      row.build({"--device", "npu", "--torch-npu-root", row.dir / "torch_npu", "--backend", "dvm"},
+                {{"ASCEND_HOME_PATH", row.dir.str()}}),
+      2, "usage",
+      {"device 'npu' has no backend 'dvm' in release 2.12.0 (its backends: triton, mlir, "
+       "in ",
+       "npu.json): choose one of them, or name another release with "
+       "KBUILD_TORCH_NPU_RELEASE"});
+}
+
+TEST_CASE("E245 a release's torch line that is not one", "[matrix]") {
+  Row row;
+  std::string file = row.device_file(
+      "p.json",
+      "{\"device\": \"acc\", \"package\": {\"name\": \"acc\", \"root\": \"/opt/acc\"}, "
+      "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"1.0.0\": "
+      "{\"torch\": [\"2.x\"]}}}}");
+  row.expect(
+      "E245", row.build({"--config", file}), 3, "config",
+      {"p.json:1:", "at /plugin/releases/1.0.0/torch/0: '2.x' is not a torch line like 2.12"});
+}
+
+TEST_CASE("E246 a version that two named releases list", "[matrix]") {
+  Row row;
+  std::string file = row.device_file(
+      "p.json",
+      "{\"device\": \"acc\", \"package\": {\"name\": \"acc\", \"root\": \"/opt/acc\"}, "
+      "\"plugin\": {\"backends\": {\"plain\": {}}, \"releases\": {\"main\": {\"versions\": "
+      "[\"2.14.0\"]}, \"nightly\": {\"versions\": [\"2.14.0\"]}}}}");
+  row.expect("E246", row.build({"--config", file}), 3, "config",
+             {"p.json:1:",
+              "at /plugin/releases/nightly/versions/0: version 2.14.0 already names release "
+              "main; a version names one release"});
+}
+
 TEST_CASE("E240 a release's base edits for a backend the plugin does not have", "[matrix]") {
   Row row;
   std::string file = row.device_file(

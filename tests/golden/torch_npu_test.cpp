@@ -1,8 +1,10 @@
 // Golden tests: inside a torch_npu process. Every case measured with
-// torch_npu 2.11.0.post1's own code on torch 2.11 (torch_npu_commands.json),
-// and the 2.11.0.post2 cases derived by hand from the reference's description
-// (torch_npu_post2_cases.json), reproduced by `kbuild --device npu` and
-// `kbuild --device cpu --plugin npu`: the argv token for token, and
+// torch_npu's own code on torch 2.11 (torch_npu_commands.json: 2.11.0.post1;
+// torch_npu_2.12_commands.json: 2.12.0 and master), the 2.11.0.post2 cases
+// derived by hand from the reference's description (torch_npu_post2_cases.json)
+// and the releases derived from their source (torch_npu_derived_releases.json:
+// 2.12.0.post1, 2.12.0.post2, 2.13.0), reproduced by `kbuild --device npu`
+// and `kbuild --device cpu --plugin npu`: the argv token for token, and
 // `options --json` equal to the 7-tuple key by key in tuple order.
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -83,17 +85,32 @@ struct Case {
   }
 };
 
-// How the process chose its backend for the "upstream" state: each of the
-// three backends that patch nothing, by option and by variable.
+// The release a machine has: what its torch_npu/version.py says, the
+// variables that name it (KBUILD_TORCH_NPU_RELEASE), and the backends that
+// patch nothing in it (the "upstream" state).
+struct Release {
+  std::string version_py;
+  std::map<std::string, std::string> env;
+  std::vector<std::string> upstream;
+};
+
+// How the process chose its backend for the "upstream" state: each backend
+// that patches nothing, by option and (the second, or the only one both
+// ways) by variable.
 struct BackendChoice {
   std::vector<std::string> args;
   std::map<std::string, std::string> env;
 };
-std::vector<BackendChoice> backend_choices(const std::string& state) {
+std::vector<BackendChoice> backend_choices(const std::string& state, const Release& release) {
   if (state != "upstream") return {{{}, {}}, {{"--backend", "triton"}, {}}};
-  return {{{"--backend", "mlir"}, {}},
-          {{}, {{"TORCHINDUCTOR_NPU_BACKEND", "dvm"}}},
-          {{"--backend", "ascendc"}, {}}};
+  std::vector<BackendChoice> out;
+  for (std::size_t i = 0; i < release.upstream.size(); ++i) {
+    const std::string& backend = release.upstream[i];
+    if (i == 1 || release.upstream.size() == 1)
+      out.push_back({{}, {{"TORCHINDUCTOR_NPU_BACKEND", backend}}});
+    if (i != 1) out.push_back({{"--backend", backend}, {}});
+  }
+  return out;
 }
 
 // For INFO lines: how the backend was chosen.
@@ -116,8 +133,9 @@ std::vector<std::string> common_args(const NpuMachine& m, const Case& c) {
 }
 
 std::map<std::string, std::string> environment(const NpuMachine& m, const Case& c,
-                                               const BackendChoice& b) {
+                                               const BackendChoice& b, const Release& release) {
   std::map<std::string, std::string> env = b.env;
+  env.insert(release.env.begin(), release.env.end());
   if (c.ascend) env["ASCEND_HOME_PATH"] = m.placeholders.at("${ASCEND_HOME_PATH}");
   if (c.libtorch_npu_path) env["LIBTORCH_NPU_PATH"] = "/opt/libtorch_npu/lib";
   if (c.state == "triton-noaoti") env["DISABLE_AOTI_PATCH"] = "1";
@@ -127,24 +145,24 @@ std::map<std::string, std::string> environment(const NpuMachine& m, const Case& 
 // The variables the case does not set are unset, whatever the test's environment has.
 std::vector<std::string> unset_vars(const std::map<std::string, std::string>& env) {
   std::vector<std::string> unset;
-  for (const char* var :
-       {"DISABLE_AOTI_PATCH", "TORCHINDUCTOR_NPU_BACKEND", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH"})
+  for (const char* var : {"DISABLE_AOTI_PATCH", "TORCHINDUCTOR_NPU_BACKEND", "ASCEND_HOME_PATH",
+                          "LIBTORCH_NPU_PATH", "KBUILD_TORCH_NPU_RELEASE"})
     if (!env.count(var)) unset.push_back(var);
   return unset;
 }
 
-// Runs every case of `file` through the kbuild binary on a machine with `release`.
-int check_cases(const std::string& file, const std::string& release) {
-  NpuMachine m(release);
-  json golden = load_golden(file);
+// Runs every case of `cases` through the kbuild binary on a machine with `release`.
+int check_cases(const json& cases, const Release& release) {
+  NpuMachine m(release.version_py);
   int checked = 0;
-  for (const auto& [key, expected] : golden["cases"].items()) {
+  for (const auto& [key, expected] : cases.items()) {
     Case c(key);
-    for (const BackendChoice& b : backend_choices(c.state)) {
-      INFO(key << " with " << shell_join_for_info(b));
+    for (const BackendChoice& b : backend_choices(c.state, release)) {
+      INFO(key << " with " << shell_join_for_info(b) << " (version.py " << release.version_py
+               << ")");
       std::vector<std::string> args = common_args(m, c);
       args.insert(args.end(), b.args.begin(), b.args.end());
-      auto env = environment(m, c, b);
+      auto env = environment(m, c, b, release);
       auto unset = unset_vars(env);
 
       std::vector<std::string> build = args;
@@ -158,6 +176,8 @@ int check_cases(const std::string& file, const std::string& release) {
       options.insert(options.end(), args.begin(), args.end());
       RunResult opt = run_kbuild(options, m.home.str(), env, unset);
       INFO("dry-run stderr: " << dry.err << "\noptions stderr: " << opt.err);
+      // The release is one kbuild knows: no note that it reproduces another.
+      CHECK(dry.err.find("is not a release kbuild knows") == std::string::npos);
 
       if (expected.contains("error")) {
         // "RuntimeError: Could not find ASCEND_HOME_PATH in env. ..." : exit 4, that message.
@@ -190,6 +210,22 @@ int check_cases(const std::string& file, const std::string& release) {
   return checked;
 }
 
+const Release k2110post1{"2.11.0.post1", {}, {"mlir", "dvm", "ascendc"}};
+const Release k2120{"2.12.0", {}, {"mlir"}};
+// A master build says the torch it was built for (tools/setup_helpers/version.py):
+// on the measured machine's torch 2.11, "2.11.0+git<sha>"; only the variable names it.
+const Release kMaster{"2.11.0+git9e73e70",
+                      {{"KBUILD_TORCH_NPU_RELEASE", "master"}},
+                      {"mlir", "dvm", "ascendc", "triton_experimental"}};
+
+// The cases of `golden` whose key starts with `tag|`.
+json cases_of(const json& golden, const std::string& tag) {
+  json out = json::object();
+  for (const auto& [key, value] : golden["cases"].items())
+    if (key.rfind(tag + "|", 0) == 0) out[key] = value;
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("torch_npu 2.11.0.post1: all 192 measured cases, argv and options --json", "[golden]") {
@@ -197,11 +233,82 @@ TEST_CASE("torch_npu 2.11.0.post1: all 192 measured cases, argv and options --js
   REQUIRE(golden["cases"].size() == 192);
   // 64 triton and 64 triton-noaoti cases run with the default backend and
   // with --backend triton; 64 upstream cases with mlir, dvm and ascendc.
-  CHECK(check_cases("torch_npu_commands.json", "2.11.0.post1") == 128 * 2 + 64 * 3);
+  CHECK(check_cases(golden["cases"], k2110post1) == 128 * 2 + 64 * 3);
 }
 
 TEST_CASE("torch_npu 2.11.0.post2: the hand-written cases of the second release", "[golden]") {
-  CHECK(check_cases("torch_npu_post2_cases.json", "2.11.0.post2") > 0);
+  // Its loader has mlir besides the default (v2.11.0-26.1.0 __init__.py:150-153).
+  CHECK(check_cases(load_golden("torch_npu_post2_cases.json")["cases"],
+                    Release{"2.11.0.post2", {}, {"mlir"}}) > 0);
+}
+
+TEST_CASE("torch_npu 2.12.0: all 192 measured cases, argv and options --json", "[golden]") {
+  json cases = cases_of(load_golden("torch_npu_2.12_commands.json"), "v26.1.0-pytorch2.12.0");
+  REQUIRE(cases.size() == 192);
+  // The upstream state with mlir, its only backend besides the default,
+  // by option and by variable.
+  CHECK(check_cases(cases, k2120) == 128 * 2 + 64 * 2);
+}
+
+TEST_CASE("torch_npu master: all 192 measured cases, named by KBUILD_TORCH_NPU_RELEASE",
+          "[golden]") {
+  json cases = cases_of(load_golden("torch_npu_2.12_commands.json"), "master");
+  REQUIRE(cases.size() == 192);
+  CHECK(check_cases(cases, kMaster) == 128 * 2 + 64 * 4);
+}
+
+TEST_CASE("torch_npu master: a version file of the master line names it without the variable",
+          "[golden]") {
+  // A master build for torch 2.14 or 2.15 (the versions its version.txt lists past 2.13).
+  const json master = cases_of(load_golden("torch_npu_2.12_commands.json"), "master");
+  json cases = json::object();
+  for (const auto& [key, value] : master.items())
+    if (key.find("|triton-noaoti|") != std::string::npos &&
+        key.find("isa=none") != std::string::npos)
+      cases[key] = value;
+  REQUIRE(cases.size() == 32);
+  CHECK(check_cases(cases, Release{"2.14.0+git9e73e70", {}, {}}) == 64);
+  CHECK(check_cases(cases, Release{"2.15.0", {}, {}}) == 64);
+}
+
+TEST_CASE("torch_npu 2.12.0.post1, 2.12.0.post2, 2.13.0: the cases derived from their source",
+          "[golden]") {
+  json golden = load_golden("torch_npu_derived_releases.json");
+  REQUIRE(golden["releases"].size() == 3);
+  for (const auto& [name, release] : golden["releases"].items()) {
+    INFO("release " << name);
+    REQUIRE(release["cases"].size() == 96);
+    Release r{release["version_py"].get<std::string>(),
+              {},
+              release["upstream_backends"].get<std::vector<std::string>>()};
+    const int upstream_runs = r.upstream.size() == 1 ? 2 : static_cast<int>(r.upstream.size());
+    CHECK(check_cases(release["cases"], r) == 64 * 2 + 32 * upstream_runs);
+  }
+}
+
+TEST_CASE("a backend a release lacks is refused as an unknown backend is", "[golden]") {
+  // From each ref's _BACKEND_LOADERS (torch_npu/_inductor/__init__.py).
+  const std::map<std::string, std::vector<std::string>> lacks = {
+      {"2.11.0.post1", {"triton_experimental"}},
+      {"2.11.0.post2", {"dvm", "ascendc", "triton_experimental"}},
+      {"2.12.0", {"dvm", "ascendc", "triton_experimental"}},
+      {"2.12.0.post1", {"triton_experimental"}},
+      {"2.12.0.post2", {"dvm", "ascendc", "triton_experimental"}},
+      {"2.13.0", {"ascendc", "triton_experimental"}}};
+  for (const auto& [release, backends] : lacks) {
+    NpuMachine m(release);
+    for (const std::string& backend : backends) {
+      INFO(release << " --backend " << backend);
+      RunResult r = run_kbuild(
+          {"options", "--device", "npu", "--torch-root", m.placeholders.at("${TORCH_ROOT}"),
+           "--torch-npu-root", m.placeholders.at("${TORCH_NPU_ROOT}"), "--backend", backend},
+          m.home.str(), {{"ASCEND_HOME_PATH", m.subst("${ASCEND_HOME_PATH}")}},
+          {"KBUILD_TORCH_NPU_RELEASE", "TORCHINDUCTOR_NPU_BACKEND"});
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find("kbuild: error[usage]: device 'npu' has no backend '" + backend +
+                       "' in release " + release + " (its backends: ") != std::string::npos);
+    }
+  }
 }
 
 // torch_npu's older releases with their torch (torch_npu_old_releases.json,

@@ -14,6 +14,7 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plugin_spec.hpp"
 #include "util/parsed_file_cache.hpp"
 
 using namespace kbuild;
@@ -94,6 +95,19 @@ TEST_CASE("every shipped device file survives the cache's encoding unchanged",
     CHECK(back->path == f.path);
     CHECK(libraries(*back) == libraries(f));
     CHECK((back->plugin != nullptr) == (f.plugin != nullptr));
+    if (f.plugin && back->plugin) {
+      CHECK(back->plugin->release_env == f.plugin->release_env);
+      REQUIRE(back->plugin->releases.size() == f.plugin->releases.size());
+      for (std::size_t i = 0; i < f.plugin->releases.size(); ++i) {
+        const PluginRelease &was = f.plugin->releases[i], &is = back->plugin->releases[i];
+        CHECK(is.named == was.named);
+        CHECK(is.versions == was.versions);
+        CHECK(is.torch_lines == was.torch_lines);
+        CHECK(is.backends == was.backends);
+        CHECK(is.unless_env == was.unless_env);
+        CHECK(is.source == was.source);
+      }
+    }
     CHECK_FALSE(decode_device_file(bytes.substr(0, bytes.size() / 2)));
     CHECK_FALSE(decode_device_file(bytes + "x"));
   }

@@ -117,6 +117,46 @@ TEST_CASE("plugin sections are validated at load: file:line and key path", "[uni
              Catch::Contains("at /plugin/releases: releases are chosen by the package's version"));
 }
 
+TEST_CASE("a release's backends, torch lines, switches and named versions are checked at load",
+          "[unit][plugin_file]") {
+  DeviceFile f =
+      parse_device_file(acc_with("\"2.0.0\": {}",
+                                 "\"2.0.0\": {\"backends\": [\"fast\"], \"torch\": [\"2.1\"], "
+                                 "\"unless_env\": {\"fast\": {}}, \"source\": \"tag v2\"}, "
+                                 "\"main\": {\"versions\": [\"3.0.0\"]}"),
+                        "/cfg/acc.json");
+  REQUIRE(f.plugin->releases.size() == 4);
+  const PluginRelease& two = f.plugin->releases[2];
+  CHECK(two.backends == std::optional<std::vector<std::string>>({"fast"}));
+  CHECK(two.torch_lines == std::vector<std::string>{"2.1"});
+  CHECK(two.unless_env.at("fast").empty());
+  CHECK(two.source == "tag v2");
+  CHECK_FALSE(f.plugin->releases[0].backends);  // none given: all of the plugin's
+  CHECK(f.plugin->releases[3].named);
+  CHECK(f.plugin->releases[3].torch_lines == std::vector<std::string>{"3.0"});
+
+  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"backends\": [\"slow\"]}")),
+             Catch::Contains("at /plugin/releases/2.0.0/backends/0: 'slow' is not one of the "
+                             "plugin's backends (fast, plain)"));
+  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"backends\": [\"plain\"]}")),
+             Catch::Contains("at /plugin/releases/2.0.0/backends: the plugin's default backend "
+                             "'fast' is not among them"));
+  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"torch\": [\"2.x\"]}")),
+             Catch::Contains("at /plugin/releases/2.0.0/torch/0: '2.x' is not a torch line"));
+  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"unless_env\": {\"slow\": {}}}")),
+             Catch::Contains("at /plugin/releases/2.0.0/unless_env/slow: 'slow' is not one of"));
+  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"versions\": []}")),
+             Catch::Contains("only a named release (such as master) has 'versions'"));
+  CHECK_THAT(
+      config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {}, \"main\": {\"versions\": [\"x\"]}")),
+      Catch::Contains("at /plugin/releases/main/versions/0: 'x' is not a release version"));
+  CHECK_THAT(config_error(
+                 acc_with("\"2.0.0\": {}", "\"2.0.0\": {}, \"main\": {\"versions\": [\"2.0.0\"]}")),
+             Catch::Contains("version 2.0.0 already names release 2.0.0"));
+  CHECK_THAT(config_error(acc_with("\"backend_env\"", "\"release_env\": \"A B\", \"backend_env\"")),
+             Catch::Contains("at /plugin/release_env: 'A B' is not an environment variable name"));
+}
+
 TEST_CASE("release versions: the leading numbers, and the line of three", "[unit][plugin_file]") {
   CHECK(parse_release_version("2.11.0+cu130") == std::vector<long>{2, 11, 0});
   CHECK_FALSE(parse_release_version("post"));

@@ -65,10 +65,53 @@ TEST_CASE("warnings: torch and the package from different release lines", "[unit
   auto warnings = plugin_warnings(s, with_package());
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] ==
-        "torch 2.10.1 and torch_acc 2.11.0.post1 come from different release lines (2.10.1, "
-        "2.11.0): install the torch_acc release of torch's line");
+        "torch 2.10.1 and torch_acc 2.11.0.post1 come from different lines (torch 2.10; "
+        "torch_acc for torch 2.11): install the torch_acc release of torch's line, or the torch "
+        "it is made for");
   s.installed.clear();  // unknown: nothing to compare
   CHECK(plugin_warnings(s, with_package()).empty());
+}
+
+TEST_CASE("warnings: the torch lines of the release reproduced decide, not its version",
+          "[unit][plugin_status]") {
+  PluginStatus s = npu();
+  s.package = "torch_npu";
+  s.installed = "2.13.0+git9e73e70";
+  s.release = "master";
+  s.release_from = "KBUILD_TORCH_NPU_RELEASE";
+  s.torch_lines = {"2.13", "2.14", "2.15"};
+  s.torch_version = "2.14.1";
+  CHECK(plugin_warnings(s, with_package()).empty());
+  s.torch_version = "2.11.0+cu130";  // the measured machine's torch
+  auto warnings = plugin_warnings(s, with_package());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] ==
+        "torch 2.11.0+cu130 and torch_npu 2.13.0+git9e73e70 (release master) come from "
+        "different lines (torch 2.11; torch_npu for torch 2.13, 2.14, 2.15): install the "
+        "torch_npu release of torch's line, or the torch it is made for");
+}
+
+TEST_CASE("describe: the release's backends, its torch lines and the switches it honours",
+          "[unit][plugin_status]") {
+  PluginStatus s = npu();
+  s.installed = "2.12.0";
+  s.release = "2.12.0";
+  s.backends = {"triton", "mlir"};
+  s.torch_lines = {"2.12"};
+  s.honoured = {{"DISABLE_AOTI_PATCH", true}};
+  CHECK(describe(s) ==
+        "torch_npu 2.12.0, backend triton (default), device options patched; backends of release "
+        "2.12.0 (for torch 2.12): triton, mlir; DISABLE_AOTI_PATCH honoured");
+  s.release = "master";
+  s.release_from = "KBUILD_TORCH_NPU_RELEASE";
+  s.backends = {"triton", "mlir", "dvm", "ascendc", "triton_experimental"};
+  s.torch_lines = {"2.13", "2.14", "2.15"};
+  s.honoured = {{"DISABLE_AOTI_PATCH", false}};
+  CHECK(describe(s) ==
+        "torch_npu 2.12.0 (reproduced as master, named by KBUILD_TORCH_NPU_RELEASE), backend "
+        "triton (default), device options patched; backends of release master (for torch 2.13, "
+        "2.14, 2.15): triton, mlir, dvm, ascendc, triton_experimental; DISABLE_AOTI_PATCH "
+        "ignored (the device-options patch is unconditional)");
 }
 
 TEST_CASE("warnings: a source checkout (the mark, no library) shadows the package",

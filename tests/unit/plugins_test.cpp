@@ -35,12 +35,14 @@ const char* kAcc = R"({
       },
       "plain": {"note": "patches nothing"}
     },
+    "release_env": "ACC_RELEASE",
     "releases": {
       "1.0.0": {},
       "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
                       "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
       "2.0.0": {},
-      "2.1.0": {"base": {"fast": [{"list": "cflags", "drop": "O3"}]}}
+      "2.1.0": {"base": {"fast": [{"list": "cflags", "drop": "O3"}]}},
+      "main": {"versions": ["9.0.0"], "backends": ["fast"], "unless_env": {"fast": {}}}
     }
   }
 })";
@@ -185,4 +187,34 @@ TEST_CASE("a release's own base edits replace its backend's, for that release on
   CHECK(!has(older, "march=native"));
   // A backend the release names no edits for keeps its own (none for plain).
   CHECK(has(AccMachine("2.1.0").plan("acc", {}, "plain").options.values(OptionList::cflags), "O3"));
+}
+
+TEST_CASE("a release may lack backends and ignore a switch; its variable names a release",
+          "[unit][plugins]") {
+  AccMachine m("9.0.0");  // what the named line's version file says
+  CHECK(m.plan("acc").plugins.active.at(0).release->version == "main");
+  m.env.set("ACC_NO_PATCH", "1");  // honoured by the backend, not by this release
+  BuildPlan ignored = m.plan("acc");
+  CHECK(ignored.plugins.active.at(0).patches_device);
+  CHECK(has(ignored.options.values(OptionList::include_dirs), "/acc/every"));
+  CHECK(has(ignored.notes,
+            "plugin acc, backend fast (release main): ACC_NO_PATCH=1 is set, but "
+            "this release ignores it: its device-options patch is unconditional"));
+  CHECK_THROWS_WITH(m.plan("acc", {}, "plain"),
+                    "device 'acc' has no backend 'plain' in release main (its backends: fast, in "
+                    "/cfg/acc.json): choose one of them, or name another release with ACC_RELEASE");
+  m.env.set("ACC_BACKEND", "plain");
+  CHECK_THROWS_WITH(m.plan("cpu", {"acc"}),
+                    Catch::StartsWith("ACC_BACKEND=plain: device 'acc' has no backend 'plain' in "
+                                      "release main"));
+
+  AccMachine named("1.0.0");
+  named.env.set("ACC_RELEASE", "main");
+  BuildPlan plan = named.plan("acc");
+  const ActivePlugin& p = plan.plugins.active.at(0);
+  CHECK(p.release->version == "main");
+  CHECK(p.release_from == "ACC_RELEASE");
+  named.env.set("ACC_RELEASE", "nightly");
+  CHECK_THROWS_WITH(named.plan("acc"),
+                    Catch::StartsWith("ACC_RELEASE=nightly: torch_acc has no release 'nightly'"));
 }

@@ -244,11 +244,12 @@ TEST_CASE("npu: entries needing an unknown torch_npu root are left out with a no
   Registry registry;
   register_npu(registry);
   OptionsResult got = in_npu_process(registry, DeviceQuery{"npu"}, m);
-  // No torch_npu, so no version.py: the newest known release (2.11.0.post2),
-  // whose lists name the torch_npu root twice (its include dir, its lib dir).
+  // No torch_npu, so no version.py, no torch version and no profile: the
+  // newest known numbered release (2.13.0), whose lists name the torch_npu
+  // root three times (every device's include dir, npu's own, its lib dir).
   CHECK(values(got, OptionList::include_dirs).size() == 9);
   CHECK(values(got, OptionList::libraries_dirs).size() == 2);
-  REQUIRE(got.notes.size() == 2);
+  REQUIRE(got.notes.size() == 3);
   for (const std::string& note : got.notes)
     CHECK(note.find("torch_npu_root is unknown") != std::string::npos);
 }
