@@ -1,9 +1,13 @@
 #include "cc_command.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <string_view>
@@ -17,9 +21,11 @@
 #include "kbuild/launcher.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
+#include "kbuild/redact.hpp"
 #include "kbuild/redis_client.hpp"
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/shell.hpp"
+#include "kbuild/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -112,7 +118,45 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env) {
   return r.exited ? r.exit_code : 128 + r.signal;
 }
 
+// KBUILD_LOG=FILE: one line per compile that went through kbuild (what
+// ccache's log_file and SCCACHE_LOG are for): a routed compile's output is
+// not shown by the program that ran it (Inductor keeps the compiler's
+// output only when it fails). Appended in one write; never a link, never a
+// file of another user; the line holds no argv, so no secret.
+void log_compile(const Environment& env, const CompilerCall& call, const BuildOutcome& outcome,
+                 double seconds, const std::string& result, const Console& console) {
+  std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
+  if (!path) return;
+  const int fd = ::open(path->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                        0600);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    if (fd >= 0) ::close(fd);
+    console.warnings({"KBUILD_LOG=" + *path +
+                      " cannot be appended to (a link, not a regular file of this user, or its "
+                      "directory is missing); nothing logged"});
+    return;
+  }
+  char total[32];
+  std::snprintf(total, sizeof total, "%.3f", seconds);
+  std::string line = std::to_string(::getpid()) + " " + call.plan.output + " " + result +
+                     " cache=" + cache_status_name(outcome.cache);
+  if (!outcome.cache_detail.empty()) line += " (" + outcome.cache_detail + ")";
+  line += std::string(" total=") + total + "s";
+  for (const StageTiming& t : outcome.timings) {
+    std::snprintf(total, sizeof total, "%.3f", t.seconds);
+    line += " " + t.stage + "=" + total + "s";
+  }
+  line = redact_urls(line) + "\n";
+  (void)write_all(fd, line, "KBUILD_LOG");
+  ::close(fd);
+}
+
 int run_through_kbuild(const CompilerCall& call, const Environment& env, const Console& console) {
+  const auto started = std::chrono::steady_clock::now();
+  auto seconds = [&started] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   CacheSettings cache_settings;
   cache_settings.root = cache_root(env);
   cache_settings.enabled = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
@@ -147,6 +191,8 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   try {
     run_build(call.plan, steps, call.sources, settings, env, outcome);
   } catch (const Error& e) {
+    log_compile(env, call, outcome, seconds(), std::string("failed:") + stage_name(e.kind()),
+                console);
     // The compiler said why on stderr; its own exit code, as without kbuild.
     const bool compiler_failed =
         e.kind() == ErrorKind::compile_failed || e.kind() == ErrorKind::link_failed;
@@ -158,6 +204,7 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   }
   console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
                (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
+  log_compile(env, call, outcome, seconds(), "ok", console);
   return 0;
 }
 
@@ -170,7 +217,8 @@ constexpr const char* kHelp =
     "--coverage or -gsplit-dwarf, long spellings such as --output=, an output that is not\n"
     "a regular file) runs as it is. A masquerade link runs KBUILD_CC_COMPILER when set,\n"
     "else the first compiler of its name on PATH that is not kbuild.\n"
-    "Variables: KBUILD_NO_CACHE=1, KBUILD_LAUNCHER, KBUILD_VERBOSE=1, KBUILD_CACHE_DIR.\n";
+    "Variables: KBUILD_NO_CACHE=1, KBUILD_LAUNCHER, KBUILD_VERBOSE=1, KBUILD_CACHE_DIR,\n"
+    "KBUILD_LOG=FILE (a line per compile: output, result, cache status, seconds).\n";
 
 }  // namespace
 

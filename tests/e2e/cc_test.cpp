@@ -245,3 +245,37 @@ TEST_CASE(
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("usage: kbuild cc") != std::string::npos);
 }
+
+TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, timings",
+          "[e2e][cc]") {
+  CcCase c;
+  const std::string log = c.dir / "kbuild.log";
+  auto env = c.env();
+  env["KBUILD_LOG"] = log;
+  std::vector<std::string> cmd{"cc", "--", "g++", c.dir / "k.cpp", "-DX=1", "-shared",
+                               "-fPIC", "-o", c.dir / "k.so"};
+  REQUIRE(run_kbuild(cmd, c.home.str(), env).exit_code == 0);
+  REQUIRE(run_kbuild(cmd, c.home.str(), env).exit_code == 0);
+  cmd[4] = "-DX=nonsense";
+  CHECK(run_kbuild(cmd, c.home.str(), env).exit_code != 0);
+  const std::string text = read_file(log);
+  INFO(text);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+  CHECK(text.find(" " + (c.dir / "k.so") + " ok cache=miss") != std::string::npos);
+  CHECK(text.find(" " + (c.dir / "k.so") + " ok cache=hit") != std::string::npos);
+  CHECK(text.find(" failed:compile cache=") != std::string::npos);
+  CHECK(text.find("total=") != std::string::npos);
+  CHECK((fs::status(log).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+        fs::perms::none);
+
+  // A link is never followed: the file it names stays as it was.
+  const std::string victim = c.dir / "victim", link = c.dir / "link.log";
+  write_file(victim, "precious\n");
+  fs::create_symlink(victim, link);
+  env["KBUILD_LOG"] = link;
+  cmd[4] = "-DX=1";
+  RunResult r = run_kbuild(cmd, c.home.str(), env);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("KBUILD_LOG=" + link + " cannot be appended to") != std::string::npos);
+  CHECK(read_file(victim) == "precious\n");
+}
