@@ -109,22 +109,12 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
   return std::vector<std::string>(argv + first, argv + argc);
 }
 
-int run_as_it_is(const std::vector<std::string>& argv, const Environment& env) {
-  ProcessOptions options;
-  options.handle_interrupts = true;
-  options.environment = &env;
-  ProcessResult r = run_process(argv, options);
-  if (r.interrupted_by) return 128 + r.interrupted_by;
-  return r.exited ? r.exit_code : 128 + r.signal;
-}
-
-// KBUILD_LOG=FILE: one line per compile that went through kbuild (what
-// ccache's log_file and SCCACHE_LOG are for): a routed compile's output is
-// not shown by the program that ran it (Inductor keeps the compiler's
-// output only when it fails). Appended in one write; never a link, never a
-// file of another user; the line holds no argv, so no secret.
-void log_compile(const Environment& env, const CompilerCall& call, const BuildOutcome& outcome,
-                 double seconds, const std::string& result, const Console& console) {
+// KBUILD_LOG=FILE: one line per compiler run (what ccache's log_file and
+// SCCACHE_LOG are for): a routed compile's output is not shown by the
+// program that ran it (Inductor keeps it only when the compile fails).
+// Appended in one write; never a link, never a file of another user; the
+// line names the output, never the argv (no secret from a -D).
+void append_log(const Environment& env, std::string line, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
   const int fd = ::open(path->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
@@ -137,19 +127,42 @@ void log_compile(const Environment& env, const CompilerCall& call, const BuildOu
                       "directory is missing); nothing logged"});
     return;
   }
-  char total[32];
-  std::snprintf(total, sizeof total, "%.3f", seconds);
-  std::string line = std::to_string(::getpid()) + " " + call.plan.output + " " + result +
-                     " cache=" + cache_status_name(outcome.cache);
-  if (!outcome.cache_detail.empty()) line += " (" + outcome.cache_detail + ")";
-  line += std::string(" total=") + total + "s";
-  for (const StageTiming& t : outcome.timings) {
-    std::snprintf(total, sizeof total, "%.3f", t.seconds);
-    line += " " + t.stage + "=" + total + "s";
-  }
-  line = redact_urls(line) + "\n";
+  line = std::to_string(::getpid()) + " " + redact_urls(line) + "\n";
   (void)write_all(fd, line, "KBUILD_LOG");
   ::close(fd);
+}
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fs", seconds);
+  return text;
+}
+
+void log_compile(const Environment& env, const CompilerCall& call, const BuildOutcome& outcome,
+                 double seconds, const std::string& result, const Console& console) {
+  std::string line = call.plan.output + " " + result + " cache=" + cache_status_name(outcome.cache);
+  if (!outcome.cache_detail.empty()) line += " (" + outcome.cache_detail + ")";
+  line += " total=" + seconds_text(seconds);
+  for (const StageTiming& t : outcome.timings) line += " " + t.stage + "=" + seconds_text(t.seconds);
+  append_log(env, line, console);
+}
+
+int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
+                 const Console& console) {
+  const auto started = std::chrono::steady_clock::now();
+  ProcessOptions options;
+  options.handle_interrupts = true;
+  options.environment = &env;
+  ProcessResult r = run_process(argv, options);
+  const int code = r.interrupted_by ? 128 + r.interrupted_by : r.exited ? r.exit_code : 128 + r.signal;
+  auto o = std::find(argv.begin(), argv.end(), std::string("-o"));
+  append_log(env,
+             (o != argv.end() && o + 1 != argv.end() ? *(o + 1) : std::string("-")) +
+                 " ran-as-it-is exit=" + std::to_string(code) + " total=" +
+                 seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                            started).count()),
+             console);
+  return code;
 }
 
 int run_through_kbuild(const CompilerCall& call, const Environment& env, const Console& console) {
@@ -247,7 +260,7 @@ std::optional<int> compiler_mode(int argc, char** argv, const Environment& env) 
     Environment child = env;
     child.set(kRunningMarker, this_kbuild());
     auto call = plan_compiler_call(*words);
-    if (!call) return run_as_it_is(*words, child);
+    if (!call) return run_as_it_is(*words, child, console);
     return run_through_kbuild(*call, child, console);
   } catch (const Error& e) {
     console.error(e);

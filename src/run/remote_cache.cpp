@@ -18,6 +18,7 @@
 #include "kbuild/signing.hpp"
 #include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
+#include "util/compress.hpp"
 #include "util/program_hash.hpp"
 
 namespace fs = std::filesystem;
@@ -26,8 +27,9 @@ namespace kbuild {
 
 namespace {
 
-constexpr const char* kKeyVersion = "kbuild-remote-key-2";
-constexpr const char* kEntryMagic = "kbuild-remote-entry-1\n";
+// 3: entries hold the output zstd-compressed (a reader of 2 never sees them).
+constexpr const char* kKeyVersion = "kbuild-remote-key-3";
+constexpr const char* kEntryMagic = "kbuild-remote-entry-2\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 
 // The key takes kCompilerVariables (output_cache.hpp) but not PATH, which
@@ -93,17 +95,19 @@ std::chrono::milliseconds env_ms(const Environment& env, const char* name,
 }
 
 // The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
-// the output, the BLAKE2b-256 hash of both and of the key, then an optional Ed25519
-// signature of that digest.
+// the output as one zstd frame, the BLAKE2b-256 hash of the key, the
+// manifest and the output as it is (not compressed), then an optional
+// Ed25519 signature of that digest.
 std::string digest_of(std::string_view key, std::string_view manifest, std::string_view output) {
   const std::string key_size = u64_bytes(key.size()), manifest_size = u64_bytes(manifest.size()),
                     output_size = u64_bytes(output.size());
   return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, output_size, output});
 }
 
-// The parts of a downloaded entry, views into its bytes (not copied).
+// The parts of a downloaded entry, views into its bytes (not copied); the
+// output compressed.
 struct RemoteEntry {
-  std::string_view manifest, output, digest, signature;
+  std::string_view manifest, compressed, digest, signature;
 };
 
 std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
@@ -124,7 +128,7 @@ std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   RemoteEntry e;
   std::uint64_t n = 0;
   if (bytes.size() < magic || bytes.compare(0, magic, kEntryMagic) != 0) return std::nullopt;
-  if (!take_u64(n) || !take(n, e.manifest) || !take_u64(n) || !take(n, e.output) ||
+  if (!take_u64(n) || !take(n, e.manifest) || !take_u64(n) || !take(n, e.compressed) ||
       !take(kDigestBytes, e.digest))
     return std::nullopt;
   if (bytes.size() - at == kSignatureBytes)
@@ -132,18 +136,6 @@ std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   else if (at != bytes.size())
     return std::nullopt;
   return e;
-}
-
-// The verified entry's parts, the output moved down within the downloaded
-// bytes (no second 1 MiB buffer) and the manifest copied.
-RemoteBlob blob_of(std::string&& bytes, const RemoteEntry& e) {
-  RemoteBlob blob{std::string(e.manifest), {}};
-  const std::size_t output_at = static_cast<std::size_t>(e.output.data() - bytes.data());
-  const std::size_t output_size = e.output.size();
-  bytes.erase(0, output_at);
-  bytes.resize(output_size);
-  blob.bytes = std::move(bytes);
-  return blob;
 }
 
 std::string entry_dir(const std::string& local_key) {
@@ -325,7 +317,13 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
   counts_.bytes_down += bytes->size();
   std::optional<RemoteEntry> e = parse_entry(*bytes);
   std::string problem;
-  if (!e || e->digest != digest_of(remote_key, e->manifest, e->output))
+  // Decompressed into one buffer of the size the frame records; larger than
+  // this reader accepts is a plain miss (another machine's larger limit).
+  if (e && zstd_content_size(e->compressed).value_or(0) > settings_.max_entry_bytes)
+    return std::nullopt;
+  Result<std::string> output = e ? zstd_decompress(e->compressed, settings_.max_entry_bytes)
+                                 : Result<std::string>(Failure{"unreadable"});
+  if (!e || !output || e->digest != digest_of(remote_key, e->manifest, *output))
     problem = "is damaged (truncated or altered)";
   else if (!settings_.verify_key.empty() && e->signature.empty())
     problem = "is not signed";
@@ -341,7 +339,7 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
       (void)c->delete_if(entry_key(remote_key), *bytes);
     return std::nullopt;
   }
-  return blob_of(std::move(*bytes), *e);
+  return RemoteBlob{std::string(e->manifest), std::move(*output)};
 }
 
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
@@ -406,8 +404,11 @@ void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
   const std::string digest = digest_of(remote_key, blob.manifest, blob.bytes);
   const std::string signature =
       settings_.signing_key.empty() ? "" : sign_message(settings_.signing_key, digest);
+  if (blob.bytes.size() > settings_.max_entry_bytes) return;
+  const std::string compressed = zstd_compress(blob.bytes);
+  if (compressed.empty() && !blob.bytes.empty()) return;
   std::string bytes = kEntryMagic + u64_bytes(blob.manifest.size()) + blob.manifest +
-                      u64_bytes(blob.bytes.size()) + blob.bytes + digest + signature;
+                      u64_bytes(compressed.size()) + compressed + digest + signature;
   if (bytes.size() > settings_.max_entry_bytes) return;
   RedisClient* c = client();
   if (!c) return;

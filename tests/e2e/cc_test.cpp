@@ -279,3 +279,16 @@ TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, tim
   CHECK(r.err.find("KBUILD_LOG=" + link + " cannot be appended to") != std::string::npos);
   CHECK(read_file(victim) == "precious\n");
 }
+
+TEST_CASE("KBUILD_LOG names a compiler run kbuild did not treat as a build", "[e2e][cc]") {
+  CcCase c;
+  const std::string log = c.dir / "kbuild.log";
+  auto env = c.env();
+  env["KBUILD_LOG"] = log;
+  REQUIRE(run_kbuild({"cc", "--", "g++", "-E", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "k.ii"},
+                     c.home.str(), env)
+              .exit_code == 0);
+  const std::string text = read_file(log);
+  INFO(text);
+  CHECK(text.find(" " + (c.dir / "k.ii") + " ran-as-it-is exit=0 total=") != std::string::npos);
+}
