@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -1154,6 +1155,156 @@ class AutoloadAndDoctorTest(unittest.TestCase):
         self.assertIn("no device to check; name one (doctor npu) or set KBUILD_INDUCTOR_DEVICES",
                       run.stderr)
 
+
+
+def record_daemon(pid, what):
+    """As tests/support's record_daemon: PID.STARTTIME in
+    $KBUILD_TEST_DAEMONS_DIR, so that scripts/check-daemons blames it if the
+    suite leaves it running."""
+    directory = os.environ.get("KBUILD_TEST_DAEMONS_DIR")
+    if not directory:
+        return
+    with open(f"/proc/{pid}/stat") as f:
+        stat = f.read()
+    start = stat[stat.rindex(")") + 1:].split()[19]
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, f"{pid}.{start}"), "w") as f:
+        f.write(what + "\n")
+
+
+# One "machine": a fresh process with its own HOME (its own kbuild cache),
+# Inductor's routed compile of SOURCE through a stand-in cpp_builder and
+# config, as Inductor runs it: cxx, source, flags, -o OUTPUT.
+MACHINE = r"""
+import os, subprocess, sys, types
+sys.path.insert(0, os.environ["BRIDGE_TESTS"])
+import kbuild_inductor, test_kbuild_inductor as t
+config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, os.environ["COUNTING_GXX"])))
+kbuild_inductor.register("cpu", kbuild=t.KBUILD, extra_args=t.NO_TORCH, cpp_builder=t.old_torch(),
+                         route_compiles=True, inductor_config=config,
+                         remote_cache=os.environ["FLEET_REDIS"], isa=False)
+source, output = sys.argv[1], sys.argv[2]
+r = subprocess.run([config.cpp.cxx[1], source, "-O2", "-shared", "-fPIC", "-o", output],
+                   capture_output=True, text=True)
+sys.stderr.write(r.stderr)
+sys.exit(r.returncode)
+"""
+
+
+class FleetTest(unittest.TestCase):
+    """Routed compiles on one real Redis: what machine A compiled, a fresh
+    machine B gets from it; eight machines compiling one new kernel at once
+    compile it once (the lease)."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.env = dict(os.environ)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.redis = subprocess.Popen(
+            ["/usr/bin/redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", self.dir.name],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        record_daemon(self.redis.pid, "redis-server (bridge FleetTest)")
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.url = f"redis://127.0.0.1:{port}"
+        self.count = os.path.join(self.dir.name, "compiler-runs")
+        self.gxx = os.path.join(self.dir.name, "bin", "g++")
+        os.makedirs(os.path.dirname(self.gxx))
+        with open(self.gxx, "w") as f:  # counts the compiles (not kbuild's questions to g++)
+            f.write('#!/bin/sh\ncase "$*" in *-print-search-dirs*|*"-E -v -x c++ /dev/null"*) ;;'
+                    f' *--version*) ;; *) echo run >> "{self.count}";; esac\nexec g++ "$@"\n')
+        os.chmod(self.gxx, 0o755)
+
+    def tearDown(self):
+        self.redis.terminate()
+        self.redis.wait()
+        os.environ.clear()
+        os.environ.update(self.env)
+        self.dir.cleanup()
+
+    def runs(self):
+        if not os.path.exists(self.count):
+            return 0
+        with open(self.count) as f:
+            return len(f.read().splitlines())
+
+    def machine(self, name, source, output):
+        home = os.path.join(self.dir.name, name)
+        os.makedirs(home, exist_ok=True)
+        env = dict(os.environ, HOME=home, XDG_CACHE_HOME=home + "/k", XDG_CONFIG_HOME=home + "/c",
+                   KBUILD_CC_DIR=home + "/links", COUNTING_GXX=self.gxx, FLEET_REDIS=self.url,
+                   BRIDGE_TESTS=os.path.dirname(os.path.abspath(__file__)))
+        for variable in ("KBUILD_CACHE_DIR", "KBUILD_REMOTE_CACHE", "KBUILD_CONFIG_PATH"):
+            env.pop(variable, None)
+        return subprocess.Popen([sys.executable, "-c", MACHINE, source, output], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def kernel(self, name, value):
+        source = os.path.join(self.dir.name, "inductor", name + ".cpp")  # one path on every machine
+        os.makedirs(os.path.dirname(source), exist_ok=True)
+        with open(source, "w") as f:
+            f.write(f'extern "C" int f() {{ return {value}; }}\n')
+        return source
+
+    def value(self, library):
+        import ctypes  # noqa: PLC0415
+        return ctypes.CDLL(library).f()
+
+    def test_a_fresh_machine_gets_what_another_compiled_from_the_shared_redis(self):
+        source = self.kernel("k", 41)
+        outputs = []
+        for name in ("a", "b"):
+            output = os.path.join(self.dir.name, name + ".so")
+            done = self.machine(name, source, output)
+            _, err = done.communicate(timeout=120)
+            self.assertEqual(done.returncode, 0, err)
+            outputs.append(output)
+        self.assertEqual(self.runs(), 1)  # B compiled nothing
+        with open(outputs[0], "rb") as a, open(outputs[1], "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertEqual(self.value(outputs[1]), 41)
+
+    def test_eight_machines_compiling_one_kernel_at_once_compile_it_once(self):
+        source = self.kernel("k8", 8)
+        outputs = [os.path.join(self.dir.name, f"m{i}.so") for i in range(8)]
+        machines = [self.machine(f"m{i}", source, out) for i, out in enumerate(outputs)]
+        for m in machines:
+            _, err = m.communicate(timeout=240)
+            self.assertEqual(m.returncode, 0, err)
+        self.assertEqual(self.runs(), 1)
+        for out in outputs:
+            self.assertEqual(self.value(out), 8)
+
+    def test_remote_cache_needs_routed_compiles_and_a_redis_address(self):
+        home = os.path.join(self.dir.name, "h")
+        os.environ.update(HOME=home, XDG_CACHE_HOME=home + "/k", KBUILD_CC_DIR=home + "/links")
+        os.environ.pop("KBUILD_REMOTE_CACHE", None)
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH,
+                                     cpp_builder=old_torch(), remote_cache=self.url)
+        self.assertIn("pass route_compiles=True", str(ctx.exception))
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH,
+                                     cpp_builder=old_torch(), route_compiles=True,
+                                     remote_cache="http://:hunter2@cache:80")
+        self.assertIn("is not a Redis address", str(ctx.exception))
+        self.assertNotIn("hunter2", str(ctx.exception))
+        config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "g++")))
+        mod = old_torch()
+        kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod,
+                                 route_compiles=True, inductor_config=config,
+                                 remote_cache=self.url, isa=False)
+        self.assertEqual(os.environ.get("KBUILD_REMOTE_CACHE"), self.url)
+        kbuild_inductor.unregister("cpu", cpp_builder=mod)
+        self.assertIsNone(os.environ.get("KBUILD_REMOTE_CACHE"))
+        self.assertEqual(config.cpp.cxx, (None, "g++"))
 
 if __name__ == "__main__":
     unittest.main(testRunner=unittest.TextTestRunner(stream=sys.stdout, verbosity=2))

@@ -240,7 +240,8 @@ def unregister_isa(*, cpu_vec_isa=None):
 
 def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=True,
              cpp_builder=None, device_interface=None, timeout=DEFAULT_TIMEOUT_S,
-             route_compiles=False, inductor_config=None, isa=True, cpu_vec_isa=None):
+             route_compiles=False, inductor_config=None, isa=True, cpu_vec_isa=None,
+             remote_cache=None):
     """Makes kbuild the provider of `device_type`'s options in Inductor.
 
     `timeout` (seconds) bounds each kbuild call. Registering the same device
@@ -253,11 +254,21 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
     (torch._inductor.config unless given) is pointed at a link named like
     the compiler to kbuild, and KBUILD_CC_COMPILER at the configured
     compiler's absolute path, which that link runs (_route.py).
+    `remote_cache="redis://HOST:PORT"` (with route_compiles) sets
+    KBUILD_REMOTE_CACHE for the routed compiles, so that machines sharing
+    that Redis compile each kernel once; without it they use
+    KBUILD_REMOTE_CACHE as the environment has it.
     `isa=True` also installs register_isa()'s hook on `cpu_vec_isa`
     (torch's when `cpp_builder` is torch's; with a stand-in cpp_builder only
     when given), which unregister() of the last device removes.
     """
     standin = cpp_builder is not None
+    if remote_cache is not None:
+        from kbuild_inductor import _route  # noqa: PLC0415
+        if not route_compiles:  # a setting never silently ignored
+            raise KbuildError("remote_cache= is for routed compiles: pass route_compiles=True "
+                              "too (the options kbuild gives Inductor use no cache)")
+        _route.check_remote_cache(remote_cache)
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
     binary = find_kbuild(kbuild)  # fail now, not at the first compile
     _check_kbuild(binary, timeout)
@@ -267,7 +278,7 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
         from kbuild_inductor import _route  # noqa: PLC0415
         if inductor_config is None:
             inductor_config = _import_torch("torch._inductor.config")
-        change = _route.route_compiles(binary, inductor_config)
+        change = _route.route_compiles(binary, inductor_config, remote_cache)
         # Routed already: the first routing holds what to give back.
         callback.route = next((c.route for c in table.values() if c.route), change)
     isa_module = _devices_isa_module(cpu_vec_isa, standin) if isa else None

@@ -153,10 +153,25 @@ def link_name(configured):
     return "c++"  # neither gcc nor clang to Inductor, as the name it replaces
 
 
-def route_compiles(kbuild, inductor_config):
-    """Points Inductor's compiler at kbuild's compiler mode. Returns what it
+REMOTE_VARIABLE = "KBUILD_REMOTE_CACHE"
+
+
+def check_remote_cache(url):
+    """`url` when it is a Redis address kbuild takes; an error naming it
+    without its password otherwise (every routed compile would fail on it)."""
+    if not isinstance(url, str) or not re.match(r"(redis|rediss|unix)://.", url):
+        shown = re.sub(r"//[^@/]*@", "//***@", str(url))
+        raise _error(f"remote_cache={shown!r} is not a Redis address: give redis://HOST:PORT "
+                     "(redis://:PASSWORD@HOST:PORT with a password) or unix:///PATH")
+    return url
+
+
+def route_compiles(kbuild, inductor_config, remote_cache=None):
+    """Points Inductor's compiler at kbuild's compiler mode and, with
+    `remote_cache` (a Redis URL), the routed compiles at that remote cache
+    (KBUILD_REMOTE_CACHE, which compile workers inherit). Returns what it
     changed, for unroute(): (config, cxx before, KBUILD_CC_COMPILER before,
-    link, compiler)."""
+    link, compiler, KBUILD_REMOTE_CACHE before, remote_cache)."""
     cxx = inductor_config.cpp.cxx
     search = [c for c in (cxx if isinstance(cxx, (tuple, list)) else [cxx]) if c] or ["g++"]
     links = _links_dir()
@@ -167,8 +182,11 @@ def route_compiles(kbuild, inductor_config):
     else:
         raise _error("; ".join(_not_found(c, links) for c in search))
     link = masquerade_link(kbuild, link_name(configured))
-    change = (inductor_config, cxx, os.environ.get(COMPILER_VARIABLE), link, compiler)
+    change = (inductor_config, cxx, os.environ.get(COMPILER_VARIABLE), link, compiler,
+              os.environ.get(REMOTE_VARIABLE), remote_cache)
     os.environ[COMPILER_VARIABLE] = compiler  # compile workers inherit it
+    if remote_cache is not None:
+        os.environ[REMOTE_VARIABLE] = remote_cache
     if cxx != (None, link):
         inductor_config.cpp.cxx = (None, link)
     return change
@@ -176,11 +194,14 @@ def route_compiles(kbuild, inductor_config):
 
 def unroute(change):
     """Gives back what route_compiles changed, where no one changed it since."""
-    inductor_config, cxx, variable, link, compiler = change
+    inductor_config, cxx, variable, link, compiler, remote_before, remote_cache = change
     if inductor_config.cpp.cxx == (None, link):
         inductor_config.cpp.cxx = cxx
-    if os.environ.get(COMPILER_VARIABLE) == compiler:
-        if variable is None:
-            del os.environ[COMPILER_VARIABLE]
+    for name, before, ours in ((COMPILER_VARIABLE, variable, compiler),
+                               (REMOTE_VARIABLE, remote_before, remote_cache)):
+        if ours is None or os.environ.get(name) != ours:
+            continue  # not set by us, or changed since
+        if before is None:
+            del os.environ[name]
         else:
-            os.environ[COMPILER_VARIABLE] = variable
+            os.environ[name] = before
