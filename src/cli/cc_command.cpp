@@ -117,8 +117,8 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
 void append_log(const Environment& env, std::string line, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
-  const int fd = ::open(path->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                        0600);
+  const int fd =
+      ::open(path->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
     if (fd >= 0) ::close(fd);
@@ -143,7 +143,8 @@ void log_compile(const Environment& env, const CompilerCall& call, const BuildOu
   std::string line = call.plan.output + " " + result + " cache=" + cache_status_name(outcome.cache);
   if (!outcome.cache_detail.empty()) line += " (" + outcome.cache_detail + ")";
   line += " total=" + seconds_text(seconds);
-  for (const StageTiming& t : outcome.timings) line += " " + t.stage + "=" + seconds_text(t.seconds);
+  for (const StageTiming& t : outcome.timings)
+    line += " " + t.stage + "=" + seconds_text(t.seconds);
   append_log(env, line, console);
 }
 
@@ -154,14 +155,17 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
   options.handle_interrupts = true;
   options.environment = &env;
   ProcessResult r = run_process(argv, options);
-  const int code = r.interrupted_by ? 128 + r.interrupted_by : r.exited ? r.exit_code : 128 + r.signal;
+  const int code = r.interrupted_by ? 128 + r.interrupted_by
+                   : r.exited       ? r.exit_code
+                                    : 128 + r.signal;
   auto o = std::find(argv.begin(), argv.end(), std::string("-o"));
-  append_log(env,
-             (o != argv.end() && o + 1 != argv.end() ? *(o + 1) : std::string("-")) +
-                 " ran-as-it-is exit=" + std::to_string(code) + " total=" +
-                 seconds_text(std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                            started).count()),
-             console);
+  append_log(
+      env,
+      (o != argv.end() && o + 1 != argv.end() ? *(o + 1) : std::string("-")) +
+          " ran-as-it-is exit=" + std::to_string(code) + " total=" +
+          seconds_text(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()),
+      console);
   return code;
 }
 

@@ -15,7 +15,8 @@ std::string zstd_compress(std::string_view bytes, int level) {
   // compiled and is waiting on this; ignored by a zstd built without threads.
   if (bytes.size() > (8u << 20))
     (void)ZSTD_CCtx_setParameter(
-        cctx, ZSTD_c_nbWorkers, static_cast<int>(std::min(4u, std::thread::hardware_concurrency())));
+        cctx, ZSTD_c_nbWorkers,
+        static_cast<int>(std::min(4u, std::thread::hardware_concurrency())));
   const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), bytes.data(), bytes.size());
   ZSTD_freeCCtx(cctx);
   // compressBound always suffices; an error here is zstd's own failure.
@@ -41,8 +42,8 @@ Result<std::string> zstd_decompress(std::string_view frame, std::size_t max_size
   std::string out(static_cast<std::size_t>(size), '\0');
   const std::size_t n = ZSTD_decompress(out.data(), out.size(), frame.data(), frame.size());
   if (ZSTD_isError(n) || n != out.size())
-    return Failure{std::string("is damaged (") + (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short") +
-                   ")"};
+    return Failure{std::string("is damaged (") +
+                   (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short") + ")"};
   return out;
 }
 

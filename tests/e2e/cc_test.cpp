@@ -252,8 +252,8 @@ TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, tim
   const std::string log = c.dir / "kbuild.log";
   auto env = c.env();
   env["KBUILD_LOG"] = log;
-  std::vector<std::string> cmd{"cc", "--", "g++", c.dir / "k.cpp", "-DX=1", "-shared",
-                               "-fPIC", "-o", c.dir / "k.so"};
+  std::vector<std::string> cmd{"cc",      "--",    "g++", c.dir / "k.cpp", "-DX=1",
+                               "-shared", "-fPIC", "-o",  c.dir / "k.so"};
   REQUIRE(run_kbuild(cmd, c.home.str(), env).exit_code == 0);
   REQUIRE(run_kbuild(cmd, c.home.str(), env).exit_code == 0);
   cmd[4] = "-DX=nonsense";

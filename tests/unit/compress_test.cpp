@@ -33,13 +33,15 @@ TEST_CASE("kbuild's frames are read by the zstd command, and its frames by kbuil
     const std::string frame = kbuild::zstd_compress(text);
     if (size > 1000) CHECK(frame.size() < text.size() / 3);
     write_file(dir / "k.zst", frame);
-    REQUIRE(run({"/usr/bin/zstd", "-q", "-d", "-f", dir / "k.zst", "-o", dir / "k.out"}).exit_code ==
-            0);
+    REQUIRE(
+        run({"/usr/bin/zstd", "-q", "-d", "-f", dir / "k.zst", "-o", dir / "k.out"}).exit_code ==
+        0);
     CHECK(read_file(dir / "k.out") == text);
 
     write_file(dir / "t.txt", text);
-    REQUIRE(run({"/usr/bin/zstd", "-q", "-f", "-19", dir / "t.txt", "-o", dir / "t.zst"}).exit_code ==
-            0);
+    REQUIRE(
+        run({"/usr/bin/zstd", "-q", "-f", "-19", dir / "t.txt", "-o", dir / "t.zst"}).exit_code ==
+        0);
     auto back = kbuild::zstd_decompress(read_file(dir / "t.zst"), 64u << 20);
     REQUIRE(back);
     CHECK(*back == text);
@@ -72,8 +74,8 @@ TEST_CASE("a frame that is not whole, altered, doubled or too large is refused",
 TEST_CASE("a streamed frame without its size is refused", "[unit][compress]") {
   TempDir dir;
   // `zstd` reading a pipe cannot write the size into the frame header.
-  REQUIRE(run({"/bin/sh", "-c", "head -c 100000 /dev/zero | /usr/bin/zstd -q -c > '" +
-                                    (dir / "s.zst") + "'"})
+  REQUIRE(run({"/bin/sh", "-c",
+               "head -c 100000 /dev/zero | /usr/bin/zstd -q -c > '" + (dir / "s.zst") + "'"})
               .exit_code == 0);
   const std::string frame = read_file(dir / "s.zst");
   CHECK_FALSE(kbuild::zstd_content_size(frame));
