@@ -56,6 +56,10 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
 // its reuse).
 std::vector<std::string> pch_lines(const PchPlan& plan);
 
+// What a PCH dir records of a .gch ("gch" in its .deps) and checks before
+// reusing it, locally and from the remote cache: size, mtime and inode.
+std::string gch_stamp(const TrustedDir& dir, const std::string& name);
+
 // Builds (or reuses) it. Throws Error like run_build (a header that does not
 // compile is a compile failure naming it).
 PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSettings& settings,

@@ -17,4 +17,12 @@ std::string printable_line(std::string_view text);
 // (overlong forms, surrogates and code points above U+10FFFF are invalid).
 size_t utf8_sequence_length(std::string_view text, size_t i);
 
+// "a, b, c": names listed in a message, in the container's order.
+template <typename Names>
+std::string comma_joined(const Names& names) {
+  std::string out;
+  for (const auto& n : names) (out += out.empty() ? "" : ", ") += n;
+  return out;
+}
+
 }  // namespace kbuild

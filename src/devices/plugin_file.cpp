@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "kbuild/printable.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/plugin_spec.hpp"
 
@@ -12,12 +13,6 @@ namespace kbuild {
 namespace {
 
 using nlohmann::json;
-
-std::string joined(const std::set<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 // Errors as the rest of the device file says them: path:line:column: at /key: what.
 class Checker : public JsonFileReader {
@@ -29,7 +24,7 @@ class Checker : public JsonFileReader {
     if (!v.is_object()) fail(ptr, "expected an object, got " + json_type_name(v));
     for (const auto& [k, item] : v.items()) {
       if (keys.count(k) || (lists_too && list_from_name(k))) continue;
-      std::string known = joined(keys);
+      std::string known = comma_joined(keys);
       if (lists_too) known += (known.empty() ? "" : ", ") + std::string("the 7 option lists");
       fail(ptr + "/" + json_pointer_token(k), "unknown key '" + k + "' (known: " + known + ")",
            true);
@@ -198,7 +193,7 @@ std::map<std::string, std::vector<BaseEdit>> read_release_base(const Checker& ch
     if (!plugin.backends.count(backend))
       check.fail(bptr,
                  "'" + backend + "' is not one of the plugin's backends (" +
-                     joined(names_of(plugin.backends)) + ")",
+                     comma_joined(names_of(plugin.backends)) + ")",
                  true);
     out[backend] = read_base_edits(check, edits, bptr);
   }
@@ -273,7 +268,7 @@ void check_backend_name(const Checker& check, const PluginSpec& plugin, const st
   if (!plugin.backends.count(name))
     check.fail(ptr,
                "'" + name + "' is not one of the plugin's backends (" +
-                   joined(names_of(plugin.backends)) + ")",
+                   comma_joined(names_of(plugin.backends)) + ")",
                at_key);
 }
 
@@ -360,7 +355,7 @@ void check_backends_match(const Checker& check, const DeviceFile& file, const Pl
     if (!p.backends.count(name))
       check.fail("/backends/" + json_pointer_token(name),
                  "backend '" + name + "' has no state in /plugin/backends (plugin backends: " +
-                     joined(names_of(p.backends)) + ")",
+                     comma_joined(names_of(p.backends)) + ")",
                  true);
   for (const auto& [name, b] : p.backends)
     if (!file.backends.count(name))
@@ -404,7 +399,7 @@ PluginSpec read_plugin(const Checker& check, const DeviceFile& file, const json&
   if (!p.default_backend.empty() && !p.backends.count(p.default_backend))
     check.fail(v.contains("default_backend") ? "/plugin/default_backend" : "/default_backend",
                "default backend '" + p.default_backend + "' is not one of the plugin's backends (" +
-                   joined(names_of(p.backends)) + ")");
+                   comma_joined(names_of(p.backends)) + ")");
   check_backends_match(check, file, p);
   if (v.contains("releases")) {
     if (!file.package)

@@ -1,3 +1,4 @@
+#include "kbuild/printable.hpp"
 #include "kbuild/plugin_status.hpp"
 
 #include <algorithm>
@@ -42,12 +43,6 @@ std::string toolkit_version(const PackageSpec& package, const ResolveContext& ct
     if (!v.empty()) return v;
   }
   return "";
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 bool exists(const std::string& path) {
@@ -128,8 +123,8 @@ std::string describe(const PluginStatus& s) {
                  ? std::string()
                  : " of release " + s.release +
                        (s.torch_lines.empty() ? std::string()
-                                              : " (for torch " + joined(s.torch_lines) + ")")) +
-            ": " + joined(s.backends);
+                                              : " (for torch " + comma_joined(s.torch_lines) + ")")) +
+            ": " + comma_joined(s.backends);
   for (const auto& [var, on] : s.honoured)
     text +=
         "; " + var + (on ? " honoured" : " ignored (the device-options patch is unconditional)");

@@ -1,3 +1,4 @@
+#include "kbuild/printable.hpp"
 #include "kbuild/plugins.hpp"
 
 #include <algorithm>
@@ -19,12 +20,6 @@ std::string backend_names(const PluginSpec& plugin) {
   std::string names;
   for (const auto& [name, b] : plugin.backends) names += (names.empty() ? "" : ", ") + name;
   return names;
-}
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 const DeviceFile& plugin_file(const Registry& registry, const std::string& name) {
@@ -80,7 +75,7 @@ void choose_backend(const PluginRequest& request, bool device_has_backends, cons
     throw Error(
         ErrorKind::usage,
         from + "device '" + p.name + "' has no backend '" + p.backend + "' in release " +
-            p.release->version + " (its backends: " + joined(*release_backends) + ", in " +
+            p.release->version + " (its backends: " + comma_joined(*release_backends) + ", in " +
             p.file->path + "): choose one of them" +
             (spec.release_env.empty() ? std::string()
                                       : ", or name another release with " + spec.release_env));

@@ -1,3 +1,4 @@
+#include "kbuild/printable.hpp"
 #include "kbuild/profile.hpp"
 
 #include <algorithm>
@@ -36,12 +37,6 @@ const std::set<std::string> kTorchLists = {"definitions",    "include_dirs", "cf
                                            "libraries_dirs", "libraries",    "passthrough_args"};
 const std::set<std::string> kIsaKinds = {"avx2", "avx512", "avx512_vnni", "amx", "neon", "sve256"};
 
-std::string joined(const std::set<std::string>& keys) {
-  std::string out;
-  for (const std::string& k : keys) out += (out.empty() ? "" : ", ") + k;
-  return out;
-}
-
 // Reads one profile file, checking every key and type as it goes.
 class ProfileReader : public JsonFileReader {
  public:
@@ -53,7 +48,7 @@ class ProfileReader : public JsonFileReader {
     for (const auto& [key, value] : v.items())
       if (!keys.count(key))
         fail(ptr + "/" + json_pointer_token(key),
-             "unknown key '" + key + "' (known: " + joined(keys) + ")", true);
+             "unknown key '" + key + "' (known: " + comma_joined(keys) + ")", true);
     return v;
   }
 
@@ -73,7 +68,7 @@ class ProfileReader : public JsonFileReader {
   std::string choice(const json& v, const std::string& ptr,
                      const std::set<std::string>& allowed) const {
     std::string s = string(v, ptr);
-    if (!allowed.count(s)) fail(ptr, "'" + s + "' is not one of: " + joined(allowed));
+    if (!allowed.count(s)) fail(ptr, "'" + s + "' is not one of: " + comma_joined(allowed));
     return s;
   }
 
@@ -110,7 +105,7 @@ class ProfileReader : public JsonFileReader {
       std::string atom = w[0] == '!' ? w.substr(1) : w;
       bool machine = atom.rfind("machine=", 0) == 0 && atom.size() > 8;
       if (!machine && !profile_atoms().count(atom))
-        fail(ptr, "unknown condition '" + w + "' (known: " + joined(profile_atoms()) +
+        fail(ptr, "unknown condition '" + w + "' (known: " + comma_joined(profile_atoms()) +
                       ", machine=NAME; ! negates)");
       out.push_back(w);
     }

@@ -31,7 +31,7 @@ namespace kbuild {
 
 namespace {
 
-constexpr const char* kKeyVersion = "kbuild-cache-3";
+constexpr const char* kLocalKeyVersion = "kbuild-cache-3";
 constexpr std::size_t kMaxManifest = 16u << 20;
 
 // Fields hashed length-prefixed: no ambiguity between them.
@@ -174,7 +174,7 @@ std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env)
   for (const std::string& w : input.argv)
     if (w.rfind("-B", 0) == 0) return std::nullopt;
   Hasher h;
-  h.add(kKeyVersion);
+  h.add(kLocalKeyVersion);
   for (std::size_t i = 0; i < input.argv.size(); ++i)
     h.add(i == input.output_index ? "<output>" : input.argv[i]);
   // The output's extension can matter to the compiler; its directory cannot.

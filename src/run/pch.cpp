@@ -19,6 +19,13 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
+std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
+  auto st = dir.status(name);
+  if (!st || !S_ISREG(st->st_mode)) return "";
+  return std::to_string(st->st_size) + ":" + std::to_string(st->st_mtim.tv_sec) + "." +
+         std::to_string(st->st_mtim.tv_nsec) + ":" + std::to_string(st->st_ino);
+}
+
 namespace {
 
 constexpr const char* kPrivateDir = "/tmp/kbuild-pch.XXXXXX";
@@ -40,13 +47,6 @@ std::shared_ptr<ScratchDir> make_scratch() {
   auto dir = std::make_shared<ScratchDir>();
   dir->path = pattern;
   return dir;
-}
-
-std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
-  auto st = dir.status(name);
-  if (!st || !S_ISREG(st->st_mode)) return "";
-  return std::to_string(st->st_size) + ":" + std::to_string(st->st_mtim.tv_sec) + "." +
-         std::to_string(st->st_mtim.tv_nsec) + ":" + std::to_string(st->st_ino);
 }
 
 // The recorded manifest when the .gch can be reused as it is.

@@ -28,7 +28,7 @@ namespace kbuild {
 namespace {
 
 // 3: entries hold the output zstd-compressed (a reader of 2 never sees them).
-constexpr const char* kKeyVersion = "kbuild-remote-key-3";
+constexpr const char* kRemoteKeyVersion = "kbuild-remote-key-3";
 constexpr const char* kEntryMagic = "kbuild-remote-entry-2\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 
@@ -224,7 +224,7 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
 std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
                                          const ShareableParts& parts, const TrustedDir* cache) {
   HashedFields h;
-  h.add(kKeyVersion);
+  h.add(kRemoteKeyVersion);
   const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
   bool native = false;
   // The programs (each step's first words: the launcher, if any, then the

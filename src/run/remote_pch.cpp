@@ -14,19 +14,6 @@ namespace kbuild {
 
 namespace {
 
-// What pch.cpp records of a .gch ("gch" in its .deps) and checks before
-// reusing it: size, mtime and inode here. Kept in step with gch_stamp there.
-std::string gch_stamp(const TrustedDir& dir, const std::string& name) {
-  auto st = dir.status(name);
-  if (!st || !S_ISREG(st->st_mode)) return "";
-  return std::to_string(st->st_size) + ":" + std::to_string(st->st_mtim.tv_sec) + "." +
-         std::to_string(st->st_mtim.tv_nsec) + ":" + std::to_string(st->st_ino);
-}
-
-}  // namespace
-
-namespace {
-
 std::optional<std::string> header_build_key(const PchPlan& plan, const Environment& env,
                                             const TrustedDir& cache) {
   if (plan.dir.empty() || plan.steps.empty()) return std::nullopt;

@@ -1,10 +1,10 @@
 #include "kbuild/environment.hpp"
 
+#include <unistd.h>  // environ (g++ defines _GNU_SOURCE)
+
 #include <string_view>
 
 #include "util/input_record.hpp"
-
-extern char** environ;
 
 namespace kbuild {
 

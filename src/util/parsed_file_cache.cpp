@@ -13,7 +13,7 @@ namespace {
 
 // Bump when an entry's layout, or what a kind's bytes hold, changes.
 constexpr const char* kFormat = "kbuild-parsed-file-cache 2";
-constexpr std::size_t kMaxEntryBytes = 1u << 20;
+constexpr std::size_t kMaxParsedBytes = 1u << 20;
 
 std::string files_with_stamps(const std::vector<std::string>& files, const StampOf& stamp_of) {
   std::string out;
@@ -141,7 +141,7 @@ std::optional<ParsedFileCache> ParsedFileCache::open(const std::string& cache_ro
 // binary through nlohmann's CBOR reader cost more than parsing the JSON).
 std::optional<std::string> ParsedFileCache::read(std::string_view kind, const std::string& key,
                                                  const StampOf& stamp_of) const {
-  Result<std::string> content = dir_.read(entry_name(kind, key), kMaxEntryBytes);
+  Result<std::string> content = dir_.read(entry_name(kind, key), kMaxParsedBytes);
   if (!content) return std::nullopt;
   ByteReader r(*content);
   if (r.str() != program_identity() || r.str() != key) return std::nullopt;

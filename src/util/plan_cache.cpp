@@ -18,7 +18,7 @@ namespace kbuild {
 
 namespace {
 
-constexpr std::size_t kMaxEntryBytes = 1u << 20;
+constexpr std::size_t kMaxPlanBytes = 1u << 20;
 
 // The CPU's flags are fixed for the life of a boot (the kernel reads them
 // once; a hypervisor keeps a guest's CPUID across migration, since running
@@ -138,7 +138,7 @@ std::optional<PlanOutput> cached_plan(const std::vector<std::string>& argv,
   std::optional<TrustedDir> dir = plans_dir(env, false);
   if (!dir) return std::nullopt;
   const std::string head = header(argv);
-  Result<std::string> content = dir->read(entry_name(head), kMaxEntryBytes);
+  Result<std::string> content = dir->read(entry_name(head), kMaxPlanBytes);
   if (!content) return std::nullopt;
   ByteReader r(*content);
   if (r.str() != program_identity() || r.str() != head) return std::nullopt;
