@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,12 @@ struct RemoteBlob {
   std::string manifest, bytes;
 };
 
+// The parts of a downloaded entry, views into its bytes (not copied); the
+// output as its zstd frame.
+struct RemoteEntry {
+  std::string_view manifest, compressed, digest, signature;
+};
+
 class RemoteCache {
  public:
   explicit RemoteCache(RemoteCacheSettings settings) : settings_(std::move(settings)) {}
@@ -128,6 +135,10 @@ class RemoteCache {
  private:
   RedisClient* client();
   void fail(const std::string& why);
+  std::string entry_problem(const std::optional<RemoteEntry>& e) const;
+  // One warning; the entry deleted when this client may write.
+  void reject(const std::string& remote_key, const std::string& bytes,
+              const std::string& problem);
   std::optional<std::string> download(const std::string& remote_key);
 
   RemoteCacheSettings settings_;

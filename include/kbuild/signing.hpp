@@ -38,6 +38,16 @@ std::string content_hash(const std::string& bytes);
 // The same hash of `parts` one after another, without joining them first
 // (a remote entry is hashed whole: no copy of its megabytes).
 std::string content_hash(std::initializer_list<std::string_view> parts);
+// The same hash, fed piece by piece (a remote hit hashes the output as it
+// is decompressed, never holding it whole).
+class ContentHash {
+ public:
+  ContentHash();
+  void add(std::string_view bytes);
+  std::string raw();  // 32 bytes; ends it
+ private:
+  alignas(64) unsigned char state_[384];  // crypto_generichash_state
+};
 std::string to_hex(const std::string& bytes);
 
 }  // namespace kbuild

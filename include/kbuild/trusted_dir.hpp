@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kbuild/result.hpp"
@@ -43,7 +44,7 @@ class UniqueFd {
 };
 
 // Writes all of `bytes` to `fd`; `path` names it in the failure.
-Status write_all(int fd, const std::string& bytes, const std::string& path);
+Status write_all(int fd, std::string_view bytes, const std::string& path);
 // Removes `name` in the directory open as `parent_fd` and everything under
 // it, never following a link (`path` names it in the failure).
 Status remove_tree_at(int parent_fd, const std::string& name, const std::string& path);

@@ -104,10 +104,9 @@ std::string digest_of(std::string_view key, std::string_view manifest, std::stri
   return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, output_size, output});
 }
 
-// The parts of a downloaded entry, views into its bytes (not copied); the
-// output compressed.
-struct RemoteEntry {
-  std::string_view manifest, compressed, digest, signature;
+struct StagedEntry {
+  std::string name;  // under tmp/
+  UniqueFd output;
 };
 
 std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
@@ -142,20 +141,37 @@ std::string entry_dir(const std::string& local_key) {
   return "objects/" + local_key.substr(0, 2);
 }
 
-// Writes a whole entry into the local cache's layout (output_cache.cpp):
+// An entry being written into the local cache's layout (output_cache.cpp):
 // staged in tmp/, renamed into objects/ whole, replacing an older one.
-Status install_entry(const TrustedDir& root, const std::string& local_key, const RemoteBlob& e) {
+Result<StagedEntry> stage_entry(const TrustedDir& root) {
   Result<TrustedDir> tmp = root.sub("tmp", true);
   if (!tmp) return Failure{tmp.why()};
-  const std::string staging = "remote." + random_token();
-  if (::mkdirat(tmp->fd(), staging.c_str(), 0700) != 0) return Failure{"cannot stage an entry"};
-  Status done = ok();
-  {
-    Result<TrustedDir> stage = tmp->sub(staging, false);
-    Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
-    done = out ? write_all(out->get(), e.bytes, "output") : Status(Failure{out.why()});
-    if (done) done = stage->write_atomically("manifest", e.manifest);
+  StagedEntry staged{"remote." + random_token(), {}};
+  if (::mkdirat(tmp->fd(), staged.name.c_str(), 0700) != 0)
+    return Failure{"cannot stage an entry"};
+  Result<TrustedDir> stage = tmp->sub(staged.name, false);
+  Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
+  if (!out) {
+    (void)tmp->remove_tree(staged.name);
+    return Failure{out.why()};
   }
+  staged.output = std::move(*out);
+  return staged;
+}
+
+void discard_entry(const TrustedDir& root, StagedEntry& staged) {
+  staged.output.reset();
+  if (Result<TrustedDir> tmp = root.sub("tmp", false)) (void)tmp->remove_tree(staged.name);
+}
+
+Status commit_entry(const TrustedDir& root, const std::string& local_key, StagedEntry& staged,
+                    std::string_view manifest) {
+  staged.output.reset();
+  Result<TrustedDir> tmp = root.sub("tmp", false);
+  if (!tmp) return Failure{tmp.why()};
+  Result<TrustedDir> stage = tmp->sub(staged.name, false);
+  Status done = stage ? stage->write_atomically("manifest", std::string(manifest))
+                      : Status(Failure{stage.why()});
   Result<TrustedDir> parent = done ? root.sub(entry_dir(local_key), true) : Failure{done.why()};
   if (done && !parent) done = Failure{parent.why()};
   if (done) {
@@ -163,9 +179,9 @@ Status install_entry(const TrustedDir& root, const std::string& local_key, const
       const std::string old = "old." + random_token();
       if (parent->rename(local_key, *tmp, old)) (void)tmp->remove_tree(old);
     }
-    done = tmp->rename(staging, *parent, local_key);
+    done = tmp->rename(staged.name, *parent, local_key);
   }
-  (void)tmp->remove_tree(staging);
+  (void)tmp->remove_tree(staged.name);
   return done;
 }
 
@@ -311,32 +327,43 @@ std::optional<std::string> RemoteCache::download(const std::string& remote_key) 
   return *value;
 }
 
+// Why `e` (parsed from `bytes`) cannot be used before its output is
+// hashed: not an entry, unsigned or badly signed under a verify key.
+std::string RemoteCache::entry_problem(const std::optional<RemoteEntry>& e) const {
+  if (!e) return "is damaged (truncated or altered)";
+  if (!settings_.verify_key.empty() && e->signature.empty()) return "is not signed";
+  if (!settings_.verify_key.empty() &&
+      !signature_valid(settings_.verify_key, std::string(e->digest), std::string(e->signature)))
+    return "has a bad signature";
+  return "";
+}
+
+void RemoteCache::reject(const std::string& remote_key, const std::string& bytes,
+                         const std::string& problem) {
+  if (warning_.empty())
+    warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
+               (writable() ? ", dropped" : "");
+  if (RedisClient* c = writable() ? client() : nullptr)
+    (void)c->delete_if(entry_key(remote_key), bytes);
+}
+
 std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
   std::optional<std::string> bytes = download(remote_key);
   if (!bytes) return std::nullopt;
   counts_.bytes_down += bytes->size();
   std::optional<RemoteEntry> e = parse_entry(*bytes);
-  std::string problem;
   // Decompressed into one buffer of the size the frame records; larger than
   // this reader accepts is a plain miss (another machine's larger limit).
   if (e && zstd_content_size(e->compressed).value_or(0) > settings_.max_entry_bytes)
     return std::nullopt;
-  Result<std::string> output = e ? zstd_decompress(e->compressed, settings_.max_entry_bytes)
-                                 : Result<std::string>(Failure{"unreadable"});
-  if (!e || !output || e->digest != digest_of(remote_key, e->manifest, *output))
+  std::string problem = entry_problem(e);
+  Result<std::string> output = problem.empty()
+                                   ? zstd_decompress(e->compressed, settings_.max_entry_bytes)
+                                   : Result<std::string>(Failure{problem});
+  if (problem.empty() && (!output || e->digest != digest_of(remote_key, e->manifest, *output)))
     problem = "is damaged (truncated or altered)";
-  else if (!settings_.verify_key.empty() && e->signature.empty())
-    problem = "is not signed";
-  else if (!settings_.verify_key.empty() &&
-           !signature_valid(settings_.verify_key, std::string(e->digest),
-                            std::string(e->signature)))
-    problem = "has a bad signature";
   if (!problem.empty()) {
-    if (warning_.empty())
-      warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
-                 (writable() ? ", dropped" : "");
-    if (RedisClient* c = writable() ? client() : nullptr)
-      (void)c->delete_if(entry_key(remote_key), *bytes);
+    reject(remote_key, *bytes, problem);
     return std::nullopt;
   }
   return RemoteBlob{std::string(e->manifest), std::move(*output)};
@@ -345,28 +372,60 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key, int dest) {
   if (!local.root()) return false;
-  std::optional<RemoteBlob> e = get(remote_key);
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
-  if (!e) {
+  auto miss = [this] {
     ++counts_.misses;
     return false;
+  };
+  std::optional<std::string> bytes = download(remote_key);
+  if (!bytes) return miss();
+  counts_.bytes_down += bytes->size();
+  std::optional<RemoteEntry> e = parse_entry(*bytes);
+  std::optional<std::size_t> size = e ? zstd_content_size(e->compressed) : std::nullopt;
+  if (size && *size > settings_.max_entry_bytes) return miss();  // another machine's limit
+  if (std::string problem = entry_problem(e); !problem.empty()) {
+    reject(remote_key, *bytes, problem);
+    return miss();
   }
   // The headers and libraries the writer's compiler read must be the same
   // here (else this machine would build something else): a plain miss.
-  if (!inputs_unchanged(e->manifest)) {
+  // Read before the output is hashed: a manifest altered in Redis fails
+  // the digest below, and checking it here only reads this machine's files.
+  if (!inputs_unchanged(std::string(e->manifest))) {
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here";
-    ++counts_.misses;
-    return false;
+    return miss();
   }
-  // Served from the verified bytes (the writer checked them against the
-  // manifest before uploading); the local copy is for the next build.
-  if (::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0 ||
-      !write_all(dest, e->bytes, "output")) {
-    ++counts_.misses;
-    return false;
+  // The output is decompressed a MiB at a time into the build's output and
+  // the local cache's staged entry, and hashed as it goes: the whole never
+  // sits in memory (a .gch is 100-150 MB). Used only if the digest holds.
+  Result<StagedEntry> staged = stage_entry(*local.root());
+  if (!staged || ::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0) return miss();
+  ContentHash hash;
+  const std::string key_size = u64_bytes(remote_key.size()),
+                    manifest_size = u64_bytes(e->manifest.size()),
+                    output_size = u64_bytes(size.value_or(0));
+  for (std::string_view part :
+       {std::string_view(kEntryMagic), std::string_view(key_size), std::string_view(remote_key),
+        std::string_view(manifest_size), e->manifest, std::string_view(output_size)})
+    hash.add(part);
+  bool damaged = false;
+  Status written = zstd_decompress_to(
+      e->compressed, settings_.max_entry_bytes,
+      [&](std::string_view chunk) -> Status {
+        hash.add(chunk);
+        if (Status s = write_all(dest, chunk, "output"); !s) return s;
+        return write_all(staged->output.get(), chunk, "output");
+      },
+      damaged);
+  if (!written || hash.raw() != e->digest) {
+    if (::ftruncate(dest, 0) != 0) {
+    }  // the build writes its own output next
+    discard_entry(*local.root(), *staged);
+    if (damaged || written) reject(remote_key, *bytes, "is damaged (truncated or altered)");
+    return miss();
   }
-  (void)install_entry(*local.root(), local_key, *e);
+  (void)commit_entry(*local.root(), local_key, *staged, e->manifest);
   ++counts_.hits;
   return true;
 }

@@ -3,6 +3,7 @@
 // and compresses about 6x, so a fleet's Redis holds six times the entries
 // and a reader moves a sixth of the bytes.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,5 +23,12 @@ std::optional<std::size_t> zstd_content_size(std::string_view frame);
 // more than `max_size` bytes (decided from the frame header, before any
 // allocation).
 Result<std::string> zstd_decompress(std::string_view frame, std::size_t max_size);
+
+// The same, handed to `sink` a piece (at most 1 MiB) at a time, so that
+// the whole is never in memory; the frame's recorded size must be at most
+// `max_size` and must be what comes out. A failure from `sink` ends it and
+// is returned as it is; `damaged` says whether the frame was at fault.
+Status zstd_decompress_to(std::string_view frame, std::size_t max_size,
+                          const std::function<Status(std::string_view)>& sink, bool& damaged);
 
 }  // namespace kbuild

@@ -95,16 +95,28 @@ std::string content_hash(const std::string& bytes) {
   return std::string(reinterpret_cast<const char*>(out), sizeof out);
 }
 
-std::string content_hash(std::initializer_list<std::string_view> parts) {
+static_assert(sizeof(crypto_generichash_state) <= 384);
+
+ContentHash::ContentHash() {
   init_sodium();
-  crypto_generichash_state state;
+  crypto_generichash_init(reinterpret_cast<crypto_generichash_state*>(state_), nullptr, 0, 32);
+}
+
+void ContentHash::add(std::string_view bytes) {
+  crypto_generichash_update(reinterpret_cast<crypto_generichash_state*>(state_),
+                            reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
+}
+
+std::string ContentHash::raw() {
   unsigned char out[32];
-  crypto_generichash_init(&state, nullptr, 0, sizeof out);
-  for (std::string_view part : parts)
-    crypto_generichash_update(&state, reinterpret_cast<const unsigned char*>(part.data()),
-                              part.size());
-  crypto_generichash_final(&state, out, sizeof out);
+  crypto_generichash_final(reinterpret_cast<crypto_generichash_state*>(state_), out, sizeof out);
   return std::string(reinterpret_cast<const char*>(out), sizeof out);
+}
+
+std::string content_hash(std::initializer_list<std::string_view> parts) {
+  ContentHash h;
+  for (std::string_view part : parts) h.add(part);
+  return h.raw();
 }
 
 }  // namespace kbuild

@@ -196,7 +196,7 @@ Result<UniqueFd> TrustedDir::create_file(const std::string& name, mode_t mode) c
   return fd;
 }
 
-Status write_all(int fd, const std::string& bytes, const std::string& path) {
+Status write_all(int fd, std::string_view bytes, const std::string& path) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
