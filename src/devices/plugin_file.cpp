@@ -4,9 +4,9 @@
 #include <cctype>
 #include <set>
 
-#include "kbuild/printable.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/plugin_spec.hpp"
+#include "kbuild/printable.hpp"
 
 namespace kbuild {
 

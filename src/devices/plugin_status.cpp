@@ -1,5 +1,5 @@
-#include "kbuild/printable.hpp"
 #include "kbuild/plugin_status.hpp"
+#include "kbuild/printable.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -119,11 +119,11 @@ std::string describe(const PluginStatus& s) {
     text += ", " + s.toolkit + " " + (s.toolkit_version.empty() ? "unknown" : s.toolkit_version);
   if (!s.backends.empty())
     text += "; backends" +
-            (s.release.empty()
-                 ? std::string()
-                 : " of release " + s.release +
-                       (s.torch_lines.empty() ? std::string()
-                                              : " (for torch " + comma_joined(s.torch_lines) + ")")) +
+            (s.release.empty() ? std::string()
+                               : " of release " + s.release +
+                                     (s.torch_lines.empty()
+                                          ? std::string()
+                                          : " (for torch " + comma_joined(s.torch_lines) + ")")) +
             ": " + comma_joined(s.backends);
   for (const auto& [var, on] : s.honoured)
     text +=

@@ -1,5 +1,5 @@
-#include "kbuild/printable.hpp"
 #include "kbuild/plugins.hpp"
+#include "kbuild/printable.hpp"
 
 #include <algorithm>
 

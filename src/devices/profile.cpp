@@ -1,5 +1,5 @@
-#include "kbuild/printable.hpp"
 #include "kbuild/profile.hpp"
+#include "kbuild/printable.hpp"
 
 #include <algorithm>
 #include <cstdlib>

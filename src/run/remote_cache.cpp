@@ -147,8 +147,7 @@ Result<StagedEntry> stage_entry(const TrustedDir& root) {
   Result<TrustedDir> tmp = root.sub("tmp", true);
   if (!tmp) return Failure{tmp.why()};
   StagedEntry staged{"remote." + random_token(), {}};
-  if (::mkdirat(tmp->fd(), staged.name.c_str(), 0700) != 0)
-    return Failure{"cannot stage an entry"};
+  if (::mkdirat(tmp->fd(), staged.name.c_str(), 0700) != 0) return Failure{"cannot stage an entry"};
   Result<TrustedDir> stage = tmp->sub(staged.name, false);
   Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
   if (!out) {
