@@ -132,6 +132,22 @@ struct Fleet {
   }
 };
 
+// A kernel whose library holds 3 MB of 64 symbols chosen at random: still
+// over 1 MB as a zstd frame (an entry too large for a server's limit).
+std::string incompressible_kernel() {
+  std::string source = "extern \"C\" const char blob[] =\n";
+  std::uint32_t x = 12345;
+  for (int line = 0; line < (3 << 20) / 64; ++line) {
+    source += '"';
+    for (int i = 0; i < 64; ++i) {
+      x = x * 1664525u + 1013904223u;
+      source += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-"[x >> 26];
+    }
+    source += "\"\n";
+  }
+  return source + ";\nextern \"C\" int f() { return blob[0]; }\n";
+}
+
 struct Machine {
   TempDir home, cwd;
   std::string cxx = cwd / "toolchain/bin/g++-copy";
@@ -415,18 +431,7 @@ TEST_CASE("a server gone before a large upload is one warning, not a broken pipe
   // closed connection, the next raises SIGPIPE (which would end kbuild).
   Redis redis;
   Fleet fleet;
-  // 3 MB of 64 symbols chosen at random: still over 1 MB compressed.
-  std::string source = "extern \"C\" const char blob[] =\n";
-  std::uint32_t x = 12345;
-  for (int line = 0; line < (3 << 20) / 64; ++line) {
-    source += '"';
-    for (int i = 0; i < 64; ++i) {
-      x = x * 1664525u + 1013904223u;
-      source += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-"[x >> 26];
-    }
-    source += "\"\n";
-  }
-  write_file(fleet.shared / "k0.cpp", source + ";\nextern \"C\" int f() { return blob[0]; }\n");
+  write_file(fleet.shared / "k0.cpp", incompressible_kernel());
   Machine m(fleet, redis.url);
   write_file(m.cxx,
              "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v\"*) ;; *) kill -9 " +
@@ -442,18 +447,7 @@ TEST_CASE("a server gone before a large upload is one warning, not a broken pipe
 TEST_CASE("a server that refuses an entry (too large for it) is one warning", "[e2e][remote]") {
   Redis redis({"--proto-max-bulk-len", "1mb"});
   Fleet fleet;
-  // 3 MB of 64 symbols chosen at random: still over 1 MB compressed.
-  std::string source = "extern \"C\" const char blob[] =\n";
-  std::uint32_t x = 12345;
-  for (int line = 0; line < (3 << 20) / 64; ++line) {
-    source += '"';
-    for (int i = 0; i < 64; ++i) {
-      x = x * 1664525u + 1013904223u;
-      source += "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-"[x >> 26];
-    }
-    source += "\"\n";
-  }
-  write_file(fleet.shared / "k0.cpp", source + ";\nextern \"C\" int f() { return blob[0]; }\n");
+  write_file(fleet.shared / "k0.cpp", incompressible_kernel());
   Machine m(fleet, redis.url);
   RunResult r = m.build(fleet);
   INFO(r.err);
