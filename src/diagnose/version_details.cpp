@@ -31,7 +31,10 @@ std::string plugin_lines(const Environment& env) {
     Site site = resolve_site(SiteSettings{}, env);
     Registry registry;
     register_device_files(config_sources(data_dir(env), env, {}), registry, false);
-    ResolveContext ctx{site.paths, env};
+    // With the profile a build would use: without a torch_npu version the
+    // release reproduced is the newest for its line.
+    ProfileChoice profile = choose_profile_for(profiles_dir(env), "", site.paths);
+    ResolveContext ctx{site.paths, env, profile.profile.get()};
     for (const DeviceListing& d : registry.list()) {
       const DeviceFile* file = registry.device_file(d.name);
       if (!file || !file->plugin) continue;

@@ -528,3 +528,27 @@ TEST_CASE("doctor escapes newlines and control characters of paths and env_help"
       {"doctor", "--no-torch", "--json", "--config", c.dir / "help.json", "--device", "acc"});
   CHECK(json_out.out.find("run set_env.sh\\\\nthen") != std::string::npos);
 }
+
+TEST_CASE("the torch_npu release --version names is the one a build reproduces", "[diagnose]") {
+  // No torch_npu and no torch: a build reproduces the newest release for
+  // the default Inductor profile's line (2.11); --version must say the same.
+  Case c;
+  // A torch without a version file (as a source tree): the default line.
+  fs::create_directories(c.dir / "torch/include");
+  fs::create_directories(c.dir / "torch/lib");
+  const std::map<std::string, std::string> env{{"KBUILD_TORCH_ROOT", c.dir / "torch"},
+                                               {"ASCEND_HOME_PATH", c.dir / "ascend"}};
+  write_file(c.dir / "k.cpp", "int f() { return 1; }\n");
+  RunResult build =
+      c.kbuild({"--device", "npu", "--dry-run", "-v", c.dir / "k.cpp", "-o", c.dir / "k.so"}, env);
+  INFO(build.err);
+  const std::string marker = "reproducing ";
+  const auto at = build.err.find(marker);
+  REQUIRE(at != std::string::npos);
+  const std::string release =
+      build.err.substr(at + marker.size(), build.err.find(',', at) - at - marker.size());
+  CHECK(release == "2.11.0.post2");
+  RunResult version = c.kbuild({"--version"}, env);
+  INFO(version.out);
+  CHECK(version.out.find("(reproduced as " + release + ")") != std::string::npos);
+}
