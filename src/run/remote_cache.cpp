@@ -380,8 +380,9 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!bytes) return miss();
   counts_.bytes_down += bytes->size();
   std::optional<RemoteEntry> e = parse_entry(*bytes);
-  std::optional<std::size_t> size = e ? zstd_content_size(e->compressed) : std::nullopt;
-  if (size && *size > settings_.max_entry_bytes) return miss();  // another machine's limit
+  // 0 when the frame records no size: zstd_decompress_to refuses it below.
+  const std::size_t size = e ? zstd_content_size(e->compressed).value_or(0) : 0;
+  if (size > settings_.max_entry_bytes) return miss();  // another machine's limit
   if (std::string problem = entry_problem(e); !problem.empty()) {
     reject(remote_key, *bytes, problem);
     return miss();
@@ -402,8 +403,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!staged || ::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0) return miss();
   ContentHash hash;
   const std::string key_size = u64_bytes(remote_key.size()),
-                    manifest_size = u64_bytes(e->manifest.size()),
-                    output_size = u64_bytes(size.value_or(0));
+                    manifest_size = u64_bytes(e->manifest.size()), output_size = u64_bytes(size);
   for (std::string_view part :
        {std::string_view(kEntryMagic), std::string_view(key_size), std::string_view(remote_key),
         std::string_view(manifest_size), e->manifest, std::string_view(output_size)})
