@@ -26,6 +26,8 @@
 
 namespace kbuild {
 
+class Storage;
+
 struct BuildSettings {
   LoadCheckSettings load_check;  // the loader program (the steps say whether to check)
   // Each compiler step is ended (its whole process group) after this long.
@@ -43,6 +45,9 @@ struct BuildSettings {
   // of the precompiled header it includes).
   std::vector<std::string> key_extra;
   ProcessRunner* processes = nullptr;  // null: real processes
+  // Tests: the storage to use instead of the one `cache` and `remote`
+  // compose (run/storage.hpp).
+  Storage* storage = nullptr;
 };
 
 struct StageTiming {

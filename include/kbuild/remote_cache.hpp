@@ -126,6 +126,11 @@ class RemoteCache {
 
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
+  // The server failed this build (nothing more is asked of it), and why.
+  bool failed() const { return dead_; }
+  const std::string& failure() const { return failure_; }
+  // The last fetch found an entry that failed its hash or signature.
+  bool rejected() const { return rejected_; }
   // Adds this build's counts to the local cache's stats and clears them.
   void save_stats(const OutputCache& local);
   // This build's counts as stats.json's fields (to add with the local
@@ -143,6 +148,8 @@ class RemoteCache {
   RemoteCacheSettings settings_;
   std::optional<RedisClient> client_;
   bool dead_ = false;  // after the first failure nothing more is tried
+  bool rejected_ = false;
+  std::string failure_;
   std::string warning_;
   std::string miss_reason_;
   std::string lease_token_;

@@ -21,6 +21,7 @@
 #include "run/cache_counters.hpp"
 #include "run/failure_message.hpp"
 #include "run/input_manifest.hpp"
+#include "run/storage.hpp"
 #include "site/include_search.hpp"
 #include "site/library_search.hpp"
 #include "util/atomic_output.hpp"
@@ -231,50 +232,117 @@ std::optional<std::vector<std::string>> run_steps(const BuildPlan& plan,
   return lists;
 }
 
-void store(OutputCache& cache, const CacheKey& key, const KeyInput& key_in, int result,
+// Stores the compile in `storage` with what the compiler read: the headers
+// its dependency lists name, its include search list and, for a link, the
+// linker's library dirs. Not stored (uncacheable, and why) when the
+// compiler listed nothing or an input changed while it ran.
+void store(Storage& storage, const EntryKey& key, const KeyInput& key_in, int result,
            const std::optional<std::vector<std::string>>& lists, const BuildPlan& plan,
            const std::vector<Step>& steps, const std::vector<std::string>& sources,
            const AtomicOutput& out, const Programs& programs, const Environment& env,
            ProcessRunner& processes, BuildOutcome& outcome) {
-  BuildInputs inputs;
-  inputs.started = out.started();
-  inputs.dates_fixed = env.get_nonempty("SOURCE_DATE_EPOCH").has_value();
+  BuiltOutput built{result, &key_in, {}};
+  built.read.started = out.started();
+  built.read.dates_fixed = env.get_nonempty("SOURCE_DATE_EPOCH").has_value();
   Status stored = Failure{"the compiler did not list the files it read"};
   if ((lists && !lists->empty()) || links_objects_only(sources)) {
-    inputs.depfile_text = headers_only(lists.value_or(std::vector<std::string>{}), sources);
+    built.read.depfile_text = headers_only(lists.value_or(std::vector<std::string>{}), sources);
     // The compiler's own search list: the step's words from the compiler on
     // (a launcher in front would be asked instead).
     for (const Step& s : steps) {
       if (s.kind != StepKind::command) continue;
       std::vector<std::string> argv = as_run(s, programs, out);
       argv.erase(argv.begin(), argv.begin() + static_cast<long>(s.compiler_index));
-      inputs.include_search = include_search_dirs(argv, env, processes);
+      built.read.include_search = include_search_dirs(argv, env, processes);
       if (!s.links) break;
     }
     if (links(plan.kind) && !key_in.libraries.empty())
-      inputs.library_search =
+      built.read.library_search =
           library_search_dirs(programs.compiler, key_in.libraries_dirs, env, processes);
-    stored = cache.store(key, result, key_in, inputs);
+    stored = storage.put(key, built);
   }
   if (!stored) {
     outcome.cache = CacheStatus::uncacheable;
     outcome.cache_detail = stored.why();
   }
-  cache.evict();
 }
 
-// A local miss asked of the remote cache: its entry written to `dest` (and
-// installed locally); else the compile lease taken (held by `lease` until
-// the upload), or another builder's entry waited for (false: compile).
-bool fetch_remote(RemoteCache& remote, const OutputCache& cache, const std::string& local_key,
-                  const std::string& remote_key, int dest, std::optional<LeaseGuard>& lease) {
-  if (remote.fetch(remote_key, cache, local_key, dest)) return true;
-  if (remote.take_lease(remote_key)) {
-    lease.emplace(&remote, remote_key);
-    return false;
-  }
-  return remote.wait_for_entry(remote_key, cache, local_key, dest);
+// The build's keys: this machine's, and with a remote cache the shared one.
+std::optional<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
+                                  const BuildSettings& settings) {
+  std::optional<CacheKey> local = cache_key(key_in, env);
+  if (!local) return std::nullopt;
+  EntryKey key{std::move(*local), std::nullopt};
+  if (settings.remote && settings.remote->enabled())
+    key.shared = shareable_key(key_in, env, settings.remote_parts,
+                               settings.cache ? settings.cache->root() : nullptr);
+  return key;
 }
+
+// Adds `counters` to the local cache's stats.json in one locked update.
+void save_counters(const BuildSettings& settings, const CounterIncrements& counters) {
+  if (settings.cache && settings.cache->root() && !counters.empty())
+    add_counters(*settings.cache->root(), counters);
+}
+
+// Asks `storage` for the build's entry: get(), then lease() on a miss (which
+// may wait for another builder's). A hit leaves the output in the work
+// directory's result file; outcome.cache says which it was.
+std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const BuildPlan& plan,
+                                const BuildSettings& settings, const Environment& env,
+                                AtomicOutput& out, BuildOutcome& outcome) {
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<EntryKey> key;
+  try {
+    key = entry_key(key_in, env, settings);
+    outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
+    if (!key) return key;
+    Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
+    Lookup found = Lookup::missed(Miss::missing, result.why());
+    if (result) found = storage.get(*key, result->get());
+    if (result && !found.hit) found = storage.lease(*key, result->get());
+    if (found.hit) {
+      outcome.cache = CacheStatus::hit;
+      if (found.remote) outcome.cache_detail = "remote";
+    } else {
+      outcome.cache_detail = found.why;
+      out.discard_result();
+    }
+    CounterIncrements counters{{found.hit ? "hits" : "misses", 1}};
+    for (auto& counter : storage.take_counters()) counters.push_back(std::move(counter));
+    save_counters(settings, counters);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::interrupted) throw;
+    throw Error(ErrorKind::interrupted,  // the remote cache's wait, not a compiler
+                std::string(e.what()) + " for " + plan.output + "; nothing was compiled" +
+                    untouched_output(plan.output));
+  }
+  outcome.timings.push_back({"cache", seconds_since(start)});
+  return key;
+}
+
+// Releases the lease a lookup took: once stored (now()), or when the build
+// ends by an exception.
+class Released {
+ public:
+  Released(Storage* storage, const std::optional<EntryKey>& key) : storage_(storage), key_(key) {}
+  ~Released() {
+    try {
+      now();
+    } catch (const std::exception&) {  // a second Ctrl-C: the lease expires on its own
+    }
+  }
+  Released(const Released&) = delete;
+  Released& operator=(const Released&) = delete;
+  void now() {
+    if (storage_ && key_) storage_->release(*key_);
+    storage_ = nullptr;
+  }
+
+ private:
+  Storage* storage_;
+  const std::optional<EntryKey>& key_;
+};
 
 }  // namespace
 
@@ -325,44 +393,15 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   InterruptGuard guard;
   AtomicOutput out(plan.output);
 
-  OutputCache* cache = settings.cache && settings.cache->enabled() ? settings.cache : nullptr;
-  auto start = std::chrono::steady_clock::now();
-  std::optional<CacheKey> key;
+  StorageStack stack(settings.cache, settings.remote);
+  Storage* storage = settings.storage ? settings.storage : stack.empty() ? nullptr : &stack.top();
   const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
-  RemoteCache* remote =
-      cache && settings.remote && settings.remote->enabled() ? settings.remote : nullptr;
-  std::optional<std::string> remote_key;
-  std::optional<LeaseGuard> lease;  // held while this build compiles the key
-  if (cache) try {
-      key = cache_key(key_in, env);
-      outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
-      if (key) {
-        Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
-        if (result && cache->fetch(key->hex, result->get())) outcome.cache = CacheStatus::hit;
-        if (remote && result && outcome.cache != CacheStatus::hit &&
-            (remote_key = shareable_key(key_in, env, settings.remote_parts, cache->root())) &&
-            fetch_remote(*remote, *cache, key->hex, *remote_key, result->get(), lease)) {
-          outcome.cache = CacheStatus::hit;
-          outcome.cache_detail = "remote";
-        } else if (remote && remote_key) {
-          outcome.cache_detail = remote->miss_reason();
-        }
-        if (outcome.cache != CacheStatus::hit) out.discard_result();
-        // One locked update of stats.json for the local and the remote counts.
-        CounterIncrements counters{{outcome.cache == CacheStatus::hit ? "hits" : "misses", 1}};
-        if (remote)
-          for (auto& counter : remote->take_counters()) counters.push_back(std::move(counter));
-        add_counters(*cache->root(), counters);
-      }
-      outcome.timings.push_back({"cache", seconds_since(start)});
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::interrupted) throw;
-      throw Error(ErrorKind::interrupted,  // the remote cache's wait, not a compiler
-                  std::string(e.what()) + " for " + plan.output + "; nothing was compiled" +
-                      untouched_output(plan.output));
-    }
+  std::optional<EntryKey> key;
+  if (storage) key = look_up(*storage, key_in, plan, settings, env, out, outcome);
+  // The lease a miss took, released once stored or when the build fails.
+  Released released(outcome.cache == CacheStatus::hit ? nullptr : storage, key);
   if (outcome.cache != CacheStatus::hit) {
-    start = std::chrono::steady_clock::now();
+    auto start = std::chrono::steady_clock::now();
     std::optional<std::vector<std::string>> lists;
     try {
       lists = run_steps(plan, steps, programs, out, settings, env, processes, outcome);
@@ -381,18 +420,16 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     if (settings.record_inputs && lists && !lists->empty())
       outcome.depfile_text = headers_only(*lists, {});
     outcome.started = out.started();
-    if (key)
-      store(*cache, *key, key_in, result->get(), lists, plan, steps, sources, out, programs, env,
+    if (key) {
+      store(*storage, *key, key_in, result->get(), lists, plan, steps, sources, out, programs, env,
             processes, outcome);
-    if (remote && remote_key && outcome.cache != CacheStatus::uncacheable) {
-      remote->store(*remote_key, *cache, key->hex);
-      lease.reset();  // after the upload: those waiting find the entry
-      remote->save_stats(*cache);
+      released.now();  // after the upload: those waiting find the entry
+      save_counters(settings, storage->take_counters());
     }
   }
   for (const Step& step : steps) {
     if (step.kind != StepKind::load_check) continue;
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     outcome.load = check_load(settings.load_check, out.path(),
                               plan.options.values(OptionList::libraries_dirs), env, processes);
     outcome.timings.push_back({"load", seconds_since(start)});

@@ -308,6 +308,7 @@ RedisClient* RemoteCache::client() {
 
 void RemoteCache::fail(const std::string& why) {
   ++counts_.errors;
+  if (failure_.empty()) failure_ = why;
   if (warning_.empty())
     warning_ = "remote cache " + redact_redis_url(settings_.url) + ": " + why +
                "; building without it (check the server, or drop --remote-cache)";
@@ -339,6 +340,7 @@ std::string RemoteCache::entry_problem(const std::optional<RemoteEntry>& e) cons
 
 void RemoteCache::reject(const std::string& remote_key, const std::string& bytes,
                          const std::string& problem) {
+  rejected_ = true;
   if (warning_.empty())
     warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
                (writable() ? ", dropped" : "");
@@ -371,6 +373,7 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key, int dest) {
   if (!local.root()) return false;
+  rejected_ = false;
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
   auto miss = [this] {
     ++counts_.misses;

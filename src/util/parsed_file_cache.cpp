@@ -1,10 +1,10 @@
 #include "util/parsed_file_cache.hpp"
 
 #include <cstring>
-#include <ctime>
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild_config.h"
+#include "util/file_clock.hpp"
 #include "util/input_record.hpp"
 
 namespace kbuild {
@@ -45,11 +45,6 @@ std::string file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return "";
   return file_identity(st);
-}
-
-bool settled_file(const struct stat& st) {
-  std::time_t now = std::time(nullptr);
-  return now - st.st_mtim.tv_sec >= 2 && now - st.st_ctim.tv_sec >= 2;
 }
 
 const std::string& program_identity() {
@@ -161,7 +156,7 @@ void ParsedFileCache::write(std::string_view kind, const std::string& key,
   std::vector<std::string> paths;
   std::string stamps;
   for (const StatedFile& f : files) {
-    if (!settled_file(f.st)) return;
+    if (!file_clock().settled(f.st)) return;
     paths.push_back(f.path);
     stamps += f.path + '=' + file_identity(f.st) + '\n';
   }

@@ -27,10 +27,6 @@ namespace kbuild {
 std::string file_identity(const struct stat& st);
 std::string file_identity(const std::string& path);
 
-// Unchanged for two seconds: a file changed more recently might change again
-// within the file system clock's tick, unseen, so it is not remembered.
-bool settled_file(const struct stat& st);
-
 // kbuild itself (format, version, its executable's stamp): another build of
 // it may parse files differently.
 const std::string& program_identity();
@@ -103,7 +99,7 @@ class ParsedFileCache {
   std::optional<std::string> read(std::string_view kind, const std::string& key,
                                   const StampOf& stamp_of = nullptr) const;
   // Remembers `bytes`, parsed from `files`, for `key`, when every file is
-  // settled (a failure to write only costs speed). Each file's status must
+  // settled (file_clock(); a failure to write only costs speed). Each file's status must
   // be taken after it was read: one changed while it was read is recent.
   void write(std::string_view kind, const std::string& key, const std::vector<StatedFile>& files,
              const std::string& bytes) const;

@@ -11,6 +11,7 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/redact.hpp"
+#include "util/file_clock.hpp"
 #include "util/input_record.hpp"
 #include "util/parsed_file_cache.hpp"
 
@@ -116,7 +117,7 @@ std::optional<std::vector<std::pair<std::string, std::optional<std::string>>>> s
       out.emplace_back(path, std::nullopt);
       continue;
     }
-    if (!settled_file(st)) return std::nullopt;
+    if (!file_clock().settled(st)) return std::nullopt;
     out.emplace_back(path, file_identity(st));
   }
   return out;

@@ -6,15 +6,13 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <ctime>
 
 #include "kbuild/signing.hpp"
+#include "util/file_clock.hpp"
 
 namespace kbuild {
 
 namespace {
-
-constexpr std::int64_t kSettleNs = 2'000'000'000;  // "changed just now": not remembered
 
 std::int64_t ns(const struct timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000LL + t.tv_nsec;
@@ -31,12 +29,6 @@ std::string identity_name(const std::string& real, const struct stat& st) {
 bool same_identity(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
          ns(a.st_mtim) == ns(b.st_mtim) && ns(a.st_ctim) == ns(b.st_ctim);
-}
-
-bool settled(const struct stat& st) {
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return ns(now) - ns(st.st_ctim) >= kSettleNs && ns(now) - ns(st.st_mtim) >= kSettleNs;
 }
 
 bool is_hash(const std::string& text) {
@@ -81,7 +73,7 @@ std::optional<std::string> program_hash(const std::string& path, const TrustedDi
   std::string hash = to_hex(content_hash(*bytes));
   struct stat after {};
   const bool steady = ::fstat(fd.get(), &after) == 0 && same_identity(before, after);
-  if (cache && steady && settled(after)) {
+  if (cache && steady && file_clock().settled(after)) {
     if (!dir)
       if (Result<TrustedDir> programs = cache->sub("programs", true))
         dir.emplace(std::move(*programs));

@@ -8,11 +8,13 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/trusted_dir.hpp"
 
 using namespace kbuild;
+using kbuild_test::MockStorage;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
@@ -95,7 +97,7 @@ struct RunnerCase {
   BuildOutcome build(const StepInput& extra = {}) {
     StepInput in = extra;
     in.sources = sources;
-    in.record_inputs = settings.cache != nullptr;
+    in.record_inputs = settings.cache != nullptr || settings.storage != nullptr;
     BuildOutcome outcome;
     run_build(plan, plan_steps(plan, in), sources, settings, Environment{}, outcome);
     return outcome;
@@ -216,4 +218,87 @@ TEST_CASE("check_output_format: a whole ELF file, a precompiled header, any text
   CHECK(check(tiny_elf('a'), OutputKind::precompiled_header).why() ==
         "it is not a precompiled header");
   CHECK(check("", OutputKind::preprocessed));  // text; may be empty
+}
+
+// The hit/miss/store decision over a scripted storage (run/storage.hpp):
+// what run_build asks, in which order, and what each answer makes it do.
+TEST_CASE("over a storage: a miss asks get then lease, compiles, stores, releases; then a hit",
+          "[unit][runner][storage]") {
+  RunnerCase c;
+  MockStorage storage;
+  c.settings.storage = &storage;
+  BuildOutcome first = c.build();
+  CHECK(first.cache == CacheStatus::miss);
+  CHECK(storage.calls == std::vector<std::string>{"get", "lease", "put", "release"});
+  CHECK(storage.leases_held == 0);
+  REQUIRE(storage.entries.size() == 1);
+  CHECK(storage.entries.begin()->second == tiny_elf('a'));
+  storage.calls.clear();
+  c.fake.tag = 'b';
+  BuildOutcome second = c.build();
+  CHECK(second.cache == CacheStatus::hit);
+  CHECK(storage.calls == std::vector<std::string>{"get"});
+  CHECK(c.fake.ran.size() == 1);
+  CHECK(read_file(c.plan.output) == tiny_elf('a'));
+}
+
+TEST_CASE("over a storage that is down, slow or holds a damaged entry, the build compiles",
+          "[unit][runner][storage]") {
+  for (Miss miss : {Miss::down, Miss::timeout, Miss::damaged}) {
+    RunnerCase c;
+    MockStorage storage;
+    c.settings.storage = &storage;
+    storage.fail_get = miss;
+    BuildOutcome outcome = c.build();
+    CHECK(outcome.cache == CacheStatus::miss);
+    CHECK(c.fake.ran.size() == 1);
+    CHECK(read_file(c.plan.output) == tiny_elf('a'));
+    CHECK(storage.calls == std::vector<std::string>{"get", "lease", "put", "release"});
+  }
+}
+
+TEST_CASE("over a storage: another builder's lease gives its entry, and nothing is compiled",
+          "[unit][runner][storage]") {
+  RunnerCase c;
+  MockStorage storage;
+  c.settings.storage = &storage;
+  storage.other_holds_lease = true;
+  storage.arrives = tiny_elf('z');
+  BuildOutcome outcome = c.build();
+  CHECK(outcome.cache == CacheStatus::hit);
+  CHECK(outcome.cache_detail == "remote");
+  CHECK(c.fake.ran.empty());
+  CHECK(read_file(c.plan.output) == tiny_elf('z'));
+  CHECK(storage.calls == std::vector<std::string>{"get", "lease"});
+  // Their lease ends with no entry (that builder failed): compiled here.
+  storage.arrives.reset();
+  storage.calls.clear();
+  CHECK(c.build().cache == CacheStatus::miss);
+  CHECK(c.fake.ran.size() == 1);
+  CHECK(read_file(c.plan.output) == tiny_elf('a'));
+}
+
+TEST_CASE("over a storage: a failed compile stores nothing and gives its lease back",
+          "[unit][runner][storage]") {
+  RunnerCase c;
+  MockStorage storage;
+  c.settings.storage = &storage;
+  c.fake.exit_code = 1;
+  CHECK_THROWS_AS(c.build(), Error);
+  CHECK(storage.calls == std::vector<std::string>{"get", "lease", "release"});
+  CHECK(storage.leases_held == 0);
+  CHECK(storage.entries.empty());
+}
+
+TEST_CASE("over a storage: a refused store leaves the build done and uncacheable, saying why",
+          "[unit][runner][storage]") {
+  RunnerCase c;
+  MockStorage storage;
+  c.settings.storage = &storage;
+  storage.refuse_put = "k.cpp changed during the build";
+  BuildOutcome outcome = c.build();
+  CHECK(outcome.cache == CacheStatus::uncacheable);
+  CHECK(outcome.cache_detail == "k.cpp changed during the build");
+  CHECK(read_file(c.plan.output) == tiny_elf('a'));
+  CHECK(storage.leases_held == 0);
 }

@@ -7,8 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <thread>
 
+#include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
 #include "devices/device_file_cache.hpp"
 #include "kbuild/cache_root.hpp"
@@ -22,12 +22,12 @@ using namespace kbuild_test;
 
 namespace {
 
-// Dated an hour back; then two seconds pass for the inode change time, so
-// the file counts as settled (as an installed one) and is remembered.
-void write_settled(const fs::path& path, const std::string& text) {
+// Written, then the file clock moved past the settle age (the inode change
+// time cannot be set back), so the file counts as settled (as an installed
+// one) and is remembered.
+void write_settled(const fs::path& path, const std::string& text, FakeFileClock& clock) {
   write_file(path, text);
-  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::hours(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  clock.advance();
 }
 
 std::string npu_text() {
@@ -117,9 +117,10 @@ TEST_CASE("every shipped device file survives the cache's encoding unchanged",
 TEST_CASE("a cached device file is read back, and a changed file invalidates it",
           "[unit][device-file]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path file = tmp.path() / "devices" / "npu.json", cache = tmp.path() / "cache";
   fs::create_directories(file.parent_path());
-  write_settled(file, npu_text());
+  write_settled(file, npu_text(), clock);
   // No cache root yet: none is made (a dry run writes nothing).
   load_device_file(file.string(), true, cache.string());
   CHECK_FALSE(fs::exists(cache));
@@ -147,8 +148,9 @@ TEST_CASE("a cached device file is read back, and a changed file invalidates it"
 TEST_CASE("a corrupt device-file cache entry, or one others could write, is ignored",
           "[unit][device-file]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
-  write_settled(file, npu_text());
+  write_settled(file, npu_text(), clock);
   cache_root_at(cache);
   const std::string fresh = encode_device_file(load_device_file(file.string()));
   load_device_file(file.string(), true, cache.string());
@@ -183,12 +185,13 @@ TEST_CASE("a corrupt device-file cache entry, or one others could write, is igno
 TEST_CASE("a bad device file is never cached: its error is the same with a warm cache",
           "[unit][device-file]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
   cache_root_at(cache);
   std::string bad = npu_text();
   const std::string good_list = "\"libraries\": [\"torch_npu\"";
   bad.replace(bad.find(good_list), good_list.size(), "\"libraries\": [42, \"torch_npu\"");
-  write_settled(file, bad);
+  write_settled(file, bad, clock);
   const std::string expected = error_of([&] { parse_device_file(bad, file.string()); });
   CHECK(expected.find(file.string() + ":") == 0);
   CHECK(expected.find("at /libraries/0: expected a string") != std::string::npos);
@@ -197,17 +200,18 @@ TEST_CASE("a bad device file is never cached: its error is the same with a warm 
   CHECK(entries(cache, "device").empty());
 
   // Valid and cached, then broken again: the cached parse does not hide the error.
-  write_settled(file, npu_text());
+  write_settled(file, npu_text(), clock);
   load_device_file(file.string(), true, cache.string());
   REQUIRE(entries(cache, "device").size() == 1);
-  write_settled(file, bad);
+  write_settled(file, bad, clock);
   CHECK(error_of([&] { load_device_file(file.string(), true, cache.string()); }) == expected);
 }
 
 TEST_CASE("a warm device-file cache still checks the file's trust", "[unit][device-file]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
-  write_settled(file, npu_text());
+  write_settled(file, npu_text(), clock);
   cache_root_at(cache);
   load_device_file(file.string(), true, cache.string());
   REQUIRE(entries(cache, "device").size() == 1);
@@ -220,8 +224,9 @@ TEST_CASE("a warm device-file cache still checks the file's trust", "[unit][devi
 TEST_CASE("a parsed-file cache entry answers only its key, kbuild and unchanged files",
           "[unit][device-file]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path input = tmp.path() / "input.txt", cache_dir = tmp.path() / "cache";
-  write_settled(input, "some input");
+  write_settled(input, "some input", clock);
   auto cache = ParsedFileCache::open(cache_root_at(cache_dir));
   REQUIRE(cache);
   auto stated = [&] { return *stat_files({input.string()}); };
@@ -245,12 +250,12 @@ TEST_CASE("a parsed-file cache entry answers only its key, kbuild and unchanged 
   CHECK_FALSE(cache->read("test", "key"));
 
   // A file changed in the last two seconds is not remembered.
+  clock.rewind();
   write_file(input, "changed input");
   cache->write("test", "fresh", stated(), "parsed");
   CHECK_FALSE(cache->read("test", "fresh"));
   // A file that changed since: stale.
-  fs::last_write_time(input, fs::file_time_type::clock::now() - std::chrono::hours(1));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  clock.advance();
   cache->write("test", "key", stated(), "parsed");
   REQUIRE(cache->read("test", "key"));
   write_file(input, "changed again");

@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <thread>
 
+#include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
 #include "devices/profile_cache.hpp"
 #include "kbuild/cache_root.hpp"
@@ -17,16 +17,16 @@ using namespace kbuild_test;
 
 namespace {
 
-// 2.14 (extends 2.11) copied into `dir` and left to settle (no change in
-// the last two seconds, as installed files), so the cache remembers them.
-void copy_profiles(const fs::path& dir) {
+// 2.14 (extends 2.11) copied into `dir`, then the file clock moved past the
+// settle age (as installed files), so the cache remembers them.
+void copy_profiles(const fs::path& dir, FakeFileClock& clock) {
   fs::create_directories(dir);
   for (const char* line : {"2.11", "2.14"}) {
     fs::path to = dir / (std::string(line) + ".json");
     write_file(to, read_file(source_root() + "/configs/profiles/" + line + ".json"));
     fs::last_write_time(to, fs::file_time_type::clock::now() - std::chrono::hours(1));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the inode change time too
+  clock.advance();  // the inode change time cannot be set back
 }
 
 // A cache root as kbuild makes it (the profile cache creates none).
@@ -73,8 +73,9 @@ TEST_CASE("every shipped profile survives the cache's encoding unchanged", "[uni
 TEST_CASE("a cached profile is read back, and a changed parent file invalidates it",
           "[unit][profile]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
-  copy_profiles(dir);
+  copy_profiles(dir, clock);
   // No cache root yet: none is made (a dry run writes nothing).
   load_profile_cached(dir.string(), "2.14", cache.string());
   CHECK_FALSE(fs::exists(cache));
@@ -110,8 +111,9 @@ TEST_CASE("a cached profile is read back, and a changed parent file invalidates 
 
 TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit][profile]") {
   TempDir tmp;
+  FakeFileClock clock;
   fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
-  copy_profiles(dir);
+  copy_profiles(dir, clock);
   cache_root_at(cache);
   Profile fresh = load_profile(dir.string(), "2.14");
   load_profile_cached(dir.string(), "2.14", cache.string());

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
@@ -104,6 +105,7 @@ std::size_t remembered(const TrustedDir& cache) {
 TEST_CASE("a program's hash is remembered by its identity; a change to its bytes is seen",
           "[unit][remote]") {
   TempDir dir;
+  kbuild_test::FakeFileClock clock;
   Result<TrustedDir> cache = TrustedDir::open(dir / "cache", true);
   REQUIRE(cache);
   const std::string program = dir / "bin/cc";
@@ -113,7 +115,7 @@ TEST_CASE("a program's hash is remembered by its identity; a change to its bytes
   // the same clock tick would keep its stamps).
   CHECK(program_hash(program, &*cache) == first);
   CHECK(remembered(*cache) == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  clock.advance();
   CHECK(program_hash(program, &*cache) == first);
   CHECK(remembered(*cache) == 1);
   CHECK(program_hash(program, &*cache) == first);

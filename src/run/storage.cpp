@@ -1,0 +1,118 @@
+#include "run/storage.hpp"
+
+namespace kbuild {
+
+const char* miss_name(Miss miss) {
+  switch (miss) {
+    case Miss::missing: return "missing";
+    case Miss::damaged: return "damaged";
+    case Miss::timeout: return "timeout";
+    case Miss::down: return "down";
+  }
+  return "missing";
+}
+
+Lookup LocalStorage::get(const EntryKey& key, int dest) {
+  // A damaged local entry is removed by fetch and counts as not there.
+  if (cache_.fetch(key.local.hex, dest)) return Lookup::found(false);
+  return Lookup::missed(Miss::missing, "");
+}
+
+Lookup LocalStorage::lease(const EntryKey&, int) {
+  return Lookup::missed(Miss::missing, "");  // compile: no lease on one machine
+}
+
+Status LocalStorage::put(const EntryKey& key, const BuiltOutput& built) {
+  Status stored = cache_.store(key.local, built.fd, *built.input, built.read);
+  cache_.evict();
+  return stored;
+}
+
+void LocalStorage::release(const EntryKey&) {}
+
+CounterIncrements LocalStorage::take_counters() {
+  return {};  // a build's hit or miss is counted by its outcome (run_build)
+}
+
+Lookup RemoteStorage::missed(const EntryKey& key) const {
+  if (!key.shared) return Lookup::missed(Miss::missing, "no remote key (an input cannot be read)");
+  if (remote_.failed())
+    return Lookup::missed(
+        remote_.failure().find("timeout") != std::string::npos ? Miss::timeout : Miss::down,
+        remote_.failure());
+  return Lookup::missed(remote_.rejected() ? Miss::damaged : Miss::missing, remote_.miss_reason());
+}
+
+Lookup RemoteStorage::get(const EntryKey& key, int dest) {
+  if (key.shared && remote_.fetch(*key.shared, local_, key.local.hex, dest))
+    return Lookup::found(true);
+  return missed(key);
+}
+
+Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
+  if (!key.shared) return missed(key);
+  if (remote_.take_lease(*key.shared)) {
+    lease_.emplace(&remote_, *key.shared);  // released by release(), or when this ends
+    return missed(key);
+  }
+  if (remote_.wait_for_entry(*key.shared, local_, key.local.hex, dest)) return Lookup::found(true);
+  return missed(key);
+}
+
+Status RemoteStorage::put(const EntryKey& key, const BuiltOutput&) {
+  // Uploads what the local cache stored (checked against its manifest), so
+  // the remote entry is the local one byte for byte.
+  if (key.shared) remote_.store(*key.shared, local_, key.local.hex);
+  return ok();  // an upload that fails is warned about, never a failed build
+}
+
+void RemoteStorage::release(const EntryKey&) {
+  lease_.reset();  // after the upload: those waiting find the entry
+}
+
+CounterIncrements RemoteStorage::take_counters() {
+  return remote_.take_counters();
+}
+
+Lookup ReadOnlyStorage::lease(const EntryKey&, int) {
+  return Lookup::missed(Miss::missing, "");  // compile without taking a lease
+}
+
+Status ReadOnlyStorage::put(const EntryKey&, const BuiltOutput&) {
+  return ok();
+}
+
+Lookup MultilevelStorage::get(const EntryKey& key, int dest) {
+  Lookup near = near_.get(key, dest);
+  if (near.hit) return near;
+  return far_.get(key, dest);
+}
+
+Status MultilevelStorage::put(const EntryKey& key, const BuiltOutput& built) {
+  Status stored = near_.put(key, built);
+  if (!stored) return stored;  // far uploads near's entry: nothing to upload
+  return far_.put(key, built);
+}
+
+CounterIncrements MultilevelStorage::take_counters() {
+  CounterIncrements counters = near_.take_counters();
+  for (auto& counter : far_.take_counters()) counters.push_back(std::move(counter));
+  return counters;
+}
+
+StorageStack::StorageStack(OutputCache* cache, RemoteCache* remote) {
+  if (!cache || !cache->enabled()) return;
+  layers_.push_back(std::make_unique<LocalStorage>(*cache));
+  top_ = layers_.back().get();
+  if (!remote || !remote->enabled()) return;
+  layers_.push_back(std::make_unique<RemoteStorage>(*remote, *cache));
+  Storage* far = layers_.back().get();
+  if (!remote->writable()) {
+    layers_.push_back(std::make_unique<ReadOnlyStorage>(*far));
+    far = layers_.back().get();
+  }
+  layers_.push_back(std::make_unique<MultilevelStorage>(*top_, *far));
+  top_ = layers_.back().get();
+}
+
+}  // namespace kbuild

@@ -1,0 +1,153 @@
+// Where build outputs are kept, as one interface (sccache's Storage, ccache's
+// remote backends): a build asks get(), on a miss lease(), compiles, then
+// put() and release(). Backends: the local cache directory and the remote
+// cache (Redis); decorators: read-only and multilevel (the local directory
+// in front of the remote). run_build sees only the Storage& that
+// storage_stack() composes from the build's settings, and tests give it a
+// MockStorage (tests/support) instead.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/output_cache.hpp"
+#include "kbuild/remote_cache.hpp"
+#include "kbuild/result.hpp"
+#include "run/cache_counters.hpp"
+
+namespace kbuild {
+
+// A build's entry, under this machine's key and, with a remote cache, the
+// key machines share (remote_cache.hpp: shareable_key).
+struct EntryKey {
+  CacheKey local;
+  std::optional<std::string> shared;
+};
+
+// Why a lookup found nothing usable.
+enum class Miss {
+  missing,  // no entry, or one made from inputs that differ here
+  damaged,  // an entry that fails its hash or signature (dropped)
+  timeout,  // the storage did not answer in time
+  down,     // the storage cannot be reached
+};
+const char* miss_name(Miss miss);
+
+// What get() and lease() found: on a hit the output was written to the
+// build's descriptor; else why not (for -v and the report).
+struct Lookup {
+  bool hit = false;
+  bool remote = false;  // the hit came from the remote cache
+  Miss miss = Miss::missing;
+  std::string why;
+  static Lookup found(bool remote) { return {true, remote, Miss::missing, ""}; }
+  static Lookup missed(Miss miss, std::string why) { return {false, false, miss, std::move(why)}; }
+};
+
+// A finished compile to store: its output (an open descriptor) and what the
+// compiler read.
+struct BuiltOutput {
+  int fd = -1;
+  const KeyInput* input = nullptr;
+  BuildInputs read;
+};
+
+class Storage {
+ public:
+  virtual ~Storage() = default;
+  // A whole, valid entry for `key` written to `dest` from its start.
+  virtual Lookup get(const EntryKey& key, int dest) = 0;
+  // Called on a miss, before compiling: when another builder holds the
+  // key's lease, waits for its entry (a hit, written to `dest`); else takes
+  // the lease (held until release()) and answers a miss: compile.
+  virtual Lookup lease(const EntryKey& key, int dest) = 0;
+  // Stores `built` under `key`; a failure says why (nothing stored).
+  virtual Status put(const EntryKey& key, const BuiltOutput& built) = 0;
+  virtual void release(const EntryKey& key) = 0;
+  // The counts since the last call, as stats.json's fields (the remote's:
+  // a build's own hit or miss is counted by run_build).
+  virtual CounterIncrements take_counters() = 0;
+};
+
+// The local cache directory: no leases (builders on one machine share the
+// directory, whose entries are published atomically).
+class LocalStorage : public Storage {
+ public:
+  explicit LocalStorage(OutputCache& cache) : cache_(cache) {}
+  Lookup get(const EntryKey& key, int dest) override;
+  Lookup lease(const EntryKey& key, int dest) override;
+  Status put(const EntryKey& key, const BuiltOutput& built) override;
+  void release(const EntryKey& key) override;
+  CounterIncrements take_counters() override;
+
+ private:
+  OutputCache& cache_;
+};
+
+// The remote cache under the shared key. A hit is installed in the local
+// cache as it streams (one pass over a .gch of 100 MiB), and put() uploads
+// the entry the local cache just stored, so this backend sits behind a
+// LocalStorage in a MultilevelStorage.
+class RemoteStorage : public Storage {
+ public:
+  RemoteStorage(RemoteCache& remote, const OutputCache& local) : remote_(remote), local_(local) {}
+  Lookup get(const EntryKey& key, int dest) override;
+  Lookup lease(const EntryKey& key, int dest) override;
+  Status put(const EntryKey& key, const BuiltOutput& built) override;
+  void release(const EntryKey& key) override;
+  CounterIncrements take_counters() override;
+
+ private:
+  Lookup missed(const EntryKey& key) const;
+  RemoteCache& remote_;
+  const OutputCache& local_;
+  std::optional<LeaseGuard> lease_;
+};
+
+// Reads through `inner`; never writes: no uploads, no leases.
+class ReadOnlyStorage : public Storage {
+ public:
+  explicit ReadOnlyStorage(Storage& inner) : inner_(inner) {}
+  Lookup get(const EntryKey& key, int dest) override { return inner_.get(key, dest); }
+  Lookup lease(const EntryKey& key, int dest) override;
+  Status put(const EntryKey& key, const BuiltOutput& built) override;
+  void release(const EntryKey&) override {}
+  CounterIncrements take_counters() override { return inner_.take_counters(); }
+
+ private:
+  Storage& inner_;
+};
+
+// `near` in front of `far`: get() asks near, then far; lease() is far's;
+// put() stores in near, then far.
+class MultilevelStorage : public Storage {
+ public:
+  MultilevelStorage(Storage& near, Storage& far) : near_(near), far_(far) {}
+  Lookup get(const EntryKey& key, int dest) override;
+  Lookup lease(const EntryKey& key, int dest) override { return far_.lease(key, dest); }
+  Status put(const EntryKey& key, const BuiltOutput& built) override;
+  void release(const EntryKey& key) override { far_.release(key); }
+  CounterIncrements take_counters() override;
+
+ private:
+  Storage& near_;
+  Storage& far_;
+};
+
+// The storage a build's settings ask for: the local cache alone, or with
+// the remote cache behind it (read-only when the remote's settings say
+// so). Owns its layers; empty() when there is no enabled local cache.
+class StorageStack {
+ public:
+  StorageStack(OutputCache* cache, RemoteCache* remote);
+  bool empty() const { return top_ == nullptr; }
+  Storage& top() { return *top_; }
+
+ private:
+  std::vector<std::unique_ptr<Storage>> layers_;
+  Storage* top_ = nullptr;
+};
+
+}  // namespace kbuild

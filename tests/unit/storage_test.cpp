@@ -1,0 +1,121 @@
+// The storage decorators (run/storage.hpp) over scripted backends: which
+// layer a multilevel lookup, lease and store reach, and what a read-only
+// layer keeps from its backend.
+#include "run/storage.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "../support/mock_storage.hpp"
+#include "../support/test_support.hpp"
+#include "kbuild/file_util.hpp"
+
+using namespace kbuild;
+using kbuild_test::MockStorage;
+using kbuild_test::read_file;
+using kbuild_test::TempDir;
+
+namespace {
+
+struct Scratch {
+  TempDir dir;
+  UniqueFd fd{::open((dir / "out").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
+  std::string bytes() const { return read_file(dir / "out"); }
+};
+
+EntryKey key_of(const std::string& hex) {
+  return {CacheKey{hex, {}}, std::string("shared-") + hex};
+}
+
+}  // namespace
+
+TEST_CASE("multilevel: near first, then far; a lease is far's; a store goes near, then far",
+          "[unit][storage]") {
+  MockStorage near, far;
+  MultilevelStorage both(near, far);
+  Scratch s;
+  REQUIRE(s.fd.valid());
+  far.entries["k"] = "from far";
+  Lookup found = both.get(key_of("k"), s.fd.get());
+  CHECK(found.hit);
+  CHECK(s.bytes() == "from far");
+  CHECK(near.calls == std::vector<std::string>{"get"});
+  CHECK(far.calls == std::vector<std::string>{"get"});
+  near.entries["k"] = "from near";
+  near.calls.clear(), far.calls.clear();
+  CHECK(both.get(key_of("k"), s.fd.get()).hit);
+  CHECK(s.bytes() == "from near");
+  CHECK(far.calls.empty());
+
+  CHECK_FALSE(both.lease(key_of("new"), s.fd.get()).hit);
+  both.release(key_of("new"));
+  CHECK(near.calls == std::vector<std::string>{"get"});
+  CHECK(far.calls == std::vector<std::string>{"lease", "release"});
+
+  ::ftruncate(s.fd.get(), 0);
+  ::pwrite(s.fd.get(), "built", 5, 0);
+  KeyInput input;
+  CHECK(both.put(key_of("new"), {s.fd.get(), &input, {}}));
+  CHECK(near.entries.at("new") == "built");
+  CHECK(far.entries.at("new") == "built");
+  // Near refuses (an input changed during the build): far gets nothing.
+  near.refuse_put = "h.h changed during the build";
+  Status refused = both.put(key_of("other"), {s.fd.get(), &input, {}});
+  CHECK(refused.why() == "h.h changed during the build");
+  CHECK(far.entries.count("other") == 0);
+}
+
+TEST_CASE("multilevel: a far layer that is down is a miss with its reason, not an error",
+          "[unit][storage]") {
+  MockStorage near, far;
+  MultilevelStorage both(near, far);
+  Scratch s;
+  far.fail_get = Miss::down;
+  Lookup found = both.get(key_of("k"), s.fd.get());
+  CHECK_FALSE(found.hit);
+  CHECK(found.miss == Miss::down);
+  CHECK(std::string(miss_name(found.miss)) == "down");
+}
+
+TEST_CASE("read-only: reads reach the backend, stores and leases never do", "[unit][storage]") {
+  MockStorage backend;
+  ReadOnlyStorage readonly(backend);
+  Scratch s;
+  backend.entries["k"] = "shared";
+  CHECK(readonly.get(key_of("k"), s.fd.get()).hit);
+  CHECK(s.bytes() == "shared");
+  KeyInput input;
+  CHECK(readonly.put(key_of("n"), {s.fd.get(), &input, {}}));
+  CHECK_FALSE(readonly.lease(key_of("n"), s.fd.get()).hit);
+  readonly.release(key_of("n"));
+  CHECK(backend.calls == std::vector<std::string>{"get"});
+  CHECK(backend.entries.size() == 1);
+  CHECK(backend.leases_held == 0);
+  // The backend's counts still reach stats.json through it.
+  CHECK(readonly.take_counters() == CounterIncrements{{"mock_lookups", 1}});
+}
+
+TEST_CASE("the stack a build's settings compose: none without a cache, local alone, or both",
+          "[unit][storage]") {
+  TempDir dir;
+  CHECK(StorageStack(nullptr, nullptr).empty());
+  CacheSettings off;
+  OutputCache disabled = OutputCache::open(off);
+  CHECK(StorageStack(&disabled, nullptr).empty());
+  CacheSettings cs;
+  cs.enabled = true;
+  cs.root = dir / "cache";
+  OutputCache cache = OutputCache::open(cs);
+  REQUIRE(cache.enabled());
+  RemoteCache none{RemoteCacheSettings{}};
+  StorageStack local(&cache, &none);
+  REQUIRE_FALSE(local.empty());
+  CHECK(dynamic_cast<LocalStorage*>(&local.top()) != nullptr);
+  RemoteCacheSettings rs;
+  rs.url = "redis://127.0.0.1:1";
+  RemoteCache remote(rs);
+  StorageStack both(&cache, &remote);
+  CHECK(dynamic_cast<MultilevelStorage*>(&both.top()) != nullptr);
+}
