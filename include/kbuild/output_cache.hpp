@@ -2,12 +2,9 @@
 // files and linked shared libraries). docs/cache.md lists every input of a
 // build and where the cache covers it, and the threat model.
 //
-// The key covers the command as it runs (launcher included, output path
-// left out), the compiler's and the launcher's identity (path, size, mtime),
-// the bytes of every source and of every file named on the command line
-// (response files, -specs, -fplugin), the CPU (for -march=native), the
-// working directory, the compiler's environment variables and anything the
-// caller adds (the identity of a precompiled header). The entry's manifest
+// An entry is named by the build's local key (cache_key.hpp: the command as
+// it runs, the programs, the sources and files the command names, the CPU,
+// the working directory, the compiler's environment). The entry's manifest
 // records what the key cannot: the headers the compiler read (size, mtime,
 // SHA-1, all hashed and checked to be older than the build), the include
 // paths that would shadow each of them if a file appeared there, the
@@ -23,6 +20,7 @@
 #include <vector>
 
 #include "kbuild/build_plan.hpp"
+#include "kbuild/cache_key.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/result.hpp"
@@ -43,25 +41,6 @@ struct CacheStats {
   std::uint64_t misses = 0;
 };
 
-// Everything a key is made of, besides the sources' bytes.
-struct KeyInput {
-  std::vector<std::string> argv;  // as it runs, launcher first
-  std::size_t output_index = 0;   // argv[output_index] is the output (left out)
-  std::string output;             // its extension can matter to the compiler
-  std::vector<std::string> sources;
-  std::vector<std::string> programs;  // resolved compiler and launcher paths
-  std::vector<std::string> extra;     // e.g. a precompiled header's identity
-  bool links = false;
-  std::vector<std::string> libraries, libraries_dirs;  // -l and -L of a link
-};
-
-struct CacheKey {
-  std::string hex;
-  // SHA-1 of each source as hashed into the key (compared after the build:
-  // a source edited while the compiler ran is never stored).
-  std::vector<std::string> source_digest;
-};
-
 // What the compiler read, for the manifest.
 struct BuildInputs {
   std::string depfile_text;                 // a make rule; "" for a link of objects
@@ -70,10 +49,6 @@ struct BuildInputs {
   struct timespec started {};               // file-system time the build started
   bool dates_fixed = false;                 // SOURCE_DATE_EPOCH set: __DATE__ is reproducible
 };
-
-// The key of a build; nullopt when it cannot be cached (a source or a file
-// named on the command line cannot be read).
-std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env);
 
 class OutputCache {
  public:
@@ -112,29 +87,5 @@ class OutputCache {
   std::string problem_;
   bool problem_is_warning_ = false;
 };
-
-// Variables that change what g++ (and the programs it runs) reads or
-// writes; PATH too, which a local key adds and a shareable one leaves out.
-inline constexpr const char* kCompilerVariables[] = {"CPATH",
-                                                     "CPLUS_INCLUDE_PATH",
-                                                     "C_INCLUDE_PATH",
-                                                     "OBJC_INCLUDE_PATH",
-                                                     "LIBRARY_PATH",
-                                                     "GCC_EXEC_PREFIX",
-                                                     "COMPILER_PATH",
-                                                     "SOURCE_DATE_EPOCH",
-                                                     "LANG",
-                                                     "LC_ALL",
-                                                     "LC_CTYPE",
-                                                     "GCC_COMPARE_DEBUG",
-                                                     "DEPENDENCIES_OUTPUT",
-                                                     "SUNPRO_DEPENDENCIES"};
-
-// Files a command line names whose bytes the compiler reads but that no
-// depfile lists: response files, specs files, plugins.
-std::vector<std::string> named_files(const std::vector<std::string>& argv);
-
-// The CPU as -march=native sees it: the machine and its feature flags.
-std::string cpu_identity();
 
 }  // namespace kbuild

@@ -54,24 +54,6 @@ struct RemoteStats {
 };
 RemoteStats remote_stats(const TrustedDir& root);
 
-// What a caller knows is machine-local in a KeyInput (a --pch header's
-// place in this machine's cache, and its identity there).
-struct ShareableParts {
-  std::vector<std::string> extra;  // replaces KeyInput::extra when given
-  // Each occurrence of `first` in the command becomes `second`, unless the
-  // command asks for debug info (which records the real path).
-  std::vector<std::pair<std::string, std::string>> rewrites;
-};
-
-// The key shared across machines: the command, the sources' and named
-// files' bytes, the compiler and launcher by content, the compiler's
-// environment less PATH, the working directory only for debug info, the CPU
-// only for -march/-mcpu/-mtune=native. nullopt when a file cannot be read.
-// With `cache`, a program's content hash is remembered there (program_hash).
-std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
-                                         const ShareableParts& parts = {},
-                                         const TrustedDir* cache = nullptr);
-
 // An entry's two parts: the manifest (the local cache's CBOR) and the bytes.
 struct RemoteBlob {
   std::string manifest, bytes;

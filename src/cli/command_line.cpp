@@ -10,7 +10,6 @@
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/suggest.hpp"
-#include "util/input_record.hpp"
 
 namespace kbuild::cli {
 namespace {
@@ -433,7 +432,6 @@ std::optional<std::string> misplaced_subcommand(const CommandLine& cl) {
   std::vector<std::string> names = subcommand_names();
   for (const std::string& source : cl.build.sources) {
     std::error_code ec;
-    record_input(source);  // whether it exists decides the answer (plan cache)
     if (std::filesystem::exists(source, ec)) continue;
     if (std::find(names.begin(), names.end(), source) != names.end())
       return subcommand_too_late(source);

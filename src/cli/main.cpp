@@ -35,7 +35,6 @@
 #include "kbuild/note_summary.hpp"
 #include "kbuild/package_version.hpp"
 #include "kbuild/pch.hpp"
-#include "kbuild/plan_cache.hpp"
 #include "kbuild/plugin_spec.hpp"
 #include "kbuild/plugin_status.hpp"
 #include "kbuild/profile_select.hpp"
@@ -47,7 +46,6 @@
 #include "kbuild/site.hpp"
 #include "kbuild/version_details.hpp"
 #include "kbuild_config.h"
-#include "output_capture.hpp"
 
 namespace fs = std::filesystem;
 using namespace kbuild;
@@ -55,7 +53,6 @@ using kbuild::cli::BuildCli;
 using kbuild::cli::CommandLine;
 using kbuild::cli::CommonOptions;
 using kbuild::cli::Console;
-using kbuild::cli::OutputCapture;
 
 namespace {
 
@@ -493,26 +490,7 @@ int cache_command(const std::string& action, const Environment& env) {
   return 0;
 }
 
-// A dry run whose every input is as it was last time says what it said then
-// (the plan cache); nullopt when it must run.
-std::optional<int> replayed_dry_run(const std::vector<std::string>& args, const Environment& env) {
-  std::optional<PlanOutput> cached = cached_plan(args, env);
-  if (!cached) return std::nullopt;
-  std::cout << cached->out << std::flush;
-  std::cerr << cached->err << std::flush;
-  return cached->exit_code;
-}
-
-// Only a dry run that printed its lines, wrote nothing and succeeded is
-// remembered: a hit must be indistinguishable from running it.
-bool rememberable(const CommandLine& cl, bool built, int code) {
-  const BuildCli& b = cl.build;
-  return code == 0 && built && b.dry_run && b.report.empty() && b.compile_commands.empty() &&
-         b.remote_cache.empty();
-}
-
-// `built`: the command was a build (not help, a subcommand or `kbuild cc`).
-int run_command(int argc, char** argv, const Environment& env, CommandLine& cl, bool& built) {
+int run_command(int argc, char** argv, const Environment& env, CommandLine& cl) {
   if (auto code = kbuild::cli::compiler_mode(argc, argv, env)) return *code;  // kbuild cc, g++
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
   if (auto answered = parse_command_line(
@@ -531,7 +509,6 @@ int run_command(int argc, char** argv, const Environment& env, CommandLine& cl, 
     if (cl.command == "build-many") return build_many_command(cl.manifest, cl.jobs, cl.fail_fast);
     if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);
     if (auto misplaced = misplaced_subcommand(cl)) throw Error(ErrorKind::usage, *misplaced);
-    built = true;
     return build_command(cl.common, cl.build, env, console,
                          std::vector<std::string>(argv, argv + argc));
   } catch (const Error& e) {
@@ -547,16 +524,6 @@ int run_command(int argc, char** argv, const Environment& env, CommandLine& cl, 
 
 int main(int argc, char** argv) {
   const Environment env = Environment::from_process();
-  const std::vector<std::string> args(argv, argv + argc);
   CommandLine cl;
-  bool built = false;
-  if (!may_be_cached_dry_run(args)) return run_command(argc, argv, env, cl, built);
-  if (auto code = replayed_dry_run(args, env)) return *code;
-  start_plan_recording();
-  OutputCapture capture;
-  const int code = run_command(argc, argv, env, cl, built);
-  std::cout.flush();
-  if (rememberable(cl, built, code))
-    remember_plan(args, env, PlanOutput{capture.out(), capture.err(), code});
-  return code;
+  return run_command(argc, argv, env, cl);
 }

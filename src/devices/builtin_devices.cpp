@@ -8,7 +8,6 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/profile.hpp"
 #include "site/library_search.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,14 +23,10 @@ Origin builtin_origin(const std::string& device) {
 // first, then its subdirectories in name order), symlinks resolved.
 std::optional<std::string> find_cudart_static(const std::string& dir) {
   std::error_code ec;
-  record_input(dir + "/libcudart_static.a");
-  record_input(dir);
   if (fs::exists(fs::path(dir) / "libcudart_static.a", ec)) {
     std::string real = fs::canonical(dir, ec).string();
-    record_input(real);  // the link it went through is stamped above
     return real;
   }
-  record_uncacheable();  // a tree walked: more than a stamp or two
   std::vector<fs::path> found;
   for (auto it = fs::recursive_directory_iterator(dir,
                                                   fs::directory_options::follow_directory_symlink |

@@ -9,7 +9,6 @@
 #include "devices/trust.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -52,7 +51,6 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
   for (const ConfigSource& source : sources) {
     std::error_code ec;
     // A symlink loop or a permission problem is an error, never "missing".
-    record_input(source.path);
     fs::file_status status = fs::status(source.path, ec);
     if (ec && ec != std::errc::no_such_file_or_directory)
       throw Error(ErrorKind::config,
@@ -86,7 +84,6 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     }
     std::sort(files.begin(), files.end());
     for (const std::string& f : files) {
-      record_input(f);
       if (!fs::is_regular_file(f, ec))
         throw Error(ErrorKind::config, "device file " + f + " is not a regular file");
       load(f);

@@ -18,7 +18,6 @@
 #include "devices/trust.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/redis_client.hpp"
-#include "util/input_record.hpp"
 #include "util/json_locations.hpp"
 #include "util/parsed_file_cache.hpp"
 
@@ -332,12 +331,10 @@ DeviceFile load_device_file(const std::string& path, bool check_trust,
   };
   // Checked on the real path and on the opened file, never on a name that
   // could be swapped between the check and the read.
-  record_input(path);
   char* resolved = ::realpath(path.c_str(), nullptr);
   if (!resolved) throw unreadable(errno);
   const std::string real = resolved;
   std::free(resolved);
-  record_input(real);
   int fd = ::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) throw unreadable(errno);
   struct Closer {

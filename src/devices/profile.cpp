@@ -11,7 +11,6 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
 #include "kbuild_config.h"
-#include "util/input_record.hpp"
 #include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;
@@ -299,7 +298,6 @@ Profile load_profile(const std::string& dir, const std::string& line) {
 std::vector<std::string> profile_lines(const std::string& dir) {
   std::vector<std::string> lines;
   std::error_code ec;
-  record_input(dir);
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->path().extension() != ".json") continue;
     std::string stem = it->path().stem().string();

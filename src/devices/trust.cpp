@@ -8,7 +8,6 @@
 #include <filesystem>
 
 #include "kbuild/trusted_dir.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -34,7 +33,6 @@ std::optional<Finding> inspect_status(const struct stat& st, const std::string& 
 }
 
 std::optional<Finding> inspect(const std::string& path) {
-  record_attributes(path);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return inspect_status(st, path);
@@ -56,7 +54,6 @@ Failure directory_refused(const std::string& path, const std::string& what, cons
 
 // The real path of `path` (symlinks resolved), or "" when it has none.
 std::string real_path_of(const std::string& path) {
-  record_input(path);
   char* real = ::realpath(path.c_str(), nullptr);
   if (!real) return "";
   std::string out = real;
@@ -95,7 +92,6 @@ Status check_trusted_real_path(const std::string& real_path, const std::string& 
   // else can rename what is in it.
   for (fs::path up = dir.parent_path(); !up.empty(); up = up.parent_path()) {
     struct stat st;
-    record_attributes(up.string());
     if (::stat(up.c_str(), &st) == 0) {
       auto finding = inspect_status(st, up.string());
       bool shared_sticky = (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH) &&

@@ -17,7 +17,6 @@
 #include "kbuild/report.hpp"
 #include "kbuild/suggest.hpp"
 #include "site/compiler_version.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -161,7 +160,6 @@ BuildContext::PchPlace BuildContext::pch_place() {
   // Where the run will keep it: the cache, also when a dry run has not
   // made that directory yet.
   std::error_code ec;
-  record_attributes(root);  // whether it exists
   if (!place.root && options_.dry_run && !fs::exists(root, ec)) place.dir = root;
   return place;
 }

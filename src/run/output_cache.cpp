@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/digest.hpp"
@@ -31,22 +30,7 @@ namespace kbuild {
 
 namespace {
 
-constexpr const char* kLocalKeyVersion = "kbuild-cache-3";
 constexpr std::size_t kMaxManifest = 16u << 20;
-
-// Fields hashed length-prefixed: no ambiguity between them.
-class Hasher {
- public:
-  void add(const std::string& s) {
-    std::uint64_t n = s.size();
-    sha_.add(&n, sizeof n);
-    sha_.add(s);
-  }
-  std::string hex() { return sha_.hex(); }
-
- private:
-  Digest sha_;
-};
 
 // Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
@@ -76,77 +60,6 @@ std::string entry_parent(const std::string& key) {
 
 }  // namespace
 
-namespace {
-
-// The linker's words: -Wl,a,b split at commas, -Xlinker's next word.
-std::vector<std::string> linker_words(const std::vector<std::string>& argv) {
-  std::vector<std::string> words;
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const std::string& w = argv[i];
-    if (w == "-Xlinker" && i + 1 < argv.size()) {
-      words.push_back(argv[++i]);
-    } else if (w.rfind("-Wl,", 0) == 0) {
-      for (std::size_t at = 4; at <= w.size();) {
-        const std::size_t comma = std::min(w.find(',', at), w.size());
-        words.push_back(w.substr(at, comma - at));
-        at = comma + 1;
-      }
-    }
-  }
-  return words;
-}
-
-// A file the linker reads that it names: "--version-script=F" or
-// "--version-script F" (`next` the following word).
-void linker_file(const std::string& w, const std::string* next, std::vector<std::string>& out) {
-  for (const char* option : {"--version-script", "--dynamic-list", "--script", "-T"}) {
-    const std::size_t n = std::strlen(option);
-    if (w == option && next) out.push_back(*next);
-    if (w.size() > n && w.compare(0, n, option) == 0 && (option[1] == 'T' || w[n] == '='))
-      out.push_back(w.substr(option[1] == 'T' ? n : n + 1));
-  }
-  if (w.size() > 1 && w[0] == '@') out.push_back(w.substr(1));
-}
-
-// The words of a linker response file (-Wl,@FILE), and of those it names.
-void response_words(const std::string& file, int depth, std::vector<std::string>& words) {
-  auto text = depth < 8 ? read_whole_file(file) : std::nullopt;
-  if (!text) return;
-  std::istringstream in(*text);
-  for (std::string w; in >> w;) {
-    if (w.size() > 1 && w[0] == '@') response_words(w.substr(1), depth + 1, words);
-    words.push_back(w);
-  }
-}
-
-}  // namespace
-
-std::vector<std::string> named_files(const std::vector<std::string>& argv) {
-  std::vector<std::string> files;
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    const std::string& w = argv[i];
-    if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
-    for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
-      if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
-    // Linker scripts given to the driver (-T script, -Tscript).
-    if (w == "-T" && i + 1 < argv.size()) files.push_back(argv[i + 1]);
-    if (w.size() > 2 && w.rfind("-T", 0) == 0) files.push_back(w.substr(2));
-  }
-  std::vector<std::string> words = linker_words(argv);
-  for (std::size_t i = 0, n = words.size(); i < n; ++i)
-    if (words[i].size() > 1 && words[i][0] == '@') response_words(words[i].substr(1), 0, words);
-  for (std::size_t i = 0; i < words.size(); ++i)
-    linker_file(words[i], i + 1 < words.size() ? &words[i + 1] : nullptr, files);
-  return files;
-}
-
-std::string cpu_identity() {
-  CpuFeatures cpu = read_cpu_features();
-  std::string id = cpu.machine;
-  for (const std::string& f : cpu.flags) id += " " + f;
-  return id;
-}
-
 OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   OutputCache cache;
   cache.max_bytes_ = settings.max_bytes;
@@ -165,44 +78,6 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   }
   cache.root_.emplace(std::move(*root));
   return cache;
-}
-
-std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env) {
-  // The programs the driver runs from another place (-B DIR, COMPILER_PATH,
-  // GCC_EXEC_PREFIX: as, cc1plus, ld, specs) are not stamped: not cached.
-  if (env.get_nonempty("COMPILER_PATH") || env.get_nonempty("GCC_EXEC_PREFIX")) return std::nullopt;
-  for (const std::string& w : input.argv)
-    if (w.rfind("-B", 0) == 0) return std::nullopt;
-  Hasher h;
-  h.add(kLocalKeyVersion);
-  for (std::size_t i = 0; i < input.argv.size(); ++i)
-    h.add(i == input.output_index ? "<output>" : input.argv[i]);
-  // The output's extension can matter to the compiler; its directory cannot.
-  h.add(fs::path(input.output).extension().string());
-  for (const std::string& program : input.programs) h.add(stamp_text(program));
-  h.add(fs::current_path().string());
-  for (const char* var : kCompilerVariables)
-    h.add(std::string(var) + "=" + env.get(var).value_or(""));
-  for (const std::string& extra : input.extra) h.add(extra);
-  for (const std::string& file : named_files(input.argv)) {
-    auto bytes = read_whole_file(file);
-    if (!bytes) return std::nullopt;
-    h.add(*bytes);
-  }
-  CacheKey key;
-  for (const std::string& s : input.sources) {
-    auto bytes = read_whole_file(s);
-    if (!bytes) return std::nullopt;
-    h.add(*bytes);
-    key.source_digest.push_back(digest_hex(*bytes));
-  }
-  h.add(cpu_identity());  // -march=native / -mcpu=native compile for this CPU
-  if (input.links)
-    for (const std::string& lib : input.libraries)
-      for (const std::string& d : input.libraries_dirs)
-        for (const std::string& path : library_files(lib, d)) h.add(stamp_text(path));
-  key.hex = h.hex();
-  return key;
 }
 
 bool OutputCache::fetch(const std::string& key, int dest) {

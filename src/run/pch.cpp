@@ -13,7 +13,6 @@
 #include "kbuild/process.hpp"
 #include "kbuild/shell.hpp"
 #include "run/input_manifest.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -88,10 +87,6 @@ std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
 PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                  const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
                  const Launcher& launcher, const Environment& env) {
-  // Whether the .gch is reused rests on every header it was built from,
-  // which the reuse check stats without recording: a dry run with a PCH is
-  // never remembered by the plan cache.
-  record_uncacheable();
   auto bytes = read_whole_file(header);
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
   PchPlan p;

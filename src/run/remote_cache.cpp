@@ -27,14 +27,8 @@ namespace kbuild {
 
 namespace {
 
-// 3: entries hold the output zstd-compressed (a reader of 2 never sees them).
-constexpr const char* kRemoteKeyVersion = "kbuild-remote-key-3";
 constexpr const char* kEntryMagic = "kbuild-remote-entry-2\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
-
-// The key takes kCompilerVariables (output_cache.hpp) but not PATH, which
-// the local key adds: the programs are identified by content, so where
-// PATH finds them is machine-local.
 
 std::string entry_key(const std::string& key) {
   return "kbuild:entry:" + key;
@@ -43,30 +37,8 @@ std::string lease_key(const std::string& key) {
   return "kbuild:lease:" + key;
 }
 
-class HashedFields {
- public:
-  void add(const std::string& s) {
-    std::uint64_t n = s.size();  // length-prefixed: no ambiguity between fields
-    text_.append(reinterpret_cast<const char*>(&n), sizeof n);
-    text_ += s;
-  }
-  std::string hex() const { return to_hex(content_hash(text_)); }
-
- private:
-  std::string text_;
-};
-
 std::string u64_bytes(std::uint64_t n) {
   return std::string(reinterpret_cast<const char*>(&n), sizeof n);
-}
-
-bool asks_debug_info(const std::string& w) {
-  return w.rfind("-g", 0) == 0 && w != "-g0" && w.rfind("-gno-", 0) != 0 && w != "-gz";
-}
-
-bool asks_native(const std::string& w) {
-  return (w.rfind("-march=", 0) == 0 || w.rfind("-mcpu=", 0) == 0 || w.rfind("-mtune=", 0) == 0) &&
-         w.compare(w.find('=') + 1, std::string::npos, "native") == 0;
 }
 
 std::string random_token() {
@@ -234,62 +206,6 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   s.max_entry_bytes = env_number(env, "KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES", "bytes", 512ull << 20,
                                  s.max_entry_bytes);
   return s;
-}
-
-std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
-                                         const ShareableParts& parts, const TrustedDir* cache) {
-  HashedFields h;
-  h.add(kRemoteKeyVersion);
-  const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
-  bool native = false;
-  // The programs (each step's first words: the launcher, if any, then the
-  // compiler) are named by content below; their paths are machine-local.
-  std::size_t in_step = 0;
-  for (std::size_t i = 0; i < input.argv.size(); ++i, ++in_step) {
-    std::string w = input.argv[i];
-    if (w == "<next step>") in_step = std::size_t(-1);
-    const bool program = in_step < input.programs.size();
-    for (const auto& [from, to] : parts.rewrites)
-      for (std::size_t at = 0; !debug && !from.empty() && (at = w.find(from, at)) != w.npos;
-           at += to.size())
-        w.replace(at, from.size(), to);
-    h.add(i == input.output_index ? "<output>" : program ? "<program>" : w);
-    native = native || asks_native(w);
-  }
-  h.add(fs::path(input.output).extension().string());
-  // A program by content, so a copy at another path with another mtime is
-  // the same compiler and another build is not.
-  for (const std::string& program : input.programs) {
-    auto id = program_hash(program, cache);
-    if (!id) return std::nullopt;
-    h.add(*id);
-  }
-  // Debug info records the working directory; without it, relative paths
-  // name the same files wherever the build runs from.
-  h.add(debug ? fs::current_path().string() : "");
-  for (const char* var : kCompilerVariables)
-    h.add(std::string(var) + "=" + env.get(var).value_or(""));
-  for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
-  for (const std::string& file : named_files(input.argv)) {
-    auto bytes = read_whole_file(file);
-    if (!bytes) return std::nullopt;
-    h.add(*bytes);
-  }
-  for (const std::string& s : input.sources) {
-    auto bytes = read_whole_file(s);
-    if (!bytes) return std::nullopt;
-    h.add(*bytes);
-  }
-  if (native) h.add(cpu_identity());
-  if (input.links)
-    for (const std::string& lib : input.libraries)
-      for (const std::string& d : input.libraries_dirs)
-        for (const char* ext : {".so", ".a"}) {
-          struct stat st {};
-          std::string path = d + "/lib" + lib + ext;
-          h.add(path + ":" + std::to_string(::stat(path.c_str(), &st) == 0 ? st.st_size : -1));
-        }
-  return h.hex();
 }
 
 RedisClient* RemoteCache::client() {

@@ -14,7 +14,6 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/json_text.hpp"
 #include "kbuild/process.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -80,7 +79,6 @@ bool still_valid(const nlohmann::json& entry) {
 // cached.
 std::optional<std::string> interpreter_choice(const std::string& program, const Environment& env) {
   char head[4] = {};
-  record_input(program);
   std::ifstream in(program, std::ios::binary);
   if (in.read(head, sizeof head) && std::string(head, 4) ==
                                         "\x7f"
@@ -117,8 +115,6 @@ Discovery discover_python(const std::string& python, const Environment& env,
   // interpreter that really runs (a venv's python is a link to it).
   std::error_code ec;
   const std::string real = fs::canonical(*exe, ec).string();
-  record_input(*exe);
-  record_input(real);
   std::optional<std::string> choice = interpreter_choice(real, env);
   std::string key =
       *exe + "\n" + real + "\n" + std::to_string(mtime_ns(real)) + "\n" + choice.value_or("");
@@ -195,7 +191,6 @@ Discovery discover_python(const std::string& python, const Environment& env,
 }
 
 bool torch_is_rocm_build(const std::string& torch_root) {
-  record_input(torch_root + "/version.py");
   std::ifstream in(torch_root + "/version.py");
   std::string line;
   while (std::getline(in, line)) {

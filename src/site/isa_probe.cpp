@@ -15,7 +15,6 @@
 #include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/trusted_dir.hpp"
-#include "util/input_record.hpp"
 #include "util/parsed_file_cache.hpp"
 
 namespace fs = std::filesystem;
@@ -91,7 +90,6 @@ std::string probe_source(IsaProbe probe) {
 }
 
 std::string file_stamp(const std::string& path) {
-  record_input(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path + " absent";
   return path + " " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns(path));
@@ -364,10 +362,8 @@ std::optional<std::pair<std::string, std::string>> found_compiler(const IsaProbe
   std::optional<std::string> found = find_executable(settings.compiler, env);
   if (!found) return std::nullopt;
   std::error_code ec;
-  record_input(*found);
   std::string identity = fs::canonical(*found, ec).string();
   if (ec) identity = *found;
-  record_input(identity);
   return std::make_pair(*found, identity);
 }
 

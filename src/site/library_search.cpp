@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "kbuild/file_util.hpp"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -60,7 +59,6 @@ std::optional<std::string> find_shared_library(const std::string& name, const En
   const std::string prefix = "lib" + name + ".so";
   for (const std::string& d : dirs) {
     std::error_code ec;
-    record_input(d);
     for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
       std::string file = it->path().filename().string();
       if (file == prefix || file.rfind(prefix + ".", 0) == 0) return d;

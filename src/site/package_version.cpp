@@ -2,12 +2,9 @@
 
 #include <fstream>
 
-#include "util/input_record.hpp"
-
 namespace kbuild {
 
 std::optional<std::string> read_package_version(const std::string& version_file) {
-  record_input(version_file);
   std::ifstream in(version_file);
   std::string line;
   // A version.py is a few lines; a huge file is not one.

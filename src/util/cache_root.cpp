@@ -7,8 +7,6 @@
 #include <cctype>
 #include <cerrno>
 
-#include "util/input_record.hpp"
-
 namespace kbuild {
 
 namespace {
@@ -76,7 +74,6 @@ std::string cache_root(const Environment& env) {
 Result<TrustedDir> open_cache_root(const std::string& root, bool create) {
   if (root.empty()) return Failure{kNoCacheRoot};
   struct stat st {};
-  record_attributes(root);  // its existence and who may write it
   if (!create && ::stat(root.c_str(), &st) != 0)
     return Failure{"cache directory " + root + " does not exist"};
   Result<TrustedDir> dir = TrustedDir::open(root, create);

@@ -4,8 +4,6 @@
 
 #include <string_view>
 
-#include "util/input_record.hpp"
-
 namespace kbuild {
 
 Environment Environment::from_process() {
@@ -24,12 +22,10 @@ std::optional<std::string> Environment::get(const std::string& name) const {
   std::optional<std::string> value;
   if (it != vars_.end()) value = it->second;
   consulted_[name] = value;
-  record_variable(name);
   return value;
 }
 
 std::vector<std::string> Environment::entries() const {
-  record_uncacheable();  // all of it: more than the plan cache keys
   std::vector<std::string> out;
   for (const auto& [name, value] : vars_) out.push_back(name + "=" + value);
   return out;

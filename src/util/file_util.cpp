@@ -14,27 +14,11 @@
 #include <random>
 #include <sstream>
 
-#include "util/input_record.hpp"
-
 namespace fs = std::filesystem;
 
 namespace kbuild {
 
-namespace {
-
-// The plan cache keys a dry run by what it read (util/input_record): a file
-// by its stamp, one in /proc or /sys by its bytes, the CPU by the boot.
-std::optional<std::string> recorded(const std::string& path, std::optional<std::string> bytes) {
-  if (path == "/proc/cpuinfo")
-    record_cpu_read();
-  else if (path.rfind("/proc/", 0) == 0 || path.rfind("/sys/", 0) == 0)
-    record_content(path, bytes);
-  else
-    record_input(path);
-  return bytes;
-}
-
-std::optional<std::string> read_whole_file_unrecorded(const std::string& path) {
+std::optional<std::string> read_whole_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   struct stat st {};
@@ -61,7 +45,7 @@ std::optional<std::string> read_whole_file_unrecorded(const std::string& path) {
   return bytes;
 }
 
-std::optional<std::string> read_file_up_to_unrecorded(const std::string& path, std::size_t limit) {
+std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
   // Plain read(2), not an ifstream: a stream's locale set-up was a visible
   // part of a dry run, which reads several small files.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -84,18 +68,7 @@ std::optional<std::string> read_file_up_to_unrecorded(const std::string& path, s
   return text;
 }
 
-}  // namespace
-
-std::optional<std::string> read_whole_file(const std::string& path) {
-  return recorded(path, read_whole_file_unrecorded(path));
-}
-
-std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
-  return recorded(path, read_file_up_to_unrecorded(path, limit));
-}
-
 Result<std::string> read_regular_file_up_to(const std::string& path, std::size_t limit) {
-  record_input(path);
   auto unreadable = [&](int error) { return Failure{path + ": " + std::strerror(error)}; };
   const Failure special{path + ": not a regular file"};
   // Looked at before opening (opening a device node can do something),
@@ -187,14 +160,12 @@ std::string unique_suffix() {
 }
 
 std::int64_t mtime_ns(const std::string& path) {
-  record_input(path);
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return -1;
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
 bool is_directory(const std::string& path) {
-  record_input(path);
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }

@@ -6,7 +6,6 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild_config.h"
-#include "util/input_record.hpp"
 
 namespace fs = std::filesystem;
 
@@ -18,8 +17,6 @@ std::string data_dir(const Environment& env) {
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
-    record_input((installed / "devices").string());
-    record_input((exe.parent_path().parent_path() / "meson-info").string());
     if (fs::is_directory(installed / "devices", ec)) return installed.string();
     // Running from the build tree: use the source tree's configs.
     if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
@@ -42,7 +39,6 @@ std::string load_check_helper() {
   for (const fs::path& candidate :
        {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
         fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"}) {
-    record_input(candidate.string());
     if (!ec && access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
   throw Error(ErrorKind::internal,

@@ -5,7 +5,6 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild_config.h"
 #include "util/file_clock.hpp"
-#include "util/input_record.hpp"
 
 namespace kbuild {
 
@@ -17,7 +16,6 @@ constexpr std::size_t kMaxParsedBytes = 1u << 20;
 
 std::string files_with_stamps(const std::vector<std::string>& files, const StampOf& stamp_of) {
   std::string out;
-  for (const std::string& f : files) record_input(f);
   for (const std::string& f : files)
     out += f + '=' + (stamp_of ? stamp_of(f) : file_identity(f)) + '\n';
   return out;

@@ -22,7 +22,6 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "util/input_record.hpp"
 
 namespace asio = boost::asio;
 namespace bp = boost::process::v2;
@@ -57,7 +56,6 @@ struct NewProcessGroup {
 };
 
 bool is_executable_file(const std::string& path) {
-  record_input(path);
   struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
@@ -270,7 +268,6 @@ namespace {
 bp::process start_child(asio::io_context& ctx, const std::vector<std::string>& argv,
                         const ProcessOptions& options, asio::readable_pipe& out_pipe,
                         asio::readable_pipe& err_pipe) {
-  record_uncacheable();  // its answer rests on more than we can stamp
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
     bp::process_stdio stdio = options.capture_output

@@ -17,7 +17,6 @@
 #include "kbuild/error.hpp"
 #include "kbuild/interrupts.hpp"
 #include "kbuild/redact.hpp"
-#include "util/input_record.hpp"
 
 namespace kbuild {
 
@@ -218,7 +217,6 @@ RedisClient::RedisClient(UniqueFd fd, const RedisTimeouts& timeouts, std::size_t
 
 Result<RedisClient> RedisClient::connect(const RedisAddress& address, const RedisTimeouts& timeouts,
                                          std::size_t max_value) {
-  record_uncacheable();  // a server's answer has no stamp
   InterruptsTaken interrupts;
   Result<UniqueFd> fd = open_connection(address, Clock::now() + timeouts.connect);
   if (!fd) return Failure{fd.why()};

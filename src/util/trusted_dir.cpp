@@ -18,7 +18,6 @@
 namespace fs = std::filesystem;
 
 #include "kbuild/file_util.hpp"
-#include "util/input_record.hpp"
 
 namespace kbuild {
 
@@ -33,7 +32,6 @@ std::string octal_mode(mode_t mode) {
 // The colon-separated fields of each line of a user or group database file.
 std::vector<std::vector<std::string>> database(const char* path) {
   std::vector<std::vector<std::string>> rows;
-  record_input(path);
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
@@ -131,7 +129,6 @@ Result<TrustedDir> TrustedDir::open(const std::string& path, bool create) {
     fs::create_directories(path, ec);
     if (ec) return Failure{"cannot create " + path + ": " + ec.message()};
   }
-  record_attributes(path);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return errno_failure(path);
   if (Status checked = check_opened(fd.get(), path, true); !checked) return Failure{checked.why()};
@@ -150,7 +147,6 @@ Result<TrustedDir> TrustedDir::sub(const std::string& name, bool create) const {
     start = slash == std::string::npos ? name.size() + 1 : slash + 1;
     if (part.empty()) continue;
     path += "/" + part;
-    record_attributes(path);
     if (create && ::mkdirat(parent, part.c_str(), 0777) != 0 && errno != EEXIST)
       return errno_failure("cannot create " + path);
     UniqueFd next(::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -166,7 +162,6 @@ Result<TrustedDir> TrustedDir::sub(const std::string& name, bool create) const {
 
 Result<UniqueFd> TrustedDir::open_file(const std::string& name) const {
   const std::string path = path_ + "/" + name;
-  record_input(path);
   UniqueFd fd(::openat(fd_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return errno_failure(path);
   if (Status checked = check_opened(fd.get(), path, false); !checked) return Failure{checked.why()};
@@ -281,7 +276,6 @@ Status TrustedDir::remove_tree(const std::string& name) const {
 }
 
 std::vector<std::string> TrustedDir::list() const {
-  record_input(path_);
   std::vector<std::string> names;
   int copy = ::openat(fd_.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (copy < 0) return names;
@@ -303,7 +297,6 @@ bool TrustedDir::exists(const std::string& name) const {
 }
 
 std::optional<struct stat> TrustedDir::status(const std::string& name) const {
-  record_input(path_ + "/" + name);
   struct stat st {};
   if (::fstatat(fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;
   return st;

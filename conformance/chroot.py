@@ -24,7 +24,7 @@ which puts upstream's flag back in its place, and are compared exactly; the
 kbuild's -march=native removed.
 
 Usage (from the repository root, kbuild built static, see docs/conformance.md):
-  scripts/conformance-chroot [--chroot /work/chroots/sid] [--kbuild build/src/kbuild]
+  conformance/chroot.py [--chroot /work/chroots/sid] [--kbuild build/src/kbuild]
       [--json-out FILE] [--scenarios pointwise,reduction,...] [--keep]
 """
 import argparse
@@ -42,6 +42,8 @@ import traceback
 SCENARIOS = ["pointwise", "reduction", "mlp", "cpp_wrapper", "aoti", "debian"]
 NAMESPACE_MARK = "KBUILD_CONFORMANCE_CHROOT_NS"
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from common import first_diff, isa_spec, kbuild_args_for, run_kbuild, sources_of  # noqa: E402
 
 
 # --------------------------------------------------------------------------
@@ -70,14 +72,15 @@ def unmount_all(mounted):
 
 def stage(work, kbuild):
     """Fills the scratch directory `work` (in the chroot's /tmp) with kbuild,
-    its load checker, configs/ and this script."""
+    its load checker, configs/, this script and common.py."""
     os.chmod(work, 0o755)
     shutil.copy2(kbuild, os.path.join(work, "kbuild"))
     checker = os.path.join(os.path.dirname(kbuild), "kbuild-load-check")
     if os.path.exists(checker):
         shutil.copy2(checker, os.path.join(work, "kbuild-load-check"))
     shutil.copytree(os.path.join(HERE, "..", "configs"), os.path.join(work, "configs"))
-    shutil.copy2(os.path.abspath(__file__), os.path.join(work, "conformance-chroot"))
+    shutil.copy2(os.path.abspath(__file__), os.path.join(work, "chroot.py"))
+    shutil.copy2(os.path.join(HERE, "common.py"), os.path.join(work, "common.py"))
     os.makedirs(os.path.join(work, "tmp"))
 
 
@@ -89,14 +92,14 @@ def inside_env(inner):
 
 def host_main(args):
     if os.geteuid() != 0:
-        sys.exit("conformance-chroot: error: needs root (mount, chroot); run it as root")
+        sys.exit("conformance/chroot.py: error: needs root (mount, chroot); run it as root")
     root = os.path.abspath(args.chroot)
     if not os.path.exists(os.path.join(root, "usr", "bin", "python3")):
-        sys.exit(f"conformance-chroot: error: {root} has no usr/bin/python3; "
+        sys.exit(f"conformance/chroot.py: error: {root} has no usr/bin/python3; "
                  "create the chroot as docs/conformance.md says")
     kbuild = os.path.abspath(args.kbuild)
     if not os.path.isfile(kbuild):
-        sys.exit(f"conformance-chroot: error: no kbuild binary at {kbuild}; build it "
+        sys.exit(f"conformance/chroot.py: error: no kbuild binary at {kbuild}; build it "
                  "(ninja -C build) or give --kbuild PATH")
     if os.environ.get(NAMESPACE_MARK) != "1":
         # A private mount namespace: whatever happens, no mount outlives it.
@@ -110,12 +113,12 @@ def host_main(args):
     try:
         stage(work, kbuild)
         mount_for_torch(root, mounted)
-        cmd = ["chroot", root, "/usr/bin/python3", inner + "/conformance-chroot", "--inside",
+        cmd = ["chroot", root, "/usr/bin/python3", inner + "/chroot.py", "--inside",
                "--work", inner, "--scenarios", args.scenarios]
         p = subprocess.run(cmd, env=inside_env(inner))
         results = os.path.join(work, "results.json")
         if not os.path.exists(results):
-            print(f"conformance-chroot: error: the run in the chroot wrote no results (exit {p.returncode})")
+            print(f"conformance/chroot.py: error: the run in the chroot wrote no results (exit {p.returncode})")
             return 2
         if args.json_out:
             shutil.copyfile(results, args.json_out)
@@ -130,64 +133,6 @@ def host_main(args):
 
 # --------------------------------------------------------------------------
 # inside the chroot: mapping an Inductor command to kbuild's arguments
-
-
-def isa_spec(argv):
-    """The --isa value for the ISA flags in an Inductor argv."""
-    named = [("-mamx-tile", "amx"), ("-mavx512vnni", "avx512_vnni"), ("-mavx512f", "avx512"),
-             ("-mavx2", "avx2")]
-    spec = next((name for flag, name in named if flag in argv), "none")
-    if spec == "none":
-        return spec
-    extras = [e for flag, e in (("-mavx512bf16", "bf16"), ("-mamx-fp16", "fp16")) if flag in argv]
-    return "+".join([spec] + extras)
-
-
-def mode_args(argv):
-    pch = "-x" in argv
-    if "-E" in argv:
-        return ["--preprocess"]
-    if pch:
-        return ["--precompile"]
-    if "-c" in argv:
-        return ["--compile-only"]
-    links = "-ltorch" in argv and "-ltorch_python" not in argv
-    return ["--aot"] if links else []
-
-
-def sources_of(argv):
-    start = 3 if "-x" in argv else 1
-    sources = []
-    for tok in argv[start:]:
-        if tok.startswith("-"):
-            break
-        sources.append(tok)
-    return sources
-
-
-def kbuild_args_for(argv, probe):
-    """kbuild's arguments for the inputs of one Inductor command."""
-    args = ["--cxx", argv[0], "--device", "cpu"] + mode_args(argv)
-    if "-O1" in argv:
-        args.append("--min-optimize")
-    if "-O0" in argv:
-        args.append("--debug")
-    if "-Wall" not in argv:
-        args.append("--no-warning-all")
-    if "TORCH_INDUCTOR_CPP_WRAPPER" not in argv:
-        args.append("--no-torch")
-    # A probe names the ISA it tests; a kernel gets what kbuild picks itself.
-    args += ["--isa", isa_spec(argv) if probe else "auto"]
-    if "-include" in argv:
-        args += ["--include-pch", argv[argv.index("-include") + 1]]
-    return args + sources_of(argv) + ["-o", argv[argv.index("-o") + 1]]
-
-
-def first_diff(a, b):
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return {"index": i, "inductor": x, "kbuild": y}
-    return {"index": min(len(a), len(b)), "inductor": a[len(b):][:3], "kbuild": b[len(a):][:3]}
 
 
 def probe_sources():
@@ -228,13 +173,8 @@ class Recorder:
         self.records = []
         self.probes = None
 
-    def kbuild_run(self, args, cwd):
-        start = time.perf_counter()
-        p = subprocess.run([self.kbuild] + args, capture_output=True, text=True, cwd=cwd)
-        return p, time.perf_counter() - start
-
     def compare(self, record, argv, args, cwd):
-        dry, _ = self.kbuild_run(args + ["--dry-run"], cwd)
+        dry, _ = run_kbuild(self.kbuild, args + ["--dry-run"], cwd)
         got = shlex.split(dry.stdout) if dry.returncode == 0 else []
         if self.debian_march:  # Debian's Inductor has no -march=native
             got = [t for t in got if t != "-march=native"]
@@ -243,7 +183,7 @@ class Recorder:
             record.update(kbuild=got, diff=first_diff(argv, got), dry_stderr=dry.stderr[-2000:])
 
     def build(self, record, args, cwd, original, cmd_line):
-        real, secs = self.kbuild_run(args, cwd)
+        real, secs = run_kbuild(self.kbuild, args, cwd)
         record.update(exit=real.returncode, kbuild_seconds=round(secs, 2))
         if real.returncode != 0:
             record["stderr"] = real.stderr[-3000:]
@@ -274,7 +214,7 @@ class Recorder:
             record = {"inductor": argv, "cwd": cwd, "probe": probe}
             self.records.append(record)
             try:
-                args = kbuild_args_for(argv, probe)
+                args = kbuild_args_for(argv, isa_spec(argv) if probe else "auto")
                 record["kbuild_args"] = args
                 self.compare(record, argv, args, cwd)
             except Exception as e:  # noqa: BLE001

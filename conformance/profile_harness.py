@@ -28,9 +28,9 @@ probe builds (VecISA.check_build) are taken as succeeding, as on the x86-64
 host the 2.11 data was measured on (avx512+vnni+amx, avx512_bf16, no amx_fp16).
 
 Usage:
-  scripts/inductor-profile-harness --inductor-dir DIR [--cpp-extension FILE]
+  conformance/profile_harness.py --inductor-dir DIR [--cpp-extension FILE]
       [--version-py FILE] --out DIR [--check GOLDEN_DIR]
-  scripts/inductor-profile-harness --installed --out DIR [--check GOLDEN_DIR]
+  conformance/profile_harness.py --installed --out DIR [--check GOLDEN_DIR]
 
 --check compares the base matrix ("commands" and "results") with a golden
 directory holding builder_commands.json and device_options.json and exits 1 on
@@ -693,7 +693,7 @@ def parent_main(args):
     mode = ("the installed torch (" + base["torch_version"] + ")" if args.installed
             else "a stand-in torch package holding that release's files")
     about = (
-        f"Produced by scripts/inductor-profile-harness from torch "
+        f"Produced by conformance/profile_harness.py from torch "
         f"{base['torch_version']}'s torch/_inductor/cpp_builder.py, run in {mode}, "
         f"with CXX={args.cxx} on x86-64 Linux (python {sys.version.split()[0]}). "
         "CppBuilder(name='kernel', sources='${OUT_DIR}/kernel.cpp', "
@@ -725,7 +725,7 @@ def parent_main(args):
     options = {"about": ("get_cpp_torch_device_options(device_type, aot_mode, "
                          f"compile_only) as returned by torch "
                          f"{base['torch_version']}, run by "
-                         f"scripts/inductor-profile-harness in {mode}. Paths "
+                         f"conformance/profile_harness.py in {mode}. Paths "
                          "replaced by placeholders."),
                "results": results}
     os.makedirs(args.out, exist_ok=True)

@@ -23,7 +23,7 @@ when there is one (device cuda), else cpu. Prints, and writes as JSON
    then warm: the C++ build seconds of each (CppBuilder.build, with
    compile_threads=1), their ratio (>= 10 passes) and result == eager.
 
-Usage: scripts/conformance-bridge --kbuild PATH/kbuild [--json-out FILE]
+Usage: conformance/bridge.py --kbuild PATH/kbuild [--json-out FILE]
 (with the kbuild wheel installed, --kbuild may be left out.)
 """
 import argparse

@@ -13,7 +13,7 @@ Needs python3 with torch (2.11) and, for the CUDA parts, a GPU. Three parts:
    really builds the output Inductor loads; results are checked against eager;
 3. a summary table, and everything as JSON (--json-out).
 
-Usage: scripts/conformance-inductor --kbuild PATH [--json-out FILE] [--skip-cuda]
+Usage: conformance/inductor.py --kbuild PATH [--json-out FILE] [--skip-cuda]
 """
 import argparse
 import faulthandler
@@ -26,6 +26,9 @@ import tempfile
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import first_diff, kbuild_args_for, run_kbuild  # noqa: E402
+
 # A fresh Inductor cache, so every compile really happens (set before torch).
 CACHE = tempfile.mkdtemp(prefix="kbuild-conformance-")
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = CACHE
@@ -35,83 +38,6 @@ JSON_OUT = None
 KBUILD_PATH = None
 SELECTED = []
 RESULTS = {"builder": [], "options": [], "intercepted": [], "runs": [], "errors": []}
-
-
-def kbuild_run(kbuild, args, cwd=None):
-    start = time.perf_counter()
-    p = subprocess.run([kbuild] + args, capture_output=True, text=True, cwd=cwd)
-    return p, time.perf_counter() - start
-
-
-def first_diff(a, b):
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return {"index": i, "inductor": x, "kbuild": y}
-    return {"index": min(len(a), len(b)), "inductor": a[len(b):][:3], "kbuild": b[len(a):][:3]}
-
-
-def isa_spec(argv):
-    """The --isa value for the ISA flags in an Inductor argv."""
-    if "-mamx-tile" in argv:
-        spec = "amx"
-    elif "-mavx512vnni" in argv:
-        spec = "avx512_vnni"
-    elif "-mavx512f" in argv:
-        spec = "avx512"
-    elif "-mavx2" in argv:
-        spec = "avx2"
-    elif "CPU_CAPABILITY_NEON" in argv:
-        return "neon"
-    elif "CPU_CAPABILITY_SVE256" in argv:
-        return "sve256"
-    else:
-        return "none"
-    extras = []
-    if "-mavx512bf16" in argv:
-        extras.append("bf16")
-    if "-mamx-fp16" in argv:
-        extras.append("fp16")
-    return "+".join([spec] + extras)
-
-
-def kbuild_args_for(argv):
-    """kbuild arguments for the inputs of an Inductor command (mode, device,
-    sources, pch, ISA): the output argv is what gets compared."""
-    args = ["--cxx", argv[0]]
-    pch = "-x" in argv
-    if "-E" in argv:
-        args.append("--preprocess")
-    elif pch:
-        args.append("--precompile")
-    elif "-c" in argv:
-        args.append("--compile-only")
-    device = "cpu"
-    for macro, name in (("USE_CUDA", "cuda"), ("USE_ROCM", "cuda"), ("USE_MPS", "mps"), ("USE_XPU", "xpu")):
-        if macro in argv:
-            device = name
-    args += ["--device", device]
-    links = not any(f in argv for f in ("-E", "-x", "-c"))
-    if links and "-ltorch" in argv and "-ltorch_python" not in argv:
-        args.append("--aot")
-    if "-O1" in argv:
-        args.append("--min-optimize")
-    if "-O0" in argv:
-        args.append("--debug")
-    if "-Wall" not in argv:
-        args.append("--no-warning-all")
-    if "TORCH_INDUCTOR_CPP_WRAPPER" not in argv:
-        args.append("--no-torch")
-    args += ["--isa", isa_spec(argv)]
-    if "-include" in argv:
-        args += ["--include-pch", argv[argv.index("-include") + 1]]
-    sources = []
-    for tok in argv[3 if pch else 1:]:
-        if tok.startswith("-"):
-            break
-        sources.append(tok)
-    args += sources
-    args += ["-o", argv[argv.index("-o") + 1]]
-    return args
 
 
 def builder_matrix(kbuild, out_dir):
@@ -137,7 +63,7 @@ def builder_matrix(kbuild, out_dir):
                             args.append("--aot")
                         if co:
                             args.append("--compile-only")
-                        p, secs = kbuild_run(kbuild, args)
+                        p, secs = run_kbuild(kbuild, args)
                         got = shlex.split(p.stdout) if p.returncode == 0 else []
                         row.update(match=got == expected, exit=p.returncode, stderr=p.stderr[-2000:],
                                    seconds=secs)
@@ -160,7 +86,7 @@ def builder_matrix(kbuild, out_dir):
                             args.append("--aot")
                         if co:
                             args.append("--compile-only")
-                        p, _ = kbuild_run(kbuild, args)
+                        p, _ = run_kbuild(kbuild, args)
                         got = json.loads(p.stdout) if p.returncode == 0 else {}
                         row.update(match=got == expected, stderr=p.stderr[-2000:])
                         if got != expected:
@@ -182,7 +108,7 @@ def install_interceptor(kbuild):
         try:
             args = kbuild_args_for(argv)
             record["kbuild_args"] = args
-            dry, _ = kbuild_run(kbuild, args + ["--dry-run"], cwd=cwd)
+            dry, _ = run_kbuild(kbuild, args + ["--dry-run"], cwd=cwd)
             got = shlex.split(dry.stdout) if dry.returncode == 0 else []
             record["match"] = got == argv
             if got != argv:
@@ -190,7 +116,7 @@ def install_interceptor(kbuild):
                 record["diff"] = first_diff(argv, got)
                 record["dry_stderr"] = dry.stderr[-2000:]
             # kbuild builds the file Inductor will load next.
-            real, secs = kbuild_run(kbuild, args, cwd=cwd)
+            real, secs = run_kbuild(kbuild, args, cwd=cwd)
             record["kbuild_seconds"] = secs
             record["exit"] = real.returncode
             if real.returncode != 0:

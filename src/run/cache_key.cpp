@@ -1,0 +1,229 @@
+#include "kbuild/cache_key.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+
+#include "kbuild/digest.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/isa.hpp"
+#include "kbuild/signing.hpp"
+#include "run/input_manifest.hpp"
+#include "site/library_search.hpp"
+#include "util/program_hash.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+constexpr const char* kLocalKeyVersion = "kbuild-cache-3";
+// 3: entries hold the output zstd-compressed (a reader of 2 never sees them).
+constexpr const char* kRemoteKeyVersion = "kbuild-remote-key-3";
+
+// Fields hashed length-prefixed: no ambiguity between them.
+class Hasher {
+ public:
+  void add(const std::string& s) {
+    std::uint64_t n = s.size();
+    sha_.add(&n, sizeof n);
+    sha_.add(s);
+  }
+  std::string hex() { return sha_.hex(); }
+
+ private:
+  Digest sha_;
+};
+
+// The shareable key's fields, BLAKE2b (the remote cache's hash), also
+// length-prefixed.
+class HashedFields {
+ public:
+  void add(const std::string& s) {
+    std::uint64_t n = s.size();  // length-prefixed: no ambiguity between fields
+    text_.append(reinterpret_cast<const char*>(&n), sizeof n);
+    text_ += s;
+  }
+  std::string hex() const { return to_hex(content_hash(text_)); }
+
+ private:
+  std::string text_;
+};
+
+bool asks_debug_info(const std::string& w) {
+  return w.rfind("-g", 0) == 0 && w != "-g0" && w.rfind("-gno-", 0) != 0 && w != "-gz";
+}
+
+bool asks_native(const std::string& w) {
+  return (w.rfind("-march=", 0) == 0 || w.rfind("-mcpu=", 0) == 0 || w.rfind("-mtune=", 0) == 0) &&
+         w.compare(w.find('=') + 1, std::string::npos, "native") == 0;
+}
+
+// The linker's words: -Wl,a,b split at commas, -Xlinker's next word.
+std::vector<std::string> linker_words(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w == "-Xlinker" && i + 1 < argv.size()) {
+      words.push_back(argv[++i]);
+    } else if (w.rfind("-Wl,", 0) == 0) {
+      for (std::size_t at = 4; at <= w.size();) {
+        const std::size_t comma = std::min(w.find(',', at), w.size());
+        words.push_back(w.substr(at, comma - at));
+        at = comma + 1;
+      }
+    }
+  }
+  return words;
+}
+
+// A file the linker reads that it names: "--version-script=F" or
+// "--version-script F" (`next` the following word).
+void linker_file(const std::string& w, const std::string* next, std::vector<std::string>& out) {
+  for (const char* option : {"--version-script", "--dynamic-list", "--script", "-T"}) {
+    const std::size_t n = std::strlen(option);
+    if (w == option && next) out.push_back(*next);
+    if (w.size() > n && w.compare(0, n, option) == 0 && (option[1] == 'T' || w[n] == '='))
+      out.push_back(w.substr(option[1] == 'T' ? n : n + 1));
+  }
+  if (w.size() > 1 && w[0] == '@') out.push_back(w.substr(1));
+}
+
+// The words of a linker response file (-Wl,@FILE), and of those it names.
+void response_words(const std::string& file, int depth, std::vector<std::string>& words) {
+  auto text = depth < 8 ? read_whole_file(file) : std::nullopt;
+  if (!text) return;
+  std::istringstream in(*text);
+  for (std::string w; in >> w;) {
+    if (w.size() > 1 && w[0] == '@') response_words(w.substr(1), depth + 1, words);
+    words.push_back(w);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> named_files(const std::vector<std::string>& argv) {
+  std::vector<std::string> files;
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    const std::string& w = argv[i];
+    if (w.size() > 1 && w[0] == '@') files.push_back(w.substr(1));
+    for (const char* prefix : {"-specs=", "--specs=", "-fplugin="})
+      if (w.rfind(prefix, 0) == 0) files.push_back(w.substr(std::strlen(prefix)));
+    // Linker scripts given to the driver (-T script, -Tscript).
+    if (w == "-T" && i + 1 < argv.size()) files.push_back(argv[i + 1]);
+    if (w.size() > 2 && w.rfind("-T", 0) == 0) files.push_back(w.substr(2));
+  }
+  std::vector<std::string> words = linker_words(argv);
+  for (std::size_t i = 0, n = words.size(); i < n; ++i)
+    if (words[i].size() > 1 && words[i][0] == '@') response_words(words[i].substr(1), 0, words);
+  for (std::size_t i = 0; i < words.size(); ++i)
+    linker_file(words[i], i + 1 < words.size() ? &words[i + 1] : nullptr, files);
+  return files;
+}
+
+std::string cpu_identity() {
+  CpuFeatures cpu = read_cpu_features();
+  std::string id = cpu.machine;
+  for (const std::string& f : cpu.flags) id += " " + f;
+  return id;
+}
+
+std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env) {
+  // The programs the driver runs from another place (-B DIR, COMPILER_PATH,
+  // GCC_EXEC_PREFIX: as, cc1plus, ld, specs) are not stamped: not cached.
+  if (env.get_nonempty("COMPILER_PATH") || env.get_nonempty("GCC_EXEC_PREFIX")) return std::nullopt;
+  for (const std::string& w : input.argv)
+    if (w.rfind("-B", 0) == 0) return std::nullopt;
+  Hasher h;
+  h.add(kLocalKeyVersion);
+  for (std::size_t i = 0; i < input.argv.size(); ++i)
+    h.add(i == input.output_index ? "<output>" : input.argv[i]);
+  // The output's extension can matter to the compiler; its directory cannot.
+  h.add(fs::path(input.output).extension().string());
+  for (const std::string& program : input.programs) h.add(stamp_text(program));
+  h.add(fs::current_path().string());
+  for (const char* var : kCompilerVariables)
+    h.add(std::string(var) + "=" + env.get(var).value_or(""));
+  for (const std::string& extra : input.extra) h.add(extra);
+  for (const std::string& file : named_files(input.argv)) {
+    auto bytes = read_whole_file(file);
+    if (!bytes) return std::nullopt;
+    h.add(*bytes);
+  }
+  CacheKey key;
+  for (const std::string& s : input.sources) {
+    auto bytes = read_whole_file(s);
+    if (!bytes) return std::nullopt;
+    h.add(*bytes);
+    key.source_digest.push_back(digest_hex(*bytes));
+  }
+  h.add(cpu_identity());  // -march=native / -mcpu=native compile for this CPU
+  if (input.links)
+    for (const std::string& lib : input.libraries)
+      for (const std::string& d : input.libraries_dirs)
+        for (const std::string& path : library_files(lib, d)) h.add(stamp_text(path));
+  key.hex = h.hex();
+  return key;
+}
+
+std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
+                                         const ShareableParts& parts, const TrustedDir* cache) {
+  HashedFields h;
+  h.add(kRemoteKeyVersion);
+  const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
+  bool native = false;
+  // The programs (each step's first words: the launcher, if any, then the
+  // compiler) are named by content below; their paths are machine-local.
+  std::size_t in_step = 0;
+  for (std::size_t i = 0; i < input.argv.size(); ++i, ++in_step) {
+    std::string w = input.argv[i];
+    if (w == "<next step>") in_step = std::size_t(-1);
+    const bool program = in_step < input.programs.size();
+    for (const auto& [from, to] : parts.rewrites)
+      for (std::size_t at = 0; !debug && !from.empty() && (at = w.find(from, at)) != w.npos;
+           at += to.size())
+        w.replace(at, from.size(), to);
+    h.add(i == input.output_index ? "<output>" : program ? "<program>" : w);
+    native = native || asks_native(w);
+  }
+  h.add(fs::path(input.output).extension().string());
+  // A program by content, so a copy at another path with another mtime is
+  // the same compiler and another build is not.
+  for (const std::string& program : input.programs) {
+    auto id = program_hash(program, cache);
+    if (!id) return std::nullopt;
+    h.add(*id);
+  }
+  // Debug info records the working directory; without it, relative paths
+  // name the same files wherever the build runs from.
+  h.add(debug ? fs::current_path().string() : "");
+  for (const char* var : kCompilerVariables)
+    h.add(std::string(var) + "=" + env.get(var).value_or(""));
+  for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
+  for (const std::string& file : named_files(input.argv)) {
+    auto bytes = read_whole_file(file);
+    if (!bytes) return std::nullopt;
+    h.add(*bytes);
+  }
+  for (const std::string& s : input.sources) {
+    auto bytes = read_whole_file(s);
+    if (!bytes) return std::nullopt;
+    h.add(*bytes);
+  }
+  if (native) h.add(cpu_identity());
+  if (input.links)
+    for (const std::string& lib : input.libraries)
+      for (const std::string& d : input.libraries_dirs)
+        for (const char* ext : {".so", ".a"}) {
+          struct stat st {};
+          std::string path = d + "/lib" + lib + ext;
+          h.add(path + ":" + std::to_string(::stat(path.c_str(), &st) == 0 ? st.st_size : -1));
+        }
+  return h.hex();
+}
+
+}  // namespace kbuild
