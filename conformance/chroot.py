@@ -214,7 +214,7 @@ class Recorder:
             record = {"inductor": argv, "cwd": cwd, "probe": probe}
             self.records.append(record)
             try:
-                args = kbuild_args_for(argv, isa_spec(argv) if probe else "auto")
+                args = kbuild_args_for(argv, isa_spec(argv) if probe else "auto", device="cpu")
                 record["kbuild_args"] = args
                 self.compare(record, argv, args, cwd)
             except Exception as e:  # noqa: BLE001

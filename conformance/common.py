@@ -70,12 +70,13 @@ def sources_of(argv):
     return sources
 
 
-def kbuild_args_for(argv, isa=None):
+def kbuild_args_for(argv, isa=None, device=None):
     """kbuild's arguments for the inputs of one Inductor command (compiler,
     device, mode, optimization, warnings, torch, ISA, PCH, sources, output):
     the argv kbuild prints for them is what gets compared. `isa`: the --isa
-    value (default: the one the argv's flags name)."""
-    args = ["--cxx", argv[0], "--device", device_of(argv)] + mode_args(argv)
+    value (default: the one the argv's flags name); `device`: the device
+    (default: the one its macros name)."""
+    args = ["--cxx", argv[0], "--device", device or device_of(argv)] + mode_args(argv)
     if "-O1" in argv:
         args.append("--min-optimize")
     if "-O0" in argv:

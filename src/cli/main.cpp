@@ -490,7 +490,8 @@ int cache_command(const std::string& action, const Environment& env) {
   return 0;
 }
 
-int run_command(int argc, char** argv, const Environment& env, CommandLine& cl) {
+int run_command(int argc, char** argv, const Environment& env) {
+  CommandLine cl;
   if (auto code = kbuild::cli::compiler_mode(argc, argv, env)) return *code;  // kbuild cc, g++
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
   if (auto answered = parse_command_line(
@@ -524,6 +525,5 @@ int run_command(int argc, char** argv, const Environment& env, CommandLine& cl) 
 
 int main(int argc, char** argv) {
   const Environment env = Environment::from_process();
-  CommandLine cl;
-  return run_command(argc, argv, env, cl);
+  return run_command(argc, argv, env);
 }

@@ -267,22 +267,28 @@ void store(Storage& storage, const EntryKey& key, const KeyInput& key_in, int re
   }
 }
 
-// The build's keys: this machine's, and with a remote cache the shared one.
+// The build's keys: this machine's, and with a remote cache the shared one
+// (made on first use: a local hit needs none).
 std::optional<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
                                   const BuildSettings& settings) {
   std::optional<CacheKey> local = cache_key(key_in, env);
   if (!local) return std::nullopt;
-  EntryKey key{std::move(*local), std::nullopt};
+  EntryKey key(std::move(*local));
   if (settings.remote && settings.remote->enabled())
-    key.shared = shareable_key(key_in, env, settings.remote_parts,
-                               settings.cache ? settings.cache->root() : nullptr);
+    key.make_shared = [&key_in, &env, &settings] {
+      return shareable_key(key_in, env, settings.remote_parts,
+                           settings.cache ? settings.cache->root() : nullptr);
+    };
   return key;
 }
 
 // Adds `counters` to the local cache's stats.json in one locked update.
 void save_counters(const BuildSettings& settings, const CounterIncrements& counters) {
-  if (settings.cache && settings.cache->root() && !counters.empty())
-    add_counters(*settings.cache->root(), counters);
+  CounterIncrements changed;
+  for (const auto& counter : counters)
+    if (counter.second != 0) changed.push_back(counter);
+  if (settings.cache && settings.cache->root() && !changed.empty())
+    add_counters(*settings.cache->root(), changed);
 }
 
 // Asks `storage` for the build's entry: get(), then lease() on a miss (which
@@ -296,11 +302,17 @@ std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const 
   try {
     key = entry_key(key_in, env, settings);
     outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
-    if (!key) return key;
+    if (!key) {
+      outcome.timings.push_back({"cache", seconds_since(start)});
+      return key;
+    }
     Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
     Lookup found = Lookup::missed(Miss::missing, result.why());
     if (result) found = storage.get(*key, result->get());
-    if (result && !found.hit) found = storage.lease(*key, result->get());
+    if (result && !found.hit) {
+      Lookup leased = storage.lease(*key, result->get());
+      if (leased.hit || !leased.why.empty()) found = std::move(leased);  // else get's why stands
+    }
     if (found.hit) {
       outcome.cache = CacheStatus::hit;
       if (found.remote) outcome.cache_detail = "remote";

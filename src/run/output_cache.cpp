@@ -14,7 +14,6 @@
 #include "kbuild/cache_root.hpp"
 #include "kbuild/digest.hpp"
 #include "kbuild/file_util.hpp"
-#include "kbuild/isa.hpp"
 #include "kbuild/json_text.hpp"
 #include "kbuild/process_runner.hpp"
 #include "kbuild/shell.hpp"

@@ -6,7 +6,6 @@
 
 #include <charconv>
 #include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -14,14 +13,10 @@
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/interrupts.hpp"
-#include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
 #include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "util/compress.hpp"
-#include "util/program_hash.hpp"
-
-namespace fs = std::filesystem;
 
 namespace kbuild {
 

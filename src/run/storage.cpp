@@ -35,7 +35,8 @@ CounterIncrements LocalStorage::take_counters() {
 }
 
 Lookup RemoteStorage::missed(const EntryKey& key) const {
-  if (!key.shared) return Lookup::missed(Miss::missing, "no remote key (an input cannot be read)");
+  if (!key.shared())
+    return Lookup::missed(Miss::missing, "no remote key (an input cannot be read)");
   if (remote_.failed())
     return Lookup::missed(
         remote_.failure().find("timeout") != std::string::npos ? Miss::timeout : Miss::down,
@@ -44,25 +45,26 @@ Lookup RemoteStorage::missed(const EntryKey& key) const {
 }
 
 Lookup RemoteStorage::get(const EntryKey& key, int dest) {
-  if (key.shared && remote_.fetch(*key.shared, local_, key.local.hex, dest))
+  if (key.shared() && remote_.fetch(*key.shared(), local_, key.local.hex, dest))
     return Lookup::found(true);
   return missed(key);
 }
 
 Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
-  if (!key.shared) return missed(key);
-  if (remote_.take_lease(*key.shared)) {
-    lease_.emplace(&remote_, *key.shared);  // released by release(), or when this ends
+  if (!key.shared()) return missed(key);
+  if (remote_.take_lease(*key.shared())) {
+    lease_.emplace(&remote_, *key.shared());  // released by release(), or when this ends
     return missed(key);
   }
-  if (remote_.wait_for_entry(*key.shared, local_, key.local.hex, dest)) return Lookup::found(true);
+  if (remote_.wait_for_entry(*key.shared(), local_, key.local.hex, dest))
+    return Lookup::found(true);
   return missed(key);
 }
 
 Status RemoteStorage::put(const EntryKey& key, const BuiltOutput&) {
   // Uploads what the local cache stored (checked against its manifest), so
   // the remote entry is the local one byte for byte.
-  if (key.shared) remote_.store(*key.shared, local_, key.local.hex);
+  if (key.shared()) remote_.store(*key.shared(), local_, key.local.hex);
   return ok();  // an upload that fails is warned about, never a failed build
 }
 
@@ -75,7 +77,7 @@ CounterIncrements RemoteStorage::take_counters() {
 }
 
 Lookup ReadOnlyStorage::lease(const EntryKey&, int) {
-  return Lookup::missed(Miss::missing, "");  // compile without taking a lease
+  return Lookup::missed(Miss::missing, "");  // compile without taking a lease (get's why stands)
 }
 
 Status ReadOnlyStorage::put(const EntryKey&, const BuiltOutput&) {

@@ -7,6 +7,7 @@
 // MockStorage (tests/support) instead.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,10 +21,21 @@
 namespace kbuild {
 
 // A build's entry, under this machine's key and, with a remote cache, the
-// key machines share (remote_cache.hpp: shareable_key).
+// key machines share (cache_key.hpp: shareable_key), made only when a
+// backend first asks for it: a local hit hashes nothing more.
 struct EntryKey {
+  explicit EntryKey(CacheKey local_key, std::function<std::optional<std::string>()> make = nullptr)
+      : local(std::move(local_key)), make_shared(std::move(make)) {}
   CacheKey local;
-  std::optional<std::string> shared;
+  std::function<std::optional<std::string>()> make_shared;  // null: no remote
+  // The shared key; nullopt when there is none or an input cannot be read.
+  const std::optional<std::string>& shared() const {
+    if (!shared_) shared_.emplace(make_shared ? make_shared() : std::nullopt);
+    return *shared_;
+  }
+
+ private:
+  mutable std::optional<std::optional<std::string>> shared_;
 };
 
 // Why a lookup found nothing usable.

@@ -12,6 +12,7 @@
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "run/storage.hpp"
 
 using namespace kbuild;
 using kbuild_test::MockStorage;
@@ -301,4 +302,16 @@ TEST_CASE("over a storage: a refused store leaves the build done and uncacheable
   CHECK(outcome.cache_detail == "k.cpp changed during the build");
   CHECK(read_file(c.plan.output) == tiny_elf('a'));
   CHECK(storage.leases_held == 0);
+}
+
+TEST_CASE("over a read-only storage: a miss says why get missed (a read-only lease says nothing)",
+          "[unit][runner][storage]") {
+  RunnerCase c;
+  MockStorage backend;
+  ReadOnlyStorage readonly(backend);
+  c.settings.storage = &readonly;
+  BuildOutcome outcome = c.build();
+  CHECK(outcome.cache == CacheStatus::miss);
+  CHECK(outcome.cache_detail == "mock: none");
+  CHECK(backend.calls == std::vector<std::string>{"get"});
 }

@@ -26,7 +26,7 @@ struct Scratch {
 };
 
 EntryKey key_of(const std::string& hex) {
-  return {CacheKey{hex, {}}, std::string("shared-") + hex};
+  return EntryKey(CacheKey{hex, {}}, [hex] { return std::optional<std::string>("shared-" + hex); });
 }
 
 }  // namespace
@@ -118,4 +118,18 @@ TEST_CASE("the stack a build's settings compose: none without a cache, local alo
   RemoteCache remote(rs);
   StorageStack both(&cache, &remote);
   CHECK(dynamic_cast<MultilevelStorage*>(&both.top()) != nullptr);
+}
+
+TEST_CASE("the shared key is made once, when a backend first asks for it", "[unit][storage]") {
+  int made = 0;
+  EntryKey key(CacheKey{"k", {}}, [&made] {
+    ++made;
+    return std::optional<std::string>("shared-k");
+  });
+  CHECK(made == 0);  // a local hit would never ask
+  CHECK(*key.shared() == "shared-k");
+  CHECK(*key.shared() == "shared-k");
+  CHECK(made == 1);
+  EntryKey local_only(CacheKey{"k", {}});
+  CHECK_FALSE(local_only.shared());
 }
