@@ -74,7 +74,19 @@ struct ShareableParts {
   // Each occurrence of `first` in the command becomes `second`, unless the
   // command asks for debug info (which records the real path).
   std::vector<std::pair<std::string, std::string>> rewrites;
+  // The remote cache's base-dir opt-in (KBUILD_REMOTE_CACHE_BASE_DIR): each
+  // path under it is keyed as kBasePlaceholder + the rest, debug info or
+  // not, so build trees at different paths share a key.
+  std::string base_dir;
 };
+
+// What a path under the base dir is keyed and recorded as.
+inline constexpr const char* kBasePlaceholder = "<base>";
+
+// `word` with each path that is `base` or lies under it (at the word's
+// start, after '=', ',' or ':', or after a two-letter option such as -I)
+// written as kBasePlaceholder + the rest.
+std::string rebase_word(std::string word, const std::string& base);
 
 // The key shared across machines: the command, the sources' and named
 // files' bytes, the compiler and launcher by content, the compiler's

@@ -33,6 +33,11 @@ struct RemoteCacheSettings {
   RedisTimeouts timeouts;
   std::uint64_t max_entry_bytes = 256ull << 20;  // a .gch can be 100 MiB
   std::chrono::milliseconds lease{60000};        // longest a compile holds its key
+  // KBUILD_REMOTE_CACHE_BASE_DIR (opt-in, ccache's base_dir): paths under it
+  // are keyed and recorded as "<base>/...", so machines whose build trees
+  // lie at different paths share entries; a hit then holds the writer's
+  // paths in its strings and debug info (docs/cache.md).
+  std::string base_dir;
 };
 
 // A device file's default address, and the file that gives it.

@@ -276,8 +276,9 @@ std::optional<EntryKey> entry_key(const KeyInput& key_in, const Environment& env
   EntryKey key(std::move(*local));
   if (settings.remote && settings.remote->enabled())
     key.make_shared = [&key_in, &env, &settings] {
-      return shareable_key(key_in, env, settings.remote_parts,
-                           settings.cache ? settings.cache->root() : nullptr);
+      ShareableParts parts = settings.remote_parts;
+      parts.base_dir = settings.remote->settings().base_dir;
+      return shareable_key(key_in, env, parts, settings.cache ? settings.cache->root() : nullptr);
     };
   return key;
 }

@@ -170,6 +170,24 @@ std::optional<CacheKey> cache_key(const KeyInput& input, const Environment& env)
   return key;
 }
 
+std::string rebase_word(std::string word, const std::string& base) {
+  if (base.empty()) return word;
+  const std::string to = kBasePlaceholder;
+  for (std::size_t at = 0; (at = word.find(base, at)) != std::string::npos;) {
+    const std::size_t end = at + base.size();
+    const bool starts =
+        at == 0 || std::strchr("=,:", word[at - 1]) != nullptr || (at == 2 && word[0] == '-');
+    const bool ends = end == word.size() || word[end] == '/';
+    if (starts && ends) {
+      word.replace(at, base.size(), to);
+      at += to.size();
+    } else {
+      at = end;
+    }
+  }
+  return word;
+}
+
 std::optional<std::string> shareable_key(const KeyInput& input, const Environment& env,
                                          const ShareableParts& parts, const TrustedDir* cache) {
   HashedFields h;
@@ -187,6 +205,7 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
       for (std::size_t at = 0; !debug && !from.empty() && (at = w.find(from, at)) != w.npos;
            at += to.size())
         w.replace(at, from.size(), to);
+    if (!parts.base_dir.empty()) w = rebase_word(std::move(w), parts.base_dir);
     h.add(i == input.output_index ? "<output>" : program ? "<program>" : w);
     native = native || asks_native(w);
   }
@@ -200,7 +219,12 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
   }
   // Debug info records the working directory; without it, relative paths
   // name the same files wherever the build runs from.
-  h.add(debug ? fs::current_path().string() : "");
+  std::string cwd = debug ? fs::current_path().string() : "";
+  if (!parts.base_dir.empty()) {
+    h.add(std::string("base-dir opt-in"));  // never the key of a build without it
+    cwd = rebase_word(std::move(cwd), parts.base_dir);
+  }
+  h.add(cwd);
   for (const char* var : kCompilerVariables)
     h.add(std::string(var) + "=" + env.get(var).value_or(""));
   for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);

@@ -165,4 +165,28 @@ bool inputs_unchanged(const std::string& manifest_bytes) {
   return manifest && manifest_holds(*manifest);  // a foreign or damaged one: a miss
 }
 
+namespace {
+
+void rebase_path(nlohmann::json& path, const std::string& from, const std::string& to) {
+  if (!path.is_string()) return;
+  const std::string& p = path.get_ref<const std::string&>();
+  if (p.rfind(from, 0) == 0 && (p.size() == from.size() || p[from.size()] == '/'))
+    path = to + p.substr(from.size());
+}
+
+}  // namespace
+
+std::optional<std::string> rebase_manifest(const std::string& bytes, const std::string& from,
+                                           const std::string& to) {
+  std::optional<nlohmann::json> manifest = parse_manifest(bytes);
+  if (!manifest || !manifest->is_object()) return std::nullopt;
+  for (const char* list : {"inputs", "libraries"})
+    if (manifest->contains(list) && (*manifest)[list].is_array())
+      for (nlohmann::json& record : (*manifest)[list])
+        if (record.is_array() && !record.empty()) rebase_path(record[0], from, to);
+  if (manifest->contains("absent") && (*manifest)["absent"].is_array())
+    for (nlohmann::json& path : (*manifest)["absent"]) rebase_path(path, from, to);
+  return to_cbor(*manifest);
+}
+
 }  // namespace kbuild

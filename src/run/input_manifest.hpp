@@ -55,4 +55,11 @@ bool inputs_unchanged(const std::string& manifest);
 // it reads it once).
 bool manifest_holds(const ManifestView& manifest);
 
+// The manifest with every recorded path (inputs, absent, libraries) that is
+// `from` or lies under it moved under `to` instead: the remote cache's
+// base-dir opt-in stores a writer's paths as "<base>/..." and a reader
+// checks its own. nullopt when the manifest is damaged.
+std::optional<std::string> rebase_manifest(const std::string& bytes, const std::string& from,
+                                           const std::string& to);
+
 }  // namespace kbuild

@@ -6,9 +6,11 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "kbuild/cache_key.hpp"
 #include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/file_util.hpp"
@@ -19,6 +21,8 @@
 #include "util/compress.hpp"
 
 namespace kbuild {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -151,6 +155,28 @@ Status commit_entry(const TrustedDir& root, const std::string& local_key, Staged
   return done;
 }
 
+// The base dir as keys use it: absolute, normal, no trailing slash, a
+// directory, and not the root (which would hide every path).
+std::string base_dir_setting(const std::string& value) {
+  const char* what = "KBUILD_REMOTE_CACHE_BASE_DIR";
+  fs::path dir = fs::path(value).lexically_normal();
+  std::string text = dir.string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  std::error_code ec;
+  if (value.empty() || !dir.is_absolute())
+    throw Error(ErrorKind::usage, std::string(what) + "='" + value +
+                                      "' is not an absolute path; give the directory that holds "
+                                      "the build trees (or unset it)");
+  if (text == "/")
+    throw Error(ErrorKind::usage, std::string(what) +
+                                      "=/ would take every path for the same on every machine; "
+                                      "give the directory that holds the build trees");
+  if (!fs::is_directory(text, ec))
+    throw Error(ErrorKind::usage, std::string(what) + "='" + value +
+                                      "' is not a directory here; create it or unset the variable");
+  return text;
+}
+
 std::uint64_t field(const nlohmann::json& j, const char* name) {
   return j.contains(name) && j[name].is_number_unsigned() ? j[name].get<std::uint64_t>() : 0;
 }
@@ -200,6 +226,7 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   // Redis strings end at 512 MiB.
   s.max_entry_bytes = env_number(env, "KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES", "bytes", 512ull << 20,
                                  s.max_entry_bytes);
+  if (auto base = env.get("KBUILD_REMOTE_CACHE_BASE_DIR")) s.base_dir = base_dir_setting(*base);
   return s;
 }
 
@@ -305,7 +332,12 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // here (else this machine would build something else): a plain miss.
   // Read before the output is hashed: a manifest altered in Redis fails
   // the digest below, and checking it here only reads this machine's files.
-  if (!inputs_unchanged(std::string(e->manifest))) {
+  // With the base-dir opt-in the writer's paths under its base are
+  // "<base>/..." in the entry: this machine's own files are checked.
+  std::optional<std::string> here = std::string(e->manifest);
+  if (!settings_.base_dir.empty())
+    here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
+  if (!here || !inputs_unchanged(*here)) {
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here";
     return miss();
@@ -338,7 +370,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     if (damaged || written) reject(remote_key, *bytes, "is damaged (truncated or altered)");
     return miss();
   }
-  (void)commit_entry(*local.root(), local_key, *staged, e->manifest);
+  (void)commit_entry(*local.root(), local_key, *staged, *here);
   ++counts_.hits;
   return true;
 }
@@ -368,6 +400,12 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
   Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
   if (!manifest || !output) return;  // too large for the remote, or gone
   if (!matches_manifest(*manifest, *output)) return;
+  if (!settings_.base_dir.empty()) {
+    std::optional<std::string> shared =
+        rebase_manifest(*manifest, settings_.base_dir, kBasePlaceholder);
+    if (!shared) return;
+    *manifest = std::move(*shared);
+  }
   put(remote_key, {std::move(*manifest), std::move(*output)});
 }
 

@@ -747,6 +747,84 @@ TEST_CASE("compiler mode shares through Redis: a second machine's routed compile
   CHECK(redis.entries().size() == 1);
 }
 
+TEST_CASE("trees at other paths miss; with KBUILD_REMOTE_CACHE_BASE_DIR they share, on own files",
+          "[e2e][remote][cc][base-dir]") {
+  Redis redis;
+  Fleet fleet;
+  TempDir roots;
+  // Two checkouts of one tree at different paths (per-job cache dirs).
+  auto tree = [&roots](const std::string& name, const std::string& value) {
+    fs::path base = roots.path() / name;
+    write_file(base / "inc/h.h", "#define VALUE " + value + "\n");
+    write_file(base / "k.cpp",
+               "#include \"h.h\"\nextern \"C\" int f() { return VALUE; }\n"
+               "extern \"C\" const char* where() { return __FILE__; }\n");
+    return base;
+  };
+  auto cc = [&fleet](Machine& m, const fs::path& base, bool opt_in) {
+    std::map<std::string, std::string> vars = m.env;
+    vars["KBUILD_VERBOSE"] = "1";
+    if (opt_in) vars["KBUILD_REMOTE_CACHE_BASE_DIR"] = base.string() + "/";
+    fs::remove(base / "k.so");
+    return run_kbuild({"cc", "--", fleet.shared / "g++", "-shared", "-fPIC", "-O2",
+                       "-I" + (base / "inc").string(), base / "k.cpp", "-o", base / "k.so"},
+                      m.home.str(), vars);
+  };
+  Machine first(fleet, redis.url);
+  write_file(fleet.shared / "g++", read_file(first.cxx), true);  // one compiler path for all
+  const fs::path a = tree("a", "41"), b = tree("b", "41");
+  auto expect = [&](Machine& m, const fs::path& base, bool opt_in, bool hit) {
+    RunResult r = cc(m, base, opt_in);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(remote_hit(r) == hit);
+  };
+  // By default another path is another key: b compiles its own.
+  expect(first, a, false, false);
+  Machine second(fleet, redis.url);
+  expect(second, b, false, false);
+  CHECK(fleet.runs() == 2);
+  const std::string own_b = read_file(b / "k.so");
+  CHECK(own_b.find((b / "k.cpp").string()) != std::string::npos);
+  // Opted in on both (a trailing slash is the same directory): one compile.
+  Machine third(fleet, redis.url), fourth(fleet, redis.url);
+  expect(third, a, true, false);  // an opt-in key is never a plain one
+  CHECK(fleet.runs() == 3);
+  expect(fourth, b, true, true);
+  CHECK(fleet.runs() == 3);
+  // The documented difference: the writer's path in __FILE__, nothing else here.
+  const std::string shared_b = read_file(b / "k.so");
+  CHECK(shared_b == read_file(a / "k.so"));
+  CHECK(shared_b.find((a / "k.cpp").string()) != std::string::npos);
+  CHECK(shared_b.size() == own_b.size());
+  // The reader's own files are checked: a header that differs under its
+  // base, or one that shadows it there, is a miss.
+  const fs::path c = tree("c", "42");
+  Machine fifth(fleet, redis.url);
+  expect(fifth, c, true, false);
+  const fs::path d = tree("d", "41");
+  write_file(d / "h.h", "#define VALUE 43\n");  // beside the source: found first
+  Machine sixth(fleet, redis.url);
+  expect(sixth, d, true, false);
+  CHECK(fleet.runs() == 5);
+}
+
+TEST_CASE("KBUILD_REMOTE_CACHE_BASE_DIR must be an absolute directory, not the root",
+          "[e2e][remote][base-dir]") {
+  Redis redis;
+  TempDir home;
+  write_file(home / "k.cpp", "extern \"C\" int f() { return 1; }\n");
+  for (const std::string& value : std::vector<std::string>{"relative/dir", "/", home / "missing"}) {
+    RunResult r = run_kbuild(
+        {"cc", "--", "/usr/bin/g++", "-shared", "-fPIC", home / "k.cpp", "-o", home / "k.so"},
+        home.str(), {{"KBUILD_REMOTE_CACHE", redis.url}, {"KBUILD_REMOTE_CACHE_BASE_DIR", value}});
+    INFO(value << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("KBUILD_REMOTE_CACHE_BASE_DIR") != std::string::npos);
+    CHECK_FALSE(fs::exists(home / "k.so"));
+  }
+}
+
 TEST_CASE("Ctrl-C under build-many ends every child's wait for a lease at once",
           "[e2e][remote][batch]") {
   Redis redis;

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "../support/test_support.hpp"
+#include "kbuild/cache_key.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;
@@ -74,4 +75,43 @@ TEST_CASE("input_manifest refuses a file changed after the build started, or mis
   Result<std::string> missing = input_manifest({tmp / "missing.h"}, now());
   REQUIRE_FALSE(missing);
   CHECK(missing.why() == tmp / "missing.h" + " cannot be read");
+}
+
+TEST_CASE("rebase_manifest moves the paths under a base, and only those", "[manifest][base-dir]") {
+  nlohmann::json m = {
+      {"inputs",
+       {{"/job1/tree/h.h", 3, 7, "aa"}, {"/job10/h.h", 1, 2, "bb"}, {"/job1", 0, 0, "cc"}}},
+      {"absent", {"/job1/tree/x.h", "/usr/include/x.h", "rel/x.h"}},
+      {"libraries", {{"/job1/lib/libfoo.a", 10, 20}}},
+      {"size", 5},
+      {"digest", "dd"}};
+  std::optional<std::string> shared =
+      kbuild::rebase_manifest(kbuild::to_cbor(m), "/job1", "<base>");
+  REQUIRE(shared);
+  nlohmann::json out = nlohmann::json::from_cbor(*shared);
+  CHECK(out["inputs"][0][0] == "<base>/tree/h.h");
+  CHECK(out["inputs"][1][0] == "/job10/h.h");  // another directory that starts alike
+  CHECK(out["inputs"][2][0] == "<base>");
+  CHECK(out["inputs"][0][3] == "aa");
+  CHECK(out["absent"] == nlohmann::json({"<base>/tree/x.h", "/usr/include/x.h", "rel/x.h"}));
+  CHECK(out["libraries"][0][0] == "<base>/lib/libfoo.a");
+  CHECK(out["digest"] == "dd");
+  std::optional<std::string> back = kbuild::rebase_manifest(*shared, "<base>", "/job2");
+  REQUIRE(back);
+  CHECK(nlohmann::json::from_cbor(*back)["inputs"][0][0] == "/job2/tree/h.h");
+  CHECK_FALSE(kbuild::rebase_manifest("not cbor", "/job1", "<base>"));
+}
+
+TEST_CASE("rebase_word: a path under the base where an argument's path starts",
+          "[cache_key][base-dir]") {
+  using kbuild::rebase_word;
+  CHECK(rebase_word("/ci/j1/k.cpp", "/ci/j1") == "<base>/k.cpp");
+  CHECK(rebase_word("-I/ci/j1/inc", "/ci/j1") == "-I<base>/inc");
+  CHECK(rebase_word("-Wl,-rpath,/ci/j1/lib:/ci/j1/lib2", "/ci/j1") ==
+        "-Wl,-rpath,<base>/lib:<base>/lib2");
+  CHECK(rebase_word("--sysroot=/ci/j1", "/ci/j1") == "--sysroot=<base>");
+  CHECK(rebase_word("/ci/j10/k.cpp", "/ci/j1") == "/ci/j10/k.cpp");
+  CHECK(rebase_word("/x/ci/j1/k.cpp", "/ci/j1") == "/x/ci/j1/k.cpp");
+  CHECK(rebase_word("-DP=\"/ci/j1\"", "/ci/j1") == "-DP=\"/ci/j1\"");
+  CHECK(rebase_word("-O2", "/ci/j1") == "-O2");
 }
