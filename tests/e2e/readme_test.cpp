@@ -95,22 +95,25 @@ TEST_CASE("every marked README block runs, in one shell", "[e2e][readme]") {
   env["XDG_CONFIG_HOME"] = home / ".config";
   env["XDG_CACHE_HOME"] = home / ".cache";
   std::vector<Block> blocks = marked_blocks(source_root() + "/README.md");
-  RunResult r = run({"/usr/bin/env", "-C", scratch.str(), "/bin/bash", "-e", "-c",
-                     session_script(blocks)},
-                    env,
-                    {"KBUILD_CONFIG_PATH", "KBUILD_CACHE_DIR", "CXX", "KBUILD_DATA_DIR",
-                     "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT", "ASCEND_HOME_PATH",
-                     "LIBTORCH_NPU_PATH", "MYACC_HOME", "KBUILD_REMOTE_CACHE"});
+  RunResult r = run(
+      {"/usr/bin/env", "-C", scratch.str(), "/bin/bash", "-e", "-c", session_script(blocks)}, env,
+      {"KBUILD_CONFIG_PATH", "KBUILD_CACHE_DIR", "CXX", "KBUILD_DATA_DIR", "KBUILD_TORCH_ROOT",
+       "KBUILD_TORCH_NPU_ROOT", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH", "MYACC_HOME",
+       "KBUILD_REMOTE_CACHE"});
   INFO("failed in the block at " << last_block(r.err) << "\nstderr:\n" << r.err);
   REQUIRE(r.exit_code == 0);
   CHECK(last_block(r.err) == "@@ README.md:" + std::to_string(blocks.back().line));
   // What the blocks say they make (--check-load has loaded each library).
-  for (const char* made : {"softmax.so", "kernel.so", "k.o", "myacc.so", "a.so", "b.so",
-                           "report.json", "fake-ascend/set_env.sh",
-                           "fake-ascend/Ascend/latest/lib64/libascendcl.so"})
+  for (const char* made :
+       {"softmax.so", "kernel.so", "k.o", "myacc.so", "a.so", "b.so", "report.json",
+        "fake-ascend/set_env.sh", "fake-ascend/Ascend/latest/lib64/libascendcl.so"})
     CHECK(fs::exists(scratch / made));
-  // The device file the README writes was registered, and its build hit the fake SDK.
-  CHECK(r.out.find("myacc") != std::string::npos);
-  CHECK(r.out.find("summary: ") != std::string::npos);  // doctor's last line
+  // The device file the README writes is registered (devices), explained
+  // with its own file as the provider, and doctor (exit 0 under bash -e)
+  // had nothing to warn about.
+  CHECK(r.out.find("\nmyacc\tconfig (replace)\t") != std::string::npos);
+  CHECK(r.out.find("config myacc  " + (home / ".config/kbuild/devices.d/myacc.json:")) !=
+        std::string::npos);
+  CHECK(r.out.find(", 0 warnings, 0 failures") != std::string::npos);
   CHECK(r.err.find("cache: hit") != std::string::npos);
 }
