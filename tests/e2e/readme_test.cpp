@@ -116,4 +116,6 @@ TEST_CASE("every marked README block runs, in one shell", "[e2e][readme]") {
         std::string::npos);
   CHECK(r.out.find(", 0 warnings, 0 failures") != std::string::npos);
   CHECK(r.err.find("cache: hit") != std::string::npos);
+  CHECK(read_file(scratch / "report.json").find("\"schema\": \"kbuild-report/1\"") !=
+        std::string::npos);
 }
