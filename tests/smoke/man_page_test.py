@@ -2,7 +2,8 @@
 """The man page (build/src/kbuild.1, from docs/kbuild.1.in) holds what the
 code has: every subcommand and option the command line defines, every exit
 code, every environment variable the code reads, and no path of the machine
-that built it.
+that built it. The exit-code tables of the README and docs/errors.md have
+the code's exit codes too.
 
 usage: man_page_test.py KBUILD SOURCE_ROOT BUILD_ROOT
 
@@ -62,6 +63,20 @@ def exit_codes(source_root):
     main_cpp = open(os.path.join(source_root, "src/cli/main.cpp")).read()
     for decl in re.findall(r"constexpr int (k\w+ = \d+(?:, k\w+ = \d+)*);", main_cpp):
         codes |= {int(n) for n in re.findall(r"= (\d+)", decl)}
+    return codes
+
+
+def table_codes(path):
+    """The codes of the first Markdown table whose header is `| code | stage | when |`."""
+    text = open(path).read()
+    at = text.find("| code | stage | when |")
+    if at < 0:
+        return set()
+    codes = set()
+    for line in text[at:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        codes |= {int(n) for n in re.findall(r"\d+", line.split("|")[1])}
     return codes
 
 
@@ -146,6 +161,10 @@ def main():
         check(code in listed and re.search(rf"\b{code}\b", exit_status),
               f"exit code {code} not under EXIT STATUS")
     check(listed <= codes, f"EXIT STATUS lists codes the code does not have: {sorted(listed - codes)}")
+    # The README's table and docs/errors.md's "Exit codes" have the same codes.
+    for doc in ("README.md", "docs/errors.md"):
+        tabled = table_codes(os.path.join(source_root, doc))
+        check(tabled == codes, f"{doc}'s exit-code table has {sorted(tabled)}, the code {sorted(codes)}")
 
     environment = words(by_section.get("ENVIRONMENT", ""))
     found = variables(source_root)
