@@ -103,7 +103,7 @@ void check_plugins(const BuildPlan& plan, const ResolveContext& ctx,
     PluginStatus status = plugin_status(p, ctx);
     out.push_back({"plugin " + p.name, CheckStatus::ok, describe(status), ""});
     for (const std::string& w : plugin_warnings(status, *p.file))
-      out.push_back({"plugin " + p.name, CheckStatus::warn, w, "see README, \"NPU\""});
+      out.push_back({"plugin " + p.name, CheckStatus::warn, w, "see docs/npu.md"});
   }
 }
 

@@ -135,7 +135,7 @@ TEST_CASE(
   fs::create_directories(dir / "python/include");
   std::map<std::string, std::string> env{{"ASCEND_HOME_PATH", ascend.sdk}};
 
-  RunResult dry = run_kbuild({"--device", "npu", "--dry-run", example("npu/acl_kernel.cpp"), "-o",
+  RunResult dry = run_kbuild({"--device", "npu", "--dry-run", example("npu/kernel.cpp"), "-o",
                               dir / "npu.so", "--torch-root", ascend.torch, "--python-include",
                               dir / "python/include", "--python-libdir", dir / "python/lib"},
                              home.str(), env);
@@ -150,7 +150,7 @@ TEST_CASE(
   // torch_npu's default backend (triton) never adds -march=native.
   CHECK(dry.out.find("-march=native") == std::string::npos);
 
-  RunResult r = run_kbuild({"--device", "npu", example("npu/acl_kernel.cpp"), "-o", dir / "npu.so",
+  RunResult r = run_kbuild({"--device", "npu", example("npu/kernel.cpp"), "-o", dir / "npu.so",
                             "--torch-root", ascend.torch, "--python-include",
                             dir / "python/include", "--python-libdir", dir / "python/lib"},
                            home.str(), env);

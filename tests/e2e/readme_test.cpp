@@ -1,9 +1,12 @@
 // The README's examples run, so they cannot rot. A block runs when the line
-// before its opening fence is `<!-- readme-test: run -->`; each runs with
-// bash -e in a scratch directory holding the examples and a kernel.cpp,
-// kbuild first on PATH, and a fake Ascend SDK and torch_npu for the npu
-// examples. The set-up commands (scripts/setup, meson install) are never
-// marked: they install packages and write outside the scratch directory.
+// before its opening fence is `<!-- readme-test: run -->`; the blocks run in
+// order in one bash -e session, as a reader would type them into one shell
+// (a variable one block sets is there in the next), in a scratch directory
+// holding the examples, kbuild first on PATH, and a home of its own. The npu
+// examples run against the fake Ascend SDK the README's own command builds
+// (examples/npu/fake-sdk). The set-up commands (scripts/setup, meson
+// install) are never marked: they install packages and write outside the
+// scratch directory.
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -43,26 +46,19 @@ std::vector<Block> marked_blocks(const std::string& path) {
   return blocks;
 }
 
-// A fake Ascend SDK and torch / torch_npu packages under `dir`, as the npu
-// e2e tests build them.
-std::map<std::string, std::string> fake_ascend(const TempDir& dir) {
-  const std::string sdk = dir / "Ascend/latest", torch = dir / "site-packages/torch",
-                    torch_npu = dir / "site-packages/torch_npu";
-  const std::string fake = source_root() + "/tests/e2e/fake_ascend";
-  fs::create_directories(sdk + "/include");
-  fs::copy(fake + "/include", sdk + "/include", fs::copy_options::recursive);
-  compile_shared_library(read_file(fake + "/runtime.cpp"), sdk + "/lib64/libruntime.so",
-                         "libruntime.so");
-  compile_shared_library(read_file(fake + "/ascendcl.cpp"), sdk + "/lib64/libascendcl.so",
-                         "libascendcl.so",
-                         {"-I" + sdk + "/include", "-L" + sdk + "/lib64", "-lruntime"});
-  make_fake_torch(torch, true);
-  compile_shared_library(read_file(fake + "/torch_npu.cpp"), torch_npu + "/lib/libtorch_npu.so",
-                         "libtorch_npu.so");
-  fs::create_directories(torch_npu + "/include/third_party/acl/inc");
-  return {{"ASCEND_HOME_PATH", sdk},
-          {"KBUILD_TORCH_ROOT", torch},
-          {"KBUILD_TORCH_NPU_ROOT", torch_npu}};
+// The marked blocks as one bash script; before each, a line on stderr naming
+// where it starts, so a failure points at its block.
+std::string session_script(const std::vector<Block>& blocks) {
+  std::string script;
+  for (const Block& b : blocks)
+    script += "echo '@@ README.md:" + std::to_string(b.line) + "' >&2\n" + b.text;
+  return script;
+}
+
+// The last block marker on stderr: the block that was running when it ended.
+std::string last_block(const std::string& err) {
+  auto at = err.rfind("@@ README.md:");
+  return at == std::string::npos ? "" : err.substr(at, err.find('\n', at) - at);
 }
 
 }  // namespace
@@ -78,23 +74,48 @@ TEST_CASE("the README marks runnable blocks, and never the set-up commands", "[e
   }
 }
 
-TEST_CASE("every marked README block runs", "[e2e][readme]") {
-  TempDir home, scratch, sdk;
+TEST_CASE("the README's npu examples build the fake SDK with the example script, then use it",
+          "[e2e][readme]") {
+  std::string all;
+  for (const Block& b : marked_blocks(source_root() + "/README.md")) all += b.text;
+  auto sdk = all.find("examples/npu/fake-sdk fake-ascend && . fake-ascend/set_env.sh");
+  REQUIRE(sdk != std::string::npos);
+  auto npu = all.find("kbuild --device npu examples/npu/kernel.cpp");
+  REQUIRE(npu != std::string::npos);
+  CHECK(sdk < npu);
+  CHECK(all.find("kbuild --device myacc") != std::string::npos);
+}
+
+TEST_CASE("every marked README block runs, in one shell", "[e2e][readme]") {
+  TempDir home, scratch;
   fs::copy(source_root() + "/examples", scratch / "examples", fs::copy_options::recursive);
-  fs::copy_file(source_root() + "/examples/cpu/softmax_kernel.cpp", scratch / "kernel.cpp");
-  std::map<std::string, std::string> env = fake_ascend(sdk);
+  std::map<std::string, std::string> env;
   env["PATH"] = fs::path(kbuild_binary()).parent_path().string() + ":" + std::getenv("PATH");
   env["HOME"] = home.str();
   env["XDG_CONFIG_HOME"] = home / ".config";
   env["XDG_CACHE_HOME"] = home / ".cache";
-  for (const Block& b : marked_blocks(source_root() + "/README.md")) {
-    RunResult r = run({"/usr/bin/env", "-C", scratch.str(), "/bin/bash", "-e", "-c", b.text}, env,
-                      {"KBUILD_CONFIG_PATH", "KBUILD_CACHE_DIR", "CXX", "KBUILD_DATA_DIR"});
-    INFO("README.md:" << b.line << "\n" << b.text << "\nstderr:\n" << r.err);
-    CHECK(r.exit_code == 0);
-  }
-  // What the blocks say they make (--check-load has loaded softmax.so).
-  CHECK(fs::exists(scratch / "softmax.so"));
-  CHECK(fs::exists(scratch / "kernel.so"));
-  CHECK(fs::exists(scratch / "k.o"));
+  std::vector<Block> blocks = marked_blocks(source_root() + "/README.md");
+  RunResult r = run(
+      {"/usr/bin/env", "-C", scratch.str(), "/bin/bash", "-e", "-c", session_script(blocks)}, env,
+      {"KBUILD_CONFIG_PATH", "KBUILD_CACHE_DIR", "CXX", "KBUILD_DATA_DIR", "KBUILD_TORCH_ROOT",
+       "KBUILD_TORCH_NPU_ROOT", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH", "MYACC_HOME",
+       "KBUILD_REMOTE_CACHE"});
+  INFO("failed in the block at " << last_block(r.err) << "\nstderr:\n" << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(last_block(r.err) == "@@ README.md:" + std::to_string(blocks.back().line));
+  // What the blocks say they make (--check-load has loaded each library).
+  for (const char* made :
+       {"softmax.so", "kernel.so", "k.o", "myacc.so", "a.so", "b.so", "report.json",
+        "fake-ascend/set_env.sh", "fake-ascend/Ascend/latest/lib64/libascendcl.so"})
+    CHECK(fs::exists(scratch / made));
+  // The device file the README writes is registered (devices), explained
+  // with its own file as the provider, and doctor (exit 0 under bash -e)
+  // had nothing to warn about.
+  CHECK(r.out.find("\nmyacc\tconfig (replace)\t") != std::string::npos);
+  CHECK(r.out.find("config myacc  " + (home / ".config/kbuild/devices.d/myacc.json:")) !=
+        std::string::npos);
+  CHECK(r.out.find(", 0 warnings, 0 failures") != std::string::npos);
+  CHECK(r.err.find("cache: hit") != std::string::npos);
+  CHECK(read_file(scratch / "report.json").find("\"schema\": \"kbuild-report/1\"") !=
+        std::string::npos);
 }

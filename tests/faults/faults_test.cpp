@@ -17,7 +17,7 @@ using namespace kbuild_test;
 
 namespace {
 
-// Exit codes, as documented in the README.
+// Exit codes, as documented in docs/errors.md (and the README, and kbuild.1).
 constexpr int kUsage = 2, kProvider = 4, kCompile = 5;
 
 // kbuild's own error line (the compiler's diagnostics may come before it).
