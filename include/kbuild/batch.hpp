@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,58 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
                                    const std::vector<std::string>& kbuild, unsigned parallel,
                                    bool fail_fast,
                                    const std::function<void(const BatchProgress&)>& progress);
+
+// One build's line in build-many's summary (`--json`), which is also what
+// `--baseline` reads back from an earlier run.
+struct BatchSummaryRow {
+  std::string name;
+  std::string status;  // "ok", "failed" or "skipped"
+  std::string stage;   // a failure's stage as error lines name it ("compile"...), else ""
+  int exit_code = 0;   // -1 when skipped
+  double seconds = 0;
+  std::string report;  // the build's --report, "" when it has none
+};
+std::vector<BatchSummaryRow> summarize_batch(const std::vector<BatchJob>& jobs,
+                                             const std::vector<BatchResult>& results);
+
+// How a build moved since the baseline: the NPU test-governance playbook's
+// error migration (a compile failure now failing at link means the compile
+// layer's fix worked and the next layer shows).
+enum class Migration {
+  unchanged,    // the same result, or the same failing stage
+  fixed,        // failed before, builds now
+  new_failure,  // built before (or is new), fails now
+  deeper,       // fails at a later stage than before
+  shallower,    // fails at an earlier stage than before: a regression
+  changed,      // another failure not ordered by stage (interrupted, internal, skipped)
+  added,        // not in the baseline, builds now
+  removed,      // in the baseline, not in this run
+};
+const char* migration_name(Migration m);
+
+struct BatchComparison {
+  std::string name;
+  std::string before, now;  // "ok", a stage, "skipped", or "" (absent)
+  Migration migration = Migration::unchanged;
+};
+
+// Reads a baseline: the `--json` summary of an earlier build-many. Throws
+// Error(usage) naming file:line:column for a file that is not one.
+std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path);
+
+// This run against the baseline, builds matched by name: this run's order,
+// then those only in the baseline.
+std::vector<BatchComparison> compare_to_baseline(const std::vector<BatchSummaryRow>& now,
+                                                 const std::vector<BatchSummaryRow>& before);
+
+// New failures or builds failing at an earlier stage.
+bool regressed(const std::vector<BatchComparison>& comparisons);
+
+// The summary as JSON: {"format": 1, "builds": [...], "built", "failed",
+// "skipped", "jobs"}, each build with "before" and "migration" when
+// `comparisons` (one per row, in order) are given.
+nlohmann::ordered_json batch_summary_json(const std::vector<BatchSummaryRow>& rows,
+                                          unsigned parallel,
+                                          const std::vector<BatchComparison>* comparisons);
 
 }  // namespace kbuild

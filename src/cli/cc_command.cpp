@@ -196,7 +196,6 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   in.launcher = settings.launcher.split && links(call.plan.kind) ? Launcher{} : settings.launcher;
   in.record_inputs = cache_settings.enabled && !cache_settings.root.empty();
   std::vector<Step> steps = plan_steps(call.plan, in);
-  for (const std::string& line : step_lines(steps)) console.info("running: " + line);
   BuildOutcome outcome;
   struct RemoteWarning {  // said after the compile, also a failed one
     const RemoteCache& remote;
@@ -216,11 +215,11 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
     if (!compiler_failed || !outcome.process || !outcome.process->exited ||
         outcome.process->exit_code == 0)
       throw;
+    say_what_ran(console, outcome, call.plan.output);
     console.info(e.what());
     return outcome.process->exit_code;
   }
-  console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
-               (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")"));
+  say_what_ran(console, outcome, call.plan.output);
   log_compile(env, call, outcome, seconds(), "ok", console);
   return 0;
 }

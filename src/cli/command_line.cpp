@@ -38,6 +38,13 @@ const CLI::Validator kSeconds(
                  : "'" + value + "' is not a number of seconds in (0, 604800]";
     },
     "SECONDS");
+const CLI::Validator kFailOn(
+    [](const std::string& value) {
+      return value == "failures" || value == "regressions"
+                 ? std::string()
+                 : "'" + value + "' is not failures or regressions";
+    },
+    "failures|regressions");
 constexpr unsigned long kMaxJobs = 1024;
 const CLI::Validator kJobs(
     [](const std::string& value) {
@@ -282,6 +289,15 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
       options.option("-j,--jobs", out.jobs, "builds at a time (default: the number of cores)",
                      &kJobs);
       options.flag("--fail-fast", out.fail_fast, "start nothing new after a failure");
+      options.flag("--json", out.json,
+                   "print the summary as JSON (each build's status, stage, seconds, report)");
+      options.option("--baseline", out.baseline,
+                     "compare with an earlier run's --json summary: per build fixed, new "
+                     "failure, unchanged, deeper or shallower stage");
+      options.option("--fail-on", out.fail_on,
+                     "exit 13 on: failures (default: any build failed) or regressions (new "
+                     "failures and shallower stages against --baseline)",
+                     &kFailOn);
     }
     if (chosen == "cache")
       sub->add_option("action", out.cache_action, "stats | clear | keygen")

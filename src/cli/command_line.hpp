@@ -62,11 +62,13 @@ struct CommandLine {
   std::string command;
   CommonOptions common;
   BuildCli build;
-  bool json = false;         // options, devices, doctor, isa
-  std::string manifest;      // build-many
-  unsigned jobs = 0;         // build-many
-  bool fail_fast = false;    // build-many
-  std::string cache_action;  // cache
+  bool json = false;                 // options, devices, doctor, isa, build-many
+  std::string manifest;              // build-many
+  unsigned jobs = 0;                 // build-many
+  bool fail_fast = false;            // build-many
+  std::string baseline;              // build-many: an earlier run's --json summary
+  std::string fail_on = "failures";  // build-many: failures | regressions
+  std::string cache_action;          // cache
 };
 
 // Parses argv into `out`. Returns an exit code when the command line has

@@ -6,6 +6,7 @@
 
 #include "kbuild/printable.hpp"
 #include "kbuild/redact.hpp"
+#include "kbuild/shell.hpp"
 
 namespace kbuild::cli {
 
@@ -43,6 +44,19 @@ void Console::notes(const std::vector<std::string>& lines) const {
 
 void Console::info(const std::string& line) const {
   if (verbose_) emit("\033[1;32m", "info:", line);
+}
+
+void say_what_ran(const Console& console, const BuildOutcome& outcome, const std::string& output) {
+  // On a hit nothing ran: say so rather than name a command.
+  if (outcome.cache != CacheStatus::hit)
+    for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
+  console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
+               (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")") +
+               (outcome.cache == CacheStatus::hit
+                    ? "; " + output + " copied from the cache, no compiler ran"
+                    : ""));
+  for (const StageTiming& t : outcome.timings)
+    console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
 }
 
 }  // namespace kbuild::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kbuild/build_runner.hpp"
 #include "kbuild/error.hpp"
 
 namespace kbuild::cli {
@@ -28,5 +29,9 @@ class Console {
 
   bool quiet_, verbose_, colour_;
 };
+
+// With -v: what ran (nothing, on a cache hit), the cache's answer, timings;
+// a build and `kbuild cc` say it alike.
+void say_what_ran(const Console& console, const BuildOutcome& outcome, const std::string& output);
 
 }  // namespace kbuild::cli

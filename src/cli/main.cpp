@@ -128,20 +128,6 @@ std::optional<Error> report_target_problem(const CommonOptions& common, const Bu
   return report_path_problem(b.report, b.sources, output);
 }
 
-// With -v: what ran (nothing, on a cache hit), the cache's answer, timings.
-void say_what_ran(const Console& console, const BuildOutcome& outcome, const std::string& output) {
-  // On a hit nothing ran: say so rather than name a command.
-  if (outcome.cache != CacheStatus::hit)
-    for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
-  console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
-               (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")") +
-               (outcome.cache == CacheStatus::hit
-                    ? "; " + output + " copied from the cache, no compiler ran"
-                    : ""));
-  for (const StageTiming& t : outcome.timings)
-    console.info(t.stage + " took " + std::to_string(t.seconds) + " s");
-}
-
 // Notes as the user asked for them: folded ("-v lists them"), or every one.
 // `warned_device`: a device already warned about as unknown, whose note
 // would only repeat the warning.
@@ -407,8 +393,65 @@ int isa_command(const CommandLine& cl, const Environment& env, const Console& co
 // Exit code of `build-many` when any build failed.
 constexpr int kBatchFailed = 13;
 
-int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fast) {
-  std::vector<BatchJob> batch = load_batch_manifest(manifest);
+// build-many's table: the status column as wide as its longest entry; with
+// a baseline, each build's result before and how it moved, then a line per
+// kind of move.
+void print_batch_table(const std::vector<BatchSummaryRow>& rows,
+                       const std::vector<BatchComparison>* comparisons) {
+  auto status_of = [](const BatchSummaryRow& r) {
+    return r.status != "failed" ? r.status
+                                : r.stage + " (exit " + std::to_string(r.exit_code) + ")";
+  };
+  std::size_t width = std::string("status").size(), before_width = std::string("before").size();
+  for (const BatchSummaryRow& r : rows) width = std::max(width, status_of(r).size());
+  if (comparisons)
+    for (const BatchComparison& c : *comparisons)
+      before_width = std::max(before_width, c.before.size() + 1);
+  const int w = static_cast<int>(width), bw = static_cast<int>(before_width);
+  if (comparisons)
+    std::printf("%-*s %8s  %-*s %-11s  %s\n", w, "status", "seconds", bw, "before", "change",
+                "build");
+  else
+    std::printf("%-*s %8s  %s\n", w, "status", "seconds", "build");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BatchSummaryRow& r = rows[i];
+    if (comparisons) {
+      const BatchComparison& c = (*comparisons)[i];
+      std::printf("%-*s %8.2f  %-*s %-11s  %s\n", w, status_of(r).c_str(), r.seconds, bw,
+                  c.before.empty() ? "-" : c.before.c_str(), migration_name(c.migration),
+                  r.name.c_str());
+    } else {
+      std::printf("%-*s %8.2f  %s\n", w, status_of(r).c_str(), r.seconds, r.name.c_str());
+    }
+  }
+  if (!comparisons) return;
+  for (Migration m :
+       {Migration::fixed, Migration::deeper, Migration::new_failure, Migration::shallower,
+        Migration::changed, Migration::added, Migration::removed, Migration::unchanged}) {
+    std::vector<std::string> names;
+    for (const BatchComparison& c : *comparisons)
+      if (c.migration == m)
+        names.push_back(c.name + (m == Migration::unchanged || m == Migration::added
+                                      ? ""
+                                      : " (" + (c.before.empty() ? "-" : c.before) + " -> " +
+                                            (c.now.empty() ? "-" : c.now) + ")"));
+    if (names.empty()) continue;
+    std::string line = std::string(migration_name(m)) + ": " + std::to_string(names.size());
+    for (std::size_t i = 0; i < names.size() && i < 20; ++i) line += (i ? ", " : " ") + names[i];
+    if (names.size() > 20) line += ", ...";
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+int build_many_command(const CommandLine& cl) {
+  std::vector<BatchJob> batch = load_batch_manifest(cl.manifest);
+  // Read before anything runs: a wrong baseline costs no build.
+  std::optional<std::vector<BatchSummaryRow>> baseline;
+  if (!cl.baseline.empty()) baseline = load_batch_baseline(cl.baseline);
+  if (cl.fail_on == "regressions" && !baseline)
+    throw Error(ErrorKind::usage,
+                "--fail-on regressions compares with a baseline: give --baseline PREVIOUS.json "
+                "(the --json summary of an earlier run)");
   const bool tty = isatty(STDERR_FILENO);
   auto progress = [&](const BatchProgress& p) {
     if (!tty) return;
@@ -417,38 +460,36 @@ int build_many_command(const std::string& manifest, unsigned jobs, bool fail_fas
                  p.failed, p.elapsed, eta);
     if (p.done == p.total) std::fprintf(stderr, "\r\033[K");
   };
-  unsigned parallel = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  unsigned parallel = cl.jobs ? cl.jobs : std::max(1u, std::thread::hardware_concurrency());
   std::vector<BatchResult> results =
-      run_batch(batch, {kbuild_program()}, parallel, fail_fast, progress);
+      run_batch(batch, {kbuild_program()}, parallel, cl.fail_fast, progress);
   if (tty) std::fprintf(stderr, "\r\033[K");
-  std::size_t failed = 0, skipped = 0;
-  for (const BatchResult& r : results) {
-    if (!r.started) {
-      ++skipped;
-      continue;
-    }
-    if (r.exit_code != 0) {
-      ++failed;
+  for (const BatchResult& r : results)
+    if (r.started && r.exit_code != 0) {
       const char* stage = stage_of_exit_code(r.exit_code);
       std::cerr << "== " << r.name << " (" << (*stage ? stage : "failed") << ", exit "
                 << r.exit_code << "):\n"
                 << r.output;
     }
+  const std::vector<BatchSummaryRow> rows = summarize_batch(batch, results);
+  std::optional<std::vector<BatchComparison>> comparisons;
+  if (baseline) comparisons = compare_to_baseline(rows, *baseline);
+  const std::vector<BatchComparison>* compared = comparisons ? &*comparisons : nullptr;
+  if (cl.json) {
+    std::cout << dump_json(batch_summary_json(rows, parallel, compared), 2) << "\n";
+  } else {
+    print_batch_table(rows, compared);
+    const auto count = [&](const char* status) {
+      return std::count_if(rows.begin(), rows.end(),
+                           [&](const BatchSummaryRow& r) { return r.status == status; });
+    };
+    std::printf("%td built, %td failed, %td skipped, -j %u\n", count("ok"), count("failed"),
+                count("skipped"), parallel);
   }
-  std::printf("%-8s %8s  %s\n", "status", "seconds", "build");
-  for (const BatchResult& r : results) {
-    // The stage that failed, as kbuild's own error line names it.
-    std::string status = !r.started ? "skipped" : r.exit_code == 0 ? "ok" : "";
-    if (status.empty()) {
-      const char* stage = stage_of_exit_code(r.exit_code);
-      status =
-          std::string(*stage ? stage : "failed") + " (exit " + std::to_string(r.exit_code) + ")";
-    }
-    std::printf("%-18s %8.2f  %s\n", status.c_str(), r.seconds, r.name.c_str());
-  }
-  std::printf("%zu built, %zu failed, %zu skipped, -j %u\n", results.size() - failed - skipped,
-              failed, skipped, parallel);
-  return failed || skipped ? kBatchFailed : 0;
+  if (cl.fail_on == "regressions") return regressed(*comparisons) ? kBatchFailed : 0;
+  const bool any_failed = std::any_of(rows.begin(), rows.end(),
+                                      [](const BatchSummaryRow& r) { return r.status != "ok"; });
+  return any_failed ? kBatchFailed : 0;
 }
 
 int cache_command(const std::string& action, const Environment& env) {
@@ -507,7 +548,7 @@ int run_command(int argc, char** argv, const Environment& env) {
     if (cl.command == "doctor") return doctor_command(cl.common, cl.json, env, console);
     if (cl.command == "isa") return isa_command(cl, env, console);
     if (cl.command == "cache") return cache_command(cl.cache_action, env);
-    if (cl.command == "build-many") return build_many_command(cl.manifest, cl.jobs, cl.fail_fast);
+    if (cl.command == "build-many") return build_many_command(cl);
     if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);
     if (auto misplaced = misplaced_subcommand(cl)) throw Error(ErrorKind::usage, *misplaced);
     return build_command(cl.common, cl.build, env, console,

@@ -287,4 +287,173 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
   return results;
 }
 
+std::vector<BatchSummaryRow> summarize_batch(const std::vector<BatchJob>& jobs,
+                                             const std::vector<BatchResult>& results) {
+  std::vector<BatchSummaryRow> rows;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const BatchResult& r = results[i];
+    BatchSummaryRow row{r.name, "ok", "", r.exit_code, r.seconds, ""};
+    if (i < jobs.size()) row.report = option_value(jobs[i].args, "--report");
+    if (!r.started) {
+      row.status = "skipped";
+      row.exit_code = -1;
+    } else if (r.exit_code != 0) {
+      row.status = "failed";
+      const char* stage = stage_of_exit_code(r.exit_code);
+      row.stage = *stage ? stage : "failed";
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+const char* migration_name(Migration m) {
+  switch (m) {
+    case Migration::unchanged: return "unchanged";
+    case Migration::fixed: return "fixed";
+    case Migration::new_failure: return "new failure";
+    case Migration::deeper: return "deeper";
+    case Migration::shallower: return "shallower";
+    case Migration::changed: return "changed";
+    case Migration::added: return "added";
+    case Migration::removed: return "removed";
+  }
+  return "unchanged";
+}
+
+namespace {
+
+// "ok", "skipped", or the failing stage.
+std::string result_label(const BatchSummaryRow& row) {
+  return row.status == "failed" ? row.stage : row.status;
+}
+
+// How far a build got: the options (usage, config, provider), compile,
+// link, load, built; -1 for what has no place in that order.
+int depth(const std::string& label) {
+  static const std::map<std::string, int> kDepth{{"usage", 0},   {"config", 0}, {"provider", 0},
+                                                 {"compile", 1}, {"link", 2},   {"load", 3},
+                                                 {"ok", 4}};
+  auto at = kDepth.find(label);
+  return at == kDepth.end() ? -1 : at->second;
+}
+
+Migration migration(const std::string& before, const std::string& now) {
+  if (before.empty()) return now == "ok" ? Migration::added : Migration::new_failure;
+  if (now.empty()) return Migration::removed;
+  if (before == now) return Migration::unchanged;
+  if (now == "ok") return Migration::fixed;
+  if (before == "ok") return Migration::new_failure;
+  const int was = depth(before), is = depth(now);
+  if (was < 0 || is < 0) return Migration::changed;
+  if (is == was) return Migration::unchanged;  // usage and config: one layer
+  return is > was ? Migration::deeper : Migration::shallower;
+}
+
+}  // namespace
+
+std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
+  constexpr std::size_t kMaxBytes = 64u << 20;
+  Result<std::string> text = read_regular_file_up_to(path, kMaxBytes + 1);
+  if (!text) throw Error(ErrorKind::usage, "--baseline " + text.why());
+  if (text->size() > kMaxBytes)
+    throw Error(ErrorKind::usage, path + ": baseline larger than 64 MiB; is this the right file?");
+  JsonDocument doc = [&] {
+    try {
+      return parse_json_file_text(*text, path);
+    } catch (const Error& e) {
+      throw Error(ErrorKind::usage, e.what());
+    }
+  }();
+  const nlohmann::json& root = doc.root();
+  const std::string expect =
+      "expected the --json summary of an earlier kbuild build-many ({\"format\": 1, "
+      "\"builds\": [...]})";
+  if (!root.is_object() || root.value("format", nlohmann::json()) != 1 ||
+      !root.contains("builds") || !root["builds"].is_array())
+    manifest_error(path, doc, "", expect, ErrorKind::usage);
+  std::vector<BatchSummaryRow> rows;
+  for (std::size_t i = 0; i < root["builds"].size(); ++i) {
+    const std::string pointer = "/builds/" + std::to_string(i);
+    const nlohmann::json& b = root["builds"][i];
+    auto text_field = [&](const char* key, bool required) {
+      if (!b.is_object()) manifest_error(path, doc, pointer, expect, ErrorKind::usage);
+      if (!b.contains(key)) {
+        if (required)
+          manifest_error(path, doc, pointer, std::string("no \"") + key + "\"", ErrorKind::usage);
+        return std::string();
+      }
+      if (!b[key].is_string())
+        manifest_error(path, doc, pointer + "/" + key, "expected a string", ErrorKind::usage);
+      return b[key].get<std::string>();
+    };
+    BatchSummaryRow row;
+    row.name = text_field("name", true);
+    row.status = text_field("status", true);
+    row.stage = text_field("stage", false);
+    if (row.status != "ok" && row.status != "failed" && row.status != "skipped")
+      manifest_error(path, doc, pointer + "/status", "expected ok, failed or skipped",
+                     ErrorKind::usage);
+    if (row.status == "failed" && row.stage.empty()) row.stage = "failed";
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<BatchComparison> compare_to_baseline(const std::vector<BatchSummaryRow>& now,
+                                                 const std::vector<BatchSummaryRow>& before) {
+  std::map<std::string, std::string> was;
+  for (const BatchSummaryRow& row : before) was.emplace(row.name, result_label(row));
+  std::vector<BatchComparison> out;
+  std::set<std::string> seen;
+  for (const BatchSummaryRow& row : now) {
+    auto at = was.find(row.name);
+    const std::string old = at == was.end() ? "" : at->second;
+    out.push_back({row.name, old, result_label(row), migration(old, result_label(row))});
+    seen.insert(row.name);
+  }
+  for (const BatchSummaryRow& row : before)
+    if (seen.insert(row.name).second)
+      out.push_back({row.name, result_label(row), "", Migration::removed});
+  return out;
+}
+
+bool regressed(const std::vector<BatchComparison>& comparisons) {
+  return std::any_of(comparisons.begin(), comparisons.end(), [](const BatchComparison& c) {
+    return c.migration == Migration::new_failure || c.migration == Migration::shallower;
+  });
+}
+
+nlohmann::ordered_json batch_summary_json(const std::vector<BatchSummaryRow>& rows,
+                                          unsigned parallel,
+                                          const std::vector<BatchComparison>* comparisons) {
+  nlohmann::ordered_json builds = nlohmann::ordered_json::array();
+  std::size_t failed = 0, skipped = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const BatchSummaryRow& r = rows[i];
+    failed += r.status == "failed";
+    skipped += r.status == "skipped";
+    nlohmann::ordered_json b{{"name", r.name},       {"status", r.status},
+                             {"stage", r.stage},     {"exit_code", r.exit_code},
+                             {"seconds", r.seconds}, {"report", r.report}};
+    if (comparisons && i < comparisons->size()) {
+      b["before"] = (*comparisons)[i].before;
+      b["migration"] = migration_name((*comparisons)[i].migration);
+    }
+    builds.push_back(std::move(b));
+  }
+  nlohmann::ordered_json out{{"format", 1}, {"builds", std::move(builds)}};
+  if (comparisons) {
+    nlohmann::ordered_json removed = nlohmann::ordered_json::array();
+    for (std::size_t i = rows.size(); i < comparisons->size(); ++i)
+      removed.push_back({{"name", (*comparisons)[i].name}, {"before", (*comparisons)[i].before}});
+    out["removed"] = std::move(removed);
+  }
+  out["built"] = rows.size() - failed - skipped;
+  out["failed"] = failed;
+  out["skipped"] = skipped;
+  out["jobs"] = parallel;
+  return out;
+}
+
 }  // namespace kbuild

@@ -450,6 +450,11 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       std::string why = outcome.load->message;
       for (char& c : why)
         if (c == '\n') c = ';';
+      // The loader names the temporary it loaded; the user knows the output.
+      const std::string loaded = out.path();
+      for (std::size_t at = 0; !loaded.empty() && (at = why.find(loaded, at)) != why.npos;
+           at += plan.output.size())
+        why.replace(at, loaded.size(), plan.output);
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }

@@ -157,3 +157,137 @@ TEST_CASE("a build-many build's report names the real kbuild, so its command can
   CHECK(again.exit_code == 0);
   CHECK(fs::exists(k0 + ".so"));
 }
+
+TEST_CASE("build-many --json: each build's status, stage, seconds and report",
+          "[e2e][batch][json]") {
+  Batch b;
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [[\"" + b.dir / "k0.cpp" +
+                 "\", \"-o\", \"" + b.dir / "k0.so" + "\", \"--report\", \"" + b.dir / "k0.json" +
+                 "\"], {\"name\": \"broken\", \"args\": [\"" + b.dir / "bad.cpp" + "\"]}]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "1", "--json"}, b.home.str());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 13);
+  nlohmann::json s = nlohmann::json::parse(r.out);  // stdout is the JSON alone
+  CHECK(s["format"] == 1);
+  REQUIRE(s["builds"].size() == 2);
+  CHECK(s["builds"][0]["name"] == b.dir / "k0.so");
+  CHECK(s["builds"][0]["status"] == "ok");
+  CHECK(s["builds"][0]["report"] == b.dir / "k0.json");
+  CHECK(s["builds"][0]["seconds"].get<double>() > 0);
+  CHECK(s["builds"][1]["name"] == "broken");
+  CHECK(s["builds"][1]["status"] == "failed");
+  CHECK(s["builds"][1]["stage"] == "compile");
+  CHECK(s["builds"][1]["exit_code"] == 5);
+  CHECK(s["built"] == 1);
+  CHECK(s["failed"] == 1);
+  CHECK(s["jobs"] == 1);
+}
+
+TEST_CASE("build-many --baseline: fixed, new failure, unchanged, deeper; --fail-on regressions",
+          "[e2e][batch][baseline]") {
+  Batch b;
+  const std::string src = b.dir / "src";
+  fs::create_directories(src);
+  auto kernel = [&](const std::string& name, const std::string& text) {
+    write_file(src + "/" + name + ".cpp", text);
+  };
+  const std::string good = "extern \"C\" int f() { return 7; }\n";
+  const std::string broken = "int broken(\n";
+  const std::string unresolved =
+      "extern \"C\" void g();\nextern \"C\" int f() { g(); return 1; }\n";
+  kernel("fix", broken);
+  kernel("regress", good);
+  kernel("same", broken);
+  kernel("deeper", broken);
+  std::string builds;
+  for (const char* name : {"fix", "regress", "same", "deeper", "absent"})
+    builds += std::string(builds.empty() ? "" : ", ") + "{\"name\": \"" + name +
+              "\", \"args\": [\"" + src + "/" + name + ".cpp\", \"-o\", \"" + b.dir / name +
+              ".so\"]}";
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\", \"--check-load\"], \"builds\": [" +
+                 builds + "]}");
+  RunResult first = run_kbuild({"build-many", b.dir / "m.json", "--json"}, b.home.str());
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 13);
+  write_file(b.dir / "before.json", first.out);
+  // The fixes of a day: one fixed, one broken, one now failing at load
+  // (its compile fixed), one source written (usage -> compile).
+  kernel("fix", good);
+  kernel("regress", broken);
+  kernel("deeper", unresolved);
+  kernel("absent", broken);
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "--baseline", b.dir / "before.json"},
+                           b.home.str());
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 13);  // failures, as without a baseline
+  auto row = [&](const std::string& name) {
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.size() > name.size() &&
+          line.compare(line.size() - name.size(), name.size(), name) == 0 &&
+          line[line.size() - name.size() - 1] == ' ')
+        return line;
+    return std::string();
+  };
+  CHECK(row("fix").find("compile  fixed") != std::string::npos);
+  CHECK(row("regress").find("ok       new failure") != std::string::npos);
+  CHECK(row("same").find("compile  unchanged") != std::string::npos);
+  CHECK(row("deeper").find("compile  deeper") != std::string::npos);
+  CHECK(row("absent").find("usage    deeper") != std::string::npos);
+  CHECK(r.out.find("fixed: 1 fix (compile -> ok)\n") != std::string::npos);
+  CHECK(r.out.find("deeper: 2 deeper (compile -> load), absent (usage -> compile)\n") !=
+        std::string::npos);
+  CHECK(r.out.find("new failure: 1 regress (ok -> compile)\n") != std::string::npos);
+  // The header names the columns the rows fill.
+  std::string header = r.out.substr(0, r.out.find('\n'));
+  CHECK(header.find("status") == 0);
+  CHECK(header.find("before") == row("fix").find("compile "));
+  // --fail-on regressions: 13 for the new failure; 0 once it is fixed too.
+  CHECK(run_kbuild({"build-many", b.dir / "m.json", "--baseline", b.dir / "before.json",
+                    "--fail-on", "regressions"},
+                   b.home.str())
+            .exit_code == 13);
+  kernel("regress", good);
+  RunResult better = run_kbuild({"build-many", b.dir / "m.json", "--baseline",
+                                 b.dir / "before.json", "--fail-on", "regressions", "--json"},
+                                b.home.str());
+  INFO(better.out);
+  CHECK(better.exit_code == 0);
+  nlohmann::json s = nlohmann::json::parse(better.out);
+  CHECK(s["builds"][1]["before"] == "ok");
+  CHECK(s["builds"][1]["migration"] == "unchanged");
+  CHECK(s["builds"][3]["migration"] == "deeper");
+  // Without a baseline --fail-on regressions is refused; a file that is not
+  // a summary names where it is wrong; nothing is built for either.
+  fs::remove(b.dir / "fix.so");
+  RunResult alone =
+      run_kbuild({"build-many", b.dir / "m.json", "--fail-on", "regressions"}, b.home.str());
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err.find("--baseline") != std::string::npos);
+  write_file(b.dir / "wrong.json", "{\"format\": 1, \"builds\": [{\"name\": 3}]}");
+  RunResult wrong = run_kbuild({"build-many", b.dir / "m.json", "--baseline", b.dir / "wrong.json"},
+                               b.home.str());
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.err.find("wrong.json:1:") != std::string::npos);
+  CHECK_FALSE(fs::exists(b.dir / "fix.so"));
+}
+
+TEST_CASE("build-many's table: the header's columns line up with the rows", "[e2e][batch]") {
+  Batch b;
+  write_file(b.dir / "m.json", "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [[\"" +
+                                   b.dir / "k0.cpp" + "\"], {\"name\": \"broken\", \"args\": [\"" +
+                                   b.dir / "bad.cpp" + "\"]}]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "1"}, b.home.str());
+  std::istringstream lines(r.out);
+  std::string header, ok, failed;
+  std::getline(lines, header);
+  std::getline(lines, ok);
+  std::getline(lines, failed);
+  INFO(r.out);
+  // "seconds" ends where the numbers end; "build" starts where the names do.
+  CHECK(header.find("seconds") + 7 + 2 == failed.find("broken"));
+  CHECK(header.find("build") == failed.find("broken"));
+  CHECK(header.find("build") == ok.find("job 1"));
+}

@@ -65,6 +65,11 @@ TEST_CASE("kbuild cc runs the command as given and the second time from the cach
   CHECK(hit(second));
   CHECK(c.runs() == 1);
   CHECK(read_file(c.dir / "k.so") == bytes);
+  // -v says what ran: the compiler on the miss, nothing on the hit.
+  CHECK(first.err.find("kbuild: info: ran: ") != std::string::npos);
+  CHECK(second.err.find("kbuild: info: ran: ") == std::string::npos);
+  CHECK(second.err.find("running: ") == std::string::npos);
+  CHECK(second.err.find("no compiler ran") != std::string::npos);
   // Another flag is another build.
   cmd[4] = "-DX=2";
   REQUIRE(run_kbuild(cmd, c.home.str(), c.env()).exit_code == 0);

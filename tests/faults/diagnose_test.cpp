@@ -96,6 +96,10 @@ TEST_CASE("--check-load: an unresolved symbol is a load failure and the old libr
   CHECK(r.exit_code == 7);
   CHECK(error_line(r.err).find("kbuild: error[load]: load failed: ") == 0);
   CHECK(error_line(r.err).find("undefined symbol: missing_fn") != std::string::npos);
+  // It names the output the user asked for, not kbuild's temporary.
+  CHECK(error_line(r.err).find("load failed: " + (c.dir / "k.so") + ": undefined symbol") !=
+        std::string::npos);
+  CHECK(error_line(r.err).find("kbuild-tmp") == std::string::npos);
   CHECK(read_file(c.dir / "k.so") == "old");
   CHECK_FALSE(c.leftovers());
   json report = json::parse(read_file(c.dir / "r.json"));

@@ -36,6 +36,7 @@ expect "kbuild bu" build-many
 expect "kbuild ca" cache
 expect "kbuild cache " stats
 expect "kbuild cache " clear
+expect "kbuild cache " keygen
 expect "kbuild --launch" --launcher
 expect "kbuild --launcher cc" ccache
 expect "kbuild --pc" --pch
