@@ -300,6 +300,10 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
                      &kFailOn);
     }
     if (chosen == "cache")
+      options.option("--cache-max-size", out.build.cache_max_size,
+                     "(stats) the limit to show, e.g. 500M (default: KBUILD_CACHE_MAX_SIZE, "
+                     "else 4G)");
+    if (chosen == "cache")
       sub->add_option("action", out.cache_action, "stats | clear | keygen")
           ->required()
           ->check(CLI::IsMember({"stats", "clear", "keygen"}));

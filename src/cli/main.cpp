@@ -201,6 +201,13 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
         std::cout << line << "\n";
     else
       say_what_ran(console, record.outcome, record.plan->output);
+    if (record.outcome.load && !record.outcome.load->only_with_library_path.empty())
+      console.notes({record.plan->output +
+                     " loads only through LD_LIBRARY_PATH (the check set it to the library "
+                     "dirs): without it, " +
+                     record.outcome.load->only_with_library_path +
+                     "; a process without the variable cannot load it: link with "
+                     "-Wl,-rpath,DIR for those dirs (a device file's ldflags)"});
     if (record.left_alone_database) throw *record.left_alone_database;
   } catch (const Error& e) {
     record.failure = e;
@@ -240,6 +247,12 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
     if (!o.file.empty()) s += "  " + o.file_line();
     return s;
   };
+  auto row = [](const std::string& words, const std::string& from) {
+    std::cout << words << std::string(words.size() < 48 ? 48 - words.size() : 1, ' ') << from
+              << "\n";
+  };
+  row("flag", "layer  provider  file:line");
+  bool torch_layer = false;
   for (OptionList list : kAllOptionLists) {
     if (!links(plan.kind) && (list == OptionList::ldflags || list == OptionList::libraries ||
                               list == OptionList::libraries_dirs))
@@ -247,10 +260,19 @@ int explain_command(const CommonOptions& common, const BuildCli& b, const Enviro
     for (const Entry& e : plan.options.entries(list)) {
       std::string words = shell_join(render_entry(list, e));
       if (words.empty()) continue;
-      std::cout << words << std::string(words.size() < 48 ? 48 - words.size() : 1, ' ')
-                << where(e.origin) << "\n";
+      torch_layer = torch_layer || e.origin.layer == Layer::torch;
+      row(words, where(e.origin));
     }
   }
+  // Why a command has none of torch's flags, which Inductor's always has.
+  if (!torch_layer)
+    std::cout << "\nno torch layer: "
+              << (common.site.no_torch ? "--no-torch was given"
+                  : !session.site.paths.torch_root
+                      ? "torch was not found (give --torch-root DIR, or run with the Python "
+                        "that has torch)"
+                      : "the profile adds no torch flags for this build")
+              << "\n";
   if (!plan.options.dropped().empty()) std::cout << "\ndropped:\n";
   for (const DroppedEntry& d : plan.options.dropped()) {
     std::string words = shell_join(render_entry(d.list, d.entry));
@@ -492,7 +514,10 @@ int build_many_command(const CommandLine& cl) {
   return any_failed ? kBatchFailed : 0;
 }
 
-int cache_command(const std::string& action, const Environment& env) {
+int cache_command(const std::string& action, const std::string& max_size, const Environment& env) {
+  if (!max_size.empty() && action != "stats")  // never a setting silently ignored
+    throw Error(ErrorKind::usage,
+                "--cache-max-size is for kbuild cache stats (and builds), not " + action);
   if (action == "keygen") {
     SigningKeys keys = generate_signing_keys();
     std::cout << "KBUILD_REMOTE_CACHE_SIGNING_KEY=" << keys.secret_hex << "  # writers only\n"
@@ -513,7 +538,7 @@ int cache_command(const std::string& action, const Environment& env) {
     std::cout << "cleared " << root << "\n";
     return 0;
   }
-  const CacheSettings settings = cache_settings(env, true, "");
+  const CacheSettings settings = cache_settings(env, true, max_size);
   CacheStats st = OutputCache::open(settings).stats();
   std::cout << "cache directory  " << root << "\n"
             << "entries          " << st.entries << "\n"
@@ -547,7 +572,7 @@ int run_command(int argc, char** argv, const Environment& env) {
     if (cl.command == "devices") return devices_command(cl.common, cl.json, env, console);
     if (cl.command == "doctor") return doctor_command(cl.common, cl.json, env, console);
     if (cl.command == "isa") return isa_command(cl, env, console);
-    if (cl.command == "cache") return cache_command(cl.cache_action, env);
+    if (cl.command == "cache") return cache_command(cl.cache_action, cl.build.cache_max_size, env);
     if (cl.command == "build-many") return build_many_command(cl);
     if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);
     if (auto misplaced = misplaced_subcommand(cl)) throw Error(ErrorKind::usage, *misplaced);

@@ -86,7 +86,16 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     for (const std::string& f : files) {
       if (!fs::is_regular_file(f, ec))
         throw Error(ErrorKind::config, "device file " + f + " is not a regular file");
-      load(f);
+      try {
+        load(f);
+      } catch (const Error& e) {
+        // Every build reads the directory: one bad file stops them all.
+        if (e.kind() != ErrorKind::config) throw;
+        throw Error(e.kind(),
+                    std::string(e.what()) + " (every build reads " + source.path +
+                        ": fix the file, or rename it without .json to skip it)",
+                    e.detail());
+      }
     }
   }
   return loaded;

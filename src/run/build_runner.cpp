@@ -446,15 +446,19 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     outcome.load = check_load(settings.load_check, out.path(),
                               plan.options.values(OptionList::libraries_dirs), env, processes);
     outcome.timings.push_back({"load", seconds_since(start)});
-    if (!outcome.load->ok) {
-      std::string why = outcome.load->message;
-      for (char& c : why)
-        if (c == '\n') c = ';';
-      // The loader names the temporary it loaded; the user knows the output.
+    // The loader names the temporary it loaded; the user knows the output.
+    auto as_output = [&](std::string text) {
       const std::string loaded = out.path();
-      for (std::size_t at = 0; !loaded.empty() && (at = why.find(loaded, at)) != why.npos;
+      for (std::size_t at = 0; !loaded.empty() && (at = text.find(loaded, at)) != text.npos;
            at += plan.output.size())
-        why.replace(at, loaded.size(), plan.output);
+        text.replace(at, loaded.size(), plan.output);
+      for (char& c : text)
+        if (c == '\n') c = ';';
+      return text;
+    };
+    outcome.load->only_with_library_path = as_output(outcome.load->only_with_library_path);
+    if (!outcome.load->ok) {
+      const std::string why = as_output(outcome.load->message);
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }

@@ -44,6 +44,17 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
     if (std::regex_search(line, m, undefined)) r.undefined_symbols.push_back(m[1]);
     if (std::regex_search(line, m, missing)) r.missing_symbols.push_back(m[1]);
   }
+  if (r.ok && !path.empty()) {
+    Environment bare = env;
+    bare.unset("LD_LIBRARY_PATH");
+    opts.environment = &bare;
+    ProcessResult without = processes.run(argv, opts);
+    if (!without.success()) {
+      std::string why = without.out;
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      r.only_with_library_path = why.empty() ? without.describe() : why;
+    }
+  }
   return r;
 }
 

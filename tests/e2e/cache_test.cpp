@@ -139,7 +139,15 @@ TEST_CASE("the least recently used entries go when the cache is over its size", 
   }
   RunResult stats = run_kbuild({"cache", "stats"}, c.home.str());
   CHECK(stats.out.find("entries          1\n") != std::string::npos);
-  CHECK(CacheCase::hit(c.build({"-D", "V3"})));  // the newest stayed
+  // The limit stats names (--cache-max-size) is one it takes, for stats only.
+  RunResult limited = run_kbuild({"cache", "stats", "--cache-max-size", "20K"}, c.home.str());
+  INFO(limited.err);
+  CHECK(limited.exit_code == 0);
+  CHECK(limited.out.find(" of 20.0 KiB (") != std::string::npos);
+  RunResult clear = run_kbuild({"cache", "clear", "--cache-max-size", "20K"}, c.home.str());
+  CHECK(clear.exit_code == 2);
+  CHECK(clear.err.find("--cache-max-size is for kbuild cache stats") != std::string::npos);
+  CHECK(CacheCase::hit(c.build({"-D", "V3"})));  // the newest stayed (clear refused)
   CHECK_FALSE(CacheCase::hit(c.build({"-D", "V0"})));
   RunResult bad =
       run_kbuild({"--no-torch", c.dir / "k.cpp", "--cache-max-size", "lots"}, c.home.str());

@@ -109,6 +109,32 @@ TEST_CASE("--check-load: an unresolved symbol is a load failure and the old libr
   CHECK(c.kbuild({"--no-torch", k, "-o", c.dir / "k.so"}).exit_code == 0);
 }
 
+TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH", "[diagnose]") {
+  Case c;
+  // libdep.so in a library dir, linked without a RUNPATH for it.
+  write_file(c.dir / "dep.cpp", "extern \"C\" int dep() { return 3; }\n");
+  fs::create_directories(c.dir / "lib");
+  REQUIRE(
+      run({"/usr/bin/g++", "-shared", "-fPIC", c.dir / "dep.cpp", "-o", c.dir / "lib/libdep.so"})
+          .exit_code == 0);
+  std::string k =
+      c.kernel("k.cpp", "extern \"C\" int dep();\nextern \"C\" int f() { return dep(); }\n");
+  RunResult r = c.kbuild(
+      {"--no-torch", "--check-load", k, "-o", c.dir / "k.so", "-L", c.dir / "lib", "-l", "dep"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find(c.dir / "k.so" + " loads only through LD_LIBRARY_PATH") != std::string::npos);
+  CHECK(r.err.find("libdep.so: cannot open shared object file") != std::string::npos);
+  CHECK(r.err.find("-Wl,-rpath,DIR") != std::string::npos);
+  // With a RUNPATH it loads without the variable: nothing to say.
+  RunResult rpath =
+      c.kbuild({"--no-torch", "--check-load", k, "-o", c.dir / "k2.so", "-L", c.dir / "lib", "-l",
+                "dep", "--extra-flags", "-Wl,-rpath," + c.dir / "lib"});
+  INFO(rpath.err);
+  REQUIRE(rpath.exit_code == 0);
+  CHECK(rpath.err.find("loads only through LD_LIBRARY_PATH") == std::string::npos);
+}
+
 TEST_CASE("--require-symbol: a missing symbol is a load failure; present ones pass", "[diagnose]") {
   Case c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int kernel() { return 1; }\n");
@@ -222,6 +248,19 @@ TEST_CASE("explain names the layer, provider and file line of every flag, and wh
   REQUIRE(dropped != std::string::npos);
   CHECK(r.out.find("-I" + c.dir / "torch/include", dropped) != std::string::npos);
   CHECK(r.out.find("duplicate of the entry from torch", dropped) != std::string::npos);
+  // Its columns are named; torch's layer is there, so nothing says it is not.
+  CHECK(r.out.find(
+            "\nflag                                            layer  provider  file:line\n") !=
+        std::string::npos);
+  CHECK(r.out.find("no torch layer") == std::string::npos);
+  // Without torch's flags explain says why.
+  RunResult none = c.kbuild({"explain", "--device", "cpu", "k.cpp", "--no-torch"});
+  CHECK(none.out.find("\nno torch layer: --no-torch was given\n") != std::string::npos);
+  // A Python without torch (here: one that prints nothing).
+  RunResult missing = c.kbuild({"explain", "--device", "cpu", "k.cpp", "--python", "/bin/true"});
+  INFO(missing.err);
+  CHECK(missing.exit_code == 0);
+  CHECK(missing.out.find("\nno torch layer: torch was not found") != std::string::npos);
 }
 
 // The line of npu.json that holds `text` (1-based).

@@ -67,6 +67,22 @@ TEST_CASE("a failed build leaves the older library untouched and no temporary fi
   CHECK(c.leftovers().empty());
 }
 
+TEST_CASE("a broken device file in a shared directory: the error names it and how to skip it",
+          "[faults]") {
+  Case c;
+  const std::string dir = c.home / ".config/kbuild/devices.d";
+  write_file(dir + "/broken.json", "{\"device\": \"x\",\n");
+  RunResult r = c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "k.so"});
+  check_error(r, 3, "config", dir + "/broken.json:2:1: malformed JSON");
+  CHECK(error_line(r.err).find("every build reads " + dir +
+                               ": fix the file, or rename it without .json to skip it") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k.so"));
+  // Renamed as the error says: the build goes on.
+  fs::rename(dir + "/broken.json", dir + "/broken.json.off");
+  CHECK(c.kbuild({"--no-torch", c.kernel, "-o", c.dir / "k.so"}).exit_code == 0);
+}
+
 TEST_CASE("unknown devices: empty options by default, an error with --strict", "[faults]") {
   Case c;
   RunResult lax = c.kbuild({"--no-torch", "--device", "tpu", "--dry-run", c.kernel});

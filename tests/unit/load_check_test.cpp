@@ -14,9 +14,14 @@ class FakeLoader : public ProcessRunner {
   Strings argv;
   std::optional<std::string> library_path;
   ProcessResult answer;
+  int runs = 0;
+  // The first run's argv and variable (a second, without the variable, asks
+  // whether the library also loads so).
   ProcessResult run(const Strings& a, const ProcessOptions& options) override {
-    argv = a;
-    if (options.environment) library_path = options.environment->get("LD_LIBRARY_PATH");
+    if (runs++ == 0) {
+      argv = a;
+      if (options.environment) library_path = options.environment->get("LD_LIBRARY_PATH");
+    }
     return answer;
   }
 };
@@ -55,9 +60,11 @@ TEST_CASE("the link's library dirs come first on LD_LIBRARY_PATH", "[unit][load_
   Environment env{{{"LD_LIBRARY_PATH", "/old"}}};
   (void)check_load(settings(), "k.so", {"/a", "/b"}, env, fake);
   CHECK(fake.library_path == std::optional<std::string>("/a:/b:/old"));
+  fake.runs = 0;
   (void)check_load(settings(), "k.so", {}, env, fake);
   CHECK(fake.library_path == std::optional<std::string>("/old"));
   Environment empty{{{"LD_LIBRARY_PATH", ""}}};
+  fake.runs = 0;
   (void)check_load(settings(), "k.so", {"/a"}, empty, fake);
   CHECK(fake.library_path == std::optional<std::string>("/a"));  // no empty entry (= cwd)
 }
@@ -87,4 +94,29 @@ TEST_CASE("a loader that dies silently is a failure that says so", "[unit][load_
   fake.answer = exited(1, "");
   CHECK(check_load(settings(), "k.so", {}, Environment(), fake).message ==
         "the load check itself failed (exit code 1)");
+}
+
+TEST_CASE("a library that loads only through LD_LIBRARY_PATH is said to", "[unit][load_check]") {
+  // The loader fails when the variable is unset, as a library without
+  // RUNPATH whose dependency lies in a library dir does.
+  class PathLoader : public ProcessRunner {
+   public:
+    int runs = 0;
+    ProcessResult run(const Strings&, const ProcessOptions& options) override {
+      ++runs;
+      const bool has = options.environment && options.environment->get("LD_LIBRARY_PATH");
+      return has ? exited(0, "") : exited(1, "libacc.so.1: cannot open shared object file\n");
+    }
+  };
+  PathLoader fake;
+  LoadCheckResult r = check_load(settings(), "/o/k.so", {"/sdk/lib"}, Environment(), fake);
+  CHECK(r.ok);
+  CHECK(fake.runs == 2);
+  CHECK(r.only_with_library_path == "libacc.so.1: cannot open shared object file");
+  // Nothing added to the variable: one load, nothing to say.
+  PathLoader plain;
+  LoadCheckResult alone = check_load(settings(), "/o/k.so", {}, Environment(), plain);
+  CHECK(plain.runs == 1);
+  CHECK_FALSE(alone.ok);
+  CHECK(alone.only_with_library_path.empty());
 }
