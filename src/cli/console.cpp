@@ -11,7 +11,14 @@
 namespace kbuild::cli {
 
 Console::Console(bool quiet, bool verbose, bool no_color_env)
-    : quiet_(quiet), verbose_(verbose), colour_(!no_color_env && isatty(STDERR_FILENO)) {}
+    : quiet_(quiet),
+      verbose_(verbose),
+      colour_(!no_color_env && isatty(STDERR_FILENO)),
+      stdout_colour_(!no_color_env && isatty(STDOUT_FILENO)) {}
+
+std::string Console::paint(const char* colour, const std::string& text) const {
+  return stdout_colour_ ? colour + text + "\033[0m" : text;
+}
 
 void Console::emit(const char* colour, const std::string& label, const std::string& raw) const {
   // One line, whatever paths it names; never a password.
@@ -29,12 +36,12 @@ void Console::error(const Error& e) const {
 }
 
 void Console::error(const std::string& stage, const std::string& message) const {
-  emit("\033[1;31m", "error[" + stage + "]:", message);
+  emit(kRed, "error[" + stage + "]:", message);
 }
 
 void Console::warnings(const std::vector<std::string>& lines) const {
   if (quiet_) return;
-  for (const std::string& l : lines) emit("\033[1;35m", "warning:", l);
+  for (const std::string& l : lines) emit(kMagenta, "warning:", l);
 }
 
 void Console::notes(const std::vector<std::string>& lines) const {

@@ -23,11 +23,17 @@ class Console {
   void info(const std::string& line) const;
   // -q: notes are not said (so not worth summarising either).
   bool quiet() const { return quiet_; }
+  // `text` coloured as this console colours its labels, for stdout (doctor's
+  // table): only when stdout is a terminal and NO_COLOR is unset.
+  std::string paint(const char* colour, const std::string& text) const;
+  static constexpr const char* kRed = "\033[1;31m";
+  static constexpr const char* kMagenta = "\033[1;35m";
+  static constexpr const char* kGreen = "\033[32m";
 
  private:
   void emit(const char* colour, const std::string& label, const std::string& raw) const;
 
-  bool quiet_, verbose_, colour_;
+  bool quiet_, verbose_, colour_, stdout_colour_;
 };
 
 // With -v: what ran (nothing, on a cache hit), the cache's answer, timings;

@@ -363,7 +363,7 @@ int devices_command(const CommonOptions& common, bool json_output, const Environ
 constexpr int kDoctorWarn = 11, kDoctorFail = 12;
 
 int doctor_command(const CommonOptions& common, bool json_output, const Environment& env,
-                   const Console&) {
+                   const Console& console) {
   Site site = resolve_site(common.site, env);
   BuildCli none;  // doctor builds nothing: a request for the device and compiler only
   DoctorInput in{env,
@@ -383,7 +383,11 @@ int doctor_command(const CommonOptions& common, bool json_output, const Environm
     std::cout << dump_json(out, 2) << "\n";
   } else {
     for (const DoctorCheck& c : checks) {
-      std::cout << status_name(c.status) << "\t" << c.name << "\t" << c.detail << "\n";
+      const char* colour = c.status == CheckStatus::ok     ? Console::kGreen
+                           : c.status == CheckStatus::warn ? Console::kMagenta
+                                                           : Console::kRed;
+      std::cout << console.paint(colour, status_name(c.status)) << "\t" << c.name << "\t"
+                << c.detail << "\n";
       if (c.status != CheckStatus::ok && !c.hint.empty())
         std::cout << "\t\thint: " << c.hint << "\n";
     }

@@ -550,6 +550,22 @@ TEST_CASE("colours on a terminal, none with NO_COLOR; --verbose says what runs",
   CHECK(verbose.err.find("kbuild: info: compile took ") != std::string::npos);
 }
 
+TEST_CASE(
+    "doctor colours its statuses on a terminal, as errors and warnings are; not with NO_COLOR",
+    "[diagnose]") {
+  Case c;
+  // script(1) gives the command a terminal for stdout and stderr.
+  const std::string command =
+      "HOME=" + c.home.str() + " " + kbuild_binary() + " doctor --no-torch --device npu; true";
+  RunResult tty = run({"/usr/bin/script", "-qec", command, "/dev/null"}, {}, {"NO_COLOR"});
+  INFO(tty.out);
+  CHECK(tty.out.find("\033[32mok\033[0m\tcompiler\t") != std::string::npos);
+  CHECK(tty.out.find("\033[1;31mfail\033[0m\t") != std::string::npos);
+  RunResult plain = run({"/usr/bin/script", "-qec", command, "/dev/null"}, {{"NO_COLOR", "1"}});
+  CHECK(plain.out.find("ok\tcompiler\t") != std::string::npos);
+  CHECK(plain.out.find("\033[") == std::string::npos);
+}
+
 TEST_CASE("doctor escapes newlines and control characters of paths and env_help", "[diagnose]") {
   Case c;
   RunResult cxx = c.kbuild({"doctor", "--no-torch", "--cxx", "/no/such\ncxx\x1b[31m"});
