@@ -12,6 +12,7 @@ namespace kbuild {
 struct BatchJob {
   std::string name;               // for the summary (the output, or "job N")
   std::vector<std::string> args;  // kbuild build arguments
+  bool positional = false;        // named "job N": neither a "name" nor -o
 };
 
 // The manifest: {"common": [args...], "builds": [[args...] | {"name": s, "args": [...]}, ...]}
@@ -70,8 +71,9 @@ enum class Migration {
   deeper,       // fails at a later stage than before
   shallower,    // fails at an earlier stage than before: a regression
   changed,      // another failure not ordered by stage (interrupted, internal, skipped)
-  added,        // not in the baseline, builds now
+  added,        // not in the baseline (or skipped there), builds now
   removed,      // in the baseline, not in this run
+  skipped,      // not built this run (--fail-fast): not compared
 };
 const char* migration_name(Migration m);
 
@@ -84,6 +86,10 @@ struct BatchComparison {
 // Reads a baseline: the `--json` summary of an earlier build-many. Throws
 // Error(usage) naming file:line:column for a file that is not one.
 std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path);
+
+// Throws Error(usage) unless every build has a name of its own (a "name"
+// or -o, none twice): builds are compared with a baseline by name.
+void check_comparable(const std::vector<BatchJob>& jobs);
 
 // This run against the baseline, builds matched by name: this run's order,
 // then those only in the baseline.

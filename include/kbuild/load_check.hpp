@@ -23,16 +23,17 @@ struct LoadCheckResult {
   std::string message;                         // dlerror() or the missing symbol
   std::vector<std::string> undefined_symbols;  // from "undefined symbol: X"
   std::vector<std::string> missing_symbols;    // required but absent
-  // Loaded, but only through LD_LIBRARY_PATH: why it does not without it
-  // ("" when it does, or when nothing was added to the variable).
+  // Loaded, but only with the link's library dirs added to LD_LIBRARY_PATH:
+  // why it does not load without them ("" when it does, or when none were
+  // added).
   std::string only_with_library_path;
 };
 
 // Runs the loader on `library` with `library_dirs` prepended to
-// LD_LIBRARY_PATH (the dirs the link used). When that loads and the
-// variable was set, loads it once more without it: a library with no
-// RUNPATH for its dependencies loads in the check and fails in a process
-// (Inductor's, a test's) that lacks the variable.
+// LD_LIBRARY_PATH (the dirs the link used). When that loads and dirs were
+// added, loads it once more with the variable as `env` has it: a library
+// with no RUNPATH for its dependencies loads in the check and fails in a
+// process (Inductor's, a test's) that lacks those dirs.
 LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
                            const std::vector<std::string>& library_dirs, const Environment& env,
                            ProcessRunner& processes = real_processes());

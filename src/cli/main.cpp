@@ -201,13 +201,16 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
         std::cout << line << "\n";
     else
       say_what_ran(console, record.outcome, record.plan->output);
-    if (record.outcome.load && !record.outcome.load->only_with_library_path.empty())
-      console.notes({record.plan->output +
-                     " loads only through LD_LIBRARY_PATH (the check set it to the library "
-                     "dirs): without it, " +
+    if (record.outcome.load && !record.outcome.load->only_with_library_path.empty()) {
+      std::string dirs;
+      for (const std::string& d : record.plan->options.values(OptionList::libraries_dirs))
+        dirs += (dirs.empty() ? "" : ":") + d;
+      console.notes({record.plan->output + " loads only with its library dirs (" + dirs +
+                     ") on LD_LIBRARY_PATH, as the check gave it: without them, " +
                      record.outcome.load->only_with_library_path +
-                     "; a process without the variable cannot load it: link with "
-                     "-Wl,-rpath,DIR for those dirs (a device file's ldflags)"});
+                     "; a process without them cannot load it: link with -Wl,-rpath,DIR for "
+                     "those dirs (a device file's ldflags)"});
+    }
     if (record.left_alone_database) throw *record.left_alone_database;
   } catch (const Error& e) {
     record.failure = e;
@@ -432,10 +435,10 @@ void print_batch_table(const std::vector<BatchSummaryRow>& rows,
   for (const BatchSummaryRow& r : rows) width = std::max(width, status_of(r).size());
   if (comparisons)
     for (const BatchComparison& c : *comparisons)
-      before_width = std::max(before_width, c.before.size() + 1);
+      before_width = std::max(before_width, c.before.size());
   const int w = static_cast<int>(width), bw = static_cast<int>(before_width);
   if (comparisons)
-    std::printf("%-*s %8s  %-*s %-11s  %s\n", w, "status", "seconds", bw, "before", "change",
+    std::printf("%-*s %8s  %-*s  %-11s  %s\n", w, "status", "seconds", bw, "before", "change",
                 "build");
   else
     std::printf("%-*s %8s  %s\n", w, "status", "seconds", "build");
@@ -443,7 +446,7 @@ void print_batch_table(const std::vector<BatchSummaryRow>& rows,
     const BatchSummaryRow& r = rows[i];
     if (comparisons) {
       const BatchComparison& c = (*comparisons)[i];
-      std::printf("%-*s %8.2f  %-*s %-11s  %s\n", w, status_of(r).c_str(), r.seconds, bw,
+      std::printf("%-*s %8.2f  %-*s  %-11s  %s\n", w, status_of(r).c_str(), r.seconds, bw,
                   c.before.empty() ? "-" : c.before.c_str(), migration_name(c.migration),
                   r.name.c_str());
     } else {
@@ -451,16 +454,17 @@ void print_batch_table(const std::vector<BatchSummaryRow>& rows,
     }
   }
   if (!comparisons) return;
-  for (Migration m :
-       {Migration::fixed, Migration::deeper, Migration::new_failure, Migration::shallower,
-        Migration::changed, Migration::added, Migration::removed, Migration::unchanged}) {
+  for (Migration m : {Migration::fixed, Migration::deeper, Migration::new_failure,
+                      Migration::shallower, Migration::changed, Migration::added,
+                      Migration::removed, Migration::skipped, Migration::unchanged}) {
     std::vector<std::string> names;
     for (const BatchComparison& c : *comparisons)
       if (c.migration == m)
-        names.push_back(c.name + (m == Migration::unchanged || m == Migration::added
-                                      ? ""
-                                      : " (" + (c.before.empty() ? "-" : c.before) + " -> " +
-                                            (c.now.empty() ? "-" : c.now) + ")"));
+        names.push_back(
+            c.name + (m == Migration::unchanged || m == Migration::added || m == Migration::skipped
+                          ? ""
+                          : " (" + (c.before.empty() ? "-" : c.before) + " -> " +
+                                (c.now.empty() ? "-" : c.now) + ")"));
     if (names.empty()) continue;
     std::string line = std::string(migration_name(m)) + ": " + std::to_string(names.size());
     for (std::size_t i = 0; i < names.size() && i < 20; ++i) line += (i ? ", " : " ") + names[i];
@@ -473,7 +477,10 @@ int build_many_command(const CommandLine& cl) {
   std::vector<BatchJob> batch = load_batch_manifest(cl.manifest);
   // Read before anything runs: a wrong baseline costs no build.
   std::optional<std::vector<BatchSummaryRow>> baseline;
-  if (!cl.baseline.empty()) baseline = load_batch_baseline(cl.baseline);
+  if (!cl.baseline.empty()) {
+    check_comparable(batch);
+    baseline = load_batch_baseline(cl.baseline);
+  }
   if (cl.fail_on == "regressions" && !baseline)
     throw Error(ErrorKind::usage,
                 "--fail-on regressions compares with a baseline: give --baseline PREVIOUS.json "

@@ -205,7 +205,10 @@ std::vector<BatchJob> load_batch_manifest(const std::string& path) {
     job.args.insert(job.args.end(), args.begin(), args.end());
     refuse_nested_batch(path, doc, job, first_arg_pointer(root, ptr, b.is_object()));
     if (job.name.empty()) job.name = output_of(job.args);
-    if (job.name.empty()) job.name = "job " + std::to_string(i + 1);
+    if (job.name.empty()) {
+      job.name = "job " + std::to_string(i + 1);
+      job.positional = true;
+    }
     jobs.push_back(std::move(job));
   }
   refuse_shared_files(path, doc, jobs);
@@ -317,6 +320,7 @@ const char* migration_name(Migration m) {
     case Migration::changed: return "changed";
     case Migration::added: return "added";
     case Migration::removed: return "removed";
+    case Migration::skipped: return "skipped";
   }
   return "unchanged";
 }
@@ -339,7 +343,11 @@ int depth(const std::string& label) {
 }
 
 Migration migration(const std::string& before, const std::string& now) {
-  if (before.empty()) return now == "ok" ? Migration::added : Migration::new_failure;
+  // Not built this run (--fail-fast): nothing to compare. Not built in the
+  // baseline's: as if it was not there.
+  if (now == "skipped") return Migration::skipped;
+  if (before.empty() || before == "skipped")
+    return now == "ok" ? Migration::added : Migration::new_failure;
   if (now.empty()) return Migration::removed;
   if (before == now) return Migration::unchanged;
   if (now == "ok") return Migration::fixed;
@@ -395,9 +403,30 @@ std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
       manifest_error(path, doc, pointer + "/status", "expected ok, failed or skipped",
                      ErrorKind::usage);
     if (row.status == "failed" && row.stage.empty()) row.stage = "failed";
+    for (const BatchSummaryRow& earlier : rows)
+      if (earlier.name == row.name)
+        manifest_error(path, doc, pointer + "/name",
+                       "'" + row.name +
+                           "' names two builds; builds are compared by name: a baseline from "
+                           "a manifest whose builds have distinct names",
+                       ErrorKind::usage);
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+void check_comparable(const std::vector<BatchJob>& jobs) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].positional)
+      throw Error(ErrorKind::usage,
+                  "--baseline compares builds by name, and build " + std::to_string(i + 1) +
+                      " has neither a \"name\" nor -o (its place in the list is no name); give "
+                      "it one");
+    if (!names.insert(jobs[i].name).second)
+      throw Error(ErrorKind::usage, "--baseline compares builds by name, and '" + jobs[i].name +
+                                        "' names two builds; give each a distinct \"name\"");
+  }
 }
 
 std::vector<BatchComparison> compare_to_baseline(const std::vector<BatchSummaryRow>& now,

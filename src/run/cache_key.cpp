@@ -205,7 +205,13 @@ std::optional<std::string> shareable_key(const KeyInput& input, const Environmen
       for (std::size_t at = 0; !debug && !from.empty() && (at = w.find(from, at)) != w.npos;
            at += to.size())
         w.replace(at, from.size(), to);
-    if (!parts.base_dir.empty()) w = rebase_word(std::move(w), parts.base_dir);
+    // A macro's value and what the linker is told (an rpath, the dynamic
+    // linker) reach the binary as they are written: never taken as alike.
+    const std::string_view before = i > 0 ? std::string_view(input.argv[i - 1]) : "";
+    const bool verbatim = w.rfind("-D", 0) == 0 || w.rfind("-U", 0) == 0 ||
+                          w.rfind("-Wl,", 0) == 0 || before == "-D" || before == "-U" ||
+                          before == "-Xlinker";
+    if (!parts.base_dir.empty() && !verbatim) w = rebase_word(std::move(w), parts.base_dir);
     h.add(i == input.output_index ? "<output>" : program ? "<program>" : w);
     native = native || asks_native(w);
   }

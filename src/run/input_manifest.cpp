@@ -165,6 +165,32 @@ bool inputs_unchanged(const std::string& manifest_bytes) {
   return manifest && manifest_holds(*manifest);  // a foreign or damaged one: a miss
 }
 
+std::optional<std::string> restamped_here(const std::string& bytes) {
+  std::optional<ManifestView> view = read_manifest(bytes);
+  std::optional<nlohmann::json> manifest = parse_manifest(bytes);
+  if (!view || !manifest || !manifest->contains("inputs")) return std::nullopt;
+  ManifestView rest = *view;  // the absent paths and the libraries, as a local hit checks them
+  rest.inputs.clear();
+  if (!manifest_holds(rest)) return std::nullopt;
+  for (nlohmann::json& record : (*manifest)["inputs"]) {
+    if (!record.is_array() || record.size() < 4 || !record[0].is_string() ||
+        !record[3].is_string())
+      return std::nullopt;
+    const std::string path = record[0].get<std::string>();
+    struct stat before {}, after {};
+    if (::stat(path.c_str(), &before) != 0) return std::nullopt;
+    auto content = read_whole_file(path);
+    if (!content || digest_hex(*content) != record[3].get<std::string>()) return std::nullopt;
+    // Changed while it was read: its stamp would not be that content's.
+    if (::stat(path.c_str(), &after) != 0 || after.st_size != before.st_size ||
+        ns(after.st_mtim) != ns(before.st_mtim) || ns(after.st_ctim) != ns(before.st_ctim))
+      return std::nullopt;
+    record[1] = static_cast<std::int64_t>(after.st_size);
+    record[2] = ns(after.st_mtim);
+  }
+  return to_cbor(*manifest);
+}
+
 namespace {
 
 void rebase_path(nlohmann::json& path, const std::string& from, const std::string& to) {

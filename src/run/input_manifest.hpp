@@ -55,6 +55,14 @@ bool inputs_unchanged(const std::string& manifest);
 // it reads it once).
 bool manifest_holds(const ManifestView& manifest);
 
+// For an entry another machine wrote (the remote cache): nullopt unless
+// every file of the manifest has the same content here (its stamps prove
+// nothing: another machine's mtime can equal this one's for other bytes,
+// as in images and archives that fix mtimes), no shadowing path exists and
+// no library changed; else the manifest with this machine's stamps of the
+// files, as a local entry records them.
+std::optional<std::string> restamped_here(const std::string& bytes);
+
 // The manifest with every recorded path (inputs, absent, libraries) that is
 // `from` or lies under it moved under `to` instead: the remote cache's
 // base-dir opt-in stores a writer's paths as "<base>/..." and a reader

@@ -44,10 +44,10 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
     if (std::regex_search(line, m, undefined)) r.undefined_symbols.push_back(m[1]);
     if (std::regex_search(line, m, missing)) r.missing_symbols.push_back(m[1]);
   }
-  if (r.ok && !path.empty()) {
-    Environment bare = env;
-    bare.unset("LD_LIBRARY_PATH");
-    opts.environment = &bare;
+  // Loaded with the link's dirs added: does it load as the process that
+  // later opens it has the variable (without them)?
+  if (r.ok && !library_dirs.empty()) {
+    opts.environment = &env;
     ProcessResult without = processes.run(argv, opts);
     if (!without.success()) {
       std::string why = without.out;

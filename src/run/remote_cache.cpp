@@ -168,9 +168,10 @@ std::string base_dir_setting(const std::string& value) {
                                       "' is not an absolute path; give the directory that holds "
                                       "the build trees (or unset it)");
   if (text == "/")
-    throw Error(ErrorKind::usage, std::string(what) +
-                                      "=/ would take every path for the same on every machine; "
-                                      "give the directory that holds the build trees");
+    throw Error(ErrorKind::usage, std::string(what) + "='" + value +
+                                      "' is the root, which would take every path for the same "
+                                      "on every machine; give the directory that holds the "
+                                      "build trees");
   if (!fs::is_directory(text, ec))
     throw Error(ErrorKind::usage, std::string(what) + "='" + value +
                                       "' is not a directory here; create it or unset the variable");
@@ -337,7 +338,8 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   std::optional<std::string> here = std::string(e->manifest);
   if (!settings_.base_dir.empty())
     here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
-  if (!here || !inputs_unchanged(*here)) {
+  if (here) here = restamped_here(*here);  // by content: the writer's stamps prove nothing here
+  if (!here) {
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here";
     return miss();

@@ -272,6 +272,36 @@ TEST_CASE("build-many --baseline: fixed, new failure, unchanged, deeper; --fail-
   CHECK(wrong.exit_code == 2);
   CHECK(wrong.err.find("wrong.json:1:") != std::string::npos);
   CHECK_FALSE(fs::exists(b.dir / "fix.so"));
+  // Builds are compared by name: one without a name of its own (no "name",
+  // no -o: "job N" is its place in the list) or a name twice is refused.
+  write_file(b.dir / "positional.json", "{\"builds\": [[\"" + src + "/fix.cpp\"]]}");
+  RunResult positional = run_kbuild(
+      {"build-many", b.dir / "positional.json", "--baseline", b.dir / "before.json"}, b.home.str());
+  CHECK(positional.exit_code == 2);
+  CHECK(positional.err.find("build 1 has neither a \"name\" nor -o") != std::string::npos);
+  write_file(b.dir / "twice.json",
+             "{\"common\": [\"--no-torch\"], \"builds\": [{\"name\": \"x\", "
+             "\"args\": [\"" +
+                 src + "/fix.cpp\", \"-o\", \"" + b.dir / "x1.so" +
+                 "\"]}, {\"name\": \"x\", \"args\": [\"" + src + "/fix.cpp\", \"-o\", \"" +
+                 b.dir / "x2.so\"]}]}");
+  RunResult twice = run_kbuild(
+      {"build-many", b.dir / "twice.json", "--baseline", b.dir / "before.json"}, b.home.str());
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("'x' names two builds") != std::string::npos);
+  CHECK_FALSE(fs::exists(b.dir / "x1.so"));
+  // A build --fail-fast skipped is not compared: no new failure, no exit 13.
+  kernel("fix", broken);
+  RunResult fast =
+      run_kbuild({"build-many", b.dir / "m.json", "-j", "1", "--fail-fast", "--baseline",
+                  b.dir / "before.json", "--fail-on", "regressions", "--json"},
+                 b.home.str());
+  INFO(fast.out << fast.err);
+  nlohmann::json f = nlohmann::json::parse(fast.out);
+  CHECK(f["builds"][0]["migration"] == "unchanged");  // fix: compile -> compile
+  CHECK(f["builds"][1]["status"] == "skipped");
+  CHECK(f["builds"][1]["migration"] == "skipped");
+  CHECK(fast.exit_code == 0);
 }
 
 TEST_CASE("build-many's table: the header's columns line up with the rows", "[e2e][batch]") {

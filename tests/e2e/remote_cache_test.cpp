@@ -761,20 +761,26 @@ TEST_CASE("trees at other paths miss; with KBUILD_REMOTE_CACHE_BASE_DIR they sha
                "extern \"C\" const char* where() { return __FILE__; }\n");
     return base;
   };
-  auto cc = [&fleet](Machine& m, const fs::path& base, bool opt_in) {
+  auto cc = [&fleet](Machine& m, const fs::path& base, bool opt_in,
+                     const std::vector<std::string>& extra = {}) {
     std::map<std::string, std::string> vars = m.env;
     vars["KBUILD_VERBOSE"] = "1";
     if (opt_in) vars["KBUILD_REMOTE_CACHE_BASE_DIR"] = base.string() + "/";
     fs::remove(base / "k.so");
-    return run_kbuild({"cc", "--", fleet.shared / "g++", "-shared", "-fPIC", "-O2",
-                       "-I" + (base / "inc").string(), base / "k.cpp", "-o", base / "k.so"},
-                      m.home.str(), vars);
+    std::vector<std::string> argv{"cc",    "--",  fleet.shared / "g++",          "-shared",
+                                  "-fPIC", "-O2", "-I" + (base / "inc").string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    for (const std::string w :
+         {(base / "k.cpp").string(), std::string("-o"), (base / "k.so").string()})
+      argv.push_back(w);
+    return run_kbuild(argv, m.home.str(), vars);
   };
   Machine first(fleet, redis.url);
   write_file(fleet.shared / "g++", read_file(first.cxx), true);  // one compiler path for all
   const fs::path a = tree("a", "41"), b = tree("b", "41");
-  auto expect = [&](Machine& m, const fs::path& base, bool opt_in, bool hit) {
-    RunResult r = cc(m, base, opt_in);
+  auto expect = [&](Machine& m, const fs::path& base, bool opt_in, bool hit,
+                    const std::vector<std::string>& extra = {}) {
+    RunResult r = cc(m, base, opt_in, extra);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(remote_hit(r) == hit);
@@ -807,6 +813,26 @@ TEST_CASE("trees at other paths miss; with KBUILD_REMOTE_CACHE_BASE_DIR they sha
   Machine sixth(fleet, redis.url);
   expect(sixth, d, true, false);
   CHECK(fleet.runs() == 5);
+  // Another header of the same size and mtime (an image that fixes mtimes):
+  // a remote hit compares contents, never the writer's stamps.
+  const fs::path e = tree("e", "44");
+  fs::last_write_time(e / "inc/h.h", fs::last_write_time(a / "inc/h.h"));
+  Machine seventh(fleet, redis.url);
+  expect(seventh, e, true, false);
+  CHECK(fleet.runs() == 6);
+  // A macro's value and an rpath under the base reach the binary as written:
+  // never shared across paths.
+  for (const std::string& flag : {std::string("-DDATA=/data"), std::string("-Wl,-rpath,/lib")}) {
+    auto under = [&flag](const fs::path& base) {
+      const std::size_t slash = flag.rfind('/');
+      return flag.substr(0, slash) + base.string() + flag.substr(slash);
+    };
+    Machine writer(fleet, redis.url), reader(fleet, redis.url);
+    const int before = fleet.runs();
+    expect(writer, a, true, false, {under(a)});
+    expect(reader, b, true, false, {under(b)});
+    CHECK(fleet.runs() == before + 2);
+  }
 }
 
 TEST_CASE("KBUILD_REMOTE_CACHE_BASE_DIR must be an absolute directory, not the root",

@@ -119,4 +119,12 @@ TEST_CASE("a library that loads only through LD_LIBRARY_PATH is said to", "[unit
   CHECK(plain.runs == 1);
   CHECK_FALSE(alone.ok);
   CHECK(alone.only_with_library_path.empty());
+  // The second load keeps the variable as the user set it: only the dirs
+  // the check added are taken away.
+  PathLoader kept;
+  LoadCheckResult user = check_load(settings(), "/o/k.so", {"/sdk/lib"},
+                                    Environment{{{"LD_LIBRARY_PATH", "/user/lib"}}}, kept);
+  CHECK(kept.runs == 2);
+  CHECK(user.ok);
+  CHECK(user.only_with_library_path.empty());
 }
