@@ -173,11 +173,11 @@ std::optional<std::string> restamped_here(const std::string& bytes) {
   rest.inputs.clear();
   if (!manifest_holds(rest)) return std::nullopt;
   for (nlohmann::json& record : (*manifest)["inputs"]) {
-    if (!record.is_array() || record.size() < 4 || !record[0].is_string() ||
-        !record[3].is_string())
+    if (!record.is_array() || record.size() < 4 || !record[0].is_string() || !record[3].is_string())
       return std::nullopt;
     const std::string path = record[0].get<std::string>();
-    struct stat before {}, after {};
+    struct stat before {
+    }, after{};
     if (::stat(path.c_str(), &before) != 0) return std::nullopt;
     auto content = read_whole_file(path);
     if (!content || digest_hex(*content) != record[3].get<std::string>()) return std::nullopt;
