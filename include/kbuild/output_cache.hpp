@@ -64,9 +64,10 @@ class OutputCache {
   const std::string& problem() const { return problem_; }
   bool problem_is_warning() const { return problem_is_warning_; }
 
-  // On a valid, whole hit writes the output to `dest` and returns true. A
-  // damaged entry is removed.
-  bool fetch(const std::string& key, int dest);
+  // On a valid, whole hit writes the output to `dest` and returns true (and
+  // the entry's manifest into `manifest`, when given). A damaged entry is
+  // removed.
+  bool fetch(const std::string& key, int dest, std::string* manifest = nullptr);
 
   // Publishes `built` under `key` with what it read. Fails (nothing stored)
   // when an input changed during the build or cannot be read; never leaves

@@ -79,7 +79,7 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   return cache;
 }
 
-bool OutputCache::fetch(const std::string& key, int dest) {
+bool OutputCache::fetch(const std::string& key, int dest, std::string* manifest_out) {
   if (!root_) return false;
   Result<TrustedDir> entry = root_->sub(entry_parent(key) + "/" + key, false);
   if (!entry) return false;
@@ -101,6 +101,7 @@ bool OutputCache::fetch(const std::string& key, int dest) {
   }
   // Least recently used: a hit refreshes the entry.
   if (Result<TrustedDir> parent = root_->sub(entry_parent(key), false)) parent->touch(key);
+  if (manifest_out) *manifest_out = std::move(*manifest_bytes);
   return true;
 }
 

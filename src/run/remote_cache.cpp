@@ -282,7 +282,7 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
 }
 
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
-                        const std::string& local_key, int dest) {
+                        const std::string& local_key, int dest, std::string* manifest) {
   if (!local.root()) return false;
   rejected_ = false;
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
@@ -339,6 +339,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     return miss();
   }
   (void)commit_entry(*local.root(), local_key, *staged, e->manifest);
+  if (manifest) manifest->assign(e->manifest);
   ++counts_.hits;
   return true;
 }
@@ -409,7 +410,7 @@ void RemoteCache::release_lease(const std::string& remote_key) {
 }
 
 bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                                 const std::string& local_key, int dest) {
+                                 const std::string& local_key, int dest, std::string* manifest) {
   const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
   auto pause = std::chrono::milliseconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -428,7 +429,7 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
     }
     // RemoteEntry first: the holder uploads, then releases.
     Result<std::optional<std::string>> entry = c->get(entry_key(remote_key));
-    if (entry && *entry) return fetch(remote_key, local, local_key, dest);
+    if (entry && *entry) return fetch(remote_key, local, local_key, dest, manifest);
     if (!*lease) return false;  // released or expired without an entry
   }
   return false;
