@@ -323,22 +323,37 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
         std::string_view(manifest_size), e->manifest, std::string_view(output_size)})
     hash.add(part);
   bool damaged = false;
+  // A local cache that compresses keeps the frame as it came; else the
+  // bytes go to its entry as they are decompressed.
+  const bool keep_frame = local.compresses();
   Status written = zstd_decompress_to(
       e->compressed, settings_.max_entry_bytes,
       [&](std::string_view chunk) -> Status {
         hash.add(chunk);
         if (Status s = write_all(dest, chunk, "output"); !s) return s;
-        return write_all(staged->output.get(), chunk, "output");
+        return keep_frame ? ok() : write_all(staged->output.get(), chunk, "output");
       },
       damaged);
-  if (!written || hash.raw() != e->digest) {
+  const bool whole = written && hash.raw() == e->digest;
+  std::string local_manifest(e->manifest);
+  if (whole && keep_frame) {
+    written = write_all(staged->output.get(), e->compressed, "output");
+    std::optional<nlohmann::json> manifest_json = parse_manifest(local_manifest);
+    if (manifest_json && manifest_json->is_object()) {
+      (*manifest_json)["compression"] = "zstd";
+      local_manifest = to_cbor(*manifest_json);
+    } else {
+      written = Failure{"damaged manifest"};
+    }
+  }
+  if (!whole || !written) {
     if (::ftruncate(dest, 0) != 0) {
     }  // the build writes its own output next
     discard_entry(*local.root(), *staged);
     if (damaged || written) reject(remote_key, *bytes, "is damaged (truncated or altered)");
     return miss();
   }
-  (void)commit_entry(*local.root(), local_key, *staged, e->manifest);
+  (void)commit_entry(*local.root(), local_key, *staged, local_manifest);
   if (manifest) manifest->assign(e->manifest);
   ++counts_.hits;
   return true;
@@ -346,16 +361,28 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
 
 namespace {
 
-// Whether the output is what the manifest says (a local entry damaged since
-// it was stored is never uploaded).
-bool matches_manifest(const std::string& manifest, const std::string& output) {
+// A local entry as the remote stores it: its output as the compiler wrote
+// it (a compressed entry's frame expanded) and its manifest without the
+// local "compression"; nothing when the output is not what the manifest
+// says (a local entry damaged since it was stored is never uploaded).
+std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
+                                     std::size_t max_bytes) {
   try {
     auto j = nlohmann::json::from_cbor(manifest);
-    return j.at("size").get<std::uint64_t>() == output.size() &&
-           j.at("digest").get<std::string>() == digest_hex(output);
+    if (j.contains("compression")) {
+      Result<std::string> expanded = zstd_decompress(output, max_bytes);
+      if (!expanded) return std::nullopt;
+      output = std::move(*expanded);
+      j.erase("compression");
+      manifest = to_cbor(j);
+    }
+    if (j.at("size").get<std::uint64_t>() != output.size() ||
+        j.at("digest").get<std::string>() != digest_hex(output))
+      return std::nullopt;
   } catch (const nlohmann::json::exception&) {
-    return false;
+    return std::nullopt;
   }
+  return RemoteBlob{std::move(manifest), std::move(output)};
 }
 
 }  // namespace
@@ -368,8 +395,9 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
   Result<std::string> manifest = dir->read("manifest", 16u << 20);
   Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
   if (!manifest || !output) return;  // too large for the remote, or gone
-  if (!matches_manifest(*manifest, *output)) return;
-  put(remote_key, {std::move(*manifest), std::move(*output)});
+  std::optional<RemoteBlob> blob =
+      uploadable(std::move(*manifest), std::move(*output), settings_.max_entry_bytes);
+  if (blob) put(remote_key, *blob);
 }
 
 void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
