@@ -468,6 +468,45 @@ TEST_CASE("an unsigned --pch .gch is refused by a reader with a verify key", "[e
   CHECK(fleet.runs() == 4);
 }
 
+// KBUILD_CACHE_COMPRESS=1 changes how a local cache keeps an entry, never
+// what is shared: a compressed local entry is uploaded as the compiler wrote
+// it, and a remote hit is installed as a zstd frame in a compressing cache.
+TEST_CASE("compressed local caches share with plain ones, both ways", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine a(fleet, redis.url), b(fleet, redis.url), c(fleet, redis.url);
+  a.env["KBUILD_CACHE_COMPRESS"] = "1";
+  c.env["KBUILD_CACHE_COMPRESS"] = "1";
+  REQUIRE(a.build(fleet).exit_code == 0);
+  auto outputs = [](const Machine& m) {
+    std::vector<fs::path> found;
+    for (auto& e : fs::recursive_directory_iterator(m.home / ".cache/kbuild/objects"))
+      if (e.path().filename() == "output") found.push_back(e.path());
+    return found;
+  };
+  const std::string built = read_file(a.cwd / "k0.so");
+  REQUIRE(outputs(a).size() == 1);
+  CHECK(read_file(outputs(a)[0]).rfind("\x28\xb5\x2f\xfd", 0) == 0);  // a zstd frame
+  RunResult plain = b.build(fleet);
+  INFO(plain.err);
+  CHECK(remote_hit(plain));
+  CHECK(read_file(b.cwd / "k0.so") == built);
+  REQUIRE(outputs(b).size() == 1);
+  CHECK(read_file(outputs(b)[0]) == built);  // b keeps it as it is
+  RunResult compressed = c.build(fleet);
+  INFO(compressed.err);
+  CHECK(remote_hit(compressed));
+  CHECK(read_file(c.cwd / "k0.so") == built);
+  REQUIRE(outputs(c).size() == 1);
+  CHECK(read_file(outputs(c)[0]).rfind("\x28\xb5\x2f\xfd", 0) == 0);
+  fs::remove(c.cwd / "k0.so");
+  RunResult local = c.build(fleet);
+  CHECK(local.err.find("kbuild: info: cache: hit") != std::string::npos);
+  CHECK_FALSE(remote_hit(local));
+  CHECK(read_file(c.cwd / "k0.so") == built);
+  CHECK(fleet.runs() == 1);
+}
+
 TEST_CASE("a unix socket address shares too", "[e2e][remote]") {
   Redis redis;
   Fleet fleet;
