@@ -71,9 +71,9 @@ class OutputCache {
   bool problem_is_warning() const { return problem_is_warning_; }
 
   // On a valid, whole hit writes the output to `dest` and returns true (and
-  // the entry's manifest into `manifest`, when given). A damaged entry is
+  // the entry's manifest into `manifest_out`, when given). A damaged entry is
   // removed.
-  bool fetch(const std::string& key, int dest, std::string* manifest = nullptr);
+  bool fetch(const std::string& key, int dest, std::string* manifest_out = nullptr);
 
   // Publishes `built` under `key` with what it read. Fails (nothing stored)
   // when an input changed during the build or cannot be read; never leaves

@@ -100,7 +100,7 @@ class RemoteCache {
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
                       const std::string& local_key, int dest, std::string* manifest = nullptr);
 
-  // Counts a lookup made through get() (a --pch header's .gch).
+  // Counts a lookup made through get() (kbuild isa's shared answers).
   void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
 
   // Why the last fetch missed (for -v: the key, to compare across machines).
