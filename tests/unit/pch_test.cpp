@@ -300,6 +300,7 @@ TEST_CASE("a hit without a record of what the .gch read is not used as one", "[u
   PchPlan p = c.plan();
   (void)c.run(p, nullptr, &storage);
   c.forget_pch(p);
+  REQUIRE(storage.manifests.size() == 1);
   storage.manifests.begin()->second.clear();
   try {
     (void)c.run(c.plan(), nullptr, &storage);
