@@ -61,11 +61,14 @@ struct PchResult {
 
 // Plans the precompiled `header` for builds like `kernel`, in the pch/
 // directory of the cache at `cache_dir` ("": a private one), reading what is
-// there already through `cache` (null when it does not exist yet). Reads,
-// never writes. Throws Error.
+// there already through `cache` (null when it does not exist yet). With
+// `shared` (a remote cache), a .gch whose record names no shared key (built
+// without one) is not reused but built again through the storage, a local
+// hit as a rule, so that its kernels share. Reads, never writes. Throws
+// Error.
 PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                  const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                 const Launcher& launcher, const Environment& env);
+                 const Launcher& launcher, const Environment& env, bool shared = false);
 
 // The plan's steps as --dry-run prints them (the copy, the header build or
 // its reuse).

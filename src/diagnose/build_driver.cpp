@@ -33,8 +33,11 @@ PchResult prepare_pch(Session& session, const BuildJob& job, BuildContext& conte
   const BuildSettings& settings = context.settings;
   BuildContext::PchPlace place = context.pch_place();
   if (!place.warning.empty()) listener.warnings({place.warning});
+  // With a remote cache, a .gch recorded without its shared key is built
+  // again (a dry run opens none: it plans the reuse).
+  const bool shared = settings.remote && settings.remote->enabled();
   PchPlan pch_plan = plan_pch(request, job.pch, session.registry, session.context(), place.dir,
-                              place.root, settings.launcher, env);
+                              place.root, settings.launcher, env, shared);
   record.pch_lines = pch_lines(pch_plan);
   request.include_pch = pch_plan.include;
   if (job.run.dry_run) return {};

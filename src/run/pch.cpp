@@ -135,7 +135,7 @@ std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
 
 PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                  const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                 const Launcher& launcher, const Environment& env) {
+                 const Launcher& launcher, const Environment& env, bool shared) {
   auto bytes = read_whole_file(header);
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
   PchPlan p;
@@ -161,10 +161,13 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   p.include = (p.dir.empty() ? std::string(kPrivateDir) : p.dir) + "/" + p.key + ".h";
   if (dir) {
     if (auto deps = reusable(*dir, p.key)) {
-      p.reuse = true;
-      p.identity = digest_hex(*deps);
-      p.kernel_parts = kernel_parts(*deps, p.include);
-      return p;
+      std::optional<ShareableParts> parts = kernel_parts(*deps, p.include);
+      if (parts || !shared) {
+        p.reuse = true;
+        p.identity = digest_hex(*deps);
+        p.kernel_parts = std::move(parts);
+        return p;
+      }
     }
   }
   p.build = plan_build(header_request(kernel, p.include), registry, ctx);

@@ -342,3 +342,29 @@ TEST_CASE("with a remote cache the header build's shared key is recorded, the sa
   PchCase alone;
   CHECK_FALSE(alone.run(alone.plan(), nullptr, &storage_a).kernel_parts);
 }
+
+TEST_CASE("with a remote cache a .gch recorded without a shared key is built again, a hit",
+          "[unit][pch]") {
+  RemoteCacheSettings remote_settings;
+  remote_settings.url = "redis://127.0.0.1:1";  // never asked: the storage is a mock
+  RemoteCache remote(remote_settings);
+  PchCase c;
+  MockStorage storage;
+  PchResult alone = c.run(c.plan(), nullptr, &storage);  // no remote: no shared key recorded
+  CHECK_FALSE(alone.kernel_parts);
+  CHECK(c.plan().reuse);
+  auto shared_plan = [&c] {
+    return plan_pch(c.kernel, c.tmp / "pre.h", c.registry, c.ctx(), c.tmp / "cache", &*c.cache,
+                    Launcher{}, c.env, true);
+  };
+  PchPlan again = shared_plan();
+  REQUIRE_FALSE(again.reuse);
+  PchResult fetched = c.run(again, nullptr, &storage, &remote);
+  CHECK(fetched.hit);  // the storage's entry: nothing compiled
+  CHECK(c.fake.ran.size() == 1);
+  REQUIRE(fetched.kernel_parts);
+  PchPlan now = shared_plan();
+  CHECK(now.reuse);
+  REQUIRE(now.kernel_parts);
+  CHECK(now.kernel_parts->extra == fetched.kernel_parts->extra);
+}
