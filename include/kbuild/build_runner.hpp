@@ -41,6 +41,9 @@ struct BuildSettings {
   ShareableParts remote_parts;
   // Have the compiler list the files it read (BuildOutcome::depfile_text).
   bool record_inputs = false;
+  // Give the key machines share in BuildOutcome::shared_key, also after a
+  // local hit (a --pch header build: its kernels' shared keys name it).
+  bool report_shared_key = false;
   // Added to the cache key: what the command line cannot show (the identity
   // of the precompiled header it includes).
   std::vector<std::string> key_extra;
@@ -68,6 +71,8 @@ struct BuildOutcome {
   std::string cache_detail;  // why a miss was not stored
   std::vector<StageTiming> timings;
   std::optional<std::string> depfile_text;  // with record_inputs: what the compiler read
+  std::string entry_manifest;               // on a hit: the entry's record of what it read
+  std::optional<std::string> shared_key;    // with report_shared_key and a remote cache
   struct timespec started {};               // file-system time the build started
 };
 

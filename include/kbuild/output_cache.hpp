@@ -32,7 +32,13 @@ struct CacheSettings {
   bool enabled = false;                  // asked for (not --no-cache)
   std::string root;                      // "": none could be named
   std::uint64_t max_bytes = 4ull << 30;  // LRU eviction beyond this
+  bool compress = false;                 // entries' outputs stored as zstd frames
 };
+
+// Whether new entries are stored compressed: only with KBUILD_CACHE_COMPRESS=1
+// (a hit of a compressed entry took twice as long: docs/performance.md).
+// Both kinds are always read.
+bool cache_compression(const Environment& env);
 
 struct CacheStats {
   std::uint64_t entries = 0;
@@ -64,9 +70,10 @@ class OutputCache {
   const std::string& problem() const { return problem_; }
   bool problem_is_warning() const { return problem_is_warning_; }
 
-  // On a valid, whole hit writes the output to `dest` and returns true. A
-  // damaged entry is removed.
-  bool fetch(const std::string& key, int dest);
+  // On a valid, whole hit writes the output to `dest` and returns true (and
+  // the entry's manifest into `manifest_out`, when given). A damaged entry is
+  // removed.
+  bool fetch(const std::string& key, int dest, std::string* manifest_out = nullptr);
 
   // Publishes `built` under `key` with what it read. Fails (nothing stored)
   // when an input changed during the build or cannot be read; never leaves
@@ -80,10 +87,13 @@ class OutputCache {
 
   // The opened root (for the PCH and discovery caches); null when disabled.
   const TrustedDir* root() const { return root_ ? &*root_ : nullptr; }
+  // Whether new entries' outputs are zstd frames (docs/performance.md).
+  bool compresses() const { return compress_; }
 
  private:
   std::optional<TrustedDir> root_;
   std::uint64_t max_bytes_ = 0;
+  bool compress_ = false;
   std::string problem_;
   bool problem_is_warning_ = false;
 };

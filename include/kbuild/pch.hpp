@@ -2,19 +2,25 @@
 // header is copied to <cache>/pch/<key>.h, built with `-x c++-header` and
 // the kernel's own flags into <key>.h.gch (through the launcher, under the
 // same --timeout), and the kernel is compiled with `-include <key>.h`. The
-// key covers the header's bytes, the flags and the compiler; the files the
-// header pulls in are re-validated before every reuse, so a stale .gch is
-// never used. Without a usable cache directory the .gch is built in a
-// private directory for this build alone.
+// header build is a build like any other: run_build looks it up in, and
+// stores it to, the build's storage stack (local, remote, read-only,
+// leases, counters) under the one key module's keys, so another machine's
+// .gch arrives as a hit. The .gch then stays in pch/ (g++ reads it beside
+// the header), with the entry's record of what it was built from; those
+// files are re-validated before every reuse, so a stale .gch is never
+// used. Without a usable cache directory the .gch is built in a private
+// directory for this build alone.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/build_steps.hpp"
+#include "kbuild/cache_key.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/trusted_dir.hpp"
@@ -29,16 +35,25 @@ struct PchPlan {
   std::string include;   // what -include names
   bool reuse = false;    // an existing .gch whose inputs are unchanged
   std::string identity;  // when reused: what the kernel's key covers
-  BuildPlan build;       // the header build (when not reused)
+  // When reused, and the header build's shared key is recorded: what the
+  // kernels' shared keys name instead of this machine's .gch.
+  std::optional<ShareableParts> kernel_parts;
+  BuildPlan build;  // the header build (when not reused)
   std::vector<Step> steps;
 };
 
 struct PchResult {
   std::string include;  // what -include names
-  bool built = false;   // false: an existing .gch was reused
+  bool built = false;   // false: an existing .gch was reused, or a cache hit
+  bool hit = false;     // the header build was a cache hit...
+  bool remote = false;  // ...from the remote cache
   // What the kernel's cache key must cover: the .gch and every file it was
   // built from (a header it includes changing makes a new identity).
   std::string identity;
+  // With a remote cache: what the kernels' shared keys name instead of this
+  // machine's .gch (the header build's shared key, the files it read by
+  // path and content, the header's place as a placeholder).
+  std::optional<ShareableParts> kernel_parts;
   // The private directory holding the .gch when there is no cache; removed
   // when the last copy of the result goes.
   std::shared_ptr<void> scratch;
@@ -46,11 +61,14 @@ struct PchResult {
 
 // Plans the precompiled `header` for builds like `kernel`, in the pch/
 // directory of the cache at `cache_dir` ("": a private one), reading what is
-// there already through `cache` (null when it does not exist yet). Reads,
-// never writes. Throws Error.
+// there already through `cache` (null when it does not exist yet). With
+// `shared` (a remote cache), a .gch whose record names no shared key (built
+// without one) is not reused but built again through the storage, a local
+// hit as a rule, so that its kernels share. Reads, never writes. Throws
+// Error.
 PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                  const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                 const Launcher& launcher, const Environment& env);
+                 const Launcher& launcher, const Environment& env, bool shared = false);
 
 // The plan's steps as --dry-run prints them (the copy, the header build or
 // its reuse).
@@ -60,8 +78,9 @@ std::vector<std::string> pch_lines(const PchPlan& plan);
 // reusing it, locally and from the remote cache: size, mtime and inode.
 std::string gch_stamp(const TrustedDir& dir, const std::string& name);
 
-// Builds (or reuses) it. Throws Error like run_build (a header that does not
-// compile is a compile failure naming it).
+// Builds (or reuses) it, through the storage `settings` name (a hit runs no
+// compiler). Throws Error like run_build (a header that does not compile is
+// a compile failure naming it).
 PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSettings& settings,
                   const Registry& registry, const ResolveContext& ctx, const BuildRequest& kernel,
                   const Environment& env);

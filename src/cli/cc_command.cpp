@@ -177,6 +177,7 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   CacheSettings cache_settings;
   cache_settings.root = cache_root(env);
   cache_settings.enabled = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
+  cache_settings.compress = cache_compression(env);
   OutputCache cache = OutputCache::open(cache_settings);
   if (!cache.problem().empty()) console.warnings({cache.problem()});
   // The remote cache exactly as a build has it (KBUILD_REMOTE_CACHE and its

@@ -39,7 +39,6 @@
 #include "kbuild/plugin_status.hpp"
 #include "kbuild/profile_select.hpp"
 #include "kbuild/remote_cache.hpp"
-#include "kbuild/remote_pch.hpp"
 #include "kbuild/report.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/signing.hpp"

@@ -110,6 +110,7 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
   CacheSettings s;
   s.root = cache_root(env);
   s.enabled = enabled;
+  s.compress = cache_compression(env);
   std::string size = max_size;
   std::string from = "--cache-max-size";
   if (size.empty()) {

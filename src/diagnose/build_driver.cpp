@@ -10,7 +10,6 @@
 #include "kbuild/elapsed.hpp"
 #include "kbuild/pch.hpp"
 #include "kbuild/remote_cache.hpp"
-#include "kbuild/remote_pch.hpp"
 
 namespace kbuild {
 namespace {
@@ -22,9 +21,10 @@ DeviceRemoteCache device_remote_cache(const Session& session, const std::string&
   return {file->remote_cache_address, file->path};
 }
 
-// Plans the PCH of `job` into `record` and, unless a dry run, fetches it from
-// the remote cache or builds it; the kernel then includes it. Returns what
-// holds the private .gch directory until the build ends.
+// Plans the PCH of `job` into `record` and, unless a dry run, reuses it or
+// builds it through the build's storage (a hit, local or remote, compiles
+// nothing); the kernel then includes it. Returns what holds the private .gch
+// directory until the build ends.
 PchResult prepare_pch(Session& session, const BuildJob& job, BuildContext& context,
                       const Environment& env, BuildListener& listener, BuildRecord& record) {
   if (job.request.include_pch)
@@ -33,28 +33,21 @@ PchResult prepare_pch(Session& session, const BuildJob& job, BuildContext& conte
   const BuildSettings& settings = context.settings;
   BuildContext::PchPlace place = context.pch_place();
   if (!place.warning.empty()) listener.warnings({place.warning});
-  auto plan = [&] {
-    return plan_pch(request, job.pch, session.registry, session.context(), place.dir, place.root,
-                    settings.launcher, env);
-  };
-  PchPlan pch_plan = plan();
+  // With a remote cache, a .gch recorded without its shared key is built
+  // again (a dry run opens none: it plans the reuse).
+  const bool shared = settings.remote && settings.remote->enabled();
+  PchPlan pch_plan = plan_pch(request, job.pch, session.registry, session.context(), place.dir,
+                              place.root, settings.launcher, env, shared);
   record.pch_lines = pch_lines(pch_plan);
   request.include_pch = pch_plan.include;
   if (job.run.dry_run) return {};
-  std::optional<std::string> remote_key;
-  if (settings.remote && settings.remote->enabled() && place.root)
-    remote_key = remote_pch_key(pch_plan, env, *place.root);
-  if (remote_key && !pch_plan.reuse &&
-      fetch_remote_pch(*settings.remote, pch_plan, *remote_key, *place.root))
-    pch_plan = plan();  // now reused
   PchResult pch =
       run_pch(pch_plan, place.root, settings, session.registry, session.context(), request, env);
-  if (remote_key && pch.built)
-    store_remote_pch(*settings.remote, pch_plan, *remote_key, *place.root);
-  if (remote_key)
-    if (auto parts = remote_pch_parts(pch_plan, *remote_key, pch.include, *place.root))
-      context.settings.remote_parts = *parts;
-  listener.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include + ".gch");
+  if (pch.kernel_parts) context.settings.remote_parts = *pch.kernel_parts;
+  listener.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include + ".gch" +
+                (pch.remote ? " (a remote cache hit)"
+                 : pch.hit  ? " (a cache hit)"
+                            : ""));
   request.include_pch = pch.include;
   context.settings.key_extra.push_back("pch " + pch.identity);
   return pch;

@@ -316,6 +316,7 @@ std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const 
     }
     if (found.hit) {
       outcome.cache = CacheStatus::hit;
+      outcome.entry_manifest = std::move(found.manifest);
       if (found.remote) outcome.cache_detail = "remote";
     } else {
       outcome.cache_detail = found.why;
@@ -411,6 +412,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
   std::optional<EntryKey> key;
   if (storage) key = look_up(*storage, key_in, plan, settings, env, out, outcome);
+  if (key && settings.report_shared_key) outcome.shared_key = key->shared();
   // The lease a miss took, released once stored or when the build fails.
   Released released(outcome.cache == CacheStatus::hit ? nullptr : storage, key);
   if (outcome.cache != CacheStatus::hit) {

@@ -156,6 +156,12 @@ bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inp
     m.digest = digest;
     return true;
   }
+  if (name == "compression") {
+    std::string_view compression;
+    if (!c.text(compression) || compression != "zstd") return false;
+    m.compressed = true;
+    return true;
+  }
   return c.skip();
 }
 

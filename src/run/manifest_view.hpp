@@ -29,11 +29,13 @@ struct ManifestView {
   std::vector<ManifestLibrary> libraries;
   std::optional<std::uint64_t> size;  // the output's (a local entry's)
   std::optional<std::string_view> digest;
+  bool compressed = false;  // the local entry's output is one zstd frame
 };
 
 // The manifest in `cbor` (as to_cbor writes it: a map with "inputs" and
-// optionally "absent", "libraries", "size", "digest"; other keys skipped);
-// nullopt when it is damaged, has another shape, or has no "inputs".
+// optionally "absent", "libraries", "size", "digest", "compression"; other
+// keys skipped); nullopt when it is damaged, has another shape, has no
+// "inputs", or names a compression other than "zstd".
 std::optional<ManifestView> read_manifest(std::string_view cbor);
 
 }  // namespace kbuild

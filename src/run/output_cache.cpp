@@ -21,6 +21,7 @@
 #include "run/input_manifest.hpp"
 #include "run/source_scan.hpp"
 #include "site/library_search.hpp"
+#include "util/compress.hpp"
 #include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;
@@ -57,11 +58,64 @@ std::string entry_parent(const std::string& key) {
   return "objects/" + key.substr(0, 2);
 }
 
+// All of `from` (open), from its start.
+Result<std::string> read_all(int from) {
+  std::string bytes;
+  char buffer[1 << 16];
+  for (off_t at = 0;;) {
+    ssize_t n = ::pread(from, buffer, sizeof buffer, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Failure{std::strerror(errno)};
+    if (n == 0) return bytes;
+    bytes.append(buffer, static_cast<std::size_t>(n));
+    at += n;
+  }
+}
+
+// `from` (open, from its start) written to `to` as one zstd frame; the
+// original bytes' size and digest. The whole output is in memory meanwhile
+// (a store follows a compile, which took more).
+Result<std::pair<std::uint64_t, std::string>> compress_hashing(int from, int to) {
+  Result<std::string> bytes = read_all(from);
+  if (!bytes) return Failure{bytes.why()};
+  const std::string frame = zstd_compress(*bytes);
+  if (frame.empty()) return Failure{"cannot compress the output"};
+  if (Status s = write_all(to, frame, "output"); !s) return Failure{s.why()};
+  return std::make_pair(static_cast<std::uint64_t>(bytes->size()), digest_hex(*bytes));
+}
+
+// A compressed entry's output (one zstd frame holding `size` bytes)
+// decompressed into `dest` a MiB at a time; its size and digest.
+Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint64_t size,
+                                                             int dest) {
+  // At most what zstd's worst case makes of `size` bytes.
+  const std::uint64_t most = size + size / 128 + (1u << 16);
+  struct stat st {};
+  if (::fstat(from, &st) != 0 || static_cast<std::uint64_t>(st.st_size) > most)
+    return Failure{"damaged"};
+  Result<std::string> frame = read_all(from);
+  if (!frame) return Failure{frame.why()};
+  Digest digest;
+  std::uint64_t written = 0;
+  bool damaged = false;
+  Status expanded = zstd_decompress_to(
+      *frame, size,
+      [&](std::string_view chunk) -> Status {
+        digest.add(chunk.data(), chunk.size());
+        written += chunk.size();
+        return write_all(dest, chunk, "output");
+      },
+      damaged);
+  if (!expanded) return Failure{expanded.why()};
+  return std::make_pair(written, digest.hex());
+}
+
 }  // namespace
 
 OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   OutputCache cache;
   cache.max_bytes_ = settings.max_bytes;
+  cache.compress_ = settings.compress;
   if (!settings.enabled) return cache;
   if (settings.root.empty()) {
     cache.problem_ = std::string(kNoCacheRoot) + "; building without the cache";
@@ -79,7 +133,7 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   return cache;
 }
 
-bool OutputCache::fetch(const std::string& key, int dest) {
+bool OutputCache::fetch(const std::string& key, int dest, std::string* manifest_out) {
   if (!root_) return false;
   Result<TrustedDir> entry = root_->sub(entry_parent(key) + "/" + key, false);
   if (!entry) return false;
@@ -90,7 +144,8 @@ bool OutputCache::fetch(const std::string& key, int dest) {
   Result<UniqueFd> output = entry->open_file("output");
   bool whole = false;
   if (output) {
-    auto copied = copy_hashing(output->get(), dest);
+    auto copied = manifest->compressed ? expand_hashing(output->get(), *manifest->size, dest)
+                                       : copy_hashing(output->get(), dest);
     whole = copied && copied->first == *manifest->size && copied->second == *manifest->digest;
   }
   if (!whole) {
@@ -101,6 +156,7 @@ bool OutputCache::fetch(const std::string& key, int dest) {
   }
   // Least recently used: a hit refreshes the entry.
   if (Result<TrustedDir> parent = root_->sub(entry_parent(key), false)) parent->touch(key);
+  if (manifest_out) *manifest_out = std::move(*manifest_bytes);
   return true;
 }
 
@@ -174,12 +230,14 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
   Status done = stage ? ok() : Failure{stage.why()};
   if (done) {
     Result<UniqueFd> out = stage->create_file("output", 0644);
-    auto copied = out ? copy_hashing(built, out->get())
-                      : Result<std::pair<std::uint64_t, std::string>>(Failure{out.why()});
+    auto copied = !out        ? Result<std::pair<std::uint64_t, std::string>>(Failure{out.why()})
+                  : compress_ ? compress_hashing(built, out->get())
+                              : copy_hashing(built, out->get());
     if (!copied) done = Failure{copied.why()};
     if (done) {
       manifest["size"] = copied->first;
       manifest["digest"] = copied->second;
+      if (compress_) manifest["compression"] = "zstd";
       done = stage->write_atomically("manifest", to_cbor(manifest));
     }
   }
@@ -196,6 +254,10 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
   }
   (void)tmp->remove_tree(staging);
   return done;
+}
+
+bool cache_compression(const Environment& env) {
+  return env.get_nonempty("KBUILD_CACHE_COMPRESS").value_or("0") != "0";
 }
 
 void OutputCache::count(bool hit) {

@@ -12,6 +12,7 @@
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/shell.hpp"
+#include "kbuild/signing.hpp"
 #include "run/input_manifest.hpp"
 
 namespace fs = std::filesystem;
@@ -73,6 +74,54 @@ BuildRequest header_request(const BuildRequest& kernel, const std::string& sourc
   return r;
 }
 
+// What the kernels' shared keys name instead of this machine's .gch: the
+// header build's shared key and the files the .gch was built from, by path
+// and content (not stamps), and the header's place as a placeholder.
+std::optional<ShareableParts> kernel_parts(const std::string& deps, const std::string& include) {
+  std::string inputs, shared;
+  try {
+    // Named: a range-for over from_cbor(...).at(...) would walk a destroyed
+    // temporary.
+    const nlohmann::json record = nlohmann::json::from_cbor(deps);
+    if (!record.contains("remote")) return std::nullopt;
+    shared = record.at("remote").get<std::string>();
+    for (const auto& input : record.at("inputs"))
+      inputs += input.at(0).get<std::string>() + "\n" + input.at(3).get<std::string>() + "\n";
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+  ShareableParts parts;
+  parts.extra = {"pch " + shared + " " + to_hex(content_hash(inputs))};
+  parts.rewrites = {{include, "<pch>"}};
+  return parts;
+}
+
+// The header build's machine-local parts, for its shared key: the copy's
+// place in this machine's cache, named by the local key.
+ShareableParts header_parts(const PchPlan& plan) {
+  ShareableParts parts;
+  parts.rewrites = {{plan.include, "<pch>"}, {plan.dir, "<pch-dir>"}, {plan.key, "<pch-key>"}};
+  parts.extra = {"pch-header-build"};
+  return parts;
+}
+
+// What the .gch was built from: on a hit the entry's manifest, else the
+// files the compiler listed (less the copy: only kbuild writes it), none
+// changed since the build started.
+Result<std::string> header_record(const BuildOutcome& outcome, const std::string& copy) {
+  if (outcome.cache == CacheStatus::hit) {
+    std::optional<nlohmann::json> manifest = parse_manifest(outcome.entry_manifest);
+    if (!manifest || !manifest->is_object() || !manifest->contains("inputs"))
+      return Failure{"the cache entry holds no record of them"};
+    return outcome.entry_manifest;
+  }
+  if (!outcome.depfile_text) return Failure{"no list"};
+  std::vector<std::string> read;
+  for (const std::string& path : parse_depfile(*outcome.depfile_text))
+    if (path != copy) read.push_back(path);
+  return input_manifest(read, outcome.started);
+}
+
 std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
                                const Launcher& launcher) {
   StepInput in;
@@ -86,7 +135,7 @@ std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
 
 PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                  const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                 const Launcher& launcher, const Environment& env) {
+                 const Launcher& launcher, const Environment& env, bool shared) {
   auto bytes = read_whole_file(header);
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
   PchPlan p;
@@ -112,9 +161,13 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   p.include = (p.dir.empty() ? std::string(kPrivateDir) : p.dir) + "/" + p.key + ".h";
   if (dir) {
     if (auto deps = reusable(*dir, p.key)) {
-      p.reuse = true;
-      p.identity = digest_hex(*deps);
-      return p;
+      std::optional<ShareableParts> parts = kernel_parts(*deps, p.include);
+      if (parts || !shared) {
+        p.reuse = true;
+        p.identity = digest_hex(*deps);
+        p.kernel_parts = std::move(parts);
+        return p;
+      }
     }
   }
   p.build = plan_build(header_request(kernel, p.include), registry, ctx);
@@ -137,6 +190,7 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
   result.include = plan.include;
   if (plan.reuse) {
     result.identity = plan.identity;
+    result.kernel_parts = plan.kernel_parts;
     return result;
   }
   std::optional<TrustedDir> dir;
@@ -144,8 +198,13 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     if (Result<TrustedDir> pch = cache->sub("pch", true)) dir.emplace(std::move(*pch));
   BuildPlan build = plan.build;
   std::vector<Step> steps = plan.steps;
+  BuildSettings step = settings;
+  step.record_inputs = true;  // a .gch is only reused while what it read is unchanged
+  step.remote_parts = header_parts(plan);
+  step.report_shared_key = true;
   if (!dir) {
-    // No cache to keep it in (or it went away): a private directory.
+    // No cache to keep it in (or it went away): a private directory, and
+    // no storage (its path is this build's alone).
     auto scratch = make_scratch();
     Result<TrustedDir> opened = TrustedDir::open(scratch->path, false);
     if (!opened) throw Error(ErrorKind::output, "--pch: " + opened.why());
@@ -154,23 +213,18 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     result.include = scratch->path + "/" + plan.key + ".h";
     build = plan_build(header_request(kernel, result.include), registry, ctx);
     steps = header_steps(build, result.include, settings.launcher);
+    step.cache = nullptr;
+    step.remote = nullptr;
+    step.storage = nullptr;
   }
   const std::string name = plan.key + ".h";
   auto bytes = read_whole_file(plan.header);
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + plan.header + " cannot be read");
   if (Status written = dir->write_atomically(name, *bytes); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
-  BuildSettings step = settings;
-  step.cache = nullptr;  // the .gch lives in the pch directory, keyed the same way
-  step.record_inputs = true;
   BuildOutcome outcome;
   run_build(build, steps, {result.include}, step, env, outcome);
-  std::vector<std::string> read;
-  if (outcome.depfile_text)
-    for (const std::string& path : parse_depfile(*outcome.depfile_text))
-      if (path != result.include) read.push_back(path);  // the copy: only kbuild writes it
-  Result<std::string> manifest = outcome.depfile_text ? input_manifest(read, outcome.started)
-                                                      : Result<std::string>(Failure{"no list"});
+  Result<std::string> manifest = header_record(outcome, result.include);
   if (!manifest) {
     // Without the list of what it read, the .gch could go stale unseen.
     (void)dir->remove_file(name + ".gch");
@@ -180,13 +234,17 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
                     "); build again, with a compiler that honours SUNPRO_DEPENDENCIES as g++ does");
   }
   nlohmann::json record = nlohmann::json::from_cbor(*manifest);
+  record.erase("compression");  // how the entry keeps its output, not what it read
   record["gch"] = gch_stamp(*dir, name + ".gch");
-  std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(record);
-  const std::string deps(cbor.begin(), cbor.end());
+  if (outcome.shared_key) record["remote"] = *outcome.shared_key;
+  const std::string deps = to_cbor(record);
   if (Status written = dir->write_atomically(plan.key + ".deps", deps); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
-  result.built = true;
+  result.hit = outcome.cache == CacheStatus::hit;
+  result.remote = result.hit && outcome.cache_detail == "remote";
+  result.built = !result.hit;
   result.identity = digest_hex(deps);
+  result.kernel_parts = kernel_parts(deps, result.include);
   return result;
 }
 

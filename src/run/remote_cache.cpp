@@ -310,7 +310,7 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
 }
 
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
-                        const std::string& local_key, int dest) {
+                        const std::string& local_key, int dest, std::string* manifest) {
   if (!local.root()) return false;
   rejected_ = false;
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
@@ -357,38 +357,66 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
         std::string_view(manifest_size), e->manifest, std::string_view(output_size)})
     hash.add(part);
   bool damaged = false;
+  // A local cache that compresses keeps the frame as it came; else the
+  // bytes go to its entry as they are decompressed.
+  const bool keep_frame = local.compresses();
   Status written = zstd_decompress_to(
       e->compressed, settings_.max_entry_bytes,
       [&](std::string_view chunk) -> Status {
         hash.add(chunk);
         if (Status s = write_all(dest, chunk, "output"); !s) return s;
-        return write_all(staged->output.get(), chunk, "output");
+        return keep_frame ? ok() : write_all(staged->output.get(), chunk, "output");
       },
       damaged);
-  if (!written || hash.raw() != e->digest) {
+  const bool whole = written && hash.raw() == e->digest;
+  std::string local_manifest(*here);  // this machine's paths and stamps
+  if (whole && keep_frame) {
+    written = write_all(staged->output.get(), e->compressed, "output");
+    std::optional<nlohmann::json> manifest_json = parse_manifest(local_manifest);
+    if (manifest_json && manifest_json->is_object()) {
+      (*manifest_json)["compression"] = "zstd";
+      local_manifest = to_cbor(*manifest_json);
+    } else {
+      written = Failure{"damaged manifest"};
+    }
+  }
+  if (!whole || !written) {
     if (::ftruncate(dest, 0) != 0) {
     }  // the build writes its own output next
     discard_entry(*local.root(), *staged);
     if (damaged || written) reject(remote_key, *bytes, "is damaged (truncated or altered)");
     return miss();
   }
-  (void)commit_entry(*local.root(), local_key, *staged, *here);
+  (void)commit_entry(*local.root(), local_key, *staged, local_manifest);
+  if (manifest) manifest->assign(*here);
   ++counts_.hits;
   return true;
 }
 
 namespace {
 
-// Whether the output is what the manifest says (a local entry damaged since
-// it was stored is never uploaded).
-bool matches_manifest(const std::string& manifest, const std::string& output) {
+// A local entry as the remote stores it: its output as the compiler wrote
+// it (a compressed entry's frame expanded) and its manifest without the
+// local "compression"; nothing when the output is not what the manifest
+// says (a local entry damaged since it was stored is never uploaded).
+std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
+                                     std::size_t max_bytes) {
   try {
     auto j = nlohmann::json::from_cbor(manifest);
-    return j.at("size").get<std::uint64_t>() == output.size() &&
-           j.at("digest").get<std::string>() == digest_hex(output);
+    if (j.contains("compression")) {
+      Result<std::string> expanded = zstd_decompress(output, max_bytes);
+      if (!expanded) return std::nullopt;
+      output = std::move(*expanded);
+      j.erase("compression");
+      manifest = to_cbor(j);
+    }
+    if (j.at("size").get<std::uint64_t>() != output.size() ||
+        j.at("digest").get<std::string>() != digest_hex(output))
+      return std::nullopt;
   } catch (const nlohmann::json::exception&) {
-    return false;
+    return std::nullopt;
   }
+  return RemoteBlob{std::move(manifest), std::move(output)};
 }
 
 }  // namespace
@@ -401,14 +429,15 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
   Result<std::string> manifest = dir->read("manifest", 16u << 20);
   Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
   if (!manifest || !output) return;  // too large for the remote, or gone
-  if (!matches_manifest(*manifest, *output)) return;
-  if (!settings_.base_dir.empty()) {
+  std::optional<RemoteBlob> blob =
+      uploadable(std::move(*manifest), std::move(*output), settings_.max_entry_bytes);
+  if (blob && !settings_.base_dir.empty()) {
     std::optional<std::string> shared =
-        rebase_manifest(*manifest, settings_.base_dir, kBasePlaceholder);
+        rebase_manifest(blob->manifest, settings_.base_dir, kBasePlaceholder);
     if (!shared) return;
-    *manifest = std::move(*shared);
+    blob->manifest = std::move(*shared);
   }
-  put(remote_key, {std::move(*manifest), std::move(*output)});
+  if (blob) put(remote_key, *blob);
 }
 
 void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
@@ -449,7 +478,7 @@ void RemoteCache::release_lease(const std::string& remote_key) {
 }
 
 bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                                 const std::string& local_key, int dest) {
+                                 const std::string& local_key, int dest, std::string* manifest) {
   const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
   auto pause = std::chrono::milliseconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -468,7 +497,7 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
     }
     // RemoteEntry first: the holder uploads, then releases.
     Result<std::optional<std::string>> entry = c->get(entry_key(remote_key));
-    if (entry && *entry) return fetch(remote_key, local, local_key, dest);
+    if (entry && *entry) return fetch(remote_key, local, local_key, dest, manifest);
     if (!*lease) return false;  // released or expired without an entry
   }
   return false;

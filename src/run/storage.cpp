@@ -14,7 +14,9 @@ const char* miss_name(Miss miss) {
 
 Lookup LocalStorage::get(const EntryKey& key, int dest) {
   // A damaged local entry is removed by fetch and counts as not there.
-  if (cache_.fetch(key.local.hex, dest)) return Lookup::found(false);
+  std::string manifest;
+  if (cache_.fetch(key.local.hex, dest, &manifest))
+    return Lookup::found(false, std::move(manifest));
   return Lookup::missed(Miss::missing, "");
 }
 
@@ -45,8 +47,9 @@ Lookup RemoteStorage::missed(const EntryKey& key) const {
 }
 
 Lookup RemoteStorage::get(const EntryKey& key, int dest) {
-  if (key.shared() && remote_.fetch(*key.shared(), local_, key.local.hex, dest))
-    return Lookup::found(true);
+  std::string manifest;
+  if (key.shared() && remote_.fetch(*key.shared(), local_, key.local.hex, dest, &manifest))
+    return Lookup::found(true, std::move(manifest));
   return missed(key);
 }
 
@@ -56,8 +59,9 @@ Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
     lease_.emplace(&remote_, *key.shared());  // released by release(), or when this ends
     return missed(key);
   }
-  if (remote_.wait_for_entry(*key.shared(), local_, key.local.hex, dest))
-    return Lookup::found(true);
+  std::string manifest;
+  if (remote_.wait_for_entry(*key.shared(), local_, key.local.hex, dest, &manifest))
+    return Lookup::found(true, std::move(manifest));
   return missed(key);
 }
 

@@ -48,14 +48,20 @@ enum class Miss {
 const char* miss_name(Miss miss);
 
 // What get() and lease() found: on a hit the output was written to the
-// build's descriptor; else why not (for -v and the report).
+// build's descriptor, and the entry's manifest (what the output was built
+// from) comes with it; else why not (for -v and the report).
 struct Lookup {
   bool hit = false;
   bool remote = false;  // the hit came from the remote cache
   Miss miss = Miss::missing;
   std::string why;
-  static Lookup found(bool remote) { return {true, remote, Miss::missing, ""}; }
-  static Lookup missed(Miss miss, std::string why) { return {false, false, miss, std::move(why)}; }
+  std::string manifest;  // on a hit: the entry's manifest (CBOR)
+  static Lookup found(bool remote, std::string manifest) {
+    return {true, remote, Miss::missing, "", std::move(manifest)};
+  }
+  static Lookup missed(Miss miss, std::string why) {
+    return {false, false, miss, std::move(why), ""};
+  }
 };
 
 // A finished compile to store: its output (an open descriptor) and what the

@@ -337,12 +337,174 @@ TEST_CASE("a --pch header's .gch and the kernels built with it are shared", "[e2
   CHECK(remote_hit(second));
   CHECK(fleet.runs() == 2);  // b compiled nothing
   CHECK(read_file(b.cwd / "k0.so") == read_file(a.cwd / "k0.so"));
+  CHECK(second.err.find("(a remote cache hit)") != std::string::npos);
   // The fetched .gch, now b's own, serves b's next kernel (same flags).
   RunResult third = b.build(fleet, 1, {}, pch);
   INFO(third.err);
   CHECK(third.exit_code == 0);
   CHECK(third.err.find("pch: reused") != std::string::npos);
   CHECK(fleet.runs() == 3);
+}
+
+// The header build is an entry of the one storage stack: a remote hit is
+// installed in the local cache like any other (multilevel), so with b's
+// pch/ emptied and Redis flushed the .gch is a local hit.
+TEST_CASE("a --pch header's .gch fetched from Redis is a local entry too", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  write_file(fleet.shared / "prefix.h", "#include <vector>\n#define PREFIX 3\n");
+  Machine a(fleet, redis.url), b(fleet, redis.url);
+  const std::vector<std::string> pch{"--pch", fleet.shared / "prefix.h"};
+  REQUIRE(a.build(fleet, 0, {}, pch).exit_code == 0);
+  REQUIRE(fleet.runs() == 2);
+  RunResult second = b.build(fleet, 0, {}, pch);
+  INFO(second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK(fleet.runs() == 2);
+  CHECK(read_file(b.cwd / "k0.so") == read_file(a.cwd / "k0.so"));
+  RunResult stats = run_kbuild({"cache", "stats"}, b.home.str());
+  CHECK(stats.out.find("entries          2\n") != std::string::npos);  // the .gch, the kernel
+  CHECK(stats.out.find("remote hits      2\n") != std::string::npos);
+
+  for (auto& e : fs::directory_iterator(b.home / ".cache/kbuild/pch"))
+    if (e.path().extension() != ".h") fs::remove(e.path());
+  REQUIRE(redis.cli({"FLUSHALL"}) == "OK");
+  RunResult local = b.build(fleet, 0, {}, pch);
+  INFO(local.err);
+  REQUIRE(local.exit_code == 0);
+  CHECK(local.err.find("pch: reused") != std::string::npos);
+  CHECK(local.err.find("(a cache hit)") != std::string::npos);
+  // The .gch from b's own entry; the kernel compiled (the .gch written anew
+  // has a new stamp, which its local key covers).
+  CHECK(fleet.runs() == 3);
+}
+
+// The secret signs in memory only: no file kbuild writes (the cache, its
+// pch/, the report), no message and no Redis value holds it, in hex or raw.
+TEST_CASE("the signing key is never written anywhere", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  write_file(fleet.shared / "prefix.h", "#include <vector>\n#define PREFIX 6\n");
+  kbuild::SigningKeys keys = kbuild::generate_signing_keys();
+  auto seed = kbuild::decode_signing_key(keys.secret_hex, "s");
+  REQUIRE(seed);
+  Machine writer(fleet, redis.url);
+  writer.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = keys.secret_hex;
+  RunResult r = writer.build(
+      fleet, 0, {}, {"--pch", fleet.shared / "prefix.h", "--report", writer.cwd / "report.json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(fs::exists(writer.cwd / "report.json"));
+  auto holds_secret = [&](const std::string& bytes) {
+    return bytes.find(keys.secret_hex) != std::string::npos ||
+           bytes.find(*seed) != std::string::npos;
+  };
+  CHECK_FALSE(holds_secret(r.out + r.err));
+  int files = 0;
+  for (const fs::path& root : {writer.home.path(), writer.cwd.path()})
+    for (auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file()) {
+        ++files;
+        INFO(e.path());
+        CHECK_FALSE(holds_secret(read_file(e.path())));
+      }
+  CHECK(files > 4);
+  auto client = redis.client();
+  REQUIRE(client);
+  std::istringstream lines(redis.cli({"--scan"}));
+  int values = 0;
+  for (std::string key; std::getline(lines, key);) {
+    auto value = client->get(key);
+    REQUIRE((value && *value));
+    ++values;
+    CHECK_FALSE(holds_secret(**value));
+  }
+  CHECK(values == 2);  // the .gch and the kernel, signed; no lease left
+}
+
+TEST_CASE("a read-only client with --pch gets the .gch and writes nothing", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  write_file(fleet.shared / "prefix.h", "#include <vector>\n#define PREFIX 4\n");
+  Machine reader(fleet, redis.url);
+  const std::vector<std::string> pch{"--pch", fleet.shared / "prefix.h", "--remote-cache-readonly"};
+  RunResult alone = reader.build(fleet, 0, {}, pch);
+  INFO(alone.err);
+  REQUIRE(alone.exit_code == 0);
+  CHECK(fleet.runs() == 2);
+  CHECK(redis.cli({"DBSIZE"}) == "0");  // neither entry nor lease
+  Machine writer(fleet, redis.url), reader2(fleet, redis.url);
+  REQUIRE(writer.build(fleet, 0, {}, {"--pch", fleet.shared / "prefix.h"}).exit_code == 0);
+  CHECK(fleet.runs() == 4);
+  REQUIRE(redis.cli({"DBSIZE"}) == "2");
+  RunResult fetched = reader2.build(fleet, 0, {}, pch);
+  INFO(fetched.err);
+  REQUIRE(fetched.exit_code == 0);
+  CHECK(fetched.err.find("(a remote cache hit)") != std::string::npos);
+  CHECK(remote_hit(fetched));
+  CHECK(fleet.runs() == 4);
+  CHECK(redis.cli({"DBSIZE"}) == "2");
+}
+
+TEST_CASE("an unsigned --pch .gch is refused by a reader with a verify key", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  write_file(fleet.shared / "prefix.h", "#include <vector>\n#define PREFIX 5\n");
+  Machine writer(fleet, redis.url), reader(fleet, redis.url);
+  const std::vector<std::string> pch{"--pch", fleet.shared / "prefix.h"};
+  REQUIRE(writer.build(fleet, 0, {}, pch).exit_code == 0);
+  REQUIRE(fleet.runs() == 2);
+  RunResult keys = run_kbuild({"cache", "keygen"}, reader.home.str());
+  std::smatch m;
+  REQUIRE(
+      std::regex_search(keys.out, m, std::regex("KBUILD_REMOTE_CACHE_VERIFY_KEY=([0-9a-f]{64})")));
+  reader.env["KBUILD_REMOTE_CACHE_VERIFY_KEY"] = m[1].str();
+  RunResult r =
+      reader.build(fleet, 0, {}, {"--pch", fleet.shared / "prefix.h", "--remote-cache-readonly"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("is not signed; not used") != std::string::npos);
+  CHECK(r.err.find("pch: built") != std::string::npos);
+  CHECK(fleet.runs() == 4);
+}
+
+// KBUILD_CACHE_COMPRESS=1 changes how a local cache keeps an entry, never
+// what is shared: a compressed local entry is uploaded as the compiler wrote
+// it, and a remote hit is installed as a zstd frame in a compressing cache.
+TEST_CASE("compressed local caches share with plain ones, both ways", "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine a(fleet, redis.url), b(fleet, redis.url), c(fleet, redis.url);
+  a.env["KBUILD_CACHE_COMPRESS"] = "1";
+  c.env["KBUILD_CACHE_COMPRESS"] = "1";
+  REQUIRE(a.build(fleet).exit_code == 0);
+  auto outputs = [](const Machine& m) {
+    std::vector<fs::path> found;
+    for (auto& e : fs::recursive_directory_iterator(m.home / ".cache/kbuild/objects"))
+      if (e.path().filename() == "output") found.push_back(e.path());
+    return found;
+  };
+  const std::string built = read_file(a.cwd / "k0.so");
+  REQUIRE(outputs(a).size() == 1);
+  CHECK(read_file(outputs(a)[0]).rfind("\x28\xb5\x2f\xfd", 0) == 0);  // a zstd frame
+  RunResult plain = b.build(fleet);
+  INFO(plain.err);
+  CHECK(remote_hit(plain));
+  CHECK(read_file(b.cwd / "k0.so") == built);
+  REQUIRE(outputs(b).size() == 1);
+  CHECK(read_file(outputs(b)[0]) == built);  // b keeps it as it is
+  RunResult compressed = c.build(fleet);
+  INFO(compressed.err);
+  CHECK(remote_hit(compressed));
+  CHECK(read_file(c.cwd / "k0.so") == built);
+  REQUIRE(outputs(c).size() == 1);
+  CHECK(read_file(outputs(c)[0]).rfind("\x28\xb5\x2f\xfd", 0) == 0);
+  fs::remove(c.cwd / "k0.so");
+  RunResult local = c.build(fleet);
+  CHECK(local.err.find("kbuild: info: cache: hit") != std::string::npos);
+  CHECK_FALSE(remote_hit(local));
+  CHECK(read_file(c.cwd / "k0.so") == built);
+  CHECK(fleet.runs() == 1);
 }
 
 TEST_CASE("a unix socket address shares too", "[e2e][remote]") {

@@ -1,7 +1,9 @@
 // A Storage (run/storage.hpp) in memory, which tests script: entries by
 // local key, a get() that fails as a dead, slow or damaged backend would,
 // another builder holding the lease (and its entry arriving, or not), a
-// put() refused. It records the calls a build made, in order.
+// put() refused. It records the calls a build made, in order. A put()
+// keeps the output and, as the real backends do, a manifest of what the
+// compiler read (a hit hands it back).
 #pragma once
 
 #include <fcntl.h>
@@ -12,18 +14,21 @@
 #include <string>
 #include <vector>
 
+#include "run/input_manifest.hpp"
 #include "run/storage.hpp"
 
 namespace kbuild_test {
 
 class MockStorage : public kbuild::Storage {
  public:
-  std::map<std::string, std::string> entries;  // local key -> output bytes
-  std::optional<kbuild::Miss> fail_get;        // every get() misses so
-  bool other_holds_lease = false;              // lease(): another builder compiles...
-  std::optional<std::string> arrives;          // ...and this entry arrives (else none)
-  std::optional<std::string> refuse_put;       // put() fails, saying this
-  std::vector<std::string> calls;              // "get", "lease", "put", "release"
+  std::map<std::string, std::string> entries;    // local key -> output bytes
+  std::map<std::string, std::string> manifests;  // local key -> its manifest (CBOR)
+  std::optional<kbuild::Miss> fail_get;          // every get() misses so
+  bool other_holds_lease = false;                // lease(): another builder compiles...
+  std::optional<std::string> arrives;            // ...and this entry arrives (else none)
+  std::string arrives_manifest;                  // ...with this manifest
+  std::optional<std::string> refuse_put;         // put() fails, saying this
+  std::vector<std::string> calls;                // "get", "lease", "put", "release"
   int leases_held = 0;
   std::uint64_t lookups = 0;
 
@@ -34,7 +39,7 @@ class MockStorage : public kbuild::Storage {
     auto it = entries.find(key.local.hex);
     if (it == entries.end()) return kbuild::Lookup::missed(kbuild::Miss::missing, "mock: none");
     write_to(dest, it->second);
-    return kbuild::Lookup::found(false);
+    return kbuild::Lookup::found(false, manifests[key.local.hex]);
   }
   kbuild::Lookup lease(const kbuild::EntryKey&, int dest) override {
     calls.emplace_back("lease");
@@ -45,7 +50,7 @@ class MockStorage : public kbuild::Storage {
     if (!arrives)
       return kbuild::Lookup::missed(kbuild::Miss::missing, "mock: their lease ended empty");
     write_to(dest, *arrives);
-    return kbuild::Lookup::found(true);
+    return kbuild::Lookup::found(true, arrives_manifest);
   }
   kbuild::Status put(const kbuild::EntryKey& key, const kbuild::BuiltOutput& built) override {
     calls.emplace_back("put");
@@ -56,6 +61,9 @@ class MockStorage : public kbuild::Storage {
     for (off_t at = 0; (n = ::pread(built.fd, buf, sizeof buf, at)) > 0; at += n)
       bytes.append(buf, static_cast<std::size_t>(n));
     entries[key.local.hex] = bytes;
+    kbuild::Result<std::string> manifest =
+        kbuild::input_manifest(kbuild::parse_depfile(built.read.depfile_text), built.read.started);
+    manifests[key.local.hex] = manifest ? *manifest : "";
     return kbuild::ok();
   }
   void release(const kbuild::EntryKey&) override {

@@ -13,6 +13,7 @@
 #include "../support/test_support.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/file_util.hpp"
+#include "util/compress.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;
@@ -207,6 +208,54 @@ TEST_CASE("a damaged entry is never served and is removed", "[unit][output_cache
   fs::remove(f.entry(in) / "output");
   fs::create_symlink(f.tmp / "src/k.cpp", f.entry(in) / "output");
   CHECK_FALSE(f.fetch(in));
+}
+
+TEST_CASE("entries are stored as zstd frames, and read whichever way they were stored",
+          "[unit][output_cache]") {
+  CacheFixture f;
+  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, true});
+  const KeyInput in = f.input();
+  std::string library;
+  for (int i = 0; i < 4096; ++i) library += "\177ELF section " + std::to_string(i % 64) + "\n";
+  REQUIRE(f.cache.compresses());
+  REQUIRE(f.store(library, in));
+  const std::string frame = read_file(f.entry(in) / "output");
+  CHECK(frame.rfind("\x28\xb5\x2f\xfd", 0) == 0);  // zstd's magic
+  CHECK(frame.size() * 10 < library.size());
+  CHECK(f.cache.stats().bytes == frame.size());  // eviction counts what the disk holds
+  CHECK(f.fetch(in) == library);
+
+  // One that does not (the default) reads it, and writes plain outputs...
+  OutputCache plain = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, false});
+  std::swap(plain, f.cache);
+  CHECK(f.fetch(in) == library);
+  REQUIRE(f.store(library, in));
+  CHECK(read_file(f.entry(in) / "output") == library);
+  // ...which a compressing one reads.
+  std::swap(plain, f.cache);
+  CHECK(f.fetch(in) == library);
+
+  // A frame of other bytes of the same size: never served, removed.
+  REQUIRE(f.store("0123456789", in));
+  write_file(f.entry(in) / "output", zstd_compress("0123456780"));
+  CHECK_FALSE(f.fetch(in));
+  CHECK_FALSE(fs::exists(f.entry(in)));
+  // Cut short: the same.
+  REQUIRE(f.store(library, in));
+  write_file(f.entry(in) / "output", frame.substr(0, frame.size() / 2));
+  CHECK_FALSE(f.fetch(in));
+  CHECK_FALSE(fs::exists(f.entry(in)));
+}
+
+TEST_CASE("entries are stored compressed only with KBUILD_CACHE_COMPRESS=1",
+          "[unit][output_cache]") {
+  Environment env;
+  CHECK_FALSE(cache_compression(env));
+  CHECK_FALSE(OutputCache::open(CacheSettings{}).compresses());
+  env.set("KBUILD_CACHE_COMPRESS", "1");
+  CHECK(cache_compression(env));
+  env.set("KBUILD_CACHE_COMPRESS", "0");
+  CHECK_FALSE(cache_compression(env));
 }
 
 TEST_CASE("store refuses a source edited while the compiler ran, and leaves nothing",

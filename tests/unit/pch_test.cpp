@@ -6,13 +6,18 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
+#include "kbuild/remote_cache.hpp"
+#include "run/input_manifest.hpp"
+#include "run/storage.hpp"
 
 using namespace kbuild;
+using kbuild_test::MockStorage;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
@@ -22,17 +27,19 @@ using Strings = std::vector<std::string>;
 namespace {
 
 // Plays g++ precompiling: writes what -o names and lists, through
-// SUNPRO_DEPENDENCIES, the header it was given and `included`.
+// SUNPRO_DEPENDENCIES, the header it was given and `included`. The include
+// search probe a store runs (`-E -v`) answers nothing and is not counted.
 class FakeCompiler : public ProcessRunner {
  public:
   std::vector<Strings> ran;
   std::string included;
   bool list_inputs = true;
   ProcessResult run(const Strings& argv, const ProcessOptions& options) override {
-    ran.push_back(argv);
     ProcessResult r;
     r.exited = true;
     r.exit_code = 0;
+    if (std::find(argv.begin(), argv.end(), "-E") != argv.end()) return r;
+    ran.push_back(argv);
     std::string source;
     for (std::size_t i = 1; i + 1 < argv.size(); ++i) {
       if (argv[i] == "-o") write_file(argv[i + 1], "gpch bytes " + std::to_string(ran.size()));
@@ -72,10 +79,19 @@ struct PchCase {
     return plan_pch(kernel, tmp / "pre.h", registry, ctx(),
                     cache_dir.empty() ? tmp / "cache" : cache_dir, &*cache, Launcher{}, env);
   }
-  PchResult run(const PchPlan& p, const TrustedDir* in = nullptr) {
+  PchResult run(const PchPlan& p, const TrustedDir* in = nullptr, Storage* storage = nullptr,
+                RemoteCache* remote = nullptr) {
     BuildSettings settings;
     settings.processes = &fake;
+    settings.storage = storage;
+    settings.remote = remote;
     return run_pch(p, in ? in : &*cache, settings, registry, ctx(), kernel, env);
+  }
+  // The .gch and its record gone from pch/ (as on a machine that never
+  // built it), the header's copy left: planning builds it again.
+  void forget_pch(const PchPlan& p) {
+    fs::remove(p.include + ".gch");
+    fs::remove(p.dir + "/" + p.key + ".deps");
   }
 };
 
@@ -212,4 +228,143 @@ TEST_CASE("a header that cannot be read, or a compiler not found, is an error up
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::compiler_missing);
   }
+}
+
+TEST_CASE("the header build goes through the storage: a hit runs no compiler", "[unit][pch]") {
+  PchCase c;
+  MockStorage storage;
+  PchPlan first = c.plan();
+  PchResult built = c.run(first, nullptr, &storage);
+  CHECK(built.built);
+  CHECK_FALSE(built.hit);
+  CHECK(c.fake.ran.size() == 1);
+  CHECK(storage.calls == Strings{"get", "lease", "put", "release"});
+  REQUIRE(storage.entries.size() == 1);
+  const std::string gch = read_file(first.include + ".gch");
+  CHECK(storage.entries.begin()->second == gch);
+
+  c.forget_pch(first);
+  PchPlan again = c.plan();
+  REQUIRE_FALSE(again.reuse);
+  storage.calls.clear();
+  PchResult fetched = c.run(again, nullptr, &storage);
+  CHECK(fetched.hit);
+  CHECK_FALSE(fetched.built);
+  CHECK(c.fake.ran.size() == 1);  // no compiler ran
+  CHECK(storage.calls == Strings{"get"});
+  CHECK(read_file(again.include + ".gch") == gch);
+  CHECK(fetched.identity != "");
+  // The entry's record of what it read is kept: the next plan reuses it,
+  // and a header it read changing still makes it stale.
+  CHECK(c.plan().reuse);
+  write_file(c.tmp / "inc.h", "#define X 3\n");
+  CHECK_FALSE(c.plan().reuse);
+}
+
+TEST_CASE("another builder's .gch arrives while it holds the lease: none compiled here",
+          "[unit][pch]") {
+  PchCase c;
+  MockStorage storage;
+  storage.other_holds_lease = true;
+  storage.arrives = "gpch from another builder";
+  struct timespec later {};
+  later.tv_sec = 4000000000;
+  Result<std::string> record = input_manifest({c.tmp / "inc.h"}, later);
+  REQUIRE(record);
+  storage.arrives_manifest = *record;
+  PchPlan p = c.plan();
+  PchResult r = c.run(p, nullptr, &storage);
+  CHECK(r.hit);
+  CHECK(r.remote);
+  CHECK(c.fake.ran.empty());
+  CHECK(storage.calls == Strings{"get", "lease"});
+  CHECK(read_file(p.include + ".gch") == "gpch from another builder");
+  CHECK(c.plan().reuse);
+}
+
+TEST_CASE("a read-only storage: the .gch is compiled, never stored and no lease taken",
+          "[unit][pch]") {
+  PchCase c;
+  MockStorage storage;
+  ReadOnlyStorage readonly(storage);
+  PchResult r = c.run(c.plan(), nullptr, &readonly);
+  CHECK(r.built);
+  CHECK(c.fake.ran.size() == 1);
+  CHECK(storage.calls == Strings{"get"});
+  CHECK(storage.entries.empty());
+}
+
+TEST_CASE("a hit without a record of what the .gch read is not used as one", "[unit][pch]") {
+  PchCase c;
+  MockStorage storage;
+  PchPlan p = c.plan();
+  (void)c.run(p, nullptr, &storage);
+  c.forget_pch(p);
+  REQUIRE(storage.manifests.size() == 1);
+  storage.manifests.begin()->second.clear();
+  try {
+    (void)c.run(c.plan(), nullptr, &storage);
+    FAIL("used a .gch with no record of its inputs");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::compile_failed);
+  }
+  CHECK_FALSE(fs::exists(p.include + ".gch"));
+  CHECK_FALSE(c.plan().reuse);
+}
+
+TEST_CASE("with a remote cache the header build's shared key is recorded, the same for two caches",
+          "[unit][pch]") {
+  RemoteCacheSettings remote_settings;
+  remote_settings.url = "redis://127.0.0.1:1";  // never asked: the storage is a mock
+  RemoteCache remote(remote_settings);
+  PchCase a, b;
+  MockStorage storage_a, storage_b;
+  PchPlan plan_a = a.plan(), plan_b = b.plan();
+  PchResult built_a = a.run(plan_a, nullptr, &storage_a, &remote);
+  PchResult built_b = b.run(plan_b, nullptr, &storage_b, &remote);
+  REQUIRE(built_a.kernel_parts);
+  REQUIRE(built_b.kernel_parts);
+  REQUIRE(built_a.kernel_parts->extra.size() == 1);
+  CHECK(built_a.kernel_parts->extra[0].rfind("pch ", 0) == 0);
+  CHECK(built_a.kernel_parts->rewrites ==
+        std::vector<std::pair<std::string, std::string>>{{plan_a.include, "<pch>"}});
+  // Another place, another local key; the header build's shared key is the
+  // same (its record's inputs are each machine's own inc.h, by path).
+  CHECK(plan_a.key != plan_b.key);
+  const std::string shared_a = built_a.kernel_parts->extra[0].substr(0, 4 + 64);
+  CHECK(shared_a == built_b.kernel_parts->extra[0].substr(0, 4 + 64));
+  // Reused later: the same parts from the record.
+  PchPlan again = a.plan();
+  REQUIRE(again.reuse);
+  REQUIRE(again.kernel_parts);
+  CHECK(again.kernel_parts->extra == built_a.kernel_parts->extra);
+  // Without a remote cache nothing is recorded.
+  PchCase alone;
+  CHECK_FALSE(alone.run(alone.plan(), nullptr, &storage_a).kernel_parts);
+}
+
+TEST_CASE("with a remote cache a .gch recorded without a shared key is built again, a hit",
+          "[unit][pch]") {
+  RemoteCacheSettings remote_settings;
+  remote_settings.url = "redis://127.0.0.1:1";  // never asked: the storage is a mock
+  RemoteCache remote(remote_settings);
+  PchCase c;
+  MockStorage storage;
+  PchResult alone = c.run(c.plan(), nullptr, &storage);  // no remote: no shared key recorded
+  CHECK_FALSE(alone.kernel_parts);
+  CHECK(c.plan().reuse);
+  auto shared_plan = [&c] {
+    return plan_pch(c.kernel, c.tmp / "pre.h", c.registry, c.ctx(), c.tmp / "cache", &*c.cache,
+                    Launcher{}, c.env, true);
+  };
+  PchPlan again = shared_plan();
+  REQUIRE_FALSE(again.reuse);
+  PchResult fetched = c.run(again, nullptr, &storage, &remote);
+  CHECK(fetched.hit);  // the storage's entry: nothing compiled
+  CHECK(c.fake.ran.size() == 1);
+  REQUIRE(fetched.kernel_parts);
+  PchPlan now = shared_plan();
+  CHECK(now.reuse);
+  REQUIRE(now.kernel_parts);
+  CHECK(now.kernel_parts->extra == fetched.kernel_parts->extra);
 }
