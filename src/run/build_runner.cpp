@@ -450,7 +450,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     outcome.timings.push_back({"load", seconds_since(start)});
     // The loader names the temporary it loaded; the user knows the output.
     auto as_output = [&](std::string text) {
-      const std::string loaded = out.path();
+      const std::string& loaded = out.path();
       for (std::size_t at = 0; !loaded.empty() && (at = text.find(loaded, at)) != text.npos;
            at += plan.output.size())
         text.replace(at, loaded.size(), plan.output);
