@@ -18,7 +18,9 @@ namespace {
 std::string profile_line(const Environment& env) {
   try {
     Site site = resolve_site(SiteSettings{}, env);
-    return "\n" + describe(choose_profile_for(profiles_dir(env), "", site.paths));
+    std::string line = describe(choose_profile_for(profiles_dir(env), "", site.paths));
+    line.insert(line.begin(), '\n');  // not "\n" + line: g++ 12's false -Wrestrict
+    return line;
   } catch (const Error& e) {
     return std::string("\nInductor profile: unknown (") + e.what() + ")";
   }

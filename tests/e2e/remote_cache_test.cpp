@@ -932,7 +932,7 @@ TEST_CASE("trees at other paths miss; with KBUILD_REMOTE_CACHE_BASE_DIR they sha
     std::vector<std::string> argv{"cc",    "--",  fleet.shared / "g++",          "-shared",
                                   "-fPIC", "-O2", "-I" + (base / "inc").string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    for (const std::string w :
+    for (const std::string& w :
          {(base / "k.cpp").string(), std::string("-o"), (base / "k.so").string()})
       argv.push_back(w);
     return run_kbuild(argv, m.home.str(), vars);
