@@ -2,292 +2,136 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "kbuild/plugin_spec.hpp"
 #include "util/parsed_file_cache.hpp"
 
 namespace kbuild {
 
+// Each type's fields, listed once for both directions (FieldWriter and
+// FieldReader, parsed_file_cache.hpp); the static_asserts stop the build when
+// a struct gains a field its list lacks.
+template <>
+inline constexpr std::uint32_t kEnumValues<RegistrationMode> = 2;
+template <>
+inline constexpr std::uint32_t kEnumValues<OptionList> = kOptionListCount;
+
 namespace {
 
-// A new field in one of these structs must be written and read below too:
-// the sizes stop the build until it is (update them with the codec).
-#if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(DeviceFile) == 632, "update device_file_cache.cpp's codec");
-static_assert(sizeof(LayerDef) == 272, "update device_file_cache.cpp's codec");
-static_assert(sizeof(ListBlock) == 176, "update device_file_cache.cpp's codec");
-static_assert(sizeof(DeviceFileEntry) == 96, "update device_file_cache.cpp's codec");
-static_assert(sizeof(ExecSpec) == 40, "update device_file_cache.cpp's codec");
-static_assert(sizeof(PackageSpec) == 248, "update device_file_cache.cpp's codec");
-static_assert(sizeof(BaseEdit) == 88, "update device_file_cache.cpp's codec");
-static_assert(sizeof(PluginBackend) == 360, "update device_file_cache.cpp's codec");
-static_assert(sizeof(PluginRelease) == 784, "update device_file_cache.cpp's codec");
-static_assert(sizeof(PluginSpec) == 208, "update device_file_cache.cpp's codec");
-#endif
-
-class Encoder : public ByteWriter {
- public:
-  void entries(const std::vector<DeviceFileEntry>& v) {
-    u32(static_cast<std::uint32_t>(v.size()));
-    for (const DeviceFileEntry& e : v) {
-      str(e.value.text());
-      u32(static_cast<std::uint32_t>(e.line));
-      str(e.pointer);
-    }
+// A ${...} that does not parse was not written by FieldWriter: a bad entry.
+std::optional<TemplateString> parsed_template(const std::string& text) {
+  try {
+    return TemplateString::parse(text);
+  } catch (const TemplateSyntaxError&) {
+    return std::nullopt;
   }
-  void templates(const std::vector<TemplateString>& v) {
-    u32(static_cast<std::uint32_t>(v.size()));
-    for (const TemplateString& t : v) str(t.text());
-  }
-  void maybe_flag(const std::optional<bool>& b) {
-    flag(b.has_value());
-    flag(b.value_or(false));
-  }
-  void block(const ListBlock& b) {
-    for (const auto& list : b.lists) entries(list);
-    maybe_flag(b.aot_mode);
-    maybe_flag(b.compile_only);
-  }
-  void layers(const std::map<std::string, LayerDef>& m) {
-    u32(static_cast<std::uint32_t>(m.size()));
-    for (const auto& [name, l] : m) {
-      str(name), str(l.name), str(l.description);
-      strings(l.extends);
-      block(l.lists);
-      u32(static_cast<std::uint32_t>(l.line));
-    }
-  }
-  void edits(const std::vector<BaseEdit>& v) {
-    u32(static_cast<std::uint32_t>(v.size()));
-    for (const BaseEdit& e : v) {
-      u32(static_cast<std::uint32_t>(e.list));
-      str(e.value);
-      flag(e.replacement.has_value());
-      str(e.replacement.value_or(""));
-      u32(static_cast<std::uint32_t>(e.line));
-    }
-  }
-  void list_override(const ListOverride& o) {
-    for (const auto& list : o.lists) {
-      flag(list.has_value());
-      if (list) entries(*list);
-    }
-  }
-  void package(const PackageSpec& p) {
-    str(p.name), str(p.root.text()), str(p.version_file), str(p.library);
-    str(p.source_checkout_mark), str(p.toolkit);
-    templates(p.toolkit_version_files);
-    u32(static_cast<std::uint32_t>(p.line));
-  }
-  void plugin(const PluginSpec& p) {
-    str(p.description), str(p.backend_env), str(p.release_env), str(p.default_backend);
-    u32(static_cast<std::uint32_t>(p.backends.size()));
-    for (const auto& [name, b] : p.backends) {
-      str(name), str(b.name), str(b.description), str(b.note);
-      edits(b.base);
-      flag(b.patches_device);
-      strings(b.unless_env);
-      block(b.every_device);
-      u32(static_cast<std::uint32_t>(b.line));
-    }
-    u32(static_cast<std::uint32_t>(p.releases.size()));
-    for (const PluginRelease& r : p.releases) {
-      str(r.version), str(r.cann), str(r.source);
-      flag(r.named);
-      strings(r.versions);
-      strings(r.torch_lines);
-      flag(r.backends.has_value());
-      strings(r.backends.value_or(std::vector<std::string>{}));
-      u32(static_cast<std::uint32_t>(r.unless_env.size()));
-      for (const auto& [backend, vars] : r.unless_env) str(backend), strings(vars);
-      list_override(r.every_device);
-      list_override(r.device);
-      strings(r.notes);
-      u32(static_cast<std::uint32_t>(r.base.size()));
-      for (const auto& [backend, list] : r.base) str(backend), edits(list);
-      u32(static_cast<std::uint32_t>(r.line));
-    }
-    u32(static_cast<std::uint32_t>(p.line));
-  }
-};
-
-class Decoder : public ByteReader {
- public:
-  using ByteReader::ByteReader;
-
-  int line() { return static_cast<int>(u32()); }
-  // A ${...} that does not parse was not written by Encoder: a bad entry.
-  TemplateString template_string() {
-    try {
-      return TemplateString::parse(str());
-    } catch (const TemplateSyntaxError&) {
-      fail();
-      return TemplateString::literal("");
-    }
-  }
-  std::vector<DeviceFileEntry> entries() {
-    std::vector<DeviceFileEntry> v;
-    for (std::uint32_t i = count(); i > 0 && ok(); --i) {
-      TemplateString value = template_string();
-      int at = line();
-      v.push_back(DeviceFileEntry{std::move(value), at, str()});
-    }
-    return v;
-  }
-  std::vector<TemplateString> templates() {
-    std::vector<TemplateString> v;
-    for (std::uint32_t i = count(); i > 0 && ok(); --i) v.push_back(template_string());
-    return v;
-  }
-  std::optional<bool> maybe_flag() {
-    bool set = flag();
-    bool value = flag();
-    return set ? std::optional<bool>(value) : std::nullopt;
-  }
-  ListBlock block() {
-    ListBlock b;
-    for (auto& list : b.lists) list = entries();
-    b.aot_mode = maybe_flag();
-    b.compile_only = maybe_flag();
-    return b;
-  }
-  std::map<std::string, LayerDef> layers() {
-    std::map<std::string, LayerDef> m;
-    for (std::uint32_t i = count(); i > 0 && ok(); --i) {
-      LayerDef& l = m[str()];
-      l.name = str(), l.description = str();
-      l.extends = string_list();
-      l.lists = block();
-      l.line = line();
-    }
-    return m;
-  }
-  OptionList option_list() {
-    std::uint32_t n = u32();
-    if (n >= kOptionListCount) fail();
-    return ok() ? static_cast<OptionList>(n) : OptionList::cflags;
-  }
-  std::vector<BaseEdit> edits() {
-    std::vector<BaseEdit> v;
-    for (std::uint32_t i = count(); i > 0 && ok(); --i) {
-      BaseEdit e;
-      e.list = option_list();
-      e.value = str();
-      bool replaced = flag();
-      std::string replacement = str();
-      if (replaced) e.replacement = std::move(replacement);
-      e.line = line();
-      v.push_back(std::move(e));
-    }
-    return v;
-  }
-  ListOverride list_override() {
-    ListOverride o;
-    for (auto& list : o.lists)
-      if (flag()) list = entries();
-    return o;
-  }
-  std::shared_ptr<const PackageSpec> package() {
-    auto p = std::make_shared<PackageSpec>();
-    p->name = str(), p->root = template_string(), p->version_file = str(), p->library = str();
-    p->source_checkout_mark = str(), p->toolkit = str();
-    p->toolkit_version_files = templates();
-    p->line = line();
-    return p;
-  }
-  std::shared_ptr<const PluginSpec> plugin() {
-    auto p = std::make_shared<PluginSpec>();
-    p->description = str(), p->backend_env = str(), p->release_env = str();
-    p->default_backend = str();
-    for (std::uint32_t i = count(); i > 0 && ok(); --i) {
-      PluginBackend& b = p->backends[str()];
-      b.name = str(), b.description = str(), b.note = str();
-      b.base = edits();
-      b.patches_device = flag();
-      b.unless_env = string_map();
-      b.every_device = block();
-      b.line = line();
-    }
-    for (std::uint32_t i = count(); i > 0 && ok(); --i) {
-      PluginRelease r;
-      r.version = str(), r.cann = str(), r.source = str();
-      r.named = flag();
-      r.versions = string_list();
-      r.torch_lines = string_list();
-      bool has_backends = flag();
-      std::vector<std::string> backends = string_list();
-      if (has_backends) r.backends = std::move(backends);
-      for (std::uint32_t j = count(); j > 0 && ok(); --j) {
-        std::string backend = str();
-        r.unless_env[backend] = string_map();
-      }
-      r.every_device = list_override();
-      r.device = list_override();
-      r.notes = string_map();
-      for (std::uint32_t j = count(); j > 0 && ok(); --j) {
-        std::string backend = str();
-        r.base[backend] = edits();
-      }
-      r.line = line();
-      p->releases.push_back(std::move(r));
-    }
-    p->line = line();
-    return p;
-  }
-};
+}
 
 }  // namespace
 
+// A template is stored as its text and parsed again when read.
+template <class Archive, FieldsOf<TemplateString> Self>
+auto visit(Archive& a, Self& t) {
+  return a.through(
+      t, [](const TemplateString& s) -> const std::string& { return s.text(); }, parsed_template);
+}
+
+template <class Archive, FieldsOf<DeviceFileEntry> Self>
+auto visit(Archive& a, Self& e) {
+  return a(e.value, e.line, e.pointer);
+}
+
+template <class Archive, FieldsOf<ListBlock> Self>
+auto visit(Archive& a, Self& b) {
+  return a(b.lists, b.aot_mode, b.compile_only);
+}
+
+template <class Archive, FieldsOf<LayerDef> Self>
+auto visit(Archive& a, Self& l) {
+  return a(l.name, l.description, l.extends, l.lists, l.line);
+}
+
+template <class Archive, FieldsOf<ExecSpec> Self>
+auto visit(Archive& a, Self& e) {
+  return a(e.command, e.timeout_s, e.line);
+}
+
+template <class Archive, FieldsOf<PackageSpec> Self>
+auto visit(Archive& a, Self& p) {
+  return a(p.name, p.root, p.version_file, p.library, p.source_checkout_mark, p.toolkit,
+           p.toolkit_version_files, p.line);
+}
+
+template <class Archive, FieldsOf<BaseEdit> Self>
+auto visit(Archive& a, Self& e) {
+  return a(e.list, e.value, e.replacement, e.line);
+}
+
+template <class Archive, FieldsOf<ListOverride> Self>
+auto visit(Archive& a, Self& o) {
+  return a(o.lists);
+}
+
+template <class Archive, FieldsOf<PluginBackend> Self>
+auto visit(Archive& a, Self& b) {
+  return a(b.name, b.description, b.note, b.base, b.patches_device, b.unless_env, b.every_device,
+           b.line);
+}
+
+template <class Archive, FieldsOf<PluginRelease> Self>
+auto visit(Archive& a, Self& r) {
+  return a(r.version, r.versions, r.named, r.cann, r.source, r.torch_lines, r.backends,
+           r.unless_env, r.every_device, r.device, r.notes, r.base, r.line);
+}
+
+template <class Archive, FieldsOf<PluginSpec> Self>
+auto visit(Archive& a, Self& p) {
+  return a(p.description, p.backend_env, p.release_env, p.default_backend, p.backends, p.releases,
+           p.line);
+}
+
+template <class Archive, FieldsOf<DeviceFile> Self>
+auto visit(Archive& a, Self& f) {
+  return a(f.path, f.device, f.description, f.mode, f.env_help, f.lists, f.when, f.exec, f.layers,
+           f.backends, f.default_backend, f.launcher, f.check_program_trust, f.remote_cache_address,
+           f.package, f.plugin);
+}
+
+static_assert(listed_fields<DeviceFileEntry> == aggregate_fields<DeviceFileEntry>,
+              "DeviceFileEntry: a field is missing from its visit()");
+static_assert(listed_fields<ListBlock> == aggregate_fields<ListBlock>,
+              "ListBlock: a field is missing from its visit()");
+static_assert(listed_fields<LayerDef> == aggregate_fields<LayerDef>,
+              "LayerDef: a field is missing from its visit()");
+static_assert(listed_fields<ExecSpec> == aggregate_fields<ExecSpec>,
+              "ExecSpec: a field is missing from its visit()");
+static_assert(listed_fields<PackageSpec> == aggregate_fields<PackageSpec>,
+              "PackageSpec: a field is missing from its visit()");
+static_assert(listed_fields<BaseEdit> == aggregate_fields<BaseEdit>,
+              "BaseEdit: a field is missing from its visit()");
+static_assert(listed_fields<ListOverride> == aggregate_fields<ListOverride>,
+              "ListOverride: a field is missing from its visit()");
+static_assert(listed_fields<PluginBackend> == aggregate_fields<PluginBackend>,
+              "PluginBackend: a field is missing from its visit()");
+static_assert(listed_fields<PluginRelease> == aggregate_fields<PluginRelease>,
+              "PluginRelease: a field is missing from its visit()");
+static_assert(listed_fields<PluginSpec> == aggregate_fields<PluginSpec>,
+              "PluginSpec: a field is missing from its visit()");
+static_assert(listed_fields<DeviceFile> == aggregate_fields<DeviceFile>,
+              "DeviceFile: a field is missing from its visit()");
+
 std::string encode_device_file(const DeviceFile& f) {
-  Encoder w;
-  w.str(f.path), w.str(f.device), w.str(f.description);
-  w.u32(f.mode == RegistrationMode::extend ? 1 : 0);
-  w.strings(f.env_help);
-  w.block(f.lists);
-  w.u32(static_cast<std::uint32_t>(f.when.size()));
-  for (const ListBlock& b : f.when) w.block(b);
-  w.flag(f.exec.has_value());
-  if (f.exec) {
-    w.templates(f.exec->command);
-    w.f64(f.exec->timeout_s);
-    w.u32(static_cast<std::uint32_t>(f.exec->line));
-  }
-  w.layers(f.layers);
-  w.layers(f.backends);
-  w.str(f.default_backend), w.str(f.launcher);
-  w.flag(f.check_program_trust);
-  w.str(f.remote_cache_address);
-  w.flag(f.package != nullptr);
-  if (f.package) w.package(*f.package);
-  w.flag(f.plugin != nullptr);
-  if (f.plugin) w.plugin(*f.plugin);
+  FieldWriter w;
+  w(f);
   return w.take();
 }
 
 std::optional<DeviceFile> decode_device_file(const std::string& bytes) {
-  Decoder r(bytes);
+  FieldReader r(bytes);
   DeviceFile f;
-  f.path = r.str(), f.device = r.str(), f.description = r.str();
-  std::uint32_t mode = r.u32();
-  if (mode > 1) r.fail();
-  f.mode = mode == 1 ? RegistrationMode::extend : RegistrationMode::replace;
-  f.env_help = r.string_map();
-  f.lists = r.block();
-  for (std::uint32_t i = r.count(); i > 0 && r.ok(); --i) f.when.push_back(r.block());
-  if (r.flag()) {
-    ExecSpec spec;
-    spec.command = r.templates();
-    spec.timeout_s = r.f64();
-    spec.line = r.line();
-    f.exec = std::move(spec);
-  }
-  f.layers = r.layers();
-  f.backends = r.layers();
-  f.default_backend = r.str(), f.launcher = r.str();
-  f.check_program_trust = r.flag();
-  f.remote_cache_address = r.str();
-  if (r.flag()) f.package = r.package();
-  if (r.flag()) f.plugin = r.plugin();
+  r(f);
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return f;
 }

@@ -11,7 +11,7 @@ namespace kbuild {
 namespace {
 
 // Bump when an entry's layout, or what a kind's bytes hold, changes.
-constexpr const char* kFormat = "kbuild-parsed-file-cache 2";
+constexpr const char* kFormat = "kbuild-parsed-file-cache 3";
 constexpr std::size_t kMaxParsedBytes = 1u << 20;
 
 std::string files_with_stamps(const std::vector<std::string>& files, const StampOf& stamp_of) {

@@ -5,17 +5,23 @@
 // size, mtime, ctime). A missing, foreign, corrupt or stale entry is
 // ignored, and only files unchanged for two seconds are remembered. The
 // bytes of an entry are written and read with ByteWriter and ByteReader
-// (the ISA probe's answers use them too).
+// (the ISA probe's answers use them too); a parsed file's fields go through
+// FieldWriter and FieldReader, which both walk one field list per type.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <array>
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kbuild/trusted_dir.hpp"
@@ -72,6 +78,191 @@ class ByteReader {
   std::size_t pos_ = 0;
   bool ok_ = true;
 };
+
+// One field list per type, read by both directions: a type's fields are
+// listed once, as
+//   template <class Archive, FieldsOf<T> Self> auto visit(Archive& a, Self& t) {
+//     return a(t.first, t.second, ...);
+//   }
+// (in namespace kbuild, found by argument-dependent lookup), and FieldWriter
+// (Self const) writes them in that order, FieldReader reads them back. A
+// value stored as something else says how, both ways, in one call:
+// `return a.through(t, to, from)` (`from` returns nullopt for bytes that make
+// no sense). listed_fields and aggregate_fields let the codec check that the
+// list names every field of the struct.
+template <class Self, class T>
+concept FieldsOf = std::same_as<std::remove_const_t<Self>, T>;
+
+// How many values an enum stored as a number has (specialize it beside the
+// field list that stores one): a larger number read back is a bad entry.
+template <class E>
+inline constexpr std::uint32_t kEnumValues = 0;
+
+class FieldWriter {
+ public:
+  template <class... T>
+  void operator()(const T&... fields) {
+    (put(fields), ...);
+  }
+  template <class T, class To, class From>
+  void through(const T& value, To to, From /*from*/) {
+    put(to(value));
+  }
+  std::string take() { return out_.take(); }
+
+ private:
+  void put(const std::string& s) { out_.str(s); }
+  void put(bool b) { out_.flag(b); }
+  void put(int n) { out_.u32(static_cast<std::uint32_t>(n)); }
+  void put(double d) { out_.f64(d); }
+  template <class E>
+  requires std::is_enum_v<E>
+  void put(E e) {
+    static_assert(kEnumValues<E> > 0, "say how many values the enum has (kEnumValues)");
+    out_.u32(static_cast<std::uint32_t>(e));
+  }
+  template <class T>
+  void put(const std::vector<T>& v) {
+    out_.u32(static_cast<std::uint32_t>(v.size()));
+    for (const T& item : v) put(item);
+  }
+  template <class T, std::size_t N>
+  void put(const std::array<T, N>& a) {
+    for (const T& item : a) put(item);
+  }
+  template <class K, class V>
+  void put(const std::map<K, V>& m) {
+    out_.u32(static_cast<std::uint32_t>(m.size()));
+    for (const auto& [key, value] : m) put(key), put(value);
+  }
+  template <class T>
+  void put(const std::optional<T>& o) {
+    put(o.has_value());
+    if (o) put(*o);
+  }
+  template <class T>
+  void put(const std::shared_ptr<const T>& p) {
+    put(p != nullptr);
+    if (p) put(*p);
+  }
+  template <class T>
+  requires requires(FieldWriter& w, const T& t) { visit(w, t); }
+  void put(const T& t) { visit(*this, t); }
+
+  ByteWriter out_;
+};
+
+// Reads what FieldWriter wrote into the same types; not ok() once anything
+// overran, counted absurdly, or made no sense.
+class FieldReader {
+ public:
+  explicit FieldReader(const std::string& in) : in_(in) {}
+  bool ok() const { return in_.ok(); }
+  bool at_end() const { return in_.at_end(); }
+  template <class... T>
+  void operator()(T&... fields) {
+    (get(fields), ...);
+  }
+  template <class T, class To, class From>
+  void through(T& value, To /*to*/, From from) {
+    std::remove_cvref_t<std::invoke_result_t<To&, const T&>> stored{};
+    get(stored);
+    if (!in_.ok()) return;
+    std::optional<T> back = from(stored);
+    if (back)
+      value = std::move(*back);
+    else
+      in_.fail();
+  }
+
+ private:
+  void get(std::string& s) { s = in_.str(); }
+  void get(bool& b) { b = in_.flag(); }
+  void get(int& n) { n = static_cast<int>(in_.u32()); }
+  void get(double& d) { d = in_.f64(); }
+  template <class E>
+  requires std::is_enum_v<E>
+  void get(E& e) {
+    static_assert(kEnumValues<E> > 0, "say how many values the enum has (kEnumValues)");
+    const std::uint32_t n = in_.u32();
+    if (n >= kEnumValues<E>) in_.fail();
+    e = in_.ok() ? static_cast<E>(n) : E{};
+  }
+  template <class T>
+  void get(std::vector<T>& v) {
+    v.clear();
+    for (std::uint32_t i = in_.count(); i > 0 && in_.ok(); --i) get(v.emplace_back());
+  }
+  template <class T, std::size_t N>
+  void get(std::array<T, N>& a) {
+    for (T& item : a) get(item);
+  }
+  template <class K, class V>
+  void get(std::map<K, V>& m) {
+    m.clear();
+    for (std::uint32_t i = in_.count(); i > 0 && in_.ok(); --i) {
+      K key{};
+      get(key);
+      auto [at, fresh] = m.try_emplace(std::move(key));
+      if (!fresh) in_.fail();  // FieldWriter writes each key once
+      get(at->second);
+    }
+  }
+  template <class T>
+  void get(std::optional<T>& o) {
+    o.reset();
+    if (in_.flag()) get(o.emplace());
+  }
+  template <class T>
+  void get(std::shared_ptr<const T>& p) {
+    p.reset();
+    if (!in_.flag()) return;
+    auto made = std::make_shared<T>();
+    get(*made);
+    p = std::move(made);
+  }
+  template <class T>
+  requires requires(FieldReader& r, T& t) { visit(r, t); }
+  void get(T& t) { visit(*this, t); }
+
+  ByteReader in_;
+};
+
+// Counts the fields a visit() names, at compile time (never called: only the
+// type of what it returns is read).
+struct FieldCounter {
+  template <class... T>
+  std::integral_constant<std::size_t, sizeof...(T)> operator()(T&... /*fields*/) {
+    return {};
+  }
+  template <class T, class To, class From>
+  std::integral_constant<std::size_t, 1> through(T& /*value*/, To /*to*/, From /*from*/) {
+    return {};
+  }
+};
+
+template <class T>
+inline constexpr std::size_t listed_fields =
+    decltype(visit(std::declval<FieldCounter&>(), std::declval<T&>()))::value;
+
+namespace detail {
+// Converts to anything: T{AnyField x N} compiles for N up to T's field count.
+struct AnyField {
+  template <class T>
+  operator T() const;  // NOLINT(google-explicit-constructor): declared only, never called
+};
+template <class T, class... Fields>
+constexpr std::size_t count_fields() {
+  if constexpr (requires { T{std::declval<Fields>()..., std::declval<AnyField>()}; })
+    return count_fields<T, Fields..., AnyField>();
+  else
+    return sizeof...(Fields);
+}
+}  // namespace detail
+
+// The number of fields of the aggregate T (no base classes).
+template <class T>
+inline constexpr std::size_t aggregate_fields = detail::count_fields<T>();
 
 // How a file's stamp is taken now (file_identity(path) unless the caller holds
 // the file open and stated it).
