@@ -123,7 +123,7 @@ DeviceFile full_device_file() {
   f.remote_cache_address = "redis://127.0.0.1:6379";
   f.package = std::make_shared<const PackageSpec>(
       PackageSpec{"torch_full",
-                  TemplateString::parse("${torch_full_root}"),
+                  TemplateString::parse("${torch_npu_root}"),
                   "version.py",
                   "lib/libtorch_full.so",
                   "../setup.py",
