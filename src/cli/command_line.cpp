@@ -281,6 +281,10 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
     if (chosen == "doctor" || chosen == "isa") add_compiler(options, out.common);
     if (chosen == "explain") add_build(options, out.build);
     if (lists || chosen == "isa") options.flag("--json", out.json, "as JSON");
+    if (chosen == "explain")
+      options.flag("--json", out.json,
+                   "as JSON: the command's argv, its steps, each flag with its list, layer, "
+                   "provider, file and line, and what was dropped");
     if (chosen == "isa") add_remote_cache(options, out.build);
     if (chosen == "build-many") {
       sub->add_option("manifest", out.manifest,
@@ -303,6 +307,8 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
       options.option("--cache-max-size", out.build.cache_max_size,
                      "(stats) the limit to show, e.g. 500M (default: KBUILD_CACHE_MAX_SIZE, "
                      "else 4G)");
+    if (chosen == "cache")
+      options.flag("--json", out.json, "(stats) as JSON: entries, bytes, limit and counters");
     if (chosen == "cache")
       sub->add_option("action", out.cache_action, "stats | clear | keygen")
           ->required()

@@ -62,7 +62,7 @@ struct CommandLine {
   std::string command;
   CommonOptions common;
   BuildCli build;
-  bool json = false;                 // options, devices, doctor, isa, build-many
+  bool json = false;                 // options, devices, doctor, isa, build-many, explain, cache
   std::string manifest;              // build-many
   unsigned jobs = 0;                 // build-many
   bool fail_fast = false;            // build-many

@@ -20,11 +20,13 @@
 #include "kbuild/build_steps.hpp"
 #include "kbuild/byte_size.hpp"
 #include "kbuild/cache_root.hpp"
+#include "kbuild/cache_summary.hpp"
 #include "kbuild/compile_commands.hpp"
 #include "kbuild/config_search.hpp"
 #include "kbuild/doctor.hpp"
 #include "kbuild/elapsed.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/explain.hpp"
 #include "kbuild/file_util.hpp"
 #include "kbuild/install_layout.hpp"
 #include "kbuild/isa.hpp"
@@ -227,60 +229,17 @@ int build_command(const CommonOptions& common, const BuildCli& b, const Environm
   return record.exit_code;
 }
 
-int explain_command(const CommonOptions& common, const BuildCli& b, const Environment& env,
-                    const Console& console) {
+int explain_command(const CommonOptions& common, const BuildCli& b, bool json_output,
+                    const Environment& env, const Console& console) {
   Session session(session_options(common), env);
   console.warnings(session.warnings());
   const std::string warned_device = check_device_name(session, common, console);
-  BuildRequest request = make_request(common, b, env);
-  request.profile = session.profile.profile;
-  if (request.sources.empty()) request.sources = {"kernel.cpp"};
-  BuildPlan plan = plan_build(request, session.registry, session.context());
-  say_notes(console, common.verbose, plan.notes, warned_device);
-  RunOptions options = run_options(b);
-  options.dry_run = true;  // explain runs nothing
-  BuildContext context(session, common.device, options);
-  StepInput step_input = context.step_input(plan, request.sources);
-  for (const std::string& line : step_lines(plan_steps(plan, step_input)))
-    std::cout << line << "\n";
-  std::cout << "\n";
-  auto where = [](const Origin& o) {
-    std::string s = std::string(layer_name(o.layer)) + "  " + o.provider;
-    if (!o.file.empty()) s += "  " + o.file_line();
-    return s;
-  };
-  auto row = [](const std::string& words, const std::string& from) {
-    std::cout << words << std::string(words.size() < 48 ? 48 - words.size() : 1, ' ') << from
-              << "\n";
-  };
-  row("flag", "layer  provider  file:line");
-  bool torch_layer = false;
-  for (OptionList list : kAllOptionLists) {
-    if (!links(plan.kind) && (list == OptionList::ldflags || list == OptionList::libraries ||
-                              list == OptionList::libraries_dirs))
-      continue;  // not on the command line
-    for (const Entry& e : plan.options.entries(list)) {
-      std::string words = shell_join(render_entry(list, e));
-      if (words.empty()) continue;
-      torch_layer = torch_layer || e.origin.layer == Layer::torch;
-      row(words, where(e.origin));
-    }
-  }
-  // Why a command has none of torch's flags, which Inductor's always has.
-  if (!torch_layer)
-    std::cout << "\nno torch layer: "
-              << (common.site.no_torch ? "--no-torch was given"
-                  : !session.site.paths.torch_root
-                      ? "torch was not found (give --torch-root DIR, or run with the Python "
-                        "that has torch)"
-                      : "the profile adds no torch flags for this build")
-              << "\n";
-  if (!plan.options.dropped().empty()) std::cout << "\ndropped:\n";
-  for (const DroppedEntry& d : plan.options.dropped()) {
-    std::string words = shell_join(render_entry(d.list, d.entry));
-    std::cout << "  " << (words.empty() ? "''" : words) << "    " << where(d.entry.origin) << "  ("
-              << d.reason << ")\n";
-  }
+  Explanation explanation = explain_build(session, make_request(common, b, env), run_options(b));
+  say_notes(console, common.verbose, explanation.plan.notes, warned_device);
+  if (json_output)
+    std::cout << dump_json(explanation_json(explanation), 2) << "\n";
+  else
+    for (const std::string& line : explanation_lines(explanation)) std::cout << line << "\n";
   return 0;
 }
 
@@ -524,45 +483,38 @@ int build_many_command(const CommandLine& cl) {
   return any_failed ? kBatchFailed : 0;
 }
 
-int cache_command(const std::string& action, const std::string& max_size, const Environment& env) {
+int cache_command(const std::string& action, const std::string& max_size, bool json_output,
+                  const Environment& env) {
   if (!max_size.empty() && action != "stats")  // never a setting silently ignored
     throw Error(ErrorKind::usage,
                 "--cache-max-size is for kbuild cache stats (and builds), not " + action);
+  if (json_output && action != "stats")
+    throw Error(ErrorKind::usage, "--json is for kbuild cache stats, not " + action);
   if (action == "keygen") {
     SigningKeys keys = generate_signing_keys();
     std::cout << "KBUILD_REMOTE_CACHE_SIGNING_KEY=" << keys.secret_hex << "  # writers only\n"
               << "KBUILD_REMOTE_CACHE_VERIFY_KEY=" << keys.public_hex << "\n";
     return 0;
   }
+  if (action == "stats") {
+    const CacheSummary summary = cache_summary(env, max_size);
+    if (json_output)
+      std::cout << dump_json(cache_summary_json(summary), 2) << "\n";
+    else
+      for (const std::string& line : cache_summary_lines(summary)) std::cout << line << "\n";
+    return 0;
+  }
   const std::string root = cache_root(env);
   if (root.empty()) throw Error(ErrorKind::usage, kNoCacheRoot);
   std::error_code ec;
   if (!fs::exists(root, ec)) {
-    std::cout << (action == "clear" ? "nothing to clear: " : "no cache yet at ") << root << "\n";
+    std::cout << "nothing to clear: " << root << "\n";
     return 0;
   }
   Result<TrustedDir> dir = open_cache_root(root, false);
   if (!dir) throw Error(ErrorKind::usage, dir.why());
-  if (action == "clear") {
-    if (Status cleared = clear_cache(*dir); !cleared) throw Error(ErrorKind::usage, cleared.why());
-    std::cout << "cleared " << root << "\n";
-    return 0;
-  }
-  const CacheSettings settings = cache_settings(env, true, max_size);
-  CacheStats st = OutputCache::open(settings).stats();
-  std::cout << "cache directory  " << root << "\n"
-            << "entries          " << st.entries << "\n"
-            << "size             " << human_size(st.bytes) << " of "
-            << human_size(settings.max_bytes) << " (" << st.bytes
-            << " bytes; limit: --cache-max-size or KBUILD_CACHE_MAX_SIZE)\n"
-            << "hits             " << st.hits << "\n"
-            << "misses           " << st.misses << "\n";
-  RemoteStats remote = remote_stats(*dir);
-  std::cout << "remote hits      " << remote.hits << "\n"
-            << "remote misses    " << remote.misses << "\n"
-            << "remote errors    " << remote.errors << "\n"
-            << "remote down      " << remote.bytes_down << " bytes\n"
-            << "remote up        " << remote.bytes_up << " bytes\n";
+  if (Status cleared = clear_cache(*dir); !cleared) throw Error(ErrorKind::usage, cleared.why());
+  std::cout << "cleared " << root << "\n";
   return 0;
 }
 
@@ -582,9 +534,10 @@ int run_command(int argc, char** argv, const Environment& env) {
     if (cl.command == "devices") return devices_command(cl.common, cl.json, env, console);
     if (cl.command == "doctor") return doctor_command(cl.common, cl.json, env, console);
     if (cl.command == "isa") return isa_command(cl, env, console);
-    if (cl.command == "cache") return cache_command(cl.cache_action, cl.build.cache_max_size, env);
+    if (cl.command == "cache")
+      return cache_command(cl.cache_action, cl.build.cache_max_size, cl.json, env);
     if (cl.command == "build-many") return build_many_command(cl);
-    if (cl.command == "explain") return explain_command(cl.common, cl.build, env, console);
+    if (cl.command == "explain") return explain_command(cl.common, cl.build, cl.json, env, console);
     if (auto misplaced = misplaced_subcommand(cl)) throw Error(ErrorKind::usage, *misplaced);
     return build_command(cl.common, cl.build, env, console,
                          std::vector<std::string>(argv, argv + argc));

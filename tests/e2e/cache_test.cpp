@@ -1,6 +1,7 @@
 // The output cache with real g++: hits skip the compiler, and any change to
 // a header, macro, flag or the compiler is a miss.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -55,6 +56,42 @@ TEST_CASE("the second identical build is a cache hit: same bytes, no compiler ru
   RunResult stats = run_kbuild({"cache", "stats"}, c.home.str());
   CHECK(stats.out.find("hits             1\n") != std::string::npos);
   CHECK(stats.out.find("entries          1\n") != std::string::npos);
+}
+
+TEST_CASE("cache stats --json: the counts after a build and a hit, and none before",
+          "[e2e][cache]") {
+  CacheCase c;
+  RunResult before = run_kbuild({"cache", "stats", "--json"}, c.home.str());
+  INFO(before.out << before.err);
+  REQUIRE(before.exit_code == 0);
+  const nlohmann::json none = nlohmann::json::parse(before.out);
+  CHECK(none["exists"] == false);
+  CHECK(none["directory"] == c.home / ".cache/kbuild");
+  CHECK(none["entries"] == 0);
+  CHECK_FALSE(fs::exists(c.home / ".cache/kbuild"));  // stats creates nothing
+  c.build();
+  fs::remove(c.dir / "k.so");
+  REQUIRE(CacheCase::hit(c.build()));
+  RunResult stats =
+      run_kbuild({"cache", "stats", "--json", "--cache-max-size", "20M"}, c.home.str());
+  INFO(stats.out << stats.err);
+  REQUIRE(stats.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(stats.out);
+  CHECK(j["exists"] == true);
+  CHECK(j["directory"] == c.home / ".cache/kbuild");
+  CHECK(j["entries"] == 1);
+  CHECK(j["hits"] == 1);
+  CHECK(j["misses"] == 1);
+  CHECK(j["bytes"].get<std::uint64_t>() >= fs::file_size(c.dir / "k.so"));
+  CHECK(j["max_bytes"] == 20u << 20);
+  CHECK(j["remote"] ==
+        nlohmann::json{
+            {"hits", 0}, {"misses", 0}, {"errors", 0}, {"bytes_down", 0}, {"bytes_up", 0}});
+  // Only stats has it: never a setting silently ignored.
+  RunResult clear = run_kbuild({"cache", "clear", "--json"}, c.home.str());
+  CHECK(clear.exit_code == 2);
+  CHECK(clear.err.find("--json is for kbuild cache stats, not clear") != std::string::npos);
+  CHECK(CacheCase::hit(c.build()));  // nothing was cleared
 }
 
 TEST_CASE("changing a header, a macro, a flag or the compiler misses", "[e2e][cache]") {

@@ -31,6 +31,9 @@ expect "kbuild --device cpu --plugin n" npu
 expect "kbuild --isa am" amx
 expect "kbuild do" doctor
 expect "kbuild isa --js" --json
+expect "kbuild explain --js" --json
+expect "kbuild cache stats --js" --json
+expect "kbuild devices --js" --json
 # What the old hand-written list missed.
 expect "kbuild bu" build-many
 expect "kbuild ca" cache

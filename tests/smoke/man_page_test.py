@@ -14,12 +14,13 @@ variables from every lookup in src/ (C++ and the Python bridge) and every
 variable the shipped device files name.
 """
 
-import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+from code_variables import variables
 
 SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "EXIT STATUS",
             "ENVIRONMENT", "FILES", "SEE ALSO"]
@@ -78,38 +79,6 @@ def table_codes(path):
             break
         codes |= {int(n) for n in re.findall(r"\d+", line.split("|")[1])}
     return codes
-
-
-def literals(text):
-    return re.findall(r'"([A-Z][A-Z0-9_]+)"', text)
-
-
-def variables(source_root):
-    """Every environment variable kbuild reads, from the code's own lookups."""
-    found = set()
-    for path in glob.glob(os.path.join(source_root, "src/**/*.[ch]pp"), recursive=True) + \
-            glob.glob(os.path.join(source_root, "include/**/*.hpp"), recursive=True):
-        code = open(path).read()
-        found |= set(re.findall(r'\bget(?:_nonempty)?\("([A-Z][A-Z0-9_]+)"\)', code))
-        found |= set(re.findall(r'\benv_\w+\(env, "([A-Z][A-Z0-9_]+)"', code))
-        found |= set(re.findall(r'constexpr const char\* k\w+ = "([A-Z][A-Z0-9_]+)";', code))
-        for block in re.findall(r"kCompilerVariables\[\] = \{([^}]*)\}", code):
-            found |= set(literals(block))
-        for block in re.findall(r"for \(const char\* var : \{([^}]*)\}", code):
-            found |= set(literals(block))
-    for path in glob.glob(os.path.join(source_root, "src/python/**/*.py"), recursive=True):
-        code = open(path).read()
-        found |= set(re.findall(r'environ(?:\.get\(|\[)\s*"([A-Z][A-Z0-9_]+)"', code))
-        found |= set(re.findall(r'^\w+_VARIABLE = "([A-Z][A-Z0-9_]+)"', code, re.M))
-    for path in glob.glob(os.path.join(source_root, "configs/devices/*.json")):
-        text = open(path).read()
-        found |= set(re.findall(r"\$\{env:([A-Z][A-Z0-9_]+)", text))
-        found |= set(re.findall(r'"(?:backend_env|release_env)": *"([A-Z][A-Z0-9_]+)"', text))
-        for block in re.findall(r'"unless_env": *\{([^}]*)\}', text):
-            found |= set(re.findall(r'"([A-Z][A-Z0-9_]+)":', block))
-    # Set for a child, never read: Python's own switch in the discovery probe.
-    found.discard("PYTHONSAFEPATH")
-    return found
 
 
 def machine_paths(source_root, build_root, prefix_dirs):
