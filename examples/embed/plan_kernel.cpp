@@ -1,13 +1,25 @@
 // A program embedding libkbuild: plans the build of a kernel for a device
-// and prints the exact compiler line, as `kbuild --dry-run` would. Built
-// against the installed headers only: `g++ -std=c++20 plan_kernel.cpp
-// $(pkg-config --cflags --libs kbuild)`.
+// through the Driver and prints the exact compiler line, as
+// `kbuild --dry-run` would. Built against the installed headers only:
+// `g++ -std=c++20 plan_kernel.cpp $(pkg-config --cflags --libs kbuild)`.
 #include <iostream>
 
-#include "kbuild/build_context.hpp"
-#include "kbuild/build_plan.hpp"
-#include "kbuild/error.hpp"
-#include "kbuild/shell.hpp"
+#include "kbuild/driver.hpp"
+
+namespace {
+
+// What the build says as it goes: warnings on stderr, the rest dropped.
+class Listener : public kbuild::BuildListener {
+ public:
+  void warnings(const std::vector<std::string>& lines) override {
+    for (const std::string& line : lines) std::cerr << "plan_kernel: warning: " << line << '\n';
+  }
+  void notes(const std::vector<std::string>& /*lines*/) override {}
+  void plan_notes(const std::vector<std::string>& /*lines*/) override {}
+  void info(const std::string& /*line*/) override {}
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -18,15 +30,19 @@ int main(int argc, char** argv) {
     const kbuild::Environment env = kbuild::Environment::from_process();
     kbuild::SessionOptions options;
     options.site.no_torch = true;  // plain C++: no torch layer
-    const kbuild::Session session(options, env);
+    kbuild::Driver driver(options, env);
 
-    kbuild::BuildRequest request;
-    request.query.device_type = argv[1];
-    request.use_torch = false;
-    request.sources = {argv[2]};
-    request.output = argv[3];
-    const kbuild::BuildPlan plan = kbuild::plan_build(request, session.registry, session.context());
-    std::cout << kbuild::shell_join(plan.command.argv) << '\n';
+    kbuild::BuildJob job;
+    job.request.query.device_type = argv[1];
+    job.request.use_torch = false;
+    job.request.sources = {argv[2]};
+    job.request.output = argv[3];
+    job.run.dry_run = true;  // plan only: nothing is compiled or written
+    Listener listener;
+    kbuild::Compilation compilation;
+    driver.build(job, listener, compilation);
+    for (const std::string& line : kbuild::dry_run_lines(compilation, false))
+      std::cout << line << '\n';
     return 0;
   } catch (const kbuild::Error& e) {
     std::cerr << "plan_kernel: " << e.what() << '\n';

@@ -25,6 +25,11 @@ class BuildListener {
   // fold them); the other notes come through notes().
   virtual void plan_notes(const std::vector<std::string>& lines) = 0;
   virtual void info(const std::string& line) = 0;
+  // A device one typo from a registered one (unknown_device_warning): said
+  // as a warning; the plan's note about it would only repeat it.
+  virtual void unknown_device(const std::string& /*device*/, const std::string& warning) {
+    warnings({warning});
+  }
 };
 
 // One build's request and settings, as parsed.

@@ -13,19 +13,14 @@
 #include <string_view>
 
 #include "console.hpp"
-#include "kbuild/build_runner.hpp"
-#include "kbuild/build_steps.hpp"
-#include "kbuild/cache_root.hpp"
 #include "kbuild/compiler_call.hpp"
+#include "kbuild/driver.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/launcher.hpp"
-#include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/redact.hpp"
-#include "kbuild/redis_client.hpp"
-#include "kbuild/remote_cache.hpp"
 #include "kbuild/shell.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "printing.hpp"
 
 namespace fs = std::filesystem;
 
@@ -171,57 +166,21 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
 
 int run_through_kbuild(const CompilerCall& call, const Environment& env, const Console& console) {
   const auto started = std::chrono::steady_clock::now();
-  auto seconds = [&started] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  };
-  CacheSettings cache_settings;
-  cache_settings.root = cache_root(env);
-  cache_settings.enabled = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
-  cache_settings.compress = cache_compression(env);
-  OutputCache cache = OutputCache::open(cache_settings);
-  if (!cache.problem().empty()) console.warnings({cache.problem()});
-  // The remote cache exactly as a build has it (KBUILD_REMOTE_CACHE and its
-  // signing, read-only, timeout and lease settings), so that a fleet's
-  // routed compiles are shared too.
-  RemoteCache remote(remote_cache_settings("", false, env));
-  if (remote.enabled())
-    console.info("remote cache: " + redact_redis_url(remote.settings().url) + " (from " +
-                 remote.settings().from + ")");
-  BuildSettings settings;
-  settings.cache = &cache;
-  settings.remote = &remote;
-  settings.launcher = parse_launcher(env.get_nonempty("KBUILD_LAUNCHER").value_or(""));
-  StepInput in;
-  in.sources = call.sources;
-  // A split launcher's link would be assembled anew; the words must stay.
-  in.launcher = settings.launcher.split && links(call.plan.kind) ? Launcher{} : settings.launcher;
-  in.record_inputs = cache_settings.enabled && !cache_settings.root.empty();
-  std::vector<Step> steps = plan_steps(call.plan, in);
-  BuildOutcome outcome;
-  struct RemoteWarning {  // said after the compile, also a failed one
-    const RemoteCache& remote;
-    const Console& console;
-    ~RemoteWarning() {
-      if (!remote.warning().empty()) console.warnings({remote.warning()});
-    }
-  } remote_warning{remote, console};
-  try {
-    run_build(call.plan, steps, call.sources, settings, env, outcome);
-  } catch (const Error& e) {
-    log_compile(env, call, outcome, seconds(), std::string("failed:") + stage_name(e.kind()),
-                console);
-    // The compiler said why on stderr; its own exit code, as without kbuild.
-    const bool compiler_failed =
-        e.kind() == ErrorKind::compile_failed || e.kind() == ErrorKind::link_failed;
-    if (!compiler_failed || !outcome.process || !outcome.process->exited ||
-        outcome.process->exit_code == 0)
-      throw;
-    say_what_ran(console, outcome, call.plan.output);
-    console.info(e.what());
-    return outcome.process->exit_code;
+  Driver driver(SessionOptions{}, env);  // a compiler call reads no device file
+  ConsoleListener listener(console, false);
+  CompilerRun run = driver.compile(call, listener);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (run.failure) {
+    log_compile(env, call, run.outcome, seconds,
+                std::string("failed:") + stage_name(run.failure->kind()), console);
+    if (!run.compiler_said_why) throw *run.failure;
+    say_what_ran(console, run.outcome, call.plan.output);
+    console.info(run.failure->what());
+    return run.exit_code;
   }
-  say_what_ran(console, outcome, call.plan.output);
-  log_compile(env, call, outcome, seconds(), "ok", console);
+  say_what_ran(console, run.outcome, call.plan.output);
+  log_compile(env, call, run.outcome, seconds, "ok", console);
   return 0;
 }
 

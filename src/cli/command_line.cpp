@@ -7,8 +7,11 @@
 #include <iostream>
 #include <string_view>
 
+#include "kbuild/build_context.hpp"
 #include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/file_util.hpp"
+#include "kbuild/isa.hpp"
 #include "kbuild/suggest.hpp"
 
 namespace kbuild::cli {
@@ -465,6 +468,75 @@ std::optional<std::string> misplaced_subcommand(const CommandLine& cl) {
     if (auto match = closest_match(source, names)) return subcommand_mistyped(source, *match);
   }
   return std::nullopt;
+}
+
+std::string compiler_of(const CommonOptions& common, const Environment& env) {
+  if (!common.cxx.empty()) return common.cxx;
+  return env.get_nonempty("CXX").value_or("g++");
+}
+
+OutputKind output_kind(const CommonOptions& common, const BuildCli& b) {
+  return b.precompile          ? OutputKind::precompiled_header
+         : b.preprocess        ? OutputKind::preprocessed
+         : common.compile_only ? OutputKind::object
+                               : OutputKind::shared_library;
+}
+
+BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const Environment& env) {
+  if (b.precompile + b.preprocess + common.compile_only > 1)
+    throw Error(ErrorKind::usage,
+                "--compile-only, --precompile and --preprocess exclude each other");
+  BuildRequest r;
+  r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
+  r.plugins = common.plugins;
+  r.kind = output_kind(common, b);
+  r.sources = b.sources;
+  r.output = b.output;
+  r.compiler = compiler_of(common, env);
+  r.machine = machine_name();
+  r.strict = common.strict;
+  r.min_optimize = b.min_optimize;
+  r.debug = b.debug;
+  r.warning_all = !b.no_warning_all;
+  r.use_torch = !common.site.no_torch;
+  // "auto" is picked from the CPU only if the plan needs an ISA.
+  auto isa = common.isa == "auto" ? std::nullopt : parse_isa(common.isa, CpuFeatures{}, env);
+  if (common.isa != "auto" && !isa)
+    throw Error(ErrorKind::usage, "unknown --isa '" + common.isa +
+                                      "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, "
+                                      "sve256, with optional +bf16/+fp16)");
+  r.isa = isa;
+  r.extra_flags = b.extra_flags;
+  if (!b.include_pch.empty()) r.include_pch = b.include_pch;
+  r.include_dirs = b.includes;
+  r.definitions = b.definitions;
+  r.libraries_dirs = b.lib_dirs;
+  r.libraries = b.libs;
+  return r;
+}
+
+// What the build asks of the run: cache, launcher, timeout, load check.
+RunOptions run_options(const BuildCli& b) {
+  RunOptions o;
+  o.use_cache = !b.no_cache;
+  o.cache_max_size = b.cache_max_size;
+  o.dry_run = b.dry_run;
+  o.launcher = b.launcher;
+  o.resolve_native = b.resolve_native;
+  o.timeout_s = b.timeout_s;
+  o.load_check = b.check_load || !b.required_symbols.empty();
+  o.required_symbols = b.required_symbols;
+  return o;
+}
+
+// Where the report would go is checked before anything runs.
+std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& b) {
+  if (b.report.empty()) return std::nullopt;
+  std::string output = !b.output.empty() ? b.output
+                       : b.sources.empty()
+                           ? ""
+                           : default_output(b.sources.front(), output_kind(common, b));
+  return report_path_problem(b.report, b.sources, output);
 }
 
 }  // namespace kbuild::cli

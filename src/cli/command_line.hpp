@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "console.hpp"
+#include "kbuild/build_context.hpp"
+#include "kbuild/error.hpp"
 #include "kbuild/site.hpp"
 
 namespace kbuild::cli {
@@ -84,5 +86,17 @@ std::vector<std::string> subcommand_names();
 // A build whose missing "source" is a subcommand's name (or one typo from
 // one): what to say instead of "no such file" (subcommands come first).
 std::optional<std::string> misplaced_subcommand(const CommandLine& cl);
+
+// The compiler a command line names: --cxx, else CXX, else g++.
+std::string compiler_of(const CommonOptions& common, const Environment& env);
+OutputKind output_kind(const CommonOptions& common, const BuildCli& build);
+// The library's request for what the command line asks. Throws Error
+// (usage) for modes that exclude each other or an unknown --isa.
+BuildRequest make_request(const CommonOptions& common, const BuildCli& build,
+                          const Environment& env);
+// What the build asks of the run: cache, launcher, timeout, load check.
+RunOptions run_options(const BuildCli& build);
+// Why --report cannot be written where it is asked (checked before anything runs).
+std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& build);
 
 }  // namespace kbuild::cli
