@@ -17,10 +17,10 @@
 #include "kbuild/driver.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/redact.hpp"
-#include "kbuild/shell.hpp"
 #include "kbuild/trusted_dir.hpp"
 #include "printing.hpp"
+#include "util/redact.hpp"
+#include "util/shell.hpp"
 
 namespace fs = std::filesystem;
 

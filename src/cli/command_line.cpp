@@ -7,12 +7,12 @@
 #include <iostream>
 #include <string_view>
 
+#include "devices/device_file.hpp"
 #include "kbuild/build_context.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
-#include "kbuild/suggest.hpp"
+#include "util/file_util.hpp"
+#include "util/suggest.hpp"
 
 namespace kbuild::cli {
 namespace {

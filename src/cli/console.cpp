@@ -4,9 +4,9 @@
 
 #include <iostream>
 
-#include "kbuild/printable.hpp"
-#include "kbuild/redact.hpp"
-#include "kbuild/shell.hpp"
+#include "util/printable.hpp"
+#include "util/redact.hpp"
+#include "util/shell.hpp"
 
 namespace kbuild::cli {
 

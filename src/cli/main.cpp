@@ -8,13 +8,13 @@
 #include "cc_command.hpp"
 #include "command_line.hpp"
 #include "console.hpp"
+#include "diagnose/report.hpp"
+#include "diagnose/version_details.hpp"
 #include "kbuild/driver.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
-#include "kbuild/report.hpp"
-#include "kbuild/version_details.hpp"
 #include "kbuild_config.h"
 #include "printing.hpp"
+#include "util/file_util.hpp"
+#include "util/json_text.hpp"
 
 using namespace kbuild;
 using kbuild::cli::BuildCli;

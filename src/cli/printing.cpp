@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "kbuild/json_text.hpp"
-#include "kbuild/note_summary.hpp"
-#include "kbuild/shell.hpp"
+#include "diagnose/note_summary.hpp"
+#include "util/json_text.hpp"
+#include "util/shell.hpp"
 
 namespace kbuild::cli {
 

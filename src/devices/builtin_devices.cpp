@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/profile.hpp"
 #include "site/library_search.hpp"
+#include "util/file_util.hpp"
 
 namespace fs = std::filesystem;
 

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "devices/device_file.hpp"
 #include "devices/device_file_lint.hpp"
 #include "devices/device_file_provider.hpp"
 #include "devices/trust.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 
 namespace fs = std::filesystem;

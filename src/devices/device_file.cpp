@@ -1,4 +1,4 @@
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "kbuild/plugin_spec.hpp"
+#include "devices/plugin_spec.hpp"
 #include "util/parsed_file_cache.hpp"
 
 namespace kbuild {

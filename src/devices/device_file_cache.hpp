@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 namespace kbuild {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 namespace kbuild {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 #include "kbuild/provider.hpp"
 
 namespace kbuild {

@@ -7,10 +7,10 @@
 #include "devices/list_provider.hpp"
 #include "devices/trust.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/json_text.hpp"
-#include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
 #include "util/json_locations.hpp"
+#include "util/json_text.hpp"
+#include "util/printable.hpp"
 
 namespace kbuild {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 #include "kbuild/provider.hpp"
 
 namespace kbuild {

@@ -4,7 +4,7 @@
 
 #include "devices/trust.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 namespace kbuild {
 

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <set>
 
+#include "devices/plugin_spec.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin_spec.hpp"
-#include "kbuild/printable.hpp"
+#include "util/printable.hpp"
 
 namespace kbuild {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 #include "util/json_locations.hpp"
 
 namespace kbuild {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kbuild/plugin_spec.hpp"
+#include "devices/plugin_spec.hpp"
 
 namespace kbuild {
 

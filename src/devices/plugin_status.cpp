@@ -1,5 +1,5 @@
-#include "kbuild/plugin_status.hpp"
-#include "kbuild/printable.hpp"
+#include "devices/plugin_status.hpp"
+#include "util/printable.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +10,8 @@
 #include "devices/list_provider.hpp"
 #include "devices/plugin_file.hpp"
 #include "devices/plugin_release.hpp"
-#include "kbuild/package_version.hpp"
-#include "kbuild/plugin_spec.hpp"
+#include "devices/plugin_spec.hpp"
+#include "site/package_version.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,5 +1,5 @@
 #include "kbuild/plugins.hpp"
-#include "kbuild/printable.hpp"
+#include "util/printable.hpp"
 
 #include <algorithm>
 
@@ -7,10 +7,10 @@
 #include "devices/device_file_provider.hpp"
 #include "devices/list_provider.hpp"
 #include "devices/plugin_release.hpp"
+#include "devices/plugin_spec.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/package_version.hpp"
-#include "kbuild/plugin_spec.hpp"
 #include "kbuild/profile.hpp"
+#include "site/package_version.hpp"
 
 namespace kbuild {
 

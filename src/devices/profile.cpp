@@ -1,5 +1,5 @@
 #include "kbuild/profile.hpp"
-#include "kbuild/printable.hpp"
+#include "util/printable.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/install_layout.hpp"
 #include "kbuild_config.h"
+#include "util/file_util.hpp"
+#include "util/install_layout.hpp"
 #include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;

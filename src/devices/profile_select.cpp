@@ -5,7 +5,7 @@
 
 #include "devices/profile_cache.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/package_version.hpp"
+#include "site/package_version.hpp"
 
 namespace kbuild {
 

@@ -1,4 +1,4 @@
-#include "kbuild/template_string.hpp"
+#include "devices/template_string.hpp"
 
 #include <array>
 

@@ -1,22 +1,22 @@
 #include "kbuild/build_context.hpp"
-#include "kbuild/elapsed.hpp"
-#include "kbuild/package_version.hpp"
-#include "kbuild/plugin_status.hpp"
+#include "devices/plugin_status.hpp"
 #include "kbuild/plugins.hpp"
+#include "site/package_version.hpp"
+#include "util/elapsed.hpp"
 
 #include <chrono>
 #include <filesystem>
 
-#include "kbuild/byte_size.hpp"
+#include "devices/device_file.hpp"
+#include "diagnose/report.hpp"
 #include "kbuild/cache_root.hpp"
-#include "kbuild/device_file.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/install_layout.hpp"
 #include "kbuild/launcher.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/report.hpp"
-#include "kbuild/suggest.hpp"
 #include "site/compiler_version.hpp"
+#include "util/byte_size.hpp"
+#include "util/file_util.hpp"
+#include "util/install_layout.hpp"
+#include "util/suggest.hpp"
 
 namespace fs = std::filesystem;
 

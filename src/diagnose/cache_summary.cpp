@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "kbuild/build_context.hpp"
-#include "kbuild/byte_size.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
+#include "util/byte_size.hpp"
 
 namespace kbuild {
 

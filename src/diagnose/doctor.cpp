@@ -4,16 +4,16 @@
 #include <filesystem>
 
 #include "devices/builtin_devices.hpp"
+#include "devices/device_file.hpp"
 #include "devices/device_file_provider.hpp"
-#include "kbuild/device_file.hpp"
+#include "devices/plugin_status.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/plugin_status.hpp"
-#include "kbuild/printable.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/profile_select.hpp"
 #include "site/compiler_version.hpp"
 #include "site/library_search.hpp"
+#include "util/file_util.hpp"
+#include "util/printable.hpp"
 
 namespace fs = std::filesystem;
 

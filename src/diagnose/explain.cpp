@@ -1,7 +1,7 @@
 #include "kbuild/explain.hpp"
 
 #include "kbuild/assemble.hpp"
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 namespace kbuild {
 

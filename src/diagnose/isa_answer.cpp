@@ -7,9 +7,7 @@
 #include "devices/profile_cache.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/cache_root.hpp"
-#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/profile_select.hpp"
@@ -20,6 +18,8 @@
 #include "plan/torch_layer.hpp"
 #include "site/compiler_version.hpp"
 #include "site/isa_probe.hpp"
+#include "util/digest.hpp"
+#include "util/file_util.hpp"
 #include "util/parsed_file_cache.hpp"
 #include "util/program_hash.hpp"
 

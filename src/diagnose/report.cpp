@@ -1,10 +1,10 @@
-#include "kbuild/report.hpp"
+#include "diagnose/report.hpp"
 
 #include <sys/utsname.h>
 
-#include "kbuild/file_util.hpp"
-#include "kbuild/redact.hpp"
 #include "kbuild_config.h"
+#include "util/file_util.hpp"
+#include "util/redact.hpp"
 
 namespace kbuild {
 

@@ -1,15 +1,15 @@
-#include "kbuild/version_details.hpp"
+#include "diagnose/version_details.hpp"
 
+#include "devices/device_file.hpp"
+#include "devices/plugin_spec.hpp"
+#include "devices/plugin_status.hpp"
 #include "kbuild/config_search.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/install_layout.hpp"
-#include "kbuild/plugin_spec.hpp"
-#include "kbuild/plugin_status.hpp"
 #include "kbuild/plugins.hpp"
 #include "kbuild/profile_select.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/site.hpp"
+#include "util/install_layout.hpp"
 
 namespace kbuild {
 namespace {

@@ -2,14 +2,14 @@
 
 #include <chrono>
 
+#include "devices/device_file.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/build_steps.hpp"
-#include "kbuild/compile_commands.hpp"
-#include "kbuild/device_file.hpp"
-#include "kbuild/elapsed.hpp"
-#include "kbuild/pch.hpp"
 #include "kbuild/remote_cache.hpp"
+#include "run/compile_commands.hpp"
+#include "run/pch.hpp"
+#include "util/elapsed.hpp"
 
 namespace kbuild {
 namespace {

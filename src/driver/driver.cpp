@@ -7,12 +7,12 @@
 #include "kbuild/build_steps.hpp"
 #include "kbuild/cache_root.hpp"
 #include "kbuild/config_search.hpp"
-#include "kbuild/install_layout.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/launcher.hpp"
 #include "kbuild/output_cache.hpp"
-#include "kbuild/redact.hpp"
 #include "kbuild/remote_cache.hpp"
+#include "util/install_layout.hpp"
+#include "util/redact.hpp"
 
 namespace kbuild {
 

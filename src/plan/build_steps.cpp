@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "kbuild/error.hpp"
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 namespace fs = std::filesystem;
 

@@ -5,7 +5,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 namespace fs = std::filesystem;
 

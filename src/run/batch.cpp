@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
+#include "util/file_util.hpp"
 #include "util/json_locations.hpp"
 
 namespace fs = std::filesystem;

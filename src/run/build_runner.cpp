@@ -1,5 +1,5 @@
 #include "kbuild/build_runner.hpp"
-#include "kbuild/elapsed.hpp"
+#include "util/elapsed.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,9 +15,7 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/remote_cache.hpp"
-#include "kbuild/shell.hpp"
 #include "run/cache_counters.hpp"
 #include "run/failure_message.hpp"
 #include "run/input_manifest.hpp"
@@ -25,6 +23,8 @@
 #include "site/include_search.hpp"
 #include "site/library_search.hpp"
 #include "util/atomic_output.hpp"
+#include "util/file_util.hpp"
+#include "util/shell.hpp"
 
 namespace fs = std::filesystem;
 

@@ -9,9 +9,9 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
+#include "util/file_util.hpp"
 #include "util/json_locations.hpp"
+#include "util/json_text.hpp"
 
 namespace kbuild {
 

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <sstream>
 
-#include "kbuild/digest.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/isa.hpp"
 #include "kbuild/signing.hpp"
 #include "run/input_manifest.hpp"
 #include "site/library_search.hpp"
+#include "util/digest.hpp"
+#include "util/file_util.hpp"
 #include "util/program_hash.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "kbuild/compile_commands.hpp"
+#include "run/compile_commands.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "util/file_util.hpp"
 #include "util/json_locations.hpp"
+#include "util/json_text.hpp"
 
 namespace kbuild {
 

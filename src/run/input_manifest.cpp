@@ -4,9 +4,9 @@
 
 #include <unordered_map>
 
-#include "kbuild/digest.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
+#include "util/digest.hpp"
+#include "util/file_util.hpp"
+#include "util/json_text.hpp"
 
 namespace kbuild {
 

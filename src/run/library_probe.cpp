@@ -1,4 +1,4 @@
-#include "kbuild/library_probe.hpp"
+#include "run/library_probe.hpp"
 
 #include <dlfcn.h>
 

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <limits>
 
-#include "kbuild/json_text.hpp"
+#include "util/json_text.hpp"
 
 namespace kbuild {
 

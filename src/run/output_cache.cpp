@@ -12,17 +12,17 @@
 #include <random>
 
 #include "kbuild/cache_root.hpp"
-#include "kbuild/digest.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
 #include "kbuild/process_runner.hpp"
-#include "kbuild/shell.hpp"
 #include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "run/source_scan.hpp"
 #include "site/library_search.hpp"
 #include "util/compress.hpp"
+#include "util/digest.hpp"
+#include "util/file_util.hpp"
 #include "util/json_locations.hpp"
+#include "util/json_text.hpp"
+#include "util/shell.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,19 +1,19 @@
-#include "kbuild/pch.hpp"
+#include "run/pch.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/shell.hpp"
 #include "kbuild/signing.hpp"
 #include "run/input_manifest.hpp"
+#include "util/digest.hpp"
+#include "util/file_util.hpp"
+#include "util/json_text.hpp"
+#include "util/shell.hpp"
 
 namespace fs = std::filesystem;
 

@@ -11,14 +11,14 @@
 #include <random>
 
 #include "kbuild/cache_key.hpp"
-#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/interrupts.hpp"
 #include "kbuild/signing.hpp"
 #include "run/cache_counters.hpp"
 #include "run/input_manifest.hpp"
 #include "util/compress.hpp"
+#include "util/digest.hpp"
+#include "util/file_util.hpp"
 
 namespace kbuild {
 

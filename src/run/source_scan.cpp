@@ -7,7 +7,7 @@
 #include <map>
 #include <string_view>
 
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 namespace fs = std::filesystem;
 

@@ -11,9 +11,9 @@
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
-#include "kbuild/json_text.hpp"
 #include "kbuild/process.hpp"
+#include "util/file_util.hpp"
+#include "util/json_text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <sstream>
 
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 namespace kbuild {
 

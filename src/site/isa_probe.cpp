@@ -12,9 +12,9 @@
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "util/file_util.hpp"
 #include "util/parsed_file_cache.hpp"
 
 namespace fs = std::filesystem;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 namespace fs = std::filesystem;
 

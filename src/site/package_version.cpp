@@ -1,4 +1,4 @@
-#include "kbuild/package_version.hpp"
+#include "site/package_version.hpp"
 
 #include <fstream>
 

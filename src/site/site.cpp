@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/process.hpp"
+#include "util/file_util.hpp"
 
 namespace fs = std::filesystem;
 

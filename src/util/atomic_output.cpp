@@ -12,7 +12,7 @@
 #include <random>
 
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

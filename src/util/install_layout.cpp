@@ -1,4 +1,4 @@
-#include "kbuild/install_layout.hpp"
+#include "util/install_layout.hpp"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
-#include "kbuild/json_text.hpp"
+#include "util/json_text.hpp"
 
 namespace kbuild {
 

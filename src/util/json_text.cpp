@@ -1,9 +1,9 @@
-#include "kbuild/json_text.hpp"
+#include "util/json_text.hpp"
 
 #include <cstdio>
 
-#include "kbuild/printable.hpp"
 #include "util/json_locations.hpp"
+#include "util/printable.hpp"
 
 namespace kbuild {
 namespace {

@@ -1,4 +1,4 @@
-#include "kbuild/printable.hpp"
+#include "util/printable.hpp"
 
 #include <cstdio>
 

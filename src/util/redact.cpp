@@ -1,4 +1,4 @@
-#include "kbuild/redact.hpp"
+#include "util/redact.hpp"
 
 #include <array>
 

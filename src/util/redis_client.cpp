@@ -16,7 +16,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/interrupts.hpp"
-#include "kbuild/redact.hpp"
+#include "util/redact.hpp"
 
 namespace kbuild {
 

@@ -1,4 +1,4 @@
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 namespace kbuild {
 

@@ -2,7 +2,7 @@
 
 #include <sodium.h>
 
-#include "kbuild/digest.hpp"
+#include "util/digest.hpp"
 
 namespace kbuild {
 

@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 namespace kbuild {
 

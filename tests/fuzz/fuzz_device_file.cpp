@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "devices/device_file.hpp"
 #include "devices/device_file_provider.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

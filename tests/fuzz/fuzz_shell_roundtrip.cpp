@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/printable.hpp"
-#include "kbuild/shell.hpp"
+#include "util/printable.hpp"
+#include "util/shell.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string input(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "kbuild/template_string.hpp"
+#include "devices/template_string.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string input(reinterpret_cast<const char*>(data), size);

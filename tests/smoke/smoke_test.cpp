@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "../support/test_support.hpp"
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 using namespace kbuild_test;
 

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "kbuild/device_file.hpp"
-#include "kbuild/plugin_spec.hpp"
+#include "devices/device_file.hpp"
+#include "devices/plugin_spec.hpp"
+#include "devices/template_string.hpp"
 #include "kbuild/profile.hpp"
-#include "kbuild/template_string.hpp"
 
 namespace kbuild_test {
 

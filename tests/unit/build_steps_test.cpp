@@ -8,7 +8,7 @@
 #include "kbuild/build_plan.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

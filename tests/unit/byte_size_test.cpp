@@ -1,4 +1,4 @@
-#include "kbuild/byte_size.hpp"
+#include "util/byte_size.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // The compilation database: one entry per (file, output), written absolute,
 // updated atomically under a lock; a database that is not one is left alone.
-#include "kbuild/compile_commands.hpp"
+#include "run/compile_commands.hpp"
 
 #include <sys/stat.h>
 

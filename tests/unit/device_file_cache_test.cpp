@@ -11,11 +11,11 @@
 #include "../support/fake_file_clock.hpp"
 #include "../support/same_fields.hpp"
 #include "../support/test_support.hpp"
+#include "devices/device_file.hpp"
 #include "devices/device_file_cache.hpp"
+#include "devices/plugin_spec.hpp"
 #include "kbuild/cache_root.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin_spec.hpp"
 #include "util/parsed_file_cache.hpp"
 
 using namespace kbuild;

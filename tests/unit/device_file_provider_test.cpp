@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 using namespace kbuild;
 

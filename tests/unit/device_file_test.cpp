@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;

@@ -1,6 +1,6 @@
 // The caches' digest is BLAKE2b-160: expected values from Python's hashlib
 // (blake2b(digest_size=20)), an implementation independent of libsodium.
-#include "kbuild/digest.hpp"
+#include "util/digest.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "kbuild/error.hpp"
-#include "kbuild/json_text.hpp"
+#include "util/json_text.hpp"
 
 using namespace kbuild;
 

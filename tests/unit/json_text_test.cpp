@@ -1,4 +1,4 @@
-#include "kbuild/json_text.hpp"
+#include "util/json_text.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "kbuild/note_summary.hpp"
+#include "diagnose/note_summary.hpp"
 
 #include <catch2/catch.hpp>
 

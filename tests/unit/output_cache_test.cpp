@@ -1,7 +1,7 @@
 // The output cache on its own: keys, store and fetch (each entry's manifest
 // checked), counts and eviction; no compiler runs here.
 #include "kbuild/output_cache.hpp"
-#include "kbuild/digest.hpp"
+#include "util/digest.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,8 +12,8 @@
 
 #include "../support/test_support.hpp"
 #include "kbuild/cache_root.hpp"
-#include "kbuild/file_util.hpp"
 #include "util/compress.hpp"
+#include "util/file_util.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;

@@ -2,7 +2,7 @@
 // reused, else the header build's steps), built through the runner (here a
 // fake compiler behind a fake process runner: no g++ runs), and reused only
 // while every file it read is unchanged.
-#include "kbuild/pch.hpp"
+#include "run/pch.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
+#include "devices/plugin_spec.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin_spec.hpp"
 
 using namespace kbuild;
 

@@ -1,11 +1,11 @@
 // What doctor, reports and --version say about an active plugin: one line,
 // and the warnings (a source checkout shadowing the package, mixed lines).
-#include "kbuild/plugin_status.hpp"
+#include "devices/plugin_status.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

@@ -6,9 +6,9 @@
 
 #include "../support/test_support.hpp"
 #include "devices/device_file_provider.hpp"
+#include "devices/plugin_spec.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin_spec.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -1,5 +1,5 @@
 // printable_line: one line of valid UTF-8 whatever bytes a path holds.
-#include "kbuild/printable.hpp"
+#include "util/printable.hpp"
 
 #include <catch2/catch.hpp>
 

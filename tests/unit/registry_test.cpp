@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
+#include "devices/device_file.hpp"
 #include "devices/device_file_provider.hpp"
-#include "kbuild/device_file.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/plugins.hpp"
 #include "kbuild/registry.hpp"

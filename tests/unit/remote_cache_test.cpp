@@ -12,11 +12,11 @@
 #include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/file_util.hpp"
 #include "kbuild/redis_client.hpp"
 #include "kbuild/remote_cache.hpp"
 #include "kbuild/signing.hpp"
 #include "kbuild/trusted_dir.hpp"
+#include "util/file_util.hpp"
 #include "util/program_hash.hpp"
 
 using namespace kbuild;

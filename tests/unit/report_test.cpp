@@ -1,11 +1,11 @@
 // build_report: the evidence a failed or finished build leaves (schema
 // kbuild-report/1), from what the build recorded.
-#include "kbuild/report.hpp"
+#include "diagnose/report.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

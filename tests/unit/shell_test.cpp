@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kbuild/shell.hpp"
+#include "util/shell.hpp"
 
 using namespace kbuild;
 using Words = std::vector<std::string>;

@@ -1,4 +1,4 @@
-#include "kbuild/suggest.hpp"
+#include "util/suggest.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kbuild/template_string.hpp"
+#include "devices/template_string.hpp"
 
 using namespace kbuild;
 

@@ -1,4 +1,4 @@
-#include "kbuild/version_details.hpp"
+#include "diagnose/version_details.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

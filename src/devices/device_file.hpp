@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/template_string.hpp"
 #include "kbuild/build_options.hpp"
 #include "kbuild/provider.hpp"
-#include "kbuild/template_string.hpp"
 
 namespace kbuild {
 

@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "devices/plugin_status.hpp"
 #include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin_status.hpp"
 
 namespace kbuild {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/device_file.hpp"
+#include "devices/device_file.hpp"
 
 namespace kbuild {
 
