@@ -242,6 +242,7 @@ std::string encode_device_file(const DeviceFile& f) {
   Encoder w;
   w.str(f.path), w.str(f.device), w.str(f.description);
   w.u32(f.mode == RegistrationMode::extend ? 1 : 0);
+  w.u32(static_cast<std::uint32_t>(f.mode_line));
   w.strings(f.env_help);
   w.block(f.lists);
   w.u32(static_cast<std::uint32_t>(f.when.size()));
@@ -271,6 +272,7 @@ std::optional<DeviceFile> decode_device_file(const std::string& bytes) {
   std::uint32_t mode = r.u32();
   if (mode > 1) r.fail();
   f.mode = mode == 1 ? RegistrationMode::extend : RegistrationMode::replace;
+  f.mode_line = r.line();
   f.env_help = r.string_map();
   f.lists = r.block();
   for (std::uint32_t i = r.count(); i > 0 && r.ok(); --i) f.when.push_back(r.block());

@@ -81,6 +81,29 @@ TEST_CASE("a device file's cflags entry with a leading '-' is warned about at lo
   CHECK(count(r.err, "starts with '-'") == 1);  // the entry without a dash is fine
 }
 
+TEST_CASE(
+    "a device file's relative include and library dirs are relative to the file, not to "
+    "where kbuild runs",
+    "[e2e][first-hour]") {
+  Scratch s;
+  fs::create_directories(s.dir / "sdk/include");
+  write_file(s.dir / "sdk/include/acc.h", "inline int acc_answer() { return 42; }\n");
+  write_file(s.dir / "sdk/acc.json",
+             R"({"device": "acc", "include_dirs": ["include"], "libraries_dirs": ["lib"]})");
+  write_file(s.dir / "uses_sdk.cpp",
+             "#include <acc.h>\nextern \"C\" int f() { return acc_answer(); }\n");
+  // Run in s.dir, the file in s.dir/sdk: "include" is s.dir/sdk/include.
+  RunResult r = s.here({"--no-torch", "--config", "sdk/acc.json", "--device", "acc", "-v",
+                        "uses_sdk.cpp", "-o", "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(s.dir / "k.so"));
+  RunResult dry = s.here({"--no-torch", "--config", "sdk/acc.json", "--device", "acc", "--dry-run",
+                          "uses_sdk.cpp", "-o", "k.so"});
+  CHECK(dry.out.find("-I" + (s.dir / "sdk/include")) != std::string::npos);
+  CHECK(dry.out.find("-L" + (s.dir / "sdk/lib")) != std::string::npos);
+}
+
 TEST_CASE("--compile-commands: one entry per absolute source and output, however spelled",
           "[e2e][first-hour]") {
   Scratch s;
