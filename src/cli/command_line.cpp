@@ -27,11 +27,10 @@ const CLI::Validator kDeviceName(
                                                "digits, '_' and '-', starting with a letter)";
     },
     "DEVICE");
-// At most a week: a longer --timeout is a mistake (or inf, which would
-// overflow the deadline and end the compiler at once).
 // What `kbuild cache ACTION` does (the bash completion lists the same).
 const std::vector<std::string> kCacheActions = {"stats", "clear", "keygen"};
-
+// At most a week: a longer --timeout is a mistake (or inf, which would
+// overflow the deadline and end the compiler at once).
 constexpr double kMaxTimeoutSeconds = 604800;
 const CLI::Validator kSeconds(
     [](const std::string& value) {
