@@ -313,7 +313,7 @@ TEST_CASE("E47 a trailing comma in a device file", "[matrix]") {
   // The parser stops at the '}' on line 4; the comma is on line 3.
   auto file = row.device_file("comma.json", "{\n  \"device\": \"x\",\n  \"libraries\": [],\n}\n");
   row.expect("E47", row.build({"--config", file}), 3, "config",
-             {file + ":3:17: malformed JSON: trailing comma", "remove it"});
+             {file + ":3:18: malformed JSON: trailing comma", "remove it"});
 }
 
 TEST_CASE("E48 a comment in a device file", "[matrix]") {
