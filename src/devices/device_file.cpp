@@ -88,6 +88,7 @@ class Validator : public JsonFileReader {
 // The keys an object takes: the 7 lists and `extra`.
 std::vector<std::string> keys_with_lists(const std::set<std::string>& extra) {
   std::vector<std::string> keys;
+  keys.reserve(kAllOptionLists.size() + extra.size());
   for (OptionList l : kAllOptionLists) keys.emplace_back(list_name(l));
   keys.insert(keys.end(), extra.begin(), extra.end());
   return keys;
