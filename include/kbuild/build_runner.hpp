@@ -76,6 +76,12 @@ struct BuildOutcome {
   struct timespec started {};               // file-system time the build started
 };
 
+// What a build refuses before it runs anything, and a dry run too: a
+// source missing, unreadable or not a regular file (Error input), an output
+// that is also a source (usage), an output directory missing or not a
+// directory, an output that is a directory or not a regular file (output).
+void check_build_files(const std::vector<std::string>& sources, const std::string& output);
+
 // Throws Error: input (source missing or not a file), output (directory
 // missing or unwritable), compiler_missing, compile_failed, link_failed,
 // load_failed, interrupted. The compiler's output passes through as it runs.

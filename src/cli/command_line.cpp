@@ -12,6 +12,7 @@
 #include "kbuild/error.hpp"
 #include "kbuild/isa.hpp"
 #include "util/file_util.hpp"
+#include "util/printable.hpp"
 #include "util/suggest.hpp"
 
 namespace kbuild::cli {
@@ -29,6 +30,8 @@ const CLI::Validator kDeviceName(
                                                "digits, '_' and '-', starting with a letter)";
     },
     "DEVICE");
+// What `kbuild cache ACTION` does (the bash completion lists the same).
+const std::vector<std::string> kCacheActions = {"stats", "clear", "keygen"};
 // At most a week: a longer --timeout is a mistake (or inf, which would
 // overflow the deadline and end the compiler at once).
 constexpr double kMaxTimeoutSeconds = 604800;
@@ -315,7 +318,7 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
     if (chosen == "cache")
       sub->add_option("action", out.cache_action, "stats | clear | keygen")
           ->required()
-          ->check(CLI::IsMember({"stats", "clear", "keygen"}));
+          ->check(CLI::IsMember(kCacheActions));
   }
   app.require_subcommand(0, 1);
 }
@@ -361,11 +364,29 @@ std::string option_suggestions(const CLI::App& app, int argc, char** argv) {
   return said;
 }
 
+// "kbuild cache stat": the action named, one typo from a known one or not.
+std::string unknown_cache_action(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string word = argv[i];
+    const std::string before = argv[i - 1];
+    if (word.empty() || word[0] == '-' || before == "--cache-max-size") continue;
+    if (std::find(kCacheActions.begin(), kCacheActions.end(), word) != kCacheActions.end())
+      continue;
+    auto match = closest_match(word, kCacheActions);
+    return "unknown cache action '" + word + "'" +
+           (match ? "; did you mean 'kbuild cache " + *match + "'?" : "") +
+           " (actions: " + comma_joined(kCacheActions) + ")";
+  }
+  return "";
+}
+
 // What a parse error says, with the help kbuild can add.
 std::string usage_message(const CLI::ParseError& e, const CLI::App& app, const std::string& chosen,
                           int argc, char** argv) {
   if (chosen == "cache" && dynamic_cast<const CLI::RequiredError*>(&e))
     return "kbuild cache needs an action: kbuild cache stats, or kbuild cache clear";
+  if (chosen == "cache" && dynamic_cast<const CLI::ValidationError*>(&e))
+    if (std::string unknown = unknown_cache_action(argc, argv); !unknown.empty()) return unknown;
   std::string message = e.what() + option_suggestions(chosen_app(app, chosen), argc, argv);
   return message + " (see kbuild " + (chosen.empty() ? "" : chosen + " ") + "--help)";
 }

@@ -20,6 +20,7 @@
 #include "kbuild/redis_client.hpp"
 #include "util/json_locations.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/printable.hpp"
 
 namespace kbuild {
 
@@ -84,11 +85,20 @@ class Validator : public JsonFileReader {
   }
 };
 
-std::string known_keys(const std::set<std::string>& extra) {
-  std::string out;
-  for (OptionList l : kAllOptionLists) out += std::string(list_name(l)) + ", ";
-  for (const std::string& k : extra) out += k + ", ";
-  return out.substr(0, out.size() - 2);
+// The keys an object takes: the 7 lists and `extra`.
+std::vector<std::string> keys_with_lists(const std::set<std::string>& extra) {
+  std::vector<std::string> keys;
+  keys.reserve(kAllOptionLists.size() + extra.size());
+  for (OptionList l : kAllOptionLists) keys.emplace_back(list_name(l));
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  return keys;
+}
+
+// An unknown key of an object that takes the 7 lists and `extra`.
+[[noreturn]] void fail_unknown(const Validator& check, const std::string& pointer,
+                               const std::string& key, const std::set<std::string>& extra) {
+  std::vector<std::string> keys = keys_with_lists(extra);
+  check.fail_unknown_key(pointer, key, keys, comma_joined(keys));
 }
 
 // Reads "layers" or "backends": an object of name -> {description, extends, lists}.
@@ -118,9 +128,7 @@ void read_layers(const Validator& check, const json& root, const std::string& ke
         for (std::size_t i = 0; i < v.size(); ++i)
           layer.extends.push_back(check.expect_string(v[i], kptr + "/" + std::to_string(i)));
       } else if (!list_from_name(k)) {
-        check.fail(
-            kptr, "unknown key '" + k + "' (known: " + known_keys({"description", "extends"}) + ")",
-            true);
+        fail_unknown(check, kptr, k, {"description", "extends"});
       }
     }
     check.read_lists(body, lptr, layer.lists);
@@ -179,8 +187,7 @@ std::string read_remote_cache(const Validator& check, const json& section) {
                         json_type_name(section));
   for (const auto& [key, value] : section.items())
     if (key != "address")
-      check.fail(ptr + "/" + json_pointer_token(key), "unknown key '" + key + "' (known: address)",
-                 true);
+      check.fail_unknown_key(ptr + "/" + json_pointer_token(key), key, {"address"}, "address");
   if (!section.contains("address")) check.fail(ptr, "missing 'address' (redis://HOST:PORT[/DB])");
   const std::string& address = check.expect_string(section["address"], ptr + "/address");
   Result<RedisAddress> parsed = parse_redis_url(address);
@@ -221,8 +228,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   file.path = path;
   for (const auto& [key, value] : root.items()) {
     if (kTopLevelKeys.count(key) == 0 && !list_from_name(key))
-      check.fail("/" + json_pointer_token(key),
-                 "unknown key '" + key + "' (known: " + known_keys(kTopLevelKeys) + ")", true);
+      fail_unknown(check, "/" + json_pointer_token(key), key, kTopLevelKeys);
   }
   if (!root.contains("device")) check.fail("", "missing required key 'device' (the device name)");
   file.device = check.expect_string(root["device"], "/device");
@@ -237,6 +243,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
     file.remote_cache_address = read_remote_cache(check, root["remote_cache"]);
   if (root.contains("mode")) {
     const std::string& mode = check.expect_string(root["mode"], "/mode");
+    file.mode_line = check.line("/mode");
     if (mode == "replace")
       file.mode = RegistrationMode::replace;
     else if (mode == "extend")
@@ -269,10 +276,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
         else if (key == "compile_only")
           block.compile_only = check.expect_bool(value, kptr);
         else if (!list_from_name(key))
-          check.fail(
-              kptr,
-              "unknown key '" + key + "' (known: " + known_keys({"aot_mode", "compile_only"}) + ")",
-              true);
+          fail_unknown(check, kptr, key, {"aot_mode", "compile_only"});
       }
       if (!block.aot_mode && !block.compile_only)
         check.fail(ptr, "a 'when' block needs a condition: aot_mode and/or compile_only");
@@ -313,7 +317,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
           check.fail(kptr, "expected a number of seconds in (0, 3600]");
         spec.timeout_s = value.get<double>();
       } else {
-        check.fail(kptr, "unknown key '" + key + "' (known: command, timeout_s)", true);
+        check.fail_unknown_key(kptr, key, {"command", "timeout_s"}, "command, timeout_s");
       }
     }
     if (spec.command.empty()) check.fail("/exec", "missing 'command'");

@@ -58,6 +58,7 @@ struct DeviceFile {
   std::string device;
   std::string description;
   RegistrationMode mode = RegistrationMode::replace;
+  int mode_line = 0;  // where "mode" is written (0: it is not)
   // Messages shown when a required ${env:NAME} is unset, by NAME.
   std::map<std::string, std::string> env_help;
   ListBlock lists;

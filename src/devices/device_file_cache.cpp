@@ -94,9 +94,9 @@ auto visit(Archive& a, Self& p) {
 
 template <class Archive, FieldsOf<DeviceFile> Self>
 auto visit(Archive& a, Self& f) {
-  return a(f.path, f.device, f.description, f.mode, f.env_help, f.lists, f.when, f.exec, f.layers,
-           f.backends, f.default_backend, f.launcher, f.check_program_trust, f.remote_cache_address,
-           f.package, f.plugin);
+  return a(f.path, f.device, f.description, f.mode, f.mode_line, f.env_help, f.lists, f.when,
+           f.exec, f.layers, f.backends, f.default_backend, f.launcher, f.check_program_trust,
+           f.remote_cache_address, f.package, f.plugin);
 }
 
 static_assert(listed_fields<DeviceFileEntry> == aggregate_fields<DeviceFileEntry>,

@@ -27,7 +27,7 @@ class ExecProvider : public Provider {
     for (const TemplateString& part : spec.command) {
       Expansion x = part.expand(tctx);
       if (!x.missing_env.empty())
-        throw_missing_env(file_, DeviceFileEntry{part, spec.line, "/exec/command"}, x.missing_env);
+        throw_missing_env(file_, DeviceFileEntry{part, spec.line, "/exec/command"}, x);
       if (!x.value)
         throw Error(ErrorKind::provider,
                     who() + ": its command needs " + x.missing_root + ", which is unknown");

@@ -98,19 +98,32 @@ class ListProvider : public Provider {
   DeviceFile file_;
 };
 
+// A relative include or library dir is relative to the device file, as
+// exec and launcher programs are, never to where kbuild happens to run.
+std::string relative_to_file(OptionList list, const std::string& value,
+                             const std::string& file_dir) {
+  const bool is_dir = list == OptionList::include_dirs || list == OptionList::libraries_dirs;
+  // An entry with a flag already gets a warning that names it as written.
+  if (!is_dir || value.empty() || value[0] == '/' || value[0] == '-') return value;
+  return (std::filesystem::path(file_dir) / value).lexically_normal().string();
+}
+
 }  // namespace
 
 [[noreturn]] void throw_missing_env(const DeviceFile& file, const DeviceFileEntry& entry,
-                                    const std::string& name) {
+                                    const Expansion& expansion) {
+  const std::string& name = expansion.missing_env;
   std::string where = file.path + ":" + std::to_string(entry.line);
   auto help = file.env_help.find(name);
   if (help != file.env_help.end())
-    throw Error(ErrorKind::provider,
-                "device '" + file.device + "' (" + where + "): " + help->second);
-  throw Error(ErrorKind::provider, "device '" + file.device + "' (" + where +
-                                       "): environment variable " + name +
-                                       " is not set; set it, or give a default as ${env:" + name +
-                                       ":-VALUE} in " + file.path);
+    throw Error(ErrorKind::provider, "device '" + file.device + "' (" + where +
+                                         "): " + help->second +
+                                         (expansion.env_empty ? " (" + name + " is empty)" : ""));
+  const std::string how =
+      expansion.env_empty ? " is set but empty; set it to a value" : " is not set; set it";
+  throw Error(ErrorKind::provider,
+              "device '" + file.device + "' (" + where + "): environment variable " + name + how +
+                  ", or give a default as ${env:" + name + ":-VALUE} in " + file.path);
 }
 
 void add_device_file_block(const DeviceFile& file, const ListBlock& block,
@@ -119,7 +132,7 @@ void add_device_file_block(const DeviceFile& file, const ListBlock& block,
   for (OptionList list : kAllOptionLists) {
     for (const DeviceFileEntry& entry : block.lists[static_cast<std::size_t>(list)]) {
       Expansion x = entry.value.expand(tctx);
-      if (!x.missing_env.empty()) throw_missing_env(file, entry, x.missing_env);
+      if (!x.missing_env.empty()) throw_missing_env(file, entry, x);
       if (!x.value) {
         r.notes.push_back("device '" + file.device + "': left out " + std::string(list_name(list)) +
                           " entry \"" + entry.value.text() + "\" (" + file.path + ":" +
@@ -127,7 +140,8 @@ void add_device_file_block(const DeviceFile& file, const ListBlock& block,
                           " is unknown (see --" + flag_for(x.missing_root) + ")");
         continue;
       }
-      r.options.add(list, *x.value, Origin{Layer::device, origin, file.path, entry.line});
+      r.options.add(list, relative_to_file(list, *x.value, tctx.config_dir),
+                    Origin{Layer::device, origin, file.path, entry.line});
     }
   }
 }

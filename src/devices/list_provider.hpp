@@ -25,8 +25,9 @@ void add_device_file_block(const DeviceFile& file, const ListBlock& block,
 std::string device_file_dir(const std::string& path);
 
 // The error for a required environment variable `name` that `entry` of
-// `file` needs and is unset: the file's env_help for it, else how to set it.
+// `file` needs and is unset or empty (`expansion.missing_env`): the file's
+// env_help for it, else how to set it; an empty one is said to be empty.
 [[noreturn]] void throw_missing_env(const DeviceFile& file, const DeviceFileEntry& entry,
-                                    const std::string& name);
+                                    const Expansion& expansion);
 
 }  // namespace kbuild

@@ -26,8 +26,10 @@ class Checker : public JsonFileReader {
       if (keys.count(k) || (lists_too && list_from_name(k))) continue;
       std::string known = comma_joined(keys);
       if (lists_too) known += (known.empty() ? "" : ", ") + std::string("the 7 option lists");
-      fail(ptr + "/" + json_pointer_token(k), "unknown key '" + k + "' (known: " + known + ")",
-           true);
+      std::vector<std::string> candidates(keys.begin(), keys.end());
+      if (lists_too)
+        for (OptionList list : kAllOptionLists) candidates.emplace_back(list_name(list));
+      fail_unknown_key(ptr + "/" + json_pointer_token(k), k, candidates, known);
     }
     return v;
   }

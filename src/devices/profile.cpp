@@ -46,8 +46,8 @@ class ProfileReader : public JsonFileReader {
     if (!v.is_object()) fail(ptr, "expected an object, got " + json_type_name(v));
     for (const auto& [key, value] : v.items())
       if (!keys.count(key))
-        fail(ptr + "/" + json_pointer_token(key),
-             "unknown key '" + key + "' (known: " + comma_joined(keys) + ")", true);
+        fail_unknown_key(ptr + "/" + json_pointer_token(key), key, {keys.begin(), keys.end()},
+                         comma_joined(keys));
     return v;
   }
 

@@ -132,7 +132,7 @@ Expansion TemplateString::expand(const TemplateContext& ctx) const {
           if (!inner.value) return inner;
           out += *inner.value;
         } else {
-          return Expansion{std::nullopt, seg.text, ""};
+          return Expansion{std::nullopt, seg.text, "", ctx.env.get(seg.text).has_value()};
         }
         break;
       }

@@ -36,8 +36,9 @@ struct TemplateContext {
 
 struct Expansion {
   std::optional<std::string> value;  // set when everything resolved
-  std::string missing_env;           // a required variable that is unset
+  std::string missing_env;           // a required variable that is unset or empty
   std::string missing_root;          // a root variable that is unknown
+  bool env_empty = false;            // missing_env is set, to the empty string
 };
 
 class TemplateString {

@@ -70,6 +70,8 @@ void plan_and_run(Session& session, const BuildJob& job, BuildContext& context,
                            " compiles -march=native only on this machine; add "
                            "--resolve-native to send the compile steps to other hosts");
   listener.plan_notes(record.notes);
+  // Checked here, before anything is recorded, so a dry run refuses what the build would.
+  check_build_files(request.sources, plan.output);
   if (!job.compile_commands.empty())
     record.left_alone_database =
         record_compile_commands(job.compile_commands, record.steps, request.sources);

@@ -69,6 +69,11 @@ void check_output_dir(const std::string& output) {
 
 }  // namespace
 
+void check_build_files(const std::vector<std::string>& sources, const std::string& output) {
+  check_sources(sources, output);
+  check_output_dir(output);
+}
+
 const char* cache_status_name(CacheStatus status) {
   switch (status) {
     case CacheStatus::off: return "off";
@@ -398,8 +403,7 @@ Status check_output_format(int fd, OutputKind kind) {
 void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
                const std::vector<std::string>& sources, const BuildSettings& settings,
                const Environment& env, BuildOutcome& outcome) {
-  check_sources(sources, plan.output);
-  check_output_dir(plan.output);
+  check_build_files(sources, plan.output);
   ProcessRunner& processes = settings.processes ? *settings.processes : real_processes();
   const Programs programs = find_programs(steps, env);
   // From here until the work directory is removed, an interrupt is taken

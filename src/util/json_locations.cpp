@@ -6,6 +6,7 @@
 
 #include "kbuild/error.hpp"
 #include "util/json_text.hpp"
+#include "util/suggest.hpp"
 
 namespace kbuild {
 
@@ -155,7 +156,47 @@ class LocatingSax {
   std::vector<Frame> stack_;
 };
 
+// Where `text` first has a comment or a comma before ']' or '}' (outside
+// strings), and which: the two things people write that JSON does not allow.
+struct NotJson {
+  std::size_t at = std::string_view::npos;
+  bool comment = false;
+};
+
+NotJson first_not_json(std::string_view text) {
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '/') {
+      const bool comment = i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*');
+      return comment ? NotJson{i, true} : NotJson{};
+    } else if (c == ',') {
+      std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      if (next != std::string_view::npos && (text[next] == ']' || text[next] == '}'))
+        return NotJson{i, false};
+    }
+  }
+  return NotJson{};
+}
+
 }  // namespace
+
+std::optional<JsonSyntaxError> comment_or_trailing_comma(std::string_view text,
+                                                         std::size_t failed_at) {
+  NotJson found = first_not_json(text);
+  if (found.at == std::string_view::npos || found.at > failed_at) return std::nullopt;
+  return JsonSyntaxError(found.comment ? "comments are not JSON; remove the comment"
+                                       : "trailing comma; remove it (JSON allows no ',' before "
+                                         "']' or '}')",
+                         position_of_offset(text, found.at));
+}
 
 TextPosition position_of_offset(std::string_view text, std::size_t offset) {
   TextPosition pos{1, 1};
@@ -199,6 +240,7 @@ JsonDocument JsonDocument::parse(std::string_view text) {
       what = what.substr(colon + 2);
     if (what.empty()) what = "malformed JSON";
     std::size_t at = sax.error_byte > 0 ? sax.error_byte - 1 : 0;
+    if (auto mistake = comment_or_trailing_comma(text, at)) throw *mistake;
     throw JsonSyntaxError(what, position_of_offset(text, at));
   }
   doc.root_ = std::move(sax.result);
@@ -234,6 +276,16 @@ std::string json_location(const std::string& path, TextPosition position,
 void JsonFileReader::fail(const std::string& pointer, const std::string& what, bool at_key) const {
   TextPosition p = at_key ? doc_.key_position(pointer) : doc_.value_position(pointer);
   throw Error(ErrorKind::config, json_location(path_, p, pointer) + ": " + what);
+}
+
+void JsonFileReader::fail_unknown_key(const std::string& pointer, const std::string& key,
+                                      const std::vector<std::string>& candidates,
+                                      const std::string& known) const {
+  std::optional<std::string> match = closest_match(key, candidates);
+  fail(pointer,
+       "unknown key '" + key + "'" + (match ? "; did you mean '" + *match + "'?" : "") +
+           " (known: " + known + ")",
+       true);
 }
 
 std::string json_type_name(const nlohmann::json& value) {

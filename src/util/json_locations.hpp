@@ -3,8 +3,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +44,12 @@ struct JsonSyntaxError : std::runtime_error {
   TextPosition at;
 };
 
+// When the parse of `text` failed at byte `failed_at` because of a comment
+// or a trailing comma at or before it, that error, at the comment or the
+// comma (a trailing comma is only found at the bracket after it).
+std::optional<JsonSyntaxError> comment_or_trailing_comma(std::string_view text,
+                                                         std::size_t failed_at);
+
 // Parses `text` from file `path`; malformed JSON or a duplicate key becomes
 // Error(config) "path:line:column: malformed JSON: ...".
 JsonDocument parse_json_file_text(std::string_view text, const std::string& path);
@@ -57,6 +65,12 @@ class JsonFileReader {
   [[noreturn]] void fail(const std::string& pointer, const std::string& what,
                          bool at_key = false) const;
   int line(const std::string& pointer) const { return doc_.value_position(pointer).line; }
+  // "unknown key 'librarys'; did you mean 'libraries'? (known: ...)", at
+  // the key `pointer` names; `known` is what the message lists, `candidates`
+  // the keys a typo is matched against.
+  [[noreturn]] void fail_unknown_key(const std::string& pointer, const std::string& key,
+                                     const std::vector<std::string>& candidates,
+                                     const std::string& known) const;
 
  protected:
   const JsonDocument& doc_;

@@ -123,7 +123,9 @@ Json parse_limited(std::string_view text) {
     auto colon = what.find(": ");
     if (colon != std::string::npos && what.find("parse error") < colon)
       what = what.substr(colon + 2);
-    throw JsonSyntaxError(what, position_of_offset(input, e.byte > 0 ? e.byte - 1 : 0));
+    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
+    if (auto mistake = comment_or_trailing_comma(input, at)) throw *mistake;
+    throw JsonSyntaxError(what, position_of_offset(input, at));
   } catch (const nlohmann::json::exception& e) {  // a number out of range
     throw JsonSyntaxError(e.what(), TextPosition{});
   }

@@ -167,8 +167,8 @@ TEST_CASE("npu: LIBTORCH_NPU_PATH overrides where libtorch_npu is linked from", 
   TempDir home, dir;
   FakeAscend ascend(dir);
   RunResult r = run_kbuild(
-      {"--device", "npu", "--dry-run", "k.cpp", "--torch-root", ascend.torch, "--python-include",
-       "/p/inc", "--python-libdir", "/p/lib"},
+      {"--device", "npu", "--dry-run", example("npu/kernel.cpp"), "-o", dir / "k.so",
+       "--torch-root", ascend.torch, "--python-include", "/p/inc", "--python-libdir", "/p/lib"},
       home.str(), {{"ASCEND_HOME_PATH", ascend.sdk}, {"LIBTORCH_NPU_PATH", "/custom/npu lib"}});
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("'-L/custom/npu lib'") != std::string::npos);

@@ -81,6 +81,55 @@ TEST_CASE("a device file's cflags entry with a leading '-' is warned about at lo
   CHECK(count(r.err, "starts with '-'") == 1);  // the entry without a dash is fine
 }
 
+TEST_CASE(
+    "a device file's libraries entry written with -l, and extend on a device not built in, "
+    "are warned about at load, with file:line",
+    "[e2e][first-hour]") {
+  Scratch s;
+  std::string file = s.dir / "acc.json";
+  write_file(file,
+             "{\n  \"device\": \"acc\",\n  \"mode\": \"extend\",\n"
+             "  \"libraries\": [\"m\", \"-lfoo\"]\n}\n");
+  RunResult r = s.kbuild({"--no-torch", "--config", file, "--device", "acc", "--dry-run", s.kernel,
+                          "-o", s.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find("warning: " + file + ":4: libraries entry \"-lfoo\" starts with -l") !=
+        std::string::npos);
+  CHECK(r.err.find("the compiler gets \"-l-lfoo\"; write \"foo\"") != std::string::npos);
+  CHECK(count(r.err, "starts with -l") == 1);  // "m" is fine
+  CHECK(r.err.find("warning: " + file + ":3: \"mode\": \"extend\" on device 'acc', which is " +
+                   "not built in") != std::string::npos);
+  // Extending cuda, a built-in device, is what extend is for: no warning.
+  write_file(file, R"({"device": "cuda", "mode": "extend", "libraries": ["cublasLt"]})");
+  RunResult cuda = s.kbuild({"--no-torch", "--config", file, "--device", "cpu", "--dry-run",
+                             s.kernel, "-o", s.dir / "k.so"});
+  CHECK(cuda.err.find("extend") == std::string::npos);
+}
+
+TEST_CASE(
+    "a device file's relative include and library dirs are relative to the file, not to "
+    "where kbuild runs",
+    "[e2e][first-hour]") {
+  Scratch s;
+  fs::create_directories(s.dir / "sdk/include");
+  write_file(s.dir / "sdk/include/acc.h", "inline int acc_answer() { return 42; }\n");
+  write_file(s.dir / "sdk/acc.json",
+             R"({"device": "acc", "include_dirs": ["include"], "libraries_dirs": ["lib"]})");
+  write_file(s.dir / "uses_sdk.cpp",
+             "#include <acc.h>\nextern \"C\" int f() { return acc_answer(); }\n");
+  // Run in s.dir, the file in s.dir/sdk: "include" is s.dir/sdk/include.
+  RunResult r = s.here({"--no-torch", "--config", "sdk/acc.json", "--device", "acc", "-v",
+                        "uses_sdk.cpp", "-o", "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(s.dir / "k.so"));
+  RunResult dry = s.here({"--no-torch", "--config", "sdk/acc.json", "--device", "acc", "--dry-run",
+                          "uses_sdk.cpp", "-o", "k.so"});
+  CHECK(dry.out.find("-I" + (s.dir / "sdk/include")) != std::string::npos);
+  CHECK(dry.out.find("-L" + (s.dir / "sdk/lib")) != std::string::npos);
+}
+
 TEST_CASE("--compile-commands: one entry per absolute source and output, however spelled",
           "[e2e][first-hour]") {
   Scratch s;

@@ -506,10 +506,12 @@ TEST_CASE(
     "--quiet drops notes; output to a pipe has no colour codes; --version shows the config path",
     "[diagnose]") {
   Case c;
-  RunResult loud = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", "k.cpp"});
+  // A kernel that exists: a dry run checks its source as the build does.
+  const std::string kernel = c.kernel("k.cpp", "int f() { return 1; }\n");
+  RunResult loud = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", kernel});
   CHECK(loud.err.find("kbuild: note: unknown device 'tpu'") != std::string::npos);
   CHECK(loud.err.find("\033[") == std::string::npos);
-  RunResult quiet = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", "-q", "k.cpp"});
+  RunResult quiet = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", "-q", kernel});
   CHECK(quiet.err.empty());
   RunResult version = c.kbuild({"--version"});
   CHECK(version.out.find("/etc/kbuild/devices.d") != std::string::npos);

@@ -113,8 +113,9 @@ TEST_CASE("a config value like '; rm -rf ~' or '$(...)' is one literal argument"
                          {{"ARGV_FILE", c.dir / "argv.txt"}});
   CHECK(r.exit_code == kCompile);
   std::string argv = read_file(c.dir / "argv.txt");
-  CHECK(argv.find("\n-I; rm -rf ~\n") != std::string::npos);
-  CHECK(argv.find("\n-I$(touch " + c.dir / "pwned" + ")\n") != std::string::npos);
+  // Relative include dirs are relative to the device file, c.dir.
+  CHECK(argv.find("\n-I" + c.dir / "; rm -rf ~" + "\n") != std::string::npos);
+  CHECK(argv.find("\n-I" + c.dir / "$(touch " + c.dir / "pwned" + ")\n") != std::string::npos);
   CHECK_FALSE(fs::exists(c.dir / "pwned"));
 }
 

@@ -150,6 +150,15 @@ TEST_CASE("E153 kbuild cache without an action", "[matrix]") {
              {"kbuild cache stats", "kbuild cache clear"});
 }
 
+TEST_CASE("E154 kbuild cache with an action one typo from a known one", "[matrix]") {
+  Row row;
+  row.expect(
+      "E154", row.kbuild({"cache", "stat"}), 2, "usage",
+      {"unknown cache action 'stat'; did you mean 'kbuild cache stats'?", "stats, clear, keygen"});
+  row.expect("E154", row.kbuild({"cache", "--cache-max-size", "1G", "frobnicate"}), 2, "usage",
+             {"unknown cache action 'frobnicate' (actions: stats, clear, keygen)"});
+}
+
 TEST_CASE("E05 unknown backend", "[matrix]") {
   Row row;
   row.expect(
@@ -204,6 +213,9 @@ TEST_CASE("E16 output equal to a source", "[matrix]") {
   std::string source = read_file(row.kernel);
   row.expect("E16", row.kbuild({"--no-torch", row.kernel, "-o", row.kernel}), 2, "usage",
              {"is also a source"});
+  // A dry run refuses what the build refuses, with the same code and words.
+  row.expect("E16", row.kbuild({"--no-torch", "--dry-run", row.kernel, "-o", row.kernel}), 2,
+             "usage", {"is also a source"});
   CHECK(read_file(row.kernel) == source);
 }
 
@@ -213,6 +225,9 @@ TEST_CASE("E13 missing source", "[matrix]") {
   Row row;
   row.expect("E13", row.kbuild({"--no-torch", row.dir / "nope.cpp", "-o", row.output}), 8, "usage",
              {row.dir / "nope.cpp", "No such file"});
+  RunResult dry = row.kbuild({"--no-torch", "--dry-run", row.dir / "nope.cpp", "-o", row.output});
+  row.expect("E13", dry, 8, "usage", {row.dir / "nope.cpp", "No such file"});
+  CHECK(dry.out.empty());  // no plan printed for a build that cannot run
 }
 
 TEST_CASE("E14 a directory as the source", "[matrix]") {
@@ -231,6 +246,9 @@ TEST_CASE("E15 a missing source named with a newline and a non-UTF-8 byte", "[ma
 TEST_CASE("E17 output directory missing", "[matrix]") {
   Row row;
   row.expect("E17", row.kbuild({"--no-torch", row.kernel, "-o", row.dir / "missing/k.so"}), 9,
+             "usage", {row.dir / "missing", "does not exist"});
+  row.expect("E17",
+             row.kbuild({"--no-torch", "--dry-run", row.kernel, "-o", row.dir / "missing/k.so"}), 9,
              "usage", {row.dir / "missing", "does not exist"});
 }
 
@@ -287,7 +305,23 @@ TEST_CASE("E23 unknown key", "[matrix]") {
   Row row;
   auto file = row.device_file("typo.json", "{\"device\": \"x\", \"librarys\": []}");
   row.expect("E23", row.build({"--config", file}), 3, "config",
-             {file + ":1:", "unknown key 'librarys'"});
+             {file + ":1:", "unknown key 'librarys'; did you mean 'libraries'?"});
+}
+
+TEST_CASE("E47 a trailing comma in a device file", "[matrix]") {
+  Row row;
+  // The parser stops at the '}' on line 4; the comma is on line 3.
+  auto file = row.device_file("comma.json", "{\n  \"device\": \"x\",\n  \"libraries\": [],\n}\n");
+  row.expect("E47", row.build({"--config", file}), 3, "config",
+             {file + ":3:18: malformed JSON: trailing comma", "remove it"});
+}
+
+TEST_CASE("E48 a comment in a device file", "[matrix]") {
+  Row row;
+  auto file = row.device_file(
+      "comment.json", "{\n  \"device\": \"x\",\n  // the accelerator\n  \"libraries\": []\n}\n");
+  row.expect("E48", row.build({"--config", file}), 3, "config",
+             {file + ":3:3: malformed JSON: comments are not JSON", "remove the comment"});
 }
 
 TEST_CASE("E24 duplicate key", "[matrix]") {
@@ -480,6 +514,14 @@ TEST_CASE("E36 a variable whose default refers to itself", "[matrix]") {
       "self.json", "{\"device\": \"selfy\", \"include_dirs\": [\"${env:SELF:-${env:SELF}}\"]}");
   row.expect("E36", row.build({"--config", file, "--device", "selfy"}), 4, "provider",
              {"self.json:1", "SELF is not set"});
+}
+
+TEST_CASE("E49 a required variable that is set but empty", "[matrix]") {
+  Row row;
+  auto file = row.device_file(
+      "acc.json", "{\"device\": \"acc\",\n \"include_dirs\": [\"${env:ACC_HOME}/include\"]}");
+  row.expect("E49", row.build({"--config", file, "--device", "acc"}, {{"ACC_HOME", ""}}), 4,
+             "provider", {"acc.json:2", "ACC_HOME is set but empty; set it to a value"});
 }
 
 TEST_CASE("E37 exec provider exits non-zero", "[matrix]") {
@@ -1068,7 +1110,8 @@ TEST_CASE("E136 an unknown key in a device file's remote_cache", "[matrix]") {
   auto file =
       row.device_file("rc.json", R"({"device": "x", "remote_cache": {"adress": "redis://c:1"}})");
   row.expect("E136", row.build({"--config", file, "--device", "x"}), 3, "config",
-             {"rc.json:1:", "/remote_cache/adress", "unknown key 'adress' (known: address)"});
+             {"rc.json:1:", "/remote_cache/adress",
+              "unknown key 'adress'; did you mean 'address'? (known: address)"});
 }
 
 TEST_CASE("every row of docs/errors.md has its test here", "[matrix]") {

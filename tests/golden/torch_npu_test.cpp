@@ -41,6 +41,9 @@ struct NpuMachine {
     fs::create_directories(dir / "ascend/latest");
     fs::create_directories(dir / "python/include");
     fs::create_directories(dir / "python/lib");
+    // A dry run checks the source and the output directory, as a build does.
+    fs::create_directories(dir / "out");
+    write_file(dir / "out/kernel.cpp", "int f() { return 1; }\n");
     placeholders = {{"${CXX}", "g++"},
                     {"${OUT_DIR}", dir / "out"},
                     {"${TORCH_ROOT}", dir / "site-packages/torch"},

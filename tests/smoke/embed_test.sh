@@ -16,6 +16,8 @@ flags=$(PKG_CONFIG_PATH=$(dirname "$pc") pkg-config --define-variable=prefix="$s
 # shellcheck disable=SC2086  # pkg-config's output is a list of words
 g++ -std=c++20 "$source_root/examples/embed/plan_kernel.cpp" $flags -o "$scratch/plan_kernel"
 cd "$scratch"
+# A dry run checks the source, as the build would.
+echo 'extern "C" int f() { return 1; }' > kernel.cpp
 got=$("$scratch/plan_kernel" cpu kernel.cpp kernel.so)
 want=$("$kbuild" --no-torch --dry-run kernel.cpp -o kernel.so)
 if [ "$got" != "$want" ]; then

@@ -64,7 +64,11 @@ struct Driver {
   BuildJob job = cpu_job(tmp);
   RecordingListener listener;
   BuildRecord record;
-  Driver() { record.device = "cpu"; }
+  // The kernel exists: a dry run checks its sources as the build does.
+  Driver() {
+    record.device = "cpu";
+    kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
+  }
   void drive() { drive_build(session, job, env, listener, record); }
 };
 
@@ -118,6 +122,34 @@ TEST_CASE("--pch with --include-pch is refused before anything is planned", "[bu
           std::string::npos);
   }
   CHECK_FALSE(d.record.plan);
+}
+
+TEST_CASE("a dry run refuses what the build refuses, at plan time, before any record",
+          "[build_driver]") {
+  Driver d;
+  fs::remove(d.tmp / "k.cpp");
+  d.job.compile_commands = d.tmp / "cc.json";
+  try {
+    d.drive();
+    FAIL("a dry run planned a missing source");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(std::string(e.what()) == "source " + (d.tmp / "k.cpp") + ": No such file or directory");
+  }
+  CHECK_FALSE(fs::exists(d.tmp / "cc.json"));  // nothing recorded for a build that cannot run
+  Driver same;
+  same.job.request.output = same.tmp / "k.cpp";
+  CHECK_THROWS_MATCHES(
+      same.drive(), Error,
+      Catch::Message("output " + (same.tmp / "k.cpp") + " is also a source; choose another -o"));
+  Driver no_dir;
+  no_dir.job.request.output = no_dir.tmp / "missing/k.so";
+  try {
+    no_dir.drive();
+    FAIL("a dry run planned into a missing directory");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::output);
+  }
 }
 
 TEST_CASE("a database that is not kbuild's is left for the caller to raise after the plan",

@@ -108,6 +108,7 @@ DeviceFile full_device_file() {
   f.device = "full";
   f.description = "every field set";
   f.mode = RegistrationMode::extend;
+  f.mode_line = 4;
   f.env_help = {{"FULL_HOME", "where the SDK is"}};
   f.lists = full_block("lists");
   f.when = {full_block("when")};
@@ -347,4 +348,15 @@ TEST_CASE("a parsed-file cache entry answers only its key, kbuild and unchanged 
   REQUIRE(cache->read("test", "key"));
   write_file(input, "changed again");
   CHECK_FALSE(cache->read("test", "key"));
+}
+
+TEST_CASE("the mode and its line survive the cache's encoding (the extend warning names it)",
+          "[unit][device-file]") {
+  DeviceFile f =
+      parse_device_file("{\"device\": \"acc\",\n\n \"mode\": \"extend\"}", "/cfg/a.json");
+  REQUIRE(f.mode_line == 3);
+  auto back = decode_device_file(encode_device_file(f));
+  REQUIRE(back);
+  CHECK(back->mode == RegistrationMode::extend);
+  CHECK(back->mode_line == 3);
 }

@@ -145,7 +145,8 @@ TEST_CASE("remote_cache: a device's default remote cache address, checked when l
   CHECK(e.find("/remote_cache/address") != std::string::npos);
   CHECK(e.find("not a redis:// or unix:// address") != std::string::npos);
   e = config_error(R"({"device": "x", "remote_cache": {"adress": "redis://c:1"}})");
-  CHECK(e.find("unknown key 'adress' (known: address)") != std::string::npos);
+  CHECK(e.find("unknown key 'adress'; did you mean 'address'? (known: address)") !=
+        std::string::npos);
   e = config_error(R"({"device": "x", "remote_cache": "redis://c:1"})");
   CHECK(e.find("expected an object") != std::string::npos);
   e = config_error(R"({"device": "x", "remote_cache": {}})");
@@ -181,6 +182,23 @@ TEST_CASE("a backend name used twice, or as a layer too, fails at load time",
             .find("duplicate key '/backends/x'") != std::string::npos);
   CHECK(config_error(R"({"device": "acc", "layers": {"x": {}}, "backends": {"x": {}}})")
             .find("both a layer and a backend") != std::string::npos);
+}
+
+TEST_CASE("an unknown key one typo from a known one says which, in every object of the file",
+          "[unit][device-file]") {
+  CHECK(config_error("{\"device\": \"x\",\n \"librarys\": []}")
+            .find("unknown key 'librarys'; did you mean 'libraries'? (known: ") !=
+        std::string::npos);
+  CHECK(config_error(R"({"device": "acc", "backends": {"x": {"extend": ["a"]}}})")
+            .find("unknown key 'extend'; did you mean 'extends'?") != std::string::npos);
+  CHECK(config_error(R"({"device": "x", "when": [{"aot_mdoe": true}]})")
+            .find("unknown key 'aot_mdoe'; did you mean 'aot_mode'?") != std::string::npos);
+  CHECK(config_error(R"({"device": "x", "exec": {"comand": ["p"]}})")
+            .find("unknown key 'comand'; did you mean 'command'?") != std::string::npos);
+  // Far from every key: no guess, only the list.
+  std::string far = config_error(R"({"device": "x", "frobnicate": []})");
+  CHECK(far.find("unknown key 'frobnicate' (known: ") != std::string::npos);
+  CHECK(far.find("did you mean") == std::string::npos);
 }
 
 TEST_CASE("other load-time checks: default_backend, stray layers, exec with backends, keys",

@@ -117,3 +117,31 @@ TEST_CASE("parse_json_file_text: Error(config) as path:line:column: malformed JS
   }
   CHECK(parse_json_file_text("{\"a\": [1]}", "x.json").root()["a"][0] == 1);
 }
+
+TEST_CASE("a trailing comma is said to be one, at the comma, not at the bracket after it",
+          "[unit][json_locations]") {
+  JsonSyntaxError object = syntax_error("{\n  \"a\": 1,\n\n}");
+  CHECK(std::string(object.what()).rfind("trailing comma; remove it", 0) == 0);
+  CHECK(at(object.at, 2, 9));
+  JsonSyntaxError array = syntax_error("[1, 2 ,\n   ]");
+  CHECK(std::string(array.what()).rfind("trailing comma", 0) == 0);
+  CHECK(at(array.at, 1, 7));
+  // Commas and brackets inside strings are text.
+  CHECK(std::string(syntax_error("{\"a\": \",}\", \"b\": 1 2}").what()).find("trailing comma") ==
+        std::string::npos);
+  // A trailing comma after the error the parser stopped on is not blamed.
+  CHECK(std::string(syntax_error("{\"a\" 1, \"b\": [2,]}").what()).find("trailing comma") ==
+        std::string::npos);
+}
+
+TEST_CASE("a comment is said to be one, where it starts", "[unit][json_locations]") {
+  JsonSyntaxError line = syntax_error("{\n  \"a\": 1, // one\n  \"b\": 2\n}");
+  CHECK(std::string(line.what()) == "comments are not JSON; remove the comment");
+  CHECK(at(line.at, 2, 11));
+  JsonSyntaxError block = syntax_error("/* the file */ {}");
+  CHECK(std::string(block.what()) == "comments are not JSON; remove the comment");
+  CHECK(at(block.at, 1, 1));
+  // "//" in a string is text: a URL parses.
+  CHECK(JsonDocument::parse("{\"url\": \"http://x/*y*/\"}").root()["url"] == "http://x/*y*/");
+  CHECK(std::string(syntax_error("[1 / 2]").what()).find("comment") == std::string::npos);
+}

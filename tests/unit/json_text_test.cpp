@@ -41,3 +41,21 @@ TEST_CASE("JSON nested deeper than the limit is refused before parsing", "[unit]
   // Brackets inside strings do not count.
   CHECK(json_depth_exceeded_at("[\"" + std::string(1000, '[') + "\\\"\"]") == std::string::npos);
 }
+
+TEST_CASE("a trailing comma or a comment is said to be one, where it is", "[unit][json-text]") {
+  try {
+    (void)parse_json_text("{\"libraries\": [\"a\",\n]}");
+    FAIL("a trailing comma parsed");
+  } catch (const JsonSyntaxError& e) {
+    CHECK(std::string(e.what()).rfind("trailing comma", 0) == 0);
+    CHECK(e.at.line == 1);
+    CHECK(e.at.column == 19);
+  }
+  try {
+    (void)parse_json_text("{\n# no\n\"a\": 1}");
+    FAIL("a '#' parsed");
+  } catch (const JsonSyntaxError& e) {
+    CHECK(std::string(e.what()).find("comment") == std::string::npos);  // not a JSON comment
+  }
+  CHECK_THROWS_WITH(parse_json_text("{} // done"), "comments are not JSON; remove the comment");
+}

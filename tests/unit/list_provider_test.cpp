@@ -33,11 +33,12 @@ const char* kLayered = R"({
   "default_backend": "triton"
 })";
 
-OptionsResult resolve(const std::string& text, const std::string& backend) {
+OptionsResult resolve(const std::string& text, const std::string& backend,
+                      const Environment& env = Environment{},
+                      const std::string& path = "/cfg/acc.json") {
   Registry registry;
-  registry.register_device("acc", make_provider(parse_device_file(text, "/cfg/acc.json")));
+  registry.register_device("acc", make_provider(parse_device_file(text, path)));
   Paths paths;
-  Environment env;
   return registry.resolve(DeviceQuery{"acc", false, false, backend}, ResolveContext{paths, env},
                           false);
 }
@@ -117,6 +118,47 @@ TEST_CASE("a required variable that is unset fails when the device is resolved, 
           "device 'acc' (/cfg/acc.json:2): environment variable ACC_HOME is not set; set it, or "
           "give a default as ${env:ACC_HOME:-VALUE} in /cfg/acc.json");
   }
+}
+
+TEST_CASE("a required variable that is set but empty is said to be empty, not unset",
+          "[unit][list_provider]") {
+  const Environment empty{{{"ACC_HOME", ""}}};
+  try {
+    resolve(R"({"device": "acc",
+    "include_dirs": ["${env:ACC_HOME}/include"]})",
+            "", empty);
+    FAIL("resolved with an empty ACC_HOME");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::provider);
+    CHECK(std::string(e.what()) ==
+          "device 'acc' (/cfg/acc.json:2): environment variable ACC_HOME is set but empty; set it "
+          "to a value, or give a default as ${env:ACC_HOME:-VALUE} in /cfg/acc.json");
+  }
+  try {
+    resolve(R"({"device": "acc", "env_help": {"ACC_HOME": "source acc/env.sh"},
+    "include_dirs": ["${env:ACC_HOME}/include"]})",
+            "", empty);
+    FAIL("resolved with an empty ACC_HOME");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()) ==
+          "device 'acc' (/cfg/acc.json:2): source acc/env.sh (ACC_HOME is empty)");
+  }
+}
+
+TEST_CASE(
+    "relative include and library dirs are relative to the device file, not the working "
+    "directory",
+    "[unit][list_provider]") {
+  OptionsResult r = resolve(R"({"device": "acc",
+    "include_dirs": ["include", "../sdk/include", "/abs/include", "${config_dir}/x"],
+    "libraries_dirs": ["lib64"], "libraries": ["acc_rt"], "cflags": ["O2"]})",
+                            "", Environment{}, "/etc/acc/devices.d/acc.json");
+  CHECK(r.options.values(OptionList::include_dirs) ==
+        Strings{"/etc/acc/devices.d/include", "/etc/acc/sdk/include", "/abs/include",
+                "/etc/acc/devices.d/x"});
+  CHECK(r.options.values(OptionList::libraries_dirs) == Strings{"/etc/acc/devices.d/lib64"});
+  CHECK(r.options.values(OptionList::libraries) == Strings{"acc_rt"});  // names, not paths
+  CHECK(r.options.values(OptionList::cflags) == Strings{"O2"});
 }
 
 TEST_CASE("an entry under an unknown root is left out with a note naming the option",

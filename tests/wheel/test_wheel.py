@@ -89,6 +89,8 @@ class WheelTest(unittest.TestCase):
         version = run(["kbuild", "--version"], env=self.env, cwd=self.work)
         self.assertEqual(version.returncode, 0, version.stderr)
         self.assertIn(os.path.join(self.venv, "share", "kbuild", "devices"), version.stdout)
+        with open(os.path.join(self.work, "kernel.cpp"), "w") as f:
+            f.write(KERNEL)  # a dry run checks the source, as the build would
         dry = run(["kbuild", "--device", "npu", "--no-torch", "--dry-run", "kernel.cpp", "-o",
                    "kernel.so"], env=self.env, cwd=self.work)
         self.assertEqual(dry.returncode, 0, dry.stderr)
