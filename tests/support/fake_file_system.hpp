@@ -68,7 +68,9 @@ class FakeFileSystem : public kbuild::FileSystem {
   // Time passes, or is set (the clock may go back, as a system clock can).
   void advance(std::chrono::nanoseconds by) { now_ = plus(now_, by); }
   void set_now(struct timespec at) { now_ = at; }
-  struct timespec now() const override { return now_; }
+  struct timespec now() const override {
+    return now_;
+  }
 
   std::optional<struct stat> status(const std::string& path) const override {
     std::optional<std::string> at = real_path(path);
@@ -142,7 +144,8 @@ class FakeFileSystem : public kbuild::FileSystem {
     mode_t mode = 0;
     ino_t inode = 0;
     std::string bytes, target;
-    struct timespec mtime {}, ctime {};
+    struct timespec mtime {
+    }, ctime{};
   };
 
   Node node(mode_t mode) {
@@ -195,7 +198,9 @@ class FakeFileSystem : public kbuild::FileSystem {
 
   std::map<std::string, Node> nodes_;
   ino_t next_inode_ = 2;
-  struct timespec now_ {1'700'000'000, 0};
+  struct timespec now_ {
+    1'700'000'000, 0
+  };
   kbuild::ScopedFileSystem installed_;
 };
 
