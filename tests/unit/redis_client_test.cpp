@@ -164,14 +164,24 @@ TEST_CASE("get and set: bytes as they are, absent is nothing, NX and expiry",
   CHECK_FALSE(*nx);
   CHECK(**c.get("k") == bytes);
   CHECK(*c.set("fresh", "v", std::nullopt, true));
-  REQUIRE(c.set("short", "v", 100ms));
-  CHECK(*c.get("short"));
-  // The expiry the server holds, read instead of waited out: 100 ms at most,
-  // still to come (PTTL), and none on a key set without one.
-  const int left_ms = std::stoi(redis.ask({"PTTL", "short"}));
-  CHECK(left_ms > 0);
-  CHECK(left_ms <= 100);
-  CHECK(std::stoi(redis.ask({"PTTL", "k"})) == -1);
+  // The expiry the server holds, read instead of waited out: the instant
+  // it set (PEXPIRETIME, in ms on this host's clock) is the one asked for,
+  // to the millisecond (not rounded to seconds), and a key set without one
+  // has none.
+  const auto unix_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  constexpr auto in = std::chrono::milliseconds(1h + 250ms);
+  const auto before = unix_ms();
+  REQUIRE(c.set("expiring", "v", in));
+  const auto after = unix_ms();
+  CHECK(*c.get("expiring"));
+  const long long expires = std::stoll(redis.ask({"PEXPIRETIME", "expiring"}));
+  CHECK(expires >= before + in.count());
+  CHECK(expires <= after + in.count());
+  CHECK(std::stoi(redis.ask({"PEXPIRETIME", "k"})) == -1);
 }
 
 TEST_CASE("delete_if removes a lease only while it holds our value", "[unit][redis_client]") {
