@@ -4,7 +4,7 @@
 
 #include "kbuild/cache_root.hpp"
 #include "kbuild_config.h"
-#include "util/file_clock.hpp"
+#include "util/file_system.hpp"
 
 namespace kbuild {
 
@@ -40,14 +40,18 @@ std::string file_identity(const struct stat& st) {
 }
 
 std::string file_identity(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  return file_identity(st);
+  std::optional<struct stat> st = file_system().status(path);
+  return st ? file_identity(*st) : "";
 }
 
+// kbuild's own executable, stated on the real file system even under a
+// test's fake one (the identity is taken once, for the whole process).
 const std::string& program_identity() {
-  static const std::string identity =
-      std::string(kFormat) + '\n' + KBUILD_VERSION + '\n' + file_identity("/proc/self/exe");
+  static const std::string identity = [] {
+    struct stat st {};
+    const bool stated = ::stat("/proc/self/exe", &st) == 0;
+    return std::string(kFormat) + '\n' + KBUILD_VERSION + '\n' + (stated ? file_identity(st) : "");
+  }();
   return identity;
 }
 
@@ -113,9 +117,9 @@ std::map<std::string, std::string> ByteReader::string_map() {
 std::optional<std::vector<StatedFile>> stat_files(const std::vector<std::string>& paths) {
   std::vector<StatedFile> files;
   for (const std::string& path : paths) {
-    StatedFile f{path, {}};
-    if (::stat(path.c_str(), &f.st) != 0) return std::nullopt;
-    files.push_back(std::move(f));
+    std::optional<struct stat> st = file_system().status(path);
+    if (!st) return std::nullopt;
+    files.push_back(StatedFile{path, *st});
   }
   return files;
 }
@@ -154,7 +158,7 @@ void ParsedFileCache::write(std::string_view kind, const std::string& key,
   std::vector<std::string> paths;
   std::string stamps;
   for (const StatedFile& f : files) {
-    if (!file_clock().settled(f.st)) return;
+    if (!file_system().settled(f.st)) return;
     paths.push_back(f.path);
     stamps += f.path + '=' + file_identity(f.st) + '\n';
   }

@@ -29,7 +29,8 @@
 namespace kbuild {
 
 // Device, inode, size, mtime and ctime: any change to a file's bytes changes
-// one of them (ctime cannot be set back). "" when it cannot be stated.
+// one of them (ctime cannot be set back). "" when it cannot be stated (on
+// file_system(), as stat_files states).
 std::string file_identity(const struct stat& st);
 std::string file_identity(const std::string& path);
 
@@ -290,8 +291,8 @@ class ParsedFileCache {
   std::optional<std::string> read(std::string_view kind, const std::string& key,
                                   const StampOf& stamp_of = nullptr) const;
   // Remembers `bytes`, parsed from `files`, for `key`, when every file is
-  // settled (file_clock(); a failure to write only costs speed). Each file's status must
-  // be taken after it was read: one changed while it was read is recent.
+  // settled (file_system(); a failure to write only costs speed). Each file's status
+  // must be taken after it was read: one changed while it was read is recent.
   void write(std::string_view kind, const std::string& key, const std::vector<StatedFile>& files,
              const std::string& bytes) const;
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "kbuild/signing.hpp"
-#include "util/file_clock.hpp"
+#include "util/file_system.hpp"
 
 namespace kbuild {
 
@@ -73,7 +73,7 @@ std::optional<std::string> program_hash(const std::string& path, const TrustedDi
   std::string hash = to_hex(content_hash(*bytes));
   struct stat after {};
   const bool steady = ::fstat(fd.get(), &after) == 0 && same_identity(before, after);
-  if (cache && steady && file_clock().settled(after)) {
+  if (cache && steady && file_system().settled(after)) {
     if (!dir)
       if (Result<TrustedDir> programs = cache->sub("programs", true))
         dir.emplace(std::move(*programs));

@@ -15,7 +15,7 @@ namespace kbuild {
 // BLAKE2b-256 (hex) of the file `path` resolves to (links followed);
 // nothing when it cannot be read. With `cache`, a hash remembered there for
 // the same identity is used, and a new one remembered, unless the file
-// has not settled (file_clock()) or changed while it was read (a change within
+// has not settled (file_system()) or changed while it was read (a change within
 // the file system clock's tick would not be seen).
 std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache);
 

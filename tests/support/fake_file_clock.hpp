@@ -1,19 +1,21 @@
-// A file clock (util/file_clock.hpp) that tests move by hand: installed for
-// its lifetime, it runs `offset` ahead of the system clock, so a file just
-// written counts as settled after advance(), without sleeping.
+// The real file system on a clock that tests move by hand
+// (util/file_system.hpp): installed for its lifetime, it runs `offset` ahead
+// of the system clock, so a real file just written counts as settled after
+// advance(), without sleeping. For logic that needs no real files,
+// fake_file_system.hpp holds the whole tree in memory.
 #pragma once
 
 #include <chrono>
 
-#include "util/file_clock.hpp"
+#include "util/file_system.hpp"
 
 namespace kbuild_test {
 
-class FakeFileClock : public kbuild::FileClock {
+class FakeFileClock : public kbuild::SystemFileSystem {
  public:
   FakeFileClock() : installed_(*this) {}
   struct timespec now() const override {
-    struct timespec t = FileClock::now();
+    struct timespec t = SystemFileSystem::now();
     const auto total = std::chrono::nanoseconds(t.tv_nsec) + offset_;
     t.tv_sec +=
         static_cast<time_t>(std::chrono::duration_cast<std::chrono::seconds>(total).count());
@@ -27,7 +29,7 @@ class FakeFileClock : public kbuild::FileClock {
 
  private:
   std::chrono::nanoseconds offset_{};
-  kbuild::ScopedFileClock installed_;
+  kbuild::ScopedFileSystem installed_;
 };
 
 }  // namespace kbuild_test

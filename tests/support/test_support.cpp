@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <signal.h>
@@ -13,6 +16,7 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -148,16 +152,36 @@ void record_daemon(int pid, const std::string& what) {
 struct BackgroundProcess::State {
   asio::io_context ctx;
   std::optional<bp::process> proc;
+  // The read end of its stdout when waited for: kept open to the end, so
+  // that what it prints later never meets a closed pipe.
+  int output = -1;
 };
 
-BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv)
+BackgroundProcess::BackgroundProcess(const std::vector<std::string>& argv, const std::string& ready)
     : state_(std::make_unique<State>()) {
   std::vector<std::string> args(argv.begin() + 1, argv.end());
-  state_->proc.emplace(state_->ctx, argv[0], args, bp::process_stdio{nullptr, nullptr, nullptr},
-                       StdioOnly{});
+  int pipe_fds[2] = {-1, -1};
+  if (!ready.empty()) REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+  if (ready.empty())
+    state_->proc.emplace(state_->ctx, argv[0], args, bp::process_stdio{nullptr, nullptr, nullptr},
+                         StdioOnly{});
+  else
+    state_->proc.emplace(state_->ctx, argv[0], args,
+                         bp::process_stdio{nullptr, pipe_fds[1], nullptr}, StdioOnly{});
   std::string what;
   for (const std::string& arg : argv) what += (what.empty() ? "" : " ") + arg;
   record_daemon(state_->proc->id(), what);
+  if (ready.empty()) return;
+  ::close(pipe_fds[1]);
+  state_->output = pipe_fds[0];
+  std::string printed;
+  char chunk[4096];
+  while (printed.find(ready) == std::string::npos) {
+    ssize_t n = ::read(state_->output, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) FAIL(what << " ended before printing '" << ready << "':\n" << printed);
+    printed.append(chunk, static_cast<std::size_t>(n));
+  }
 }
 
 bool BackgroundProcess::running() {
@@ -165,10 +189,30 @@ bool BackgroundProcess::running() {
 }
 
 BackgroundProcess::~BackgroundProcess() {
-  if (!state_->proc) return;
-  ::kill(state_->proc->id(), SIGTERM);
-  bp::error_code ec;
-  state_->proc->wait(ec);
+  if (state_->proc) {
+    ::kill(state_->proc->id(), SIGTERM);
+    bp::error_code ec;
+    state_->proc->wait(ec);
+  }
+  if (state_->output >= 0) ::close(state_->output);
+}
+
+std::string never_fifo(const fs::path& path) {
+  if (::mkfifo(path.c_str(), 0600) != 0) REQUIRE((errno == EEXIST && fs::is_fifo(path)));
+  return path.string();
+}
+
+bool ends_within(int pid, int bound_ms) {
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return errno == ESRCH;  // gone already (and reaped)
+  struct pollfd ended {
+    fd, POLLIN, 0
+  };
+  int n;
+  while ((n = ::poll(&ended, 1, bound_ms)) < 0 && errno == EINTR) {
+  }
+  ::close(fd);
+  return n == 1;
 }
 
 std::string kbuild_binary() {

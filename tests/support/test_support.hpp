@@ -52,10 +52,13 @@ void record_daemon(int pid, const std::string& what);
 
 // A program running in the background for the life of the object (a
 // server a test talks to), its output discarded; ended with SIGTERM.
-// Recorded as a daemon (record_daemon).
+// Recorded as a daemon (record_daemon). With `ready`, the constructor
+// reads its stdout until a line holds `ready` (a server saying it accepts
+// connections: an event to wait on, not a poll with sleeps), and fails the
+// test, with what it printed, when the program ends first.
 class BackgroundProcess {
  public:
-  explicit BackgroundProcess(const std::vector<std::string>& argv);
+  explicit BackgroundProcess(const std::vector<std::string>& argv, const std::string& ready = "");
   ~BackgroundProcess();
   BackgroundProcess(const BackgroundProcess&) = delete;
   BackgroundProcess& operator=(const BackgroundProcess&) = delete;
@@ -65,6 +68,15 @@ class BackgroundProcess {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// Makes a FIFO at `path` that nothing opens for writing, and returns the
+// path: a child that must hang until it is killed reads it (`exec cat
+// PATH`), blocked on an event that never comes, instead of sleeping.
+std::string never_fifo(const fs::path& path);
+
+// Whether process `pid` (not necessarily a child of this one) ends within
+// `bound_ms`: waited for on its pidfd, not polled.
+bool ends_within(int pid, int bound_ms);
 
 // The binary under test and the project's source tree (set by meson).
 std::string kbuild_binary();

@@ -3,8 +3,15 @@
 // script: no compiler runs).
 #include "kbuild/batch.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <deque>
 #include <mutex>
+#include <thread>
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
@@ -33,7 +40,9 @@ Error manifest_error(const TempDir& tmp, const std::string& text) {
   return Error(ErrorKind::internal, "");
 }
 
-// A fake kbuild: its first argument says what to do.
+// A fake kbuild: its first argument says what to do. `hold` says it started
+// (its pid, on the FIFO kbuild.sh.started) and waits until the test opens
+// its gate (the FIFO kbuild.sh.gate.PID): the test decides when each ends.
 Strings fake_kbuild(const TempDir& tmp) {
   // ls's errors go nowhere: another job's directory may go between the glob
   // and ls, and its message would land in this job's output.
@@ -42,11 +51,45 @@ Strings fake_kbuild(const TempDir& tmp) {
              "case \"$1\" in\n"
              "  fail) echo \"bad $2\" >&2; code=3;;\n"
              "  kill) rmdir \"$0.running.$$\"; kill -9 $$;;\n"
-             "  *) sleep 0.2; echo \"built $2\"; code=0;;\n"
+             "  hold) mkfifo \"$0.gate.$$\"; echo $$ > \"$0.started\"; read go < \"$0.gate.$$\"\n"
+             "        rm \"$0.gate.$$\"; code=0;;\n"
+             "  *) echo \"built $2\"; code=0;;\n"
              "esac\n"
              "rmdir \"$0.running.$$\"; exit $code\n");
   return {"/bin/sh", tmp / "kbuild.sh"};
 }
+
+// The test's side of `hold`: the FIFO the jobs say they started on (opened
+// for reading and writing, so that it never reads as ended between jobs).
+class HeldJobs {
+ public:
+  explicit HeldJobs(const TempDir& tmp) : script_(tmp / "kbuild.sh") {
+    REQUIRE(::mkfifo((script_ + ".started").c_str(), 0600) == 0);
+    started_ = ::open((script_ + ".started").c_str(), O_RDWR | O_CLOEXEC);
+    REQUIRE(started_ >= 0);
+  }
+  ~HeldJobs() { ::close(started_); }
+  HeldJobs(const HeldJobs&) = delete;
+  HeldJobs& operator=(const HeldJobs&) = delete;
+  // The pid of the next job that started (waited for: an event, bounded so
+  // that a runner that never starts it fails instead of hanging).
+  int next_started() {
+    struct pollfd ready {
+      started_, POLLIN, 0
+    };
+    REQUIRE(::poll(&ready, 1, 60'000) == 1);
+    std::string line;
+    char c = 0;
+    while (::read(started_, &c, 1) == 1 && c != '\n') line += c;
+    return std::stoi(line);
+  }
+  // Lets job `pid` finish (opening its gate waits until it reads it).
+  void release(int pid) { write_file(script_ + ".gate." + std::to_string(pid), "go\n"); }
+
+ private:
+  std::string script_;
+  int started_ = -1;
+};
 
 BatchJob job(const std::string& name, Strings args) {
   return BatchJob{name, std::move(args)};
@@ -173,12 +216,29 @@ TEST_CASE("run_batch: every job's exit code and output, progress after each", "[
 TEST_CASE("run_batch runs at most N at a time, and never more threads than jobs", "[unit][batch]") {
   TempDir tmp;
   std::vector<BatchJob> jobs;
-  for (int i = 0; i < 6; ++i) jobs.push_back(job("j", {"ok"}));
-  std::vector<BatchResult> r = run_batch(jobs, fake_kbuild(tmp), 2, false, nullptr);
+  for (int i = 0; i < 6; ++i) jobs.push_back(job("j", {"hold"}));
+  const Strings kbuild = fake_kbuild(tmp);
+  HeldJobs held_jobs(tmp);
+  std::vector<BatchResult> r;
+  std::thread batch([&] { r = run_batch(jobs, kbuild, 2, false, nullptr); });
+  // Each job holds until released, and one is released only once two hold
+  // (or all have started): every job after the first starts beside another,
+  // so a third run at once would be seen, not missed between short jobs.
+  std::deque<int> holding;
+  for (std::size_t started = 0, released = 0; released < jobs.size(); ++released) {
+    while (holding.size() < 2 && started < jobs.size()) {
+      holding.push_back(held_jobs.next_started());
+      ++started;
+    }
+    held_jobs.release(holding.front());
+    holding.pop_front();
+  }
+  batch.join();
   for (const BatchResult& each : r) CHECK(each.exit_code == 0);
   std::string counts = read_file(tmp / "kbuild.sh.seen");
   CHECK(counts.find('3') == std::string::npos);
   CHECK(std::count(counts.begin(), counts.end(), '\n') == 6);
+  CHECK(std::count(counts.begin(), counts.end(), '2') >= 5);
   // -j 0 still runs them, one at a time.
   CHECK(run_batch({job("j", {"ok"})}, fake_kbuild(tmp), 0, false, nullptr)[0].exit_code == 0);
   CHECK(run_batch({}, fake_kbuild(tmp), 4, false, nullptr).empty());

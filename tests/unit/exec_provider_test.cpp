@@ -85,9 +85,11 @@ TEST_CASE("an exec provider printing garbage or wrong JSON is a provider error",
 TEST_CASE("an exec provider that hangs is stopped at its time-out", "[unit][exec_provider]") {
   ExecFixture f;
   auto start = std::chrono::steady_clock::now();
-  std::string msg = f.error_of(f.provider("echo started >&2\nsleep 30\n", 2));
+  // It blocks on a FIFO nobody writes: only the time-out ends it.
+  const std::string never = never_fifo(f.dir / "never");
+  std::string msg = f.error_of(f.provider("echo started >&2\nexec cat '" + never + "'\n", 1));
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  CHECK(msg.find("timed out after 2s") != std::string::npos);
+  CHECK(msg.find("timed out after 1s") != std::string::npos);
   CHECK(msg.find("started") != std::string::npos);
   CHECK(took < 10);
 }

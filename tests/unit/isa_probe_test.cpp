@@ -79,13 +79,13 @@ struct ProbeFixture {
     env.set("TMPDIR", dir.str());
   }
 
-  // A compiler that logs each run, then is g++ (or hangs with `hang`).
+  // A compiler that logs each run, then is g++ (or, with `hang`, blocks on
+  // a FIFO nobody writes until its time-out kills it).
   std::string logging_compiler(bool hang = false) {
     std::string path = dir / (hang ? "hanging-cxx" : "logging-cxx");
-    write_file(path,
-               "#!/bin/sh\necho run >> '" + log + "'\n" +
-                   (hang ? std::string("exec sleep 60\n") : std::string("exec g++ \"$@\"\n")),
-               true);
+    const std::string then =
+        hang ? "exec cat '" + never_fifo(dir / "never") + "'\n" : std::string("exec g++ \"$@\"\n");
+    write_file(path, "#!/bin/sh\necho run >> '" + log + "'\n" + then, true);
     return path;
   }
 

@@ -7,12 +7,12 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <thread>
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;
+using kbuild_test::never_fifo;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
@@ -28,11 +28,7 @@ ProcessResult sh(const std::string& script, ProcessOptions options = {}) {
 
 // Whether process `pid` is gone within a couple of seconds.
 bool gone(pid_t pid) {
-  for (int i = 0; i < 200; ++i) {
-    if (::kill(pid, 0) != 0) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
+  return kbuild_test::ends_within(pid, 2000);
 }
 
 }  // namespace
@@ -85,7 +81,9 @@ TEST_CASE("a time-out ends the child and all it started, promptly", "[unit][proc
   ProcessOptions options;
   options.timeout = 200ms;
   const auto start = std::chrono::steady_clock::now();
-  ProcessResult r = sh("sleep 30 & echo $! > " + tmp / "pid" + "; sleep 30", options);
+  // Both block on a FIFO nobody writes: only the time-out ends them.
+  const std::string hang = "cat " + never_fifo(tmp / "never");
+  ProcessResult r = sh(hang + " & echo $! > " + tmp / "pid" + "; " + hang, options);
   const auto took = std::chrono::steady_clock::now() - start;
   CHECK(r.timed_out);
   CHECK_FALSE(r.success());
@@ -122,8 +120,11 @@ TEST_CASE("an interrupt while waiting is passed on to the child and reported", "
   ProcessOptions options;
   options.handle_interrupts = true;
   options.exit_grace = 2000ms;
-  // The child interrupts kbuild (its parent), then would run on.
-  ProcessResult r = sh("echo $$ > " + tmp / "pid" + "; kill -TERM $PPID; sleep 30", options);
+  // The child interrupts kbuild (its parent), then would run on (blocked on
+  // a FIFO nobody writes).
+  ProcessResult r =
+      sh("echo $$ > " + tmp / "pid" + "; kill -TERM $PPID; exec cat " + never_fifo(tmp / "never"),
+         options);
   CHECK(r.interrupted_by == SIGTERM);
   CHECK_FALSE(r.success());
   CHECK(r.describe() == "interrupted by signal 15 (Terminated)");

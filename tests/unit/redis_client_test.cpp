@@ -5,9 +5,11 @@
 #include "kbuild/error.hpp"
 #include "kbuild/interrupts.hpp"
 
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -53,12 +55,24 @@ struct Redis {
   std::unique_ptr<BackgroundProcess> server;
 
   Redis() {
-    server = std::make_unique<BackgroundProcess>(std::vector<std::string>{
-        "/usr/bin/timeout", "300", "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
-        std::to_string(port), "--save", "", "--appendonly", "no", "--dir", dir.str(),
-        "--unixsocket", dir / "redis.sock", "--unixsocketperm", "700"});
-    for (int i = 0; i < 200 && !connect(url()); ++i) std::this_thread::sleep_for(25ms);
+    // Its log (stdout) says when it listens: both its sockets are bound
+    // before the first "accept connections" line.
+    server = std::make_unique<BackgroundProcess>(
+        std::vector<std::string>{"/usr/bin/timeout", "300", "/usr/bin/redis-server", "--bind",
+                                 "127.0.0.1", "--port", std::to_string(port), "--save", "",
+                                 "--appendonly", "no", "--dir", dir.str(), "--unixsocket",
+                                 dir / "redis.sock", "--unixsocketperm", "700"},
+        "accept connections");
     REQUIRE(connect(url()));
+  }
+  // What the server itself answers (redis-cli), for what RedisClient does not ask.
+  std::string ask(const std::vector<std::string>& command) const {
+    std::vector<std::string> argv{"/usr/bin/redis-cli", "-h", "127.0.0.1", "-p",
+                                  std::to_string(port)};
+    argv.insert(argv.end(), command.begin(), command.end());
+    kbuild_test::RunResult r = kbuild_test::run(argv);
+    REQUIRE(r.exit_code == 0);
+    return r.out;
   }
   std::string url(const std::string& db = "") const {
     return "redis://127.0.0.1:" + std::to_string(port) + db;
@@ -150,10 +164,24 @@ TEST_CASE("get and set: bytes as they are, absent is nothing, NX and expiry",
   CHECK_FALSE(*nx);
   CHECK(**c.get("k") == bytes);
   CHECK(*c.set("fresh", "v", std::nullopt, true));
-  REQUIRE(c.set("short", "v", 100ms));
-  CHECK(*c.get("short"));
-  std::this_thread::sleep_for(400ms);
-  CHECK_FALSE(*c.get("short"));
+  // The expiry the server holds, read instead of waited out: the instant
+  // it set (PEXPIRETIME, in ms on this host's clock) is the one asked for,
+  // to the millisecond (not rounded to seconds), and a key set without one
+  // has none.
+  const auto unix_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  constexpr auto in = std::chrono::milliseconds(1h + 250ms);
+  const auto before = unix_ms();
+  REQUIRE(c.set("expiring", "v", in));
+  const auto after = unix_ms();
+  CHECK(*c.get("expiring"));
+  const long long expires = std::stoll(redis.ask({"PEXPIRETIME", "expiring"}));
+  CHECK(expires >= before + in.count());
+  CHECK(expires <= after + in.count());
+  CHECK(std::stoi(redis.ask({"PEXPIRETIME", "k"})) == -1);
 }
 
 TEST_CASE("delete_if removes a lease only while it holds our value", "[unit][redis_client]") {
@@ -232,21 +260,62 @@ TEST_CASE("Redis addresses: host, port, database, unix socket", "[unit][redis_cl
 
 namespace {
 
-// A server that answers one request with `reply` (in parts, a pause
-// between them) and then waits for the client to hang up.
+// The client's end of the connection `conn` accepted here: the client runs
+// in this process, so its socket is found by its address.
+int client_end(int conn) {
+  sockaddr_in server{}, client{};
+  socklen_t len = sizeof server;
+  if (::getsockname(conn, reinterpret_cast<sockaddr*>(&server), &len) != 0) return -1;
+  len = sizeof client;
+  if (::getpeername(conn, reinterpret_cast<sockaddr*>(&client), &len) != 0) return -1;
+  for (int fd = 3; fd < 4096; ++fd) {
+    sockaddr_in own{}, peer{};
+    socklen_t own_len = sizeof own, peer_len = sizeof peer;
+    if (fd != conn && ::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &own_len) == 0 &&
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) == 0 &&
+        own.sin_port == client.sin_port && peer.sin_port == server.sin_port)
+      return fd;
+  }
+  return -1;
+}
+
+// Waits until the client has read everything sent on `conn`: acknowledged
+// (nothing in the send queue), then nothing unread at its end. The client
+// is in a blocking wait, so this takes a scheduling round, not a pause.
+// False once the client hung up.
+bool read_by_client(int conn, int client) {
+  for (;;) {
+    int unsent = 0, unread = 0;
+    char byte = 0;
+    if (::recv(conn, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0) return false;
+    if (::ioctl(conn, SIOCOUTQ, &unsent) != 0 || ::ioctl(client, FIONREAD, &unread) != 0)
+      return false;
+    if (unsent == 0 && unread == 0) return true;
+    std::this_thread::yield();
+  }
+}
+
+// A server that answers one request with `reply` in parts, each sent once
+// the client has read the one before (so each is a read of its own), then
+// `drip` bytes 'x' one at a time the same way, and then waits for the
+// client to hang up.
 class FakeServer {
  public:
-  explicit FakeServer(std::vector<std::string> parts, std::chrono::milliseconds pause = 30ms)
+  explicit FakeServer(std::vector<std::string> parts, std::size_t drip = 0)
       : listener_(bound_socket(port_, true)) {
-    thread_ = std::thread([this, parts = std::move(parts), pause] {
+    thread_ = std::thread([this, parts = std::move(parts), drip] {
       int c = ::accept(listener_, nullptr, nullptr);
       if (c < 0) return;
+      const int client = client_end(c);
       char request[4096];
       (void)::read(c, request, sizeof request);
+      bool reading = true;
       for (const std::string& part : parts) {
         if (::send(c, part.data(), part.size(), MSG_NOSIGNAL) < 0) break;  // the client hung up
-        std::this_thread::sleep_for(pause);
+        if (!(reading = read_by_client(c, client))) break;
       }
+      for (std::size_t i = 0; reading && i < drip; ++i)
+        reading = ::send(c, "x", 1, MSG_NOSIGNAL) == 1 && read_by_client(c, client);
       while (::read(c, request, sizeof request) > 0) {
       }
       ::close(c);
@@ -315,18 +384,13 @@ long peak_rss_kib() {
   return u.ru_maxrss;
 }
 
-std::vector<std::string> drip(const std::string& head, std::size_t bytes) {
-  std::vector<std::string> parts{head};
-  for (std::size_t i = 0; i < bytes; ++i) parts.emplace_back("x");
-  return parts;
-}
-
 }  // namespace
 
 TEST_CASE("the timeout bounds the whole reply: a server that drips is cut off",
           "[unit][redis_client]") {
-  // One byte every 100 ms of a 60-byte value: each read is quick, the reply is not.
-  FakeServer server(drip("$60\r\n", 62), 100ms);
+  // A 10 MB value one byte per read, each sent once the last was read: every
+  // read is quick, the reply would take minutes.
+  FakeServer server({"$10000000\r\n"}, 10'000'000);
   const auto start = std::chrono::steady_clock::now();
   Result<std::optional<std::string>> got = server.get({500ms, 400ms});
   const auto took = std::chrono::steady_clock::now() - start;
@@ -359,8 +423,14 @@ TEST_CASE("an interrupt ends an exchange at once, also one held pending by a gua
   REQUIRE(c);
   InterruptGuard guard;  // as run_build holds them around the cache lookups
   const pthread_t self = ::pthread_self();
-  std::thread interrupter([self] {
-    std::this_thread::sleep_for(200ms);
+  // Once the request has reached the server, the client waits for the
+  // reply (or is about to: the guard holds the signal pending till then).
+  // The connection stays open till the end: a hang-up must not answer first.
+  int conn = -1;
+  std::thread interrupter([self, silent, &conn] {
+    conn = ::accept(silent, nullptr, nullptr);
+    char request[64];
+    (void)::read(conn, request, sizeof request);
     ::pthread_kill(self, SIGINT);
   });
   const auto start = std::chrono::steady_clock::now();
@@ -373,5 +443,6 @@ TEST_CASE("an interrupt ends an exchange at once, also one held pending by a gua
   }
   CHECK(std::chrono::steady_clock::now() - start < 2s);
   interrupter.join();
+  ::close(conn);
   ::close(silent);
 }
