@@ -9,7 +9,7 @@
 #include <cstring>
 #include <memory>
 
-#include "kbuild/file_util.hpp"
+#include "util/file_util.hpp"
 
 namespace kbuild {
 
