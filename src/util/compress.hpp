@@ -1,7 +1,7 @@
-#pragma once
 // zstd for what the remote cache moves: a precompiled header is 100-150 MB
 // and compresses about 6x, so a fleet's Redis holds six times the entries
 // and a reader moves a sixth of the bytes.
+#pragma once
 #include <cstddef>
 #include <functional>
 #include <optional>

@@ -15,9 +15,9 @@
 #include <set>
 #include <sstream>
 
-namespace fs = std::filesystem;
-
 #include "util/file_util.hpp"
+
+namespace fs = std::filesystem;
 
 namespace kbuild {
 
