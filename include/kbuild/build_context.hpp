@@ -1,26 +1,28 @@
-// One run's context, built once before anything runs: where kbuild's device
-// files are, the site (torch, Python, CUDA), the registry, the cache
-// settings, and what a build collected for its report. The CLI only parses
-// its command line into these, calls, and prints.
+// build_context: what a build saw (device, profile, site, cache), for reports and cache stats.
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
-#include "kbuild/build_steps.hpp"
-#include "kbuild/config_search.hpp"
+#include "kbuild/device_file_load.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/output_cache.hpp"
-#include "kbuild/profile_select.hpp"
+#include "kbuild/plan.hpp"
+#include "kbuild/profile.hpp"
 #include "kbuild/registry.hpp"
+#include "kbuild/remote_cache.hpp"
 #include "kbuild/site.hpp"
 #include "kbuild/trusted_dir.hpp"
 
+// One run's context, built once before anything runs: where kbuild's device
+// files are, the site (torch, Python, CUDA), the registry, the cache
+// settings, and what a build collected for its report. The CLI only parses
+// its command line into these, calls, and prints.
 namespace kbuild {
 
 // What the command line says about where things are.
@@ -139,5 +141,33 @@ struct BuildRecord {
 
 // The evidence report (--report) of `record`; asks the compiler its version.
 nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env);
+
+}  // namespace kbuild
+
+// `kbuild cache stats`: the output cache's directory, entries, size and
+// limit, its hits and misses, and the remote cache's counters (kept in the
+// same directory), as text or JSON with stable keys (docs/cache.md).
+namespace kbuild {
+
+struct CacheSummary {
+  std::string directory;
+  bool exists = false;  // false: no cache yet (every count 0)
+  std::uint64_t max_bytes = 0;
+  CacheStats local;
+  RemoteStats remote;
+};
+
+// Reads the cache named by the environment; the limit is `max_size`
+// (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G. Creates nothing.
+// Throws Error(usage) when no directory can be named, the limit is not a
+// size, or the directory is not safe to use.
+CacheSummary cache_summary(const Environment& env, const std::string& max_size);
+
+// One line per fact, as `kbuild cache stats` prints them.
+std::vector<std::string> cache_summary_lines(const CacheSummary& summary);
+
+// {"directory", "exists", "entries", "bytes", "max_bytes", "hits", "misses",
+//  "remote": {"hits", "misses", "errors", "bytes_down", "bytes_up"}}
+nlohmann::ordered_json cache_summary_json(const CacheSummary& summary);
 
 }  // namespace kbuild

@@ -1,5 +1,5 @@
-// The option record: Inductor's 7 lists, appended layer by layer, with the
-// origin of every entry kept for `explain` and error messages.
+// build_options: Inductor's build options (the seven lists and the mode flags) and a device's
+// answer.
 #pragma once
 
 #include <array>
@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+// The option record: Inductor's 7 lists, appended layer by layer, with the
+// origin of every entry kept for `explain` and error messages.
 namespace kbuild {
 
 // The 7 lists, in the order of Inductor's tuple.
@@ -88,6 +90,17 @@ class BuildOptions {
  private:
   std::array<std::vector<Entry>, kOptionListCount> lists_;
   std::vector<DroppedEntry> dropped_;
+};
+
+}  // namespace kbuild
+
+// What a layer or provider returns: options plus one-line notes for the
+// user (entries left out and why). Notes are never errors.
+namespace kbuild {
+
+struct OptionsResult {
+  BuildOptions options;
+  std::vector<std::string> notes;
 };
 
 }  // namespace kbuild

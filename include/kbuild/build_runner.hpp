@@ -1,3 +1,40 @@
+// build_runner: running the steps: cache lookup, the compiler, the output's install, and why a
+// build failed.
+#pragma once
+
+#include <sys/stat.h>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/load_check.hpp"
+#include "kbuild/output_cache.hpp"
+#include "kbuild/plan.hpp"
+#include "kbuild/process.hpp"
+#include "kbuild/remote_cache.hpp"
+
+// Why a compiler run failed, read off what it printed: a compile error
+// (a diagnostic with file:line) or a link error (a library not found, an
+// undefined reference), so the report names the earliest failing stage.
+namespace kbuild {
+
+enum class FailedStep { compile, link };
+
+struct FailureAnalysis {
+  FailedStep step = FailedStep::compile;
+  std::vector<std::string> missing_libraries;  // from "cannot find -lNAME"
+  std::vector<std::string> undefined_symbols;  // from "undefined reference to `X'"
+  std::string first_error;                     // the first error line, for the summary
+};
+
+// `output` is the compiler's stdout+stderr; `links` whether the command links.
+FailureAnalysis analyze_failure(const std::string& output, bool links);
+
+}  // namespace kbuild
+
 // Runs planned build steps (build_steps.hpp): nothing is decided here. The
 // compiler writes into a private work directory beside the output
 // (atomic_output.hpp); the result is renamed into place only when every step
@@ -5,25 +42,6 @@
 // once it loads), so the output appears whole or not at all and a failed
 // build leaves the previous one untouched. With a cache, a hit replaces the
 // steps, and a miss is stored with what the compiler read.
-#pragma once
-
-#include <sys/stat.h>
-
-#include <chrono>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "kbuild/build_plan.hpp"
-#include "kbuild/build_steps.hpp"
-#include "kbuild/environment.hpp"
-#include "kbuild/failure_analysis.hpp"
-#include "kbuild/load_check.hpp"
-#include "kbuild/output_cache.hpp"
-#include "kbuild/process_runner.hpp"
-#include "kbuild/remote_cache.hpp"
-#include "kbuild/result.hpp"
-
 namespace kbuild {
 
 class Storage;

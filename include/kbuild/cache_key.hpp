@@ -1,12 +1,3 @@
-// The keys of a build, one module for every way in (a build, build-many's
-// children, `kbuild cc` and the masquerade links): made from the argv as it
-// runs (the output path left out) and every input the command names that
-// the compiler or linker reads. The local key names this machine's files
-// by their stamps; the shareable key (the remote cache's) names programs
-// and files by content and leaves out what is machine-local. What a build
-// read besides (headers, libraries found) goes into the entry's manifest
-// (output_cache). docs/cache.md's table of inputs is this module's list,
-// and tests/unit/cache_inputs_doc_test.cpp walks it.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +9,15 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/trusted_dir.hpp"
 
+// The keys of a build, one module for every way in (a build, build-many's
+// children, `kbuild cc` and the masquerade links): made from the argv as it
+// runs (the output path left out) and every input the command names that
+// the compiler or linker reads. The local key names this machine's files
+// by their stamps; the shareable key (the remote cache's) names programs
+// and files by content and leaves out what is machine-local. What a build
+// read besides (headers, libraries found) goes into the entry's manifest
+// (output_cache). docs/cache.md's table of inputs is this module's list,
+// and tests/unit/cache_inputs_doc_test.cpp walks it.
 namespace kbuild {
 
 // Everything a key is made of, besides the sources' bytes.

@@ -1,14 +1,14 @@
-// `kbuild doctor`: checks the environment for a device without building.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "kbuild/build_plan.hpp"
-#include "kbuild/config_search.hpp"
+#include "kbuild/device_file_load.hpp"
+#include "kbuild/plan.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/site.hpp"
 
+// `kbuild doctor`: checks the environment for a device without building.
 namespace kbuild {
 
 enum class CheckStatus { ok, warn, fail };

@@ -1,5 +1,3 @@
-// The process environment as kbuild sees it: injectable for tests, and
-// remembering every variable that was consulted (for reports and doctor).
 #pragma once
 
 #include <map>
@@ -7,6 +5,8 @@
 #include <string>
 #include <vector>
 
+// The process environment as kbuild sees it: injectable for tests, and
+// remembering every variable that was consulted (for reports and doctor).
 namespace kbuild {
 
 class Environment {

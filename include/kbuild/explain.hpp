@@ -10,8 +10,7 @@
 
 #include "kbuild/build_context.hpp"
 #include "kbuild/build_options.hpp"
-#include "kbuild/build_plan.hpp"
-#include "kbuild/build_steps.hpp"
+#include "kbuild/plan.hpp"
 
 namespace kbuild {
 

@@ -1,13 +1,13 @@
-// Does the built library load? It is opened in a child process (dlopen with
-// RTLD_NOW, so every symbol must resolve), before it replaces the old output.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "kbuild/environment.hpp"
-#include "kbuild/process_runner.hpp"
+#include "kbuild/process.hpp"
 
+// Does the built library load? It is opened in a child process (dlopen with
+// RTLD_NOW, so every symbol must resolve), before it replaces the old output.
 namespace kbuild {
 
 struct LoadCheckSettings {

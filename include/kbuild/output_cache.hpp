@@ -1,3 +1,18 @@
+#pragma once
+
+#include <sys/stat.h>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kbuild/cache_key.hpp"
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+#include "kbuild/plan.hpp"
+#include "kbuild/process.hpp"
+#include "kbuild/trusted_dir.hpp"
+
 // Content-addressed cache of build outputs (objects, headers, preprocessed
 // files and linked shared libraries). docs/cache.md lists every input of a
 // build and where the cache covers it, and the threat model.
@@ -10,22 +25,6 @@
 // paths that would shadow each of them if a file appeared there, the
 // libraries a link could pick up, and the output's size and SHA-1. A hit
 // re-checks all of it; anything else is a miss.
-#pragma once
-
-#include <sys/stat.h>
-
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include "kbuild/build_plan.hpp"
-#include "kbuild/cache_key.hpp"
-#include "kbuild/environment.hpp"
-#include "kbuild/process_runner.hpp"
-#include "kbuild/result.hpp"
-#include "kbuild/trusted_dir.hpp"
-
 namespace kbuild {
 
 struct CacheSettings {

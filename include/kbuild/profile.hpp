@@ -1,6 +1,5 @@
-// An Inductor profile: what the base and torch layers add for one Inductor
-// line (configs/profiles/<line>.json), as data. The assembly code reads it;
-// no version-specific flag list lives in C++.
+// profile: a torch line's build rules (profiles), parsed, remembered and chosen for the torch
+// installed.
 #pragma once
 
 #include <map>
@@ -11,7 +10,11 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
+#include "kbuild/site.hpp"
 
+// An Inductor profile: what the base and torch layers add for one Inductor
+// line (configs/profiles/<line>.json), as data. The assembly code reads it;
+// no version-specific flag list lives in C++.
 namespace kbuild {
 
 // One entry of a profile list, with the conditions under which it applies
@@ -86,5 +89,39 @@ std::string profiles_dir(const Environment& env);
 
 // The profile used when none was chosen (2.11), loaded once per process.
 std::shared_ptr<const Profile> default_profile();
+
+}  // namespace kbuild
+
+// Which Inductor profile a run uses: the line of the torch kbuild found
+// (TORCH_ROOT/version.py, read, never imported) or of --torch-version; a
+// line with no profile gets the nearest older one, with a note.
+namespace kbuild {
+
+struct ProfileChoice {
+  std::shared_ptr<const Profile> profile;
+  std::string torch_version;        // what it was chosen for ("" when no torch version is known)
+  std::string chosen_by;            // "--torch-version", "TORCH_ROOT/version.py" or "default"
+  std::optional<std::string> note;  // the nearest profile stood in for the line
+};
+
+// "2.9.1+cu130" -> "2.9"; nullopt unless it starts with MAJOR.MINOR digits.
+std::optional<std::string> inductor_line_of(const std::string& version);
+
+// Whether `text` is X.Y or X.Y.Z (digits), as --torch-version takes.
+bool is_torch_version(const std::string& text);
+
+// `torch_version` ("" = unknown: 2.11, today's line) picks the profile in `dir`.
+// Throws Error(config) when a profile file is bad or missing. With a
+// `cache_root`, the parsed profile is remembered there (profile_cache.hpp).
+ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
+                             const std::string& chosen_by, const std::string& cache_root = "");
+
+// --torch-version when given, else TORCH_ROOT/version.py when torch was found.
+ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
+                                 const Paths& paths, const std::string& cache_root = "");
+
+// "2.11 (torch 2.11.0, TORCH_ROOT/version.py)": how --version, doctor and
+// --report name it.
+std::string describe(const ProfileChoice& choice);
 
 }  // namespace kbuild

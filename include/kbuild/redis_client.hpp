@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kbuild/result.hpp"
+#include "kbuild/error.hpp"
 #include "kbuild/trusted_dir.hpp"
 
 struct redisReader;

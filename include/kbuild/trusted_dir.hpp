@@ -1,3 +1,17 @@
+// trusted_dir: directories and files kbuild may trust (owner, modes, parents), where the cache
+// lives, and outputs written whole or not at all.
+#pragma once
+
+#include <sys/stat.h>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+
 // A directory kbuild keeps its own files in (the caches), used only through
 // a descriptor opened once: nothing inside is reached through a symbolic
 // link (every open is relative to an opened directory, with O_NOFOLLOW), and
@@ -6,18 +20,6 @@
 // for device files: owned by the user or root, not writable by others
 // (group-writable only when the group's one member is the owner, as
 // OpenSSH's user-private-group rule).
-#pragma once
-
-#include <sys/stat.h>
-
-#include <cstdint>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
-
-#include "kbuild/result.hpp"
-
 namespace kbuild {
 
 // ok() when a file or directory with this status is trusted, else what
@@ -107,5 +109,29 @@ class DirLock {
  private:
   UniqueFd fd_;
 };
+
+}  // namespace kbuild
+
+// Where kbuild keeps its caches (outputs, precompiled headers, Python
+// discovery), and opening that directory safely. A cache directory is
+// marked with CACHEDIR.TAG (as ccache and others do, so backup tools skip
+// it); kbuild adopts an unmarked directory only when it is empty or holds
+// nothing but kbuild's own layout, and clears only what it recognises.
+namespace kbuild {
+
+// KBUILD_CACHE_DIR, else $XDG_CACHE_HOME/kbuild, else $HOME/.cache/kbuild;
+// "" when none of them is set (then nothing is cached).
+std::string cache_root(const Environment& env);
+
+// What to say when cache_root() is "".
+extern const char* const kNoCacheRoot;
+
+// Opens `root` as kbuild's cache, checked like a device file (owner you or
+// root, not writable by others). With `create`, a missing directory is
+// created and marked. A failure says why it cannot be used and what to do.
+Result<TrustedDir> open_cache_root(const std::string& root, bool create);
+
+// Removes every entry kbuild keeps in the cache (the marker stays).
+Status clear_cache(const TrustedDir& root);
 
 }  // namespace kbuild

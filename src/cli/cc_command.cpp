@@ -12,15 +12,13 @@
 #include <iostream>
 #include <string_view>
 
-#include "console.hpp"
 #include "kbuild/compiler_call.hpp"
 #include "kbuild/driver.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/trusted_dir.hpp"
 #include "printing.hpp"
-#include "util/redact.hpp"
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -11,9 +11,8 @@
 #include "kbuild/build_context.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/isa.hpp"
-#include "util/file_util.hpp"
-#include "util/printable.hpp"
-#include "util/suggest.hpp"
+#include "util/file_system.hpp"
+#include "util/text.hpp"
 
 namespace kbuild::cli {
 namespace {

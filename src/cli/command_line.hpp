@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "console.hpp"
 #include "kbuild/build_context.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/site.hpp"
+#include "printing.hpp"
 
 namespace kbuild::cli {
 

@@ -5,7 +5,7 @@
 // does not; exits 0 when it loads and has every SYMBOL.
 #include <iostream>
 
-#include "run/library_probe.hpp"
+#include "run/load_check.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

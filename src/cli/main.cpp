@@ -7,14 +7,13 @@
 
 #include "cc_command.hpp"
 #include "command_line.hpp"
-#include "console.hpp"
+#include "diagnose/doctor.hpp"
 #include "diagnose/report.hpp"
-#include "diagnose/version_details.hpp"
 #include "kbuild/driver.hpp"
 #include "kbuild_config.h"
 #include "printing.hpp"
-#include "util/file_util.hpp"
-#include "util/json_text.hpp"
+#include "util/file_system.hpp"
+#include "util/json.hpp"
 
 using namespace kbuild;
 using kbuild::cli::BuildCli;

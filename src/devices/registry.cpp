@@ -1,9 +1,15 @@
+
 #include "kbuild/registry.hpp"
+#include "devices/registry.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <sstream>
 
-#include "devices/builtin_devices.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/profile.hpp"
+#include "site/search.hpp"
+#include "util/file_system.hpp"
 
 namespace kbuild {
 
@@ -106,6 +112,201 @@ std::vector<DeviceListing> Registry::list() const {
                    mode_name(reg.provider->mode()), overridden, reg.provider->backends()});
   }
   return out;
+}
+
+}  // namespace kbuild
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+Origin builtin_origin(const std::string& device) {
+  return Origin{Layer::device, "built-in " + device, "", 0};
+}
+
+// The real directory holding libcudart_static.a under `dir` (the dir itself
+// first, then its subdirectories in name order), symlinks resolved.
+std::optional<std::string> find_cudart_static(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(fs::path(dir) / "libcudart_static.a", ec)) {
+    std::string real = fs::canonical(dir, ec).string();
+    return real;
+  }
+  std::vector<fs::path> found;
+  for (auto it = fs::recursive_directory_iterator(dir,
+                                                  fs::directory_options::follow_directory_symlink |
+                                                      fs::directory_options::skip_permission_denied,
+                                                  ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it.depth() > 8) it.disable_recursion_pending();
+    if (it->path().filename() == "libcudart_static.a") found.push_back(it->path());
+  }
+  if (found.empty()) return std::nullopt;
+  std::sort(found.begin(), found.end());
+  return fs::canonical(found.front().parent_path(), ec).string();
+}
+
+// Links torch's library for a device when torch is known; otherwise says so.
+void add_torch_library(OptionsResult& r, const ResolveContext& ctx, const std::string& library,
+                       const std::string& device, const Origin& origin) {
+  if (ctx.paths.torch_root)
+    r.options.add(OptionList::libraries, library, origin);
+  else
+    r.notes.push_back("torch not found: -l" + library + " left out of the " + device + " options");
+}
+
+// Adds the profile's `list` of libraries ("torch" ones need torch found;
+// without it each is left out with a note naming `where`).
+void add_profile_libraries(OptionsResult& r, const ResolveContext& ctx, const Profile& profile,
+                           const std::string& list, const std::string& origin_name,
+                           const std::string& where) {
+  auto it = profile.lists.find(list);
+  if (it == profile.lists.end()) return;
+  ProfileFacts facts;
+  facts.torch = ctx.paths.torch_root.has_value();
+  for (const ProfileEntry& e : it->second) {
+    bool needs_torch = std::count(e.when.begin(), e.when.end(), "torch") > 0;
+    if (needs_torch && !facts.torch)
+      r.notes.push_back("torch not found: -l" + e.value + " left out of " + where);
+    else if (profile_applies(profile, e, facts))
+      r.options.add(OptionList::libraries, e.value,
+                    Origin{Layer::device, origin_name, e.file, e.line});
+  }
+}
+
+class BuiltinProvider : public Provider {
+ public:
+  std::string source() const override { return "built-in"; }
+  std::string kind() const override { return "built-in"; }
+};
+
+class CpuProvider : public BuiltinProvider {
+ public:
+  OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
+    return default_device_options(ctx);
+  }
+};
+
+class CudaProvider : public BuiltinProvider {
+ public:
+  OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
+    return ctx.paths.torch_is_rocm ? rocm(ctx) : cuda(ctx);
+  }
+
+ private:
+  static OptionsResult cuda(const ResolveContext& ctx) {
+    const Origin origin = builtin_origin("cuda");
+    const std::string& home = ctx.paths.cuda_home;
+    OptionsResult r = default_device_options(ctx);
+    BuildOptions& o = r.options;
+    o.add(OptionList::definitions, " USE_CUDA", origin);
+
+    if (home + "/include" != "/usr/include")
+      o.add(OptionList::include_dirs, home + "/include", origin);
+    if (auto inc = ctx.env.get_nonempty("CUDA_INC_PATH"); inc && *inc != "/usr/include")
+      o.add(OptionList::include_dirs, *inc, origin);
+    auto cudnn = ctx.env.get_nonempty("CUDNN_HOME");
+    if (!cudnn) cudnn = ctx.env.get_nonempty("CUDNN_PATH");
+    if (cudnn) o.add(OptionList::include_dirs, *cudnn + "/include", origin);
+
+    std::string lib_dir = "lib64";
+    if (!is_directory(home + "/lib64") && is_directory(home + "/lib")) lib_dir = "lib";
+    std::vector<std::string> dirs{home + "/" + lib_dir};
+    if (cudnn) dirs.push_back(*cudnn + "/" + lib_dir);
+    const Profile& profile = ctx.profile ? *ctx.profile : *default_profile();
+    if (ctx.paths.cuda_home_explicit) {
+      // Inductor's _transform_cuda_paths: lib64 -> the real dir of
+      // libcudart_static.a, plus its stubs/ appended at the end.
+      std::vector<std::string> stubs;
+      for (std::string& d : dirs) {
+        if (d.rfind(home, 0) != 0) continue;
+        if (auto real = find_cudart_static(d)) {
+          d = *real;
+          if (profile.cuda_stubs && is_directory(*real + "/stubs"))
+            stubs.push_back(*real + "/stubs");
+        }
+      }
+      dirs.insert(dirs.end(), stubs.begin(), stubs.end());
+    }
+    for (const std::string& d : dirs) o.add(OptionList::libraries_dirs, d, origin);
+
+    add_profile_libraries(r, ctx, profile, "cuda.libraries", "built-in cuda", "the cuda options");
+    return r;
+  }
+
+  // Not measured on a ROCm machine: follows torch 2.11's code path.
+  static OptionsResult rocm(const ResolveContext& ctx) {
+    const Origin origin = builtin_origin("cuda");
+    const std::string& home = ctx.paths.rocm_home;
+    OptionsResult r = default_device_options(ctx);
+    BuildOptions& o = r.options;
+    o.add(OptionList::definitions, " USE_ROCM", origin);
+    o.add(OptionList::include_dirs, home + "/include", origin);
+    o.add(OptionList::libraries_dirs, home + "/lib", origin);
+    add_torch_library(r, ctx, "torch_hip", "cuda (ROCm)", origin);
+    o.add(OptionList::definitions, " __HIP_PLATFORM_AMD__", origin);
+    return r;
+  }
+};
+
+class XpuProvider : public BuiltinProvider {
+ public:
+  OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
+    const Origin origin = builtin_origin("xpu");
+    auto sycl = ctx.env.get_nonempty("SYCL_HOME");
+    if (!sycl) sycl = ctx.env.get_nonempty("CMPLR_ROOT");
+    if (!sycl)
+      throw Error(ErrorKind::provider,
+                  "device 'xpu' (built-in): SYCL runtime is not detected; set SYCL_HOME (or "
+                  "CMPLR_ROOT) to the oneAPI compiler root, e.g. run oneAPI's setvars.sh");
+    OptionsResult r = default_device_options(ctx);
+    BuildOptions& o = r.options;
+    o.add(OptionList::definitions, " USE_XPU", origin);
+    o.add(OptionList::include_dirs, *sycl + "/include", origin);
+    o.add(OptionList::include_dirs, *sycl + "/include/sycl", origin);
+    o.add(OptionList::libraries_dirs, *sycl + "/lib", origin);
+    o.add(OptionList::cflags, "Wno-comment", origin);
+    if (!find_shared_library("ze_loader", ctx.env))
+      throw Error(ErrorKind::provider,
+                  "device 'xpu' (built-in): libze_loader.so not found on the library path: the "
+                  "Intel GPU driver is not properly installed (see "
+                  "https://github.com/pytorch/pytorch?tab=readme-ov-file#intel-gpu-support)");
+    o.add(OptionList::libraries, "ze_loader", origin);
+    o.add(OptionList::libraries, "sycl", origin);
+    add_torch_library(r, ctx, "torch_xpu", "xpu", origin);
+    return r;
+  }
+};
+
+class MpsProvider : public BuiltinProvider {
+ public:
+  OptionsResult options(const DeviceQuery&, const ResolveContext& ctx) const override {
+    OptionsResult r = default_device_options(ctx);
+    r.options.add(OptionList::definitions, " USE_MPS", builtin_origin("mps"));
+    return r;
+  }
+};
+
+}  // namespace
+
+OptionsResult default_device_options(const ResolveContext& ctx) {
+  OptionsResult r;
+  if (ctx.paths.torch_root)
+    r.options.add(OptionList::libraries_dirs, *ctx.paths.torch_root + "/lib",
+                  Origin{Layer::device, "default device options", "", 0});
+  const Profile& profile = ctx.profile ? *ctx.profile : *default_profile();
+  add_profile_libraries(r, ctx, profile, "device.libraries", "default device options",
+                        "the device options");
+  return r;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<const Provider>>> builtin_providers() {
+  return {{"cpu", std::make_shared<CpuProvider>()},
+          {"cuda", std::make_shared<CudaProvider>()},
+          {"xpu", std::make_shared<XpuProvider>()},
+          {"mps", std::make_shared<MpsProvider>()}};
 }
 
 }  // namespace kbuild

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
-#include "kbuild/paths.hpp"
+#include "kbuild/site.hpp"
 
 namespace kbuild {
 

@@ -1,19 +1,26 @@
+
 #include "kbuild/doctor.hpp"
+#include "diagnose/doctor.hpp"
 
 #include <chrono>
 #include <filesystem>
 
-#include "devices/builtin_devices.hpp"
 #include "devices/device_file.hpp"
-#include "devices/device_file_provider.hpp"
-#include "devices/plugin_status.hpp"
+#include "devices/device_file_load.hpp"
+#include "devices/plugin.hpp"
+#include "devices/registry.hpp"
+#include "kbuild/device_file_load.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plugin.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/profile_select.hpp"
-#include "site/compiler_version.hpp"
-#include "site/library_search.hpp"
-#include "util/file_util.hpp"
-#include "util/printable.hpp"
+#include "kbuild/profile.hpp"
+#include "kbuild/registry.hpp"
+#include "kbuild/site.hpp"
+#include "site/search.hpp"
+#include "site/site.hpp"
+#include "util/environment.hpp"
+#include "util/file_system.hpp"
+#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -205,6 +212,56 @@ CheckStatus worst(const std::vector<DoctorCheck>& checks) {
   for (const DoctorCheck& c : checks)
     if (static_cast<int>(c.status) > static_cast<int>(w)) w = c.status;
   return w;
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+namespace {
+
+// The Inductor profile a plain build would use.
+std::string profile_line(const Environment& env) {
+  try {
+    Site site = resolve_site(SiteSettings{}, env);
+    std::string line = describe(choose_profile_for(profiles_dir(env), "", site.paths));
+    line.insert(line.begin(), '\n');  // not "\n" + line: g++ 12's false -Wrestrict
+    return line;
+  } catch (const Error& e) {
+    return std::string("\nInductor profile: unknown (") + e.what() + ")";
+  }
+}
+
+// Each registered plugin as a plain build would find it.
+std::string plugin_lines(const Environment& env) {
+  std::string text;
+  try {
+    Site site = resolve_site(SiteSettings{}, env);
+    Registry registry;
+    register_device_files(config_sources(data_dir(env), env, {}), registry, false);
+    // With the profile a build would use: without a torch_npu version the
+    // release reproduced is the newest for its line.
+    ProfileChoice profile = choose_profile_for(profiles_dir(env), "", site.paths);
+    ResolveContext ctx{site.paths, env, profile.profile.get()};
+    for (const DeviceListing& d : registry.list()) {
+      const DeviceFile* file = registry.device_file(d.name);
+      if (!file || !file->plugin) continue;
+      ProcessPlugins plugins = activate_plugins(registry, PluginRequest{{d.name}, "cpu", ""}, ctx);
+      for (const ActivePlugin& p : plugins.active)
+        text += "\nplugin " + p.name + ": " + describe(plugin_status(p, ctx));
+    }
+  } catch (const Error& e) {
+    text += std::string("\nplugins: unknown (") + e.what() + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string version_details(const Environment& env) {
+  std::string text = "device files are read from:";
+  for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
+  text += "\n  then each --config FILE";
+  return text + profile_line(env) + plugin_lines(env);
 }
 
 }  // namespace kbuild

@@ -1,7 +1,7 @@
 #include "kbuild/explain.hpp"
 
 #include "kbuild/assemble.hpp"
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 namespace kbuild {
 

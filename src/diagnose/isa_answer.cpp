@@ -4,24 +4,22 @@
 #include <map>
 #include <optional>
 
-#include "devices/profile_cache.hpp"
-#include "kbuild/build_plan.hpp"
-#include "kbuild/cache_root.hpp"
+#include "devices/profile.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/isa.hpp"
+#include "kbuild/plan.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/profile_select.hpp"
+#include "kbuild/profile.hpp"
 #include "kbuild/redis_client.hpp"
 #include "kbuild/remote_cache.hpp"
+#include "kbuild/trusted_dir.hpp"
 #include "kbuild_config.h"
-#include "plan/isa_settings.hpp"
-#include "plan/torch_layer.hpp"
-#include "site/compiler_version.hpp"
+#include "plan/plan.hpp"
 #include "site/isa_probe.hpp"
+#include "site/site.hpp"
 #include "util/digest.hpp"
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 #include "util/parsed_file_cache.hpp"
-#include "util/program_hash.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;

@@ -1,19 +1,20 @@
-// The evidence report (--report FILE.json): enough to reproduce a build, or
-// its failure, elsewhere. Schema: docs/report.md ("kbuild-report/1").
+// report: the build report (--report) and the notes a build printed; the parts the rest of the
+// library uses.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "devices/plugin_status.hpp"
-#include "kbuild/build_plan.hpp"
+#include "devices/plugin.hpp"
 #include "kbuild/build_runner.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plan.hpp"
 
+// The evidence report (--report FILE.json): enough to reproduce a build, or
+// its failure, elsewhere. Schema: docs/report.md ("kbuild-report/1").
 namespace kbuild {
 
 struct ReportInput {
@@ -44,5 +45,18 @@ nlohmann::ordered_json build_report(const ReportInput& in);
 
 // Compiler output kept in a report, at most this many bytes (the tail).
 inline constexpr std::size_t kReportOutputLimit = std::size_t{64} * 1024;
+
+}  // namespace kbuild
+
+// Notes as a person reads them: the entries a device left out become one
+// line that counts them, instead of one line per entry.
+namespace kbuild {
+
+// `notes` with the "left out" notes of each device folded into one line
+// that counts them and names each distinct reason (ending "; -v lists
+// them"), and the libraries left out for want of torch named on one line;
+// other notes, and a note with no other of its kind, as they are. Each
+// group stands where its first note stood.
+std::vector<std::string> summarise_notes(const std::vector<std::string>& notes);
 
 }  // namespace kbuild

@@ -1,3 +1,4 @@
+
 #include "kbuild/build_options.hpp"
 
 #include <algorithm>

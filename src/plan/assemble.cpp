@@ -1,9 +1,10 @@
+
 #include "kbuild/assemble.hpp"
 
 #include <filesystem>
 
 #include "kbuild/error.hpp"
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 namespace kbuild {
 

@@ -1,7 +1,8 @@
+
 #include "kbuild/compiler_call.hpp"
+#include "plan/compiler_call.hpp"
 
 #include <sys/stat.h>
-
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -137,6 +138,17 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
   call.plan.command.output_index = *output_index;
   call.sources = std::move(inputs);
   return call;
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+CompilerKind compiler_kind(std::string_view compiler) {
+  auto has = [&](std::string_view s) { return compiler.find(s) != std::string_view::npos; };
+  if (has("clang")) return CompilerKind::clang;
+  if (has("gcc") || has("g++") || has("gnu-c++")) return CompilerKind::gcc;
+  return CompilerKind::other;
 }
 
 }  // namespace kbuild

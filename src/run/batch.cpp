@@ -14,8 +14,8 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
-#include "util/file_util.hpp"
-#include "util/json_locations.hpp"
+#include "util/file_system.hpp"
+#include "util/json.hpp"
 
 namespace fs = std::filesystem;
 

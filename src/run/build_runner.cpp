@@ -1,30 +1,30 @@
+
 #include "kbuild/build_runner.hpp"
-#include "util/elapsed.hpp"
+#include "run/build_runner.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <regex>
 #include <sstream>
 
 #include "kbuild/error.hpp"
 #include "kbuild/remote_cache.hpp"
-#include "run/cache_counters.hpp"
-#include "run/failure_message.hpp"
 #include "run/input_manifest.hpp"
+#include "run/output_cache.hpp"
 #include "run/storage.hpp"
-#include "site/include_search.hpp"
-#include "site/library_search.hpp"
-#include "util/atomic_output.hpp"
-#include "util/file_util.hpp"
-#include "util/shell.hpp"
+#include "site/search.hpp"
+#include "util/environment.hpp"
+#include "util/file_system.hpp"
+#include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -469,6 +469,112 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     }
   }
   out.commit();
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+namespace {
+
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+}
+
+}  // namespace
+
+FailureAnalysis analyze_failure(const std::string& output, bool links) {
+  // "file.cpp:12:3: error: ..." or "file.cpp:12: error: ..." from the compiler proper.
+  static const std::regex diagnostic(R"(^[^:\s][^:]*:\d+(:\d+)?: (fatal )?error: )");
+  static const std::regex missing_lib(R"(cannot find -l([^\s:]+))");
+  static const std::regex undefined(R"(undefined reference to [`']([^']+)')");
+
+  FailureAnalysis a;
+  bool compile_error = false, link_error = false;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, missing_lib)) {
+      link_error = true;
+      add_unique(a.missing_libraries, m[1]);
+    } else if (std::regex_search(line, m, undefined)) {
+      link_error = true;
+      add_unique(a.undefined_symbols, m[1]);
+    } else if (line.find("collect2: error:") != std::string::npos ||
+               line.find("ld returned") != std::string::npos ||
+               line.rfind("/usr/bin/ld:", 0) == 0 || line.find(": ld: ") != std::string::npos) {
+      link_error = true;
+    } else if (std::regex_search(line, diagnostic)) {
+      compile_error = true;
+    } else {
+      continue;
+    }
+    if (a.first_error.empty()) a.first_error = line;
+  }
+  // A compile error stops the build before any link, so it is the earlier stage.
+  a.step = (links && link_error && !compile_error) ? FailedStep::link : FailedStep::compile;
+  return a;
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+// Which provider (and file:line) asked for library `name`.
+std::string added_by(const BuildOptions& options, const std::string& name) {
+  for (const Entry& e : options.entries(OptionList::libraries)) {
+    if (e.value != name) continue;
+    return e.origin.describe();
+  }
+  return "the passthrough or extra flags";
+}
+
+}  // namespace
+
+std::string untouched_output(const std::string& output) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::symlink_status(output, ec)))
+    return "; " + output + " left as it was";
+  return "; no " + output + " written";
+}
+
+Error toolchain_error(const BuildOptions& options, const std::string& output,
+                      const ProcessResult& process, const FailureAnalysis& a) {
+  const std::string kept = untouched_output(output);
+  if (a.step == FailedStep::link) {
+    if (!a.missing_libraries.empty()) {
+      std::string what;
+      for (const std::string& lib : a.missing_libraries)
+        what += (what.empty() ? "" : "; ") +
+                ("cannot find -l" + lib + " (added by " + added_by(options, lib) + ")");
+      std::vector<std::string> dirs = options.values(OptionList::libraries_dirs);
+      return Error(ErrorKind::link_failed,
+                   "link failed: " + what + "; searched " +
+                       (dirs.empty() ? std::string("no -L dirs") : "-L " + join(dirs, ", ")) +
+                       " and the system's; fix the library dirs or install the library" + kept);
+    }
+    if (!a.undefined_symbols.empty())
+      return Error(ErrorKind::link_failed,
+                   "link failed: undefined reference to '" + a.undefined_symbols.front() + "'" +
+                       (a.undefined_symbols.size() > 1
+                            ? " and " + std::to_string(a.undefined_symbols.size() - 1) + " more"
+                            : std::string()) +
+                       "; a library is missing from the link line" + kept);
+    return Error(ErrorKind::link_failed,
+                 "link failed (" + process.describe() + "): " + a.first_error + kept);
+  }
+  std::string first = a.first_error.empty() ? std::string() : ": " + a.first_error;
+  return Error(ErrorKind::compile_failed,
+               "compile failed (" + process.describe() + ")" + first + kept);
 }
 
 }  // namespace kbuild

@@ -13,9 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kbuild/trusted_dir.hpp"
-#include "util/file_util.hpp"
-#include "util/json_locations.hpp"
-#include "util/json_text.hpp"
+#include "util/file_system.hpp"
+#include "util/json.hpp"
 
 namespace kbuild {
 

@@ -7,9 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_steps.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/result.hpp"
+#include "kbuild/plan.hpp"
 
 namespace kbuild {
 

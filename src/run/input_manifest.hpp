@@ -1,20 +1,56 @@
-// What a cached build read, recorded so that a hit can check it still
-// holds: the files (path, size, mtime, SHA-1), the paths that would shadow a
-// header if they appeared, and the libraries a link could pick up. Stored
-// as CBOR in the cache entry's manifest (docs/cache.md).
+// input_manifest: a cache entry's input manifest: the files a build read, with their digests,
+// checked on a hit; the parts the rest of the library uses.
 #pragma once
 
 #include <sys/stat.h>
-
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "kbuild/result.hpp"
-#include "run/manifest_view.hpp"
+#include "kbuild/error.hpp"
 
+// A cache entry's manifest (input_manifest.hpp) read in place: the CBOR
+// bytes walked once, every path and digest a view into them. A hit reads a
+// manifest of a few hundred files and a thousand or more absent paths; as
+// a JSON document that cost half of a local hit (docs/farm.md).
+namespace kbuild {
+
+struct ManifestInput {
+  std::string_view path;
+  std::int64_t size = 0, mtime_ns = 0;
+  std::string_view digest;
+};
+
+struct ManifestLibrary {
+  std::string_view path;
+  std::int64_t size = 0, mtime_ns = 0;
+};
+
+// Views into the bytes it was read from, which must outlive it.
+struct ManifestView {
+  std::vector<ManifestInput> inputs;
+  std::vector<std::string_view> absent;
+  std::vector<ManifestLibrary> libraries;
+  std::optional<std::uint64_t> size;  // the output's (a local entry's)
+  std::optional<std::string_view> digest;
+  bool compressed = false;  // the local entry's output is one zstd frame
+};
+
+// The manifest in `cbor` (as to_cbor writes it: a map with "inputs" and
+// optionally "absent", "libraries", "size", "digest", "compression"; other
+// keys skipped); nullopt when it is damaged, has another shape, has no
+// "inputs", or names a compression other than "zstd".
+std::optional<ManifestView> read_manifest(std::string_view cbor);
+
+}  // namespace kbuild
+
+// What a cached build read, recorded so that a hit can check it still
+// holds: the files (path, size, mtime, SHA-1), the paths that would shadow a
+// header if they appeared, and the libraries a link could pick up. Stored
+// as CBOR in the cache entry's manifest (docs/cache.md).
 namespace kbuild {
 
 // A file's size and mtime in ns (-1 each when it cannot be stat'ed).
@@ -22,7 +58,6 @@ struct FileStamp {
   std::int64_t size = -1;
   std::int64_t mtime_ns = -1;
 };
-std::int64_t ns(const struct timespec& t);
 FileStamp stamp(const std::string& path);
 // "path:size:mtime", for a key.
 std::string stamp_text(const std::string& path);

@@ -1,11 +1,14 @@
-#include "kbuild/load_check.hpp"
 
+#include "kbuild/load_check.hpp"
+#include "run/load_check.hpp"
+
+#include <dlfcn.h>
 #include <chrono>
 #include <regex>
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process_runner.hpp"
+#include "kbuild/process.hpp"
 
 namespace kbuild {
 
@@ -56,6 +59,28 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
     }
   }
   return r;
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+int probe_library(const std::string& library, const std::vector<std::string>& symbols,
+                  std::string& message) {
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    message = dlerror();
+    return 1;
+  }
+  int status = 0;
+  for (const std::string& s : symbols) {
+    if (!dlsym(handle, s.c_str())) {
+      if (!message.empty()) message += '\n';
+      message.append("missing symbol: ").append(s);
+      status = 1;
+    }
+  }
+  return status;
 }
 
 }  // namespace kbuild

@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/process.hpp"
-#include "kbuild/signing.hpp"
 #include "run/input_manifest.hpp"
 #include "util/digest.hpp"
-#include "util/file_util.hpp"
-#include "util/json_text.hpp"
-#include "util/shell.hpp"
+#include "util/file_system.hpp"
+#include "util/json.hpp"
+#include "util/text.hpp"
 
 namespace fs = std::filesystem;
 

@@ -17,11 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_plan.hpp"
 #include "kbuild/build_runner.hpp"
-#include "kbuild/build_steps.hpp"
 #include "kbuild/cache_key.hpp"
 #include "kbuild/environment.hpp"
+#include "kbuild/plan.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/trusted_dir.hpp"
 

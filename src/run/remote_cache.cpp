@@ -11,14 +11,13 @@
 #include <random>
 
 #include "kbuild/cache_key.hpp"
+#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/interrupts.hpp"
-#include "kbuild/signing.hpp"
-#include "run/cache_counters.hpp"
+#include "kbuild/process.hpp"
 #include "run/input_manifest.hpp"
-#include "util/compress.hpp"
+#include "run/output_cache.hpp"
 #include "util/digest.hpp"
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 
 namespace kbuild {
 

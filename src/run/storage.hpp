@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "kbuild/error.hpp"
 #include "kbuild/output_cache.hpp"
 #include "kbuild/remote_cache.hpp"
-#include "kbuild/result.hpp"
-#include "run/cache_counters.hpp"
+#include "run/output_cache.hpp"
 
 namespace kbuild {
 

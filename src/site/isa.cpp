@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "kbuild/environment.hpp"
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 
 namespace kbuild {
 

@@ -10,11 +10,10 @@
 #include <sstream>
 #include <utility>
 
-#include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/trusted_dir.hpp"
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 #include "util/parsed_file_cache.hpp"
 
 namespace fs = std::filesystem;

@@ -1,10 +1,20 @@
-#include "kbuild/site.hpp"
 
+#include "kbuild/site.hpp"
+#include "site/site.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "kbuild/error.hpp"
 #include "kbuild/process.hpp"
-#include "util/file_util.hpp"
+#include "kbuild/trusted_dir.hpp"
+#include "util/file_system.hpp"
+#include "util/json.hpp"
 
 namespace fs = std::filesystem;
 
@@ -81,6 +91,240 @@ Site resolve_site(const SiteSettings& s, const Environment& env) {
     if (is_directory(beside)) p.torch_npu_root = beside;
   }
   return site;
+}
+
+}  // namespace kbuild
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+// The first line drops the current directory from the search path (a
+// torch/ folder there must not answer for the installed one); only then is
+// anything imported.
+constexpr const char* kProbe =
+    R"PY(import sys; sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+import importlib.util, json, sysconfig
+def root(name):
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+print(json.dumps({
+    "torch_root": root("torch"),
+    "torch_npu_root": root("torch_npu"),
+    "include": sysconfig.get_path("include"),
+    "libdir": sysconfig.get_config_var("LIBDIR") or "",
+    "sys_path": [p for p in sys.path if p],
+    "executable": sys.executable,
+}))
+)PY";
+
+std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_string()) return std::nullopt;
+  return j[key].get<std::string>();
+}
+
+PythonInfo info_from_json(const nlohmann::json& j, const std::string& python) {
+  PythonInfo info;
+  info.python = python;
+  info.torch_root = opt_string(j, "torch_root");
+  info.torch_npu_root = opt_string(j, "torch_npu_root");
+  info.include = opt_string(j, "include").value_or("");
+  info.libdir = opt_string(j, "libdir").value_or("");
+  return info;
+}
+
+// A cache entry is valid while every directory on sys.path keeps its mtime
+// (installing or removing a package changes its site-packages directory).
+bool still_valid(const nlohmann::json& entry) {
+  if (!entry.contains("stamps") || !entry["stamps"].is_object()) return false;
+  for (const auto& [dir, stamp] : entry["stamps"].items())
+    if (!stamp.is_number_integer() || mtime_ns(dir) != stamp.get<long long>()) return false;
+  return true;
+}
+
+}  // namespace
+
+// What decides which interpreter `program` runs. A native program (ELF) runs
+// itself: nothing more. A pyenv shim picks a version by pyenv's documented
+// rules: PYENV_VERSION, else the nearest .python-version from the current
+// directory up, else $PYENV_ROOT/version; those go into the key. Any other
+// script picks by rules kbuild cannot see: nullopt, and its answer is not
+// cached.
+std::optional<std::string> interpreter_choice(const std::string& program, const Environment& env) {
+  char head[4] = {};
+  std::ifstream in(program, std::ios::binary);
+  if (in.read(head, sizeof head) && std::string(head, 4) ==
+                                        "\x7f"
+                                        "ELF")
+    return "";
+  auto text = read_whole_file(program);
+  if (!text || text->size() > 65536 || text->find("pyenv") == std::string::npos)
+    return std::nullopt;
+  std::string choice = "pyenv PYENV_VERSION=" + env.get("PYENV_VERSION").value_or("<unset>");
+  std::error_code ec;
+  for (fs::path dir = fs::current_path(ec); !ec; dir = dir.parent_path()) {
+    const std::string file = (dir / ".python-version").string();
+    if (auto version = read_whole_file(file)) {
+      choice += "\n" + file + "=" + *version;
+      break;
+    }
+    if (dir == dir.parent_path()) break;
+  }
+  std::string pyenv_root =
+      env.get_nonempty("PYENV_ROOT").value_or(env.get("HOME").value_or("") + "/.pyenv");
+  choice += "\nglobal=" + read_whole_file(pyenv_root + "/version").value_or("<none>");
+  return choice;
+}
+
+Discovery discover_python(const std::string& python, const Environment& env,
+                          const std::string& cache_dir) {
+  Discovery d;
+  auto exe = find_executable(python, env);
+  if (!exe) {
+    d.problem = "'" + python + "' not found on PATH";
+    return d;
+  }
+  // Everything that changes which packages the interpreter sees: the
+  // interpreter that really runs (a venv's python is a link to it).
+  std::error_code ec;
+  const std::string real = fs::canonical(*exe, ec).string();
+  std::optional<std::string> choice = interpreter_choice(real, env);
+  std::string key =
+      *exe + "\n" + real + "\n" + std::to_string(mtime_ns(real)) + "\n" + choice.value_or("");
+  for (const char* var : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV", "HOME"})
+    key += std::string("\n") + var + "=" + env.get(var).value_or("<unset>");
+  std::string cache_file;
+  std::optional<TrustedDir> cache;
+  if (!cache_dir.empty() && choice) {
+    Result<TrustedDir> root = open_cache_root(cache_dir, true);
+    Result<TrustedDir> dir =
+        root ? root->sub("discovery", true) : Result<TrustedDir>(Failure{root.why()});
+    if (dir) cache.emplace(std::move(*dir));
+  }
+  if (cache) {
+    std::ostringstream name;
+    // CBOR, not JSON text: it is read on every run, and decodes faster.
+    name << "python-" << std::hex << fnv1a(key) << ".cbor";
+    cache_file = name.str();
+    Result<std::string> bytes = cache->read(cache_file, 1u << 20);
+    if (bytes) {
+      try {
+        // A torn, foreign or absurdly nested file is no answer.
+        nlohmann::json entry = parse_cbor(*bytes).value_or(nlohmann::json());
+        if (entry.is_object() && entry.value("key", "") == key && still_valid(entry)) {
+          d.info = info_from_json(entry["answer"], *exe);
+          d.from_cache = true;
+          return d;
+        }
+      } catch (const nlohmann::json::exception&) {
+        // A torn or foreign file: ignore it and ask Python again.
+      }
+    }
+  }
+
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(30);
+  Environment child = env;
+  child.set("PYTHONSAFEPATH", "1");  // Python 3.11+: no script or current directory on the path
+  opts.environment = &child;
+  ProcessResult run;
+  try {
+    run = run_process({*exe, "-c", kProbe}, opts);
+  } catch (const Error& e) {
+    d.problem = e.what();
+    return d;
+  }
+  if (!run.success()) {
+    d.problem = "'" + *exe + "' failed to report its paths (" + run.describe() + ")";
+    return d;
+  }
+  nlohmann::json answer;
+  try {
+    answer = nlohmann::json::parse(run.out);
+  } catch (const nlohmann::json::exception&) {
+    d.problem = "'" + *exe + "' printed something that is not JSON";
+    return d;
+  }
+  d.info = info_from_json(answer, *exe);
+  if (cache) {
+    nlohmann::json entry{{"key", key}, {"answer", answer}, {"stamps", nlohmann::json::object()}};
+    if (answer.contains("sys_path") && answer["sys_path"].is_array())
+      for (const auto& p : answer["sys_path"])
+        if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
+    // The interpreter that really answered: replaced or upgraded, ask again.
+    if (answer.contains("executable") && answer["executable"].is_string())
+      entry["stamps"][answer["executable"].get<std::string>()] =
+          mtime_ns(answer["executable"].get<std::string>());
+    std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
+    // Failing only costs speed.
+    (void)cache->write_atomically(cache_file, std::string(cbor.begin(), cbor.end()));
+  }
+  return d;
+}
+
+bool torch_is_rocm_build(const std::string& torch_root) {
+  std::ifstream in(torch_root + "/version.py");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("hip", 0) != 0) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string value = line.substr(eq + 1);
+    return value.find('\'') != std::string::npos || value.find('"') != std::string::npos;
+  }
+  return false;
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+CompilerVersion compiler_version(const std::string& compiler, const Environment& env) {
+  CompilerVersion v;
+  v.path = find_executable(compiler, env);
+  if (!v.path) return v;
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.timeout = std::chrono::seconds(20);
+  try {
+    ProcessResult r = run_process({*v.path, "--version"}, opts);
+    if (r.success())
+      v.first_line = r.out.substr(0, r.out.find('\n'));
+    else
+      v.failure = r.describe();
+  } catch (const Error& e) {
+    v.failure = e.what();
+  }
+  return v;
+}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+std::optional<std::string> read_package_version(const std::string& version_file) {
+  std::ifstream in(version_file);
+  std::string line;
+  // A version.py is a few lines; a huge file is not one.
+  for (int n = 0; n < 200 && std::getline(in, line); ++n) {
+    if (line.rfind("__version__", 0) != 0) continue;
+    auto eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    auto open = line.find_first_of("'\"", eq);
+    if (open == std::string::npos) continue;
+    auto close = line.find(line[open], open + 1);
+    if (close == std::string::npos || close == open + 1) continue;
+    return line.substr(open + 1, close - open - 1);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kbuild

@@ -1,15 +1,20 @@
+// digest: the parts only the library uses (the API: kbuild/digest.hpp).
+#pragma once
+
+#include <sodium.h>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kbuild/error.hpp"
+#include "kbuild/trusted_dir.hpp"
+
 // The hash kbuild's caches identify bytes by: BLAKE2b (libsodium) cut to
 // 160 bits, 40 hex digits. A cache hit hashes the whole output (a 137 MiB
 // precompiled header for Inductor), and BLAKE2b is about six times Boost's
 // SHA-1 here, so this is what a hit's time is mostly made of.
-#pragma once
-
-#include <sodium.h>
-
-#include <cstddef>
-#include <string>
-#include <string_view>
-
 namespace kbuild {
 
 // Sets libsodium up once (thread-safe): it picks its code for this CPU
@@ -31,5 +36,47 @@ class Digest {
 
 // The digest of `bytes` as 40 hex digits.
 std::string digest_hex(std::string_view bytes);
+
+}  // namespace kbuild
+
+// zstd for what the remote cache moves: a precompiled header is 100-150 MB
+// and compresses about 6x, so a fleet's Redis holds six times the entries
+// and a reader moves a sixth of the bytes.
+namespace kbuild {
+
+// One zstd frame holding `bytes` (its size recorded in the frame).
+std::string zstd_compress(std::string_view bytes, int level = 1);
+
+// The size `frame`'s header records; nullopt when it records none.
+std::optional<std::size_t> zstd_content_size(std::string_view frame);
+
+// The bytes of `frame`, in one allocation of exactly their size; a failure
+// when it is not one whole zstd frame, does not record its size, or holds
+// more than `max_size` bytes (decided from the frame header, before any
+// allocation).
+Result<std::string> zstd_decompress(std::string_view frame, std::size_t max_size);
+
+// The same, handed to `sink` a piece (at most 1 MiB) at a time, so that
+// the whole is never in memory; the frame's recorded size must be at most
+// `max_size` and must be what comes out. A failure from `sink` ends it and
+// is returned as it is; `damaged` says whether the frame was at fault.
+Status zstd_decompress_to(std::string_view frame, std::size_t max_size,
+                          const std::function<Status(std::string_view)>& sink, bool& damaged);
+
+}  // namespace kbuild
+
+// A program named by its content (the remote cache's key names the compiler
+// and the launcher so), without hashing a megabyte of compiler on every
+// build: the hash is remembered in the cache directory (programs/) under the
+// file's identity (real path, device, inode, size, mtime and ctime), which
+// any change to the file's bytes changes (ctime cannot be set back).
+namespace kbuild {
+
+// BLAKE2b-256 (hex) of the file `path` resolves to (links followed);
+// nothing when it cannot be read. With `cache`, a hash remembered there for
+// the same identity is used, and a new one remembered, unless the file
+// has not settled (file_system()) or changed while it was read (a change within
+// the file system clock's tick would not be seen).
+std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache);
 
 }  // namespace kbuild

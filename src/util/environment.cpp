@@ -1,8 +1,14 @@
+
 #include "kbuild/environment.hpp"
+#include "util/environment.hpp"
 
+#include <unistd.h>
 #include <unistd.h>  // environ (g++ defines _GNU_SOURCE)
-
+#include <filesystem>
 #include <string_view>
+
+#include "kbuild/error.hpp"
+#include "kbuild_config.h"
 
 namespace kbuild {
 
@@ -35,6 +41,47 @@ std::optional<std::string> Environment::get_nonempty(const std::string& name) co
   auto value = get(name);
   if (value && value->empty()) return std::nullopt;
   return value;
+}
+
+}  // namespace kbuild
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+std::string data_dir(const Environment& env) {
+  if (auto dir = env.get_nonempty("KBUILD_DATA_DIR")) return *dir;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
+    if (fs::is_directory(installed / "devices", ec)) return installed.string();
+    // Running from the build tree: use the source tree's configs.
+    if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
+      return KBUILD_SOURCE_DATA_DIR;
+  }
+  return KBUILD_INSTALLED_DATA_DIR;
+}
+
+std::string kbuild_program() {
+  constexpr const char* kSelf = "/proc/self/exe";
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink(kSelf, ec);
+  if (!ec && fs::equivalent(exe, kSelf, ec) && !ec) return exe.string();
+  return kSelf;
+}
+
+std::string load_check_helper() {
+  std::error_code ec;
+  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const fs::path& candidate :
+       {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
+        fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"}) {
+    if (!ec && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  throw Error(ErrorKind::internal,
+              "kbuild-load-check (the --check-load helper) is missing beside " + exe_dir.string() +
+                  " and in " + KBUILD_INSTALLED_LIBEXEC_DIR + "; reinstall kbuild");
 }
 
 }  // namespace kbuild

@@ -1,3 +1,4 @@
+
 #include "kbuild/error.hpp"
 
 namespace kbuild {

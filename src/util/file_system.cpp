@@ -1,23 +1,26 @@
+
 #include "util/file_system.hpp"
 
 #include <dirent.h>
-
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
+#include <boost/uuid/detail/sha1.hpp>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
-
-#include "util/file_util.hpp"
+#include <random>
+#include <sstream>
 
 namespace kbuild {
 
 namespace {
-
-std::int64_t ns(const struct timespec& t) {
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000LL + t.tv_nsec;
-}
 
 const FileSystem* installed = nullptr;
 
@@ -73,6 +76,179 @@ ScopedFileSystem::ScopedFileSystem(const FileSystem& fs) : previous_(installed) 
 
 ScopedFileSystem::~ScopedFileSystem() {
   installed = previous_;
+}
+
+}  // namespace kbuild
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+std::optional<std::string> read_whole_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string bytes;
+  // Sized once from fstat (a compiler, a source, an entry: megabytes read
+  // on every cached build), then read to the end (files in /proc say 0).
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    bytes.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t have = 0;
+  bool failed = false;
+  for (;;) {
+    if (have == bytes.size()) bytes.resize(std::max<std::size_t>(4096, bytes.size() * 2));
+    ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed = n < 0;
+      break;
+    }
+    have += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (failed) return std::nullopt;
+  bytes.resize(have);
+  return bytes;
+}
+
+std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
+  // Plain read(2), not an ifstream: a stream's locale set-up was a visible
+  // part of a dry run, which reads several small files.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string text;
+  char chunk[16384];
+  bool failed = false;
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      failed = n < 0;
+      break;
+    }
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  if (failed) return std::nullopt;
+  if (text.size() > limit) text.resize(limit);
+  return text;
+}
+
+Result<std::string> read_regular_file_up_to(const std::string& path, std::size_t limit) {
+  auto unreadable = [&](int error) { return Failure{path + ": " + std::strerror(error)}; };
+  const Failure special{path + ": not a regular file"};
+  // Looked at before opening (opening a device node can do something),
+  // then again on the opened file: it may have been swapped in between.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return unreadable(errno);
+  if (!S_ISREG(st.st_mode)) return special;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return unreadable(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) return unreadable(errno);
+  if (!S_ISREG(st.st_mode)) return special;
+  std::string text;
+  char chunk[16384];
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, limit - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return unreadable(errno);
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+Status check_replaceable(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ok();  // absent: created
+  if (S_ISDIR(st.st_mode)) return Failure{path + " is a directory"};
+  if (!S_ISREG(st.st_mode))
+    return Failure{path + " is not a regular file; kbuild replaces only regular files"};
+  return ok();
+}
+
+Status write_file_atomically(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) return Failure{"cannot create " + parent.string() + ": " + ec.message()};
+  const std::string tmp = path + ".tmp." + unique_suffix();
+  // New, never through a link someone put at the name.
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return Failure{"cannot create " + tmp + ": " + std::strerror(errno)};
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  const bool written = done == text.size() && ::close(fd) == 0;
+  if (done != text.size()) ::close(fd);
+  if (!written) {
+    fs::remove(tmp, ec);
+    return Failure{"cannot write " + tmp};
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::string why = ec.message();
+    fs::remove(tmp, ec);
+    return Failure{"cannot rename into " + path + ": " + why};
+  }
+  return ok();
+}
+
+std::string Sha1::hex() {
+  boost::uuids::detail::sha1::digest_type digest;
+  sha_.get_digest(digest);
+  char out[41];
+  for (std::size_t i = 0; i < 5; ++i) std::snprintf(out + 8 * i, 9, "%08x", digest[i]);
+  return std::string(out, 40);
+}
+
+std::string sha1_hex(const std::string& bytes) {
+  Sha1 sha;
+  sha.add(bytes);
+  return sha.hex();
+}
+
+std::string unique_suffix() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  // Built by appending: g++ 12 warns falsely (-Wrestrict) on literal + string chains here.
+  std::string suffix = std::to_string(::getpid());
+  suffix += '.';
+  suffix += std::to_string(rng() % 100000000);
+  return suffix;
+}
+
+std::int64_t mtime_ns(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string normal_path(const std::string& path) {
+  std::string p = std::filesystem::path(path).lexically_normal().string();
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
 }
 
 }  // namespace kbuild

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "kbuild/cache_root.hpp"
+#include "kbuild/trusted_dir.hpp"
 #include "kbuild_config.h"
 #include "util/file_system.hpp"
 

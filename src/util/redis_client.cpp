@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
-#include "kbuild/interrupts.hpp"
-#include "util/redact.hpp"
+#include "kbuild/process.hpp"
+#include "util/text.hpp"
 
 namespace kbuild {
 

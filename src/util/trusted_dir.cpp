@@ -1,13 +1,20 @@
+
 #include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -15,7 +22,8 @@
 #include <set>
 #include <sstream>
 
-#include "util/file_util.hpp"
+#include "kbuild/error.hpp"
+#include "util/file_system.hpp"
 
 namespace fs = std::filesystem;
 
@@ -321,5 +329,390 @@ UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted) {
 
 DirLock::DirLock(const TrustedDir& dir, const std::string& name)
     : fd_(lock_file(dir.fd(), name, true)) {}
+
+}  // namespace kbuild
+
+namespace kbuild {
+
+namespace {
+
+constexpr const char* kMarker = "CACHEDIR.TAG";
+// The signature of the Cache Directory Tagging Specification.
+constexpr const char* kMarkerText =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by kbuild.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n";
+
+// Everything kbuild creates in a cache directory.
+constexpr std::array<const char*, 8> kLayout = {"objects",  "tmp",        "pch",        "discovery",
+                                                "programs", "stats.json", "stats.lock", kMarker};
+
+bool is_layout_name(const std::string& name) {
+  return std::any_of(kLayout.begin(), kLayout.end(), [&](const char* n) { return name == n; }) ||
+         name.rfind(".stats.json.tmp.", 0) == 0;
+}
+
+bool hex_name(const std::string& name, std::size_t size) {
+  return name.size() >= size &&
+         std::all_of(name.begin(), name.begin() + static_cast<long>(size),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Whether everything in `name` (one of kLayout) has the shape kbuild gives
+// it: an unmarked directory is adopted only then (a cache of an older kbuild).
+bool layout_holds(const TrustedDir& dir, const std::string& name) {
+  auto st = dir.status(name);
+  if (!st) return true;
+  if (!S_ISDIR(st->st_mode)) return S_ISREG(st->st_mode) && name.find('.') != std::string::npos;
+  Result<TrustedDir> sub = dir.sub(name, false);
+  if (!sub) return false;
+  for (const std::string& entry : sub->list()) {
+    bool fits = name == "objects" ? entry.size() == 2 && hex_name(entry, 2)
+                : name == "pch"   ? hex_name(entry, 40)
+                : name == "discovery"
+                    ? entry.rfind("python-", 0) == 0 || entry.rfind("isa-", 0) == 0
+                : name == "programs" ? hex_name(entry, 64)
+                                     : false;  // tmp/ holds only what a build is making
+    if (!fits) return false;
+  }
+  return true;
+}
+
+bool marked(const TrustedDir& dir) {
+  Result<std::string> text = dir.read(kMarker, 4096);
+  return text && text->rfind("Signature: 8a477f597d28d172789f06886806bc55", 0) == 0;
+}
+
+}  // namespace
+
+const char* const kNoCacheRoot =
+    "no cache directory: KBUILD_CACHE_DIR, XDG_CACHE_HOME and HOME are all unset or empty; "
+    "set KBUILD_CACHE_DIR to use one";
+
+std::string cache_root(const Environment& env) {
+  if (auto dir = env.get_nonempty("KBUILD_CACHE_DIR")) return *dir;
+  if (auto xdg = env.get_nonempty("XDG_CACHE_HOME")) return *xdg + "/kbuild";
+  if (auto home = env.get_nonempty("HOME")) return *home + "/.cache/kbuild";
+  return "";
+}
+
+Result<TrustedDir> open_cache_root(const std::string& root, bool create) {
+  if (root.empty()) return Failure{kNoCacheRoot};
+  struct stat st {};
+  if (!create && ::stat(root.c_str(), &st) != 0)
+    return Failure{"cache directory " + root + " does not exist"};
+  Result<TrustedDir> dir = TrustedDir::open(root, create);
+  if (!dir)
+    return Failure{
+        "cache directory " + dir.why() +
+        "; fix it (chmod go-w, chown) or set KBUILD_CACHE_DIR to a directory only you can write"};
+  if (marked(*dir)) return dir;
+  std::vector<std::string> names = dir->list();
+  if (!std::all_of(names.begin(), names.end(), [&dir](const std::string& n) {
+        return is_layout_name(n) && layout_holds(*dir, n);
+      }))
+    return Failure{"cache directory " + root +
+                   " is not kbuild's (no CACHEDIR.TAG, and it holds other files); set "
+                   "KBUILD_CACHE_DIR to an empty or new directory"};
+  if (Status written = dir->write_atomically(kMarker, kMarkerText); !written)
+    return Failure{"cache directory " + root + ": " + written.why()};
+  return dir;
+}
+
+Status clear_cache(const TrustedDir& root) {
+  if (!marked(root))
+    return Failure{root.path() +
+                   " is not marked as kbuild's cache (no CACHEDIR.TAG); not clearing it"};
+  for (const std::string& name : root.list()) {
+    if (name == kMarker || !is_layout_name(name)) continue;
+    if (Status removed = root.remove_tree(name); !removed) return removed;
+  }
+  return ok();
+}
+
+}  // namespace kbuild
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+namespace {
+
+const char* const kOverride = ", or pass --allow-untrusted-config if you trust it";
+
+// What is wrong with `path`'s owner or mode ("" when nothing), and the fix.
+struct Finding {
+  std::string problem;
+  std::string fix;
+};
+
+// The rule is check_ownership()'s, the one for caches too.
+std::optional<Finding> inspect_status(const struct stat& st, const std::string& path) {
+  auto owned = check_ownership(st);
+  if (owned) return std::nullopt;
+  const std::string& problem = owned.why();
+  if (problem.rfind("is owned", 0) == 0) return Finding{problem, "chown it"};
+  if (problem.rfind("is world-writable", 0) == 0) return Finding{problem, "run chmod o-w " + path};
+  return Finding{problem, "run chmod g-w " + path};
+}
+
+std::optional<Finding> inspect(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return inspect_status(st, path);
+}
+
+Failure file_refused(const std::string& path, const std::string& what, const Finding& finding) {
+  std::string why =
+      what + " " + path + " " + finding.problem + "; refusing to use it: " + finding.fix;
+  return Failure{why.append(kOverride)};
+}
+
+Failure directory_refused(const std::string& path, const std::string& what, const std::string& dir,
+                          const Finding& finding) {
+  // Anyone able to write the directory can replace the file.
+  std::string why = what + " " + path + " is in " + dir + ", which " + finding.problem +
+                    "; refusing to use it: move it to a directory only you can write";
+  return Failure{why.append(kOverride)};
+}
+
+// The real path of `path` (symlinks resolved), or "" when it has none.
+std::string real_path_of(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return "";
+  std::string out = real;
+  std::free(real);
+  return out;
+}
+
+}  // namespace
+
+Status check_trusted(const std::string& path, const std::string& what) {
+  auto finding = inspect(path);
+  if (!finding) return ok();
+  return file_refused(path, what, *finding);
+}
+
+Status check_trusted_file(const std::string& path, const std::string& what) {
+  if (auto own = check_trusted(path, what); !own) return own;
+  std::error_code ec;
+  fs::path dir = fs::absolute(path, ec).parent_path();
+  if (ec) return ok();
+  if (auto finding = inspect(dir.string()))
+    return directory_refused(path, what, dir.string(), *finding);
+  // Reached through a symlink: the directories it leads to count too.
+  std::string real = real_path_of(path);
+  if (!real.empty() && real != fs::absolute(path, ec).lexically_normal().string())
+    return check_trusted_real_path(real, path, what);
+  return ok();
+}
+
+Status check_trusted_real_path(const std::string& real_path, const std::string& path,
+                               const std::string& what) {
+  fs::path dir = fs::path(real_path).parent_path();
+  if (auto finding = inspect(dir.string()))
+    return directory_refused(path, what, dir.string(), *finding);
+  // Higher up, a shared directory with the sticky bit (/tmp) is fine: no one
+  // else can rename what is in it.
+  for (fs::path up = dir.parent_path(); !up.empty(); up = up.parent_path()) {
+    struct stat st;
+    if (::stat(up.c_str(), &st) == 0) {
+      auto finding = inspect_status(st, up.string());
+      bool shared_sticky = (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH) &&
+                           (st.st_uid == ::geteuid() || st.st_uid == 0);
+      if (finding && !shared_sticky) return directory_refused(path, what, up.string(), *finding);
+    }
+    if (up == up.root_path()) break;
+  }
+  return ok();
+}
+
+Status check_trusted_opened_file(int fd, const std::string& real_path, const std::string& path,
+                                 const std::string& what) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return ok();  // the read that follows says why
+  if (auto finding = inspect_status(st, path)) return file_refused(path, what, *finding);
+  return check_trusted_real_path(real_path, path, what);
+}
+
+}  // namespace kbuild
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+std::string directory_of(const std::string& output) {
+  std::string dir = fs::path(output).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+std::string work_prefix(const std::string& name) {
+  return "." + name + ".kbuild-tmp.";
+}
+// A work directory is made under this name and locked before it is renamed
+// to its work_prefix name: the clean-up never sees it unlocked.
+std::string new_prefix(const std::string& name) {
+  return "." + name + ".kbuild-new.";
+}
+// Only a build that died between mkdir and rename leaves a "new" directory.
+constexpr int kNewDirGraceSeconds = 60;
+
+// Removes `name` in `dir_fd` when no live build holds its lock (and, for a
+// directory still being made, when it is old).
+void remove_if_dead(int dir_fd, const std::string& name, const std::string& path, bool is_new) {
+  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP) ::unlinkat(dir_fd, name.c_str(), 0);  // a link never is ours
+    return;
+  }
+  UniqueFd held(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_uid != ::geteuid()) return;  // not ours to remove
+  if (is_new && std::time(nullptr) - st.st_ctim.tv_sec < kNewDirGraceSeconds) return;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) return;  // a live build holds it
+  (void)remove_tree_at(dir_fd, name, path);
+}
+
+void remove_dead_in(int dir_fd, const std::string& dir, const std::string& name) {
+  const std::string prefix = work_prefix(name), fresh = new_prefix(name);
+  int copy = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0) return;
+  DIR* listing = ::fdopendir(copy);
+  if (!listing) {
+    ::close(copy);
+    return;
+  }
+  std::vector<std::pair<std::string, bool>> dead;
+  while (struct dirent* e = ::readdir(listing)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+      dead.emplace_back(e->d_name, false);
+    if (std::strncmp(e->d_name, fresh.c_str(), fresh.size()) == 0)
+      dead.emplace_back(e->d_name, true);
+  }
+  ::closedir(listing);
+  for (const auto& [entry, is_new] : dead) remove_if_dead(dir_fd, entry, dir + "/" + entry, is_new);
+}
+
+}  // namespace
+
+void remove_dead_work_dirs(const std::string& output) {
+  UniqueFd dir(::open(directory_of(output).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.valid())
+    remove_dead_in(dir.get(), directory_of(output), fs::path(output).filename().string());
+}
+
+AtomicOutput::AtomicOutput(const std::string& output)
+    : output_(output), name_(fs::path(output).filename().string()) {
+  const std::string dir = directory_of(output);
+  dir_fd_ = UniqueFd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd_.valid())
+    throw Error(ErrorKind::output, "cannot open output directory " + dir + ": " +
+                                       std::strerror(errno) + "; create it first");
+  refuse_special_output();
+  remove_dead_in(dir_fd_.get(), dir, name_);
+  const std::string suffix = unique_suffix();
+  const std::string making = new_prefix(name_) + suffix;
+  work_name_ = work_prefix(name_) + suffix;
+  work_path_ = (fs::path(dir) / work_name_).string();
+  if (::mkdirat(dir_fd_.get(), making.c_str(), 0700) != 0)
+    throw Error(ErrorKind::output, "cannot write beside " + output + ": " + std::strerror(errno) +
+                                       "; choose a writable output directory");
+  work_fd_ = UniqueFd(
+      ::openat(dir_fd_.get(), making.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat work {};
+  // Someone who can write the directory could have swapped in their own.
+  if (!work_fd_.valid() || ::fstat(work_fd_.get(), &work) != 0 || work.st_uid != ::geteuid() ||
+      (work.st_mode & 077) != 0 || ::flock(work_fd_.get(), LOCK_EX | LOCK_NB) != 0 ||
+      ::renameat(dir_fd_.get(), making.c_str(), dir_fd_.get(), work_name_.c_str()) != 0) {
+    work_fd_.reset();
+    (void)remove_tree_at(dir_fd_.get(), making, dir + "/" + making);
+    throw Error(ErrorKind::output, "cannot make a private work directory beside " + output +
+                                       "; choose an output directory only you can write");
+  }
+  result_path_ = work_path_ + "/" + name_;
+  started_ = work.st_ctim;
+}
+
+void AtomicOutput::discard_result() const {
+  ::unlinkat(work_fd_.get(), name_.c_str(), 0);
+}
+
+std::string AtomicOutput::depfile_path() {
+  if (work_path_.find(' ') == std::string::npos) return scratch("deps.d");
+  if (private_tmp_.empty()) {
+    const std::string base = "/tmp";
+    std::string pattern = base + "/kbuild-deps.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw Error(ErrorKind::output, "cannot make a private directory in " + base + ": " +
+                                         std::strerror(errno) +
+                                         "; choose an output path without blanks");
+    private_tmp_ = pattern;
+  }
+  return private_tmp_ + "/deps.d";
+}
+
+AtomicOutput::~AtomicOutput() {
+  if (!private_tmp_.empty()) {
+    std::error_code ignored;
+    fs::remove_all(private_tmp_, ignored);  // made by mkdtemp: ours alone
+  }
+  // Removed through the opened directory: whatever is at its name now.
+  if (work_fd_.valid()) {
+    int copy = ::dup(work_fd_.get());
+    if (copy >= 0) {
+      DIR* listing = ::fdopendir(copy);
+      std::vector<std::string> names;
+      if (listing) {
+        while (struct dirent* e = ::readdir(listing))
+          if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+            names.emplace_back(e->d_name);
+        ::closedir(listing);
+      } else {
+        ::close(copy);
+      }
+      for (const std::string& n : names) (void)remove_tree_at(work_fd_.get(), n, scratch(n));
+    }
+    ::unlinkat(dir_fd_.get(), work_name_.c_str(), AT_REMOVEDIR);
+  }
+}
+
+Result<UniqueFd> AtomicOutput::create_result(mode_t mode) const {
+  UniqueFd fd(::openat(work_fd_.get(), name_.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  if (!fd.valid()) return Failure{"cannot create " + result_path_ + ": " + std::strerror(errno)};
+  return fd;
+}
+
+Result<UniqueFd> AtomicOutput::open_result() const {
+  UniqueFd fd(
+      ::openat(work_fd_.get(), name_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid())
+    return Failure{std::string("it wrote no ") + name_ + " (" + std::strerror(errno) + ")"};
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+    return Failure{"what it wrote is not a regular file"};
+  return fd;
+}
+
+void AtomicOutput::refuse_special_output() const {
+  struct stat st {};
+  if (::fstatat(dir_fd_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      !S_ISREG(st.st_mode))
+    throw Error(ErrorKind::output, "output " + output_ +
+                                       " exists and is not a regular file; refusing to replace "
+                                       "it: remove it or choose another -o");
+}
+
+void AtomicOutput::commit() {
+  Result<UniqueFd> result = open_result();
+  if (!result)
+    throw Error(ErrorKind::output, "cannot move the result into " + output_ + ": " + result.why());
+  refuse_special_output();  // again: it may have appeared while the build ran
+  if (::renameat(work_fd_.get(), name_.c_str(), dir_fd_.get(), name_.c_str()) != 0)
+    throw Error(ErrorKind::output,
+                "cannot move the result into " + output_ + ": " + std::strerror(errno));
+  committed_ = true;
+}
 
 }  // namespace kbuild

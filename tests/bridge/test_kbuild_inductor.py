@@ -927,8 +927,11 @@ class IsaHookTest(unittest.TestCase):
         module = self.standin("2.11", forbid=False)
         own = module.get_isa_from_cpu_capability
 
-        def without_avx2(capability, vec_isa_list, invalid_vec_isa):  # a torch that drops it
-            return own(None if capability == "avx2" else capability, vec_isa_list,
+        # A torch that reads avx2 as "default": it picks no vectorization where
+        # kbuild picks avx2, on every CPU (dropping avx2 to the list's first
+        # would agree with kbuild on a CPU without AVX-512).
+        def without_avx2(capability, vec_isa_list, invalid_vec_isa):
+            return own("default" if capability == "avx2" else capability, vec_isa_list,
                        invalid_vec_isa)
 
         module.get_isa_from_cpu_capability = without_avx2
@@ -951,17 +954,19 @@ class IsaHookTest(unittest.TestCase):
 
     def test_an_isa_class_kbuild_does_not_know_is_inductors_own_check_alone(self):
         module = self.standin("2.11")
+        # Named avx2 so that Inductor checks it on every CPU these tests run on
+        # (its list skips a class whose name the CPU's flags lack).
         exec(textwrap.dedent("""
             @dataclasses.dataclass
-            class VecAVX10(VecAVX512):
+            class VecAVX2VNNI(VecAVX2):
                 def __str__(self):
-                    return "avx512"
+                    return "avx2"
                 __hash__ = VecISA.__hash__
-            supported_vec_isa_list.insert(0, VecAVX10())
+            supported_vec_isa_list.insert(0, VecAVX2VNNI())
             """), module.__dict__)  # noqa: S102
-        said = self.assert_falls_back(module, "VecAVX10 (avx512) is an ISA class kbuild does "
+        said = self.assert_falls_back(module, "VecAVX2VNNI (avx2) is an ISA class kbuild does "
                                               "not know")
-        self.assertEqual({name for name, _, _ in module.own_checks}, {"VecAVX10"})
+        self.assertEqual({name for name, _, _ in module.own_checks}, {"VecAVX2VNNI"})
         self.assertIn("Inductor's own ISA check runs", said)
 
     def test_a_failing_kbuild_is_inductors_own_check(self):

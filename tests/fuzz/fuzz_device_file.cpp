@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "devices/device_file.hpp"
-#include "devices/device_file_provider.hpp"
+#include "devices/device_file_load.hpp"
 #include "kbuild/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,8 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "util/json_locations.hpp"
-#include "util/json_text.hpp"
+#include "util/json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "devices/exec_provider.hpp"
+#include "devices/device_file_load.hpp"
 #include "kbuild/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "util/printable.hpp"
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string input(reinterpret_cast<const char*>(data), size);

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/build_plan.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plan.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 using namespace kbuild_test;
 using nlohmann::json;

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "devices/device_file.hpp"
-#include "devices/plugin_spec.hpp"
 #include "devices/template_string.hpp"
 #include "kbuild/profile.hpp"
 

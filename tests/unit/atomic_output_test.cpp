@@ -1,6 +1,6 @@
 // AtomicOutput: a private, locked work directory beside the output; the
 // result renamed over the output whole, or nothing changed at all.
-#include "util/atomic_output.hpp"
+#include "util/trusted_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>

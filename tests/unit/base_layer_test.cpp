@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "plan/base_layer.hpp"
-#include "plan/compiler_kind.hpp"
+#include "plan/compiler_call.hpp"
+#include "plan/plan.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

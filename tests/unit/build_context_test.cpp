@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "site/compiler_version.hpp"
+#include "site/site.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

@@ -1,4 +1,4 @@
-#include "kbuild/build_driver.hpp"
+#include "kbuild/driver.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -57,7 +57,7 @@ SessionOptions no_torch() {
 
 // A no-torch session over the source tree's device files, with a cpu job
 // for a kernel in a scratch directory.
-struct Driver {
+struct Scratch {
   TempDir tmp;
   Environment env = scratch_env(tmp);
   Session session{no_torch(), env};
@@ -65,7 +65,7 @@ struct Driver {
   RecordingListener listener;
   BuildRecord record;
   // The kernel exists: a dry run checks its sources as the build does.
-  Driver() {
+  Scratch() {
     record.device = "cpu";
     kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
   }
@@ -82,7 +82,7 @@ Step command(std::vector<std::string> argv) {
 }  // namespace
 
 TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[build_driver]") {
-  Driver d;
+  Scratch d;
   const TempDir& tmp = d.tmp;
   kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
   kbuild_test::write_file(tmp / "pre.h", "#include <vector>\n");
@@ -110,7 +110,7 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
 }
 
 TEST_CASE("--pch with --include-pch is refused before anything is planned", "[build_driver]") {
-  Driver d;
+  Scratch d;
   d.job.pch = d.tmp / "pre.h";
   d.job.request.include_pch = d.tmp / "other.h";
   try {
@@ -126,7 +126,7 @@ TEST_CASE("--pch with --include-pch is refused before anything is planned", "[bu
 
 TEST_CASE("a dry run refuses what the build refuses, at plan time, before any record",
           "[build_driver]") {
-  Driver d;
+  Scratch d;
   fs::remove(d.tmp / "k.cpp");
   d.job.compile_commands = d.tmp / "cc.json";
   try {
@@ -137,12 +137,12 @@ TEST_CASE("a dry run refuses what the build refuses, at plan time, before any re
     CHECK(std::string(e.what()) == "source " + (d.tmp / "k.cpp") + ": No such file or directory");
   }
   CHECK_FALSE(fs::exists(d.tmp / "cc.json"));  // nothing recorded for a build that cannot run
-  Driver same;
+  Scratch same;
   same.job.request.output = same.tmp / "k.cpp";
   CHECK_THROWS_MATCHES(
       same.drive(), Error,
       Catch::Message("output " + (same.tmp / "k.cpp") + " is also a source; choose another -o"));
-  Driver no_dir;
+  Scratch no_dir;
   no_dir.job.request.output = no_dir.tmp / "missing/k.so";
   try {
     no_dir.drive();
@@ -154,7 +154,7 @@ TEST_CASE("a dry run refuses what the build refuses, at plan time, before any re
 
 TEST_CASE("a database that is not kbuild's is left for the caller to raise after the plan",
           "[build_driver]") {
-  Driver d;
+  Scratch d;
   kbuild_test::write_file(d.tmp / "cc.json", "{not json");
   d.job.compile_commands = d.tmp / "cc.json";
   d.drive();
@@ -186,7 +186,7 @@ TEST_CASE("dry_run_lines: Inductor's line for a one-step plan, every step otherw
 
 TEST_CASE("unknown_device_warning: a typo of a registered device; an error with --strict",
           "[build_driver]") {
-  Driver d;
+  Scratch d;
   const Session& session = d.session;
   CHECK_FALSE(unknown_device_warning(session, "cpu", false));
   CHECK_FALSE(unknown_device_warning(session, "quantum", false));  // near nothing: no warning

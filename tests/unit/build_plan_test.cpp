@@ -1,6 +1,6 @@
 // plan_build: the layers in order (base, torch, device, user), finalized
 // and assembled; requests that cannot be one build are usage errors.
-#include "kbuild/build_plan.hpp"
+#include "kbuild/plan.hpp"
 
 #include <catch2/catch.hpp>
 

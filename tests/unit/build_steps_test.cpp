@@ -1,14 +1,13 @@
 // plan_steps: the steps a cache miss runs, decided before anything runs:
 // one step for a plain build; per-source compiles through a compile-only
 // launcher and a local link; a load check as a step of its own.
-#include "kbuild/build_steps.hpp"
+#include "kbuild/plan.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "kbuild/build_plan.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

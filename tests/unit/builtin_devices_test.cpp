@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/builtin_devices.hpp"
+#include "devices/registry.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
-#include "site/library_search.hpp"
+#include "site/search.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

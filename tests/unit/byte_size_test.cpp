@@ -1,4 +1,4 @@
-#include "util/byte_size.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 

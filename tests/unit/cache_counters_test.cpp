@@ -1,7 +1,7 @@
 // stats.json's counters: one update adds every field, concurrent builders
 // (real processes) lose no count, and nothing but a regular file is read or
 // followed.
-#include "run/cache_counters.hpp"
+#include "run/output_cache.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/cache_root.hpp"
+#include "kbuild/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;

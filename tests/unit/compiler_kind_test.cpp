@@ -1,5 +1,5 @@
 // compiler_kind: decided from the compiler's path alone, as Inductor does.
-#include "plan/compiler_kind.hpp"
+#include "plan/compiler_call.hpp"
 
 #include <catch2/catch.hpp>
 

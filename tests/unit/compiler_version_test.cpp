@@ -1,6 +1,6 @@
 // compiler_version: the first line of `CXX --version`, never an error
 // (fake compilers written by the test: no g++ runs).
-#include "site/compiler_version.hpp"
+#include "site/site.hpp"
 
 #include <catch2/catch.hpp>
 

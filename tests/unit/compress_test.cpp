@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "util/compress.hpp"
+#include "util/digest.hpp"
 
 using namespace kbuild_test;
 

@@ -12,10 +12,8 @@
 #include "../support/same_fields.hpp"
 #include "../support/test_support.hpp"
 #include "devices/device_file.hpp"
-#include "devices/device_file_cache.hpp"
-#include "devices/plugin_spec.hpp"
-#include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/trusted_dir.hpp"
 #include "util/parsed_file_cache.hpp"
 
 using namespace kbuild;

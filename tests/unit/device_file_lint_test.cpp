@@ -1,4 +1,4 @@
-#include "devices/device_file_lint.hpp"
+#include "devices/device_file_load.hpp"
 
 #include <catch2/catch.hpp>
 

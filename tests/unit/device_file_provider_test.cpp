@@ -1,5 +1,5 @@
 // make_provider: the provider a device file describes.
-#include "devices/device_file_provider.hpp"
+#include "devices/device_file_load.hpp"
 
 #include <catch2/catch.hpp>
 

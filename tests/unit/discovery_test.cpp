@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/discovery.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/site.hpp"
 
@@ -15,8 +14,6 @@ bool have_python() {
   return find_executable("python3", Environment::from_process()).has_value();
 }
 }  // namespace
-
-#include "kbuild/process.hpp"
 
 TEST_CASE("discovery finds torch and torch_npu on the interpreter's path without importing them",
           "[unit][discovery]") {

@@ -1,12 +1,11 @@
 // The exec provider: an external program asked for the 7 lists (here small
 // shell scripts, which kbuild executes directly: the script's #! line is
 // the script's own business).
-#include "devices/exec_provider.hpp"
+#include "devices/device_file_load.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/device_file_provider.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;

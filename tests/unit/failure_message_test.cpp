@@ -1,6 +1,6 @@
 // The one-line error for a failed compiler step: what failed, who asked for
 // a missing library, and what became of the output.
-#include "run/failure_message.hpp"
+#include "run/build_runner.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // file_util: whole-file reads, atomic writes, SHA-1, unique names, mtimes.
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 
 #include <sys/stat.h>
 

@@ -1,6 +1,6 @@
 // include_search_dirs through a fake compiler: the words it is asked with,
 // and the search list read off its -v output.
-#include "site/include_search.hpp"
+#include "site/search.hpp"
 
 #include <catch2/catch.hpp>
 

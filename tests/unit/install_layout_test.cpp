@@ -1,6 +1,6 @@
 // data_dir: KBUILD_DATA_DIR, else beside the binary, else (a build tree,
 // as this test runs in) the source tree's configs.
-#include "util/install_layout.hpp"
+#include "util/environment.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -5,12 +5,12 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
-#include "kbuild/build_plan.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plan.hpp"
 #include "kbuild/process.hpp"
 #include "kbuild/profile.hpp"
-#include "plan/isa_settings.hpp"
+#include "plan/plan.hpp"
 #include "site/isa_probe.hpp"
 #include "support/test_support.hpp"
 #include "util/parsed_file_cache.hpp"

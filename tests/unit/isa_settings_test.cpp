@@ -5,7 +5,7 @@
 
 #include "../support/test_support.hpp"
 #include "kbuild/profile.hpp"
-#include "plan/isa_settings.hpp"
+#include "plan/plan.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -1,11 +1,10 @@
 // JsonDocument: the document and the line:column of every key and value by
 // JSON pointer; duplicate keys and bad syntax rejected with a position.
-#include "util/json_locations.hpp"
+#include "util/json.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "kbuild/error.hpp"
-#include "util/json_text.hpp"
 
 using namespace kbuild;
 

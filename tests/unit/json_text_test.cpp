@@ -1,8 +1,6 @@
-#include "util/json_text.hpp"
+#include "util/json.hpp"
 
 #include <catch2/catch.hpp>
-
-#include "util/json_locations.hpp"
 
 using namespace kbuild;
 

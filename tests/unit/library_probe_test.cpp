@@ -1,6 +1,6 @@
 // probe_library, the load check's child side, on a library every system
 // has (libm): no kernel is built here.
-#include "run/library_probe.hpp"
+#include "run/load_check.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Where kbuild looks for libraries: the linker's search dirs (through a fake
 // compiler), the files a -l name can be, the loader's dirs.
-#include "site/library_search.hpp"
+#include "site/search.hpp"
 
 #include "../support/test_support.hpp"
 

@@ -1,12 +1,11 @@
 // The list provider: device lists, the "when" blocks that apply, then a
 // backend's layers parents-first, then its own; variables expanded when the
 // device is resolved.
-#include "devices/list_provider.hpp"
+#include "devices/device_file_load.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/device_file_provider.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
 

@@ -1,12 +1,10 @@
 // A manifest read in place: the same fields as the JSON document to_cbor
 // wrote, and every damaged, truncated or foreign manifest refused (never
 // read past its end).
-#include "run/manifest_view.hpp"
+#include "run/input_manifest.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-
-#include "run/input_manifest.hpp"
 
 using namespace kbuild;
 

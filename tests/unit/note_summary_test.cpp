@@ -1,4 +1,4 @@
-#include "diagnose/note_summary.hpp"
+#include "diagnose/report.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -11,9 +11,8 @@
 #include <ctime>
 
 #include "../support/test_support.hpp"
-#include "kbuild/cache_root.hpp"
-#include "util/compress.hpp"
-#include "util/file_util.hpp"
+#include "kbuild/trusted_dir.hpp"
+#include "util/file_system.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;

@@ -1,5 +1,5 @@
 // read_package_version: __version__ read from version.py, never imported.
-#include "site/package_version.hpp"
+#include "site/site.hpp"
 
 #include <catch2/catch.hpp>
 

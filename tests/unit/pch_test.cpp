@@ -9,10 +9,10 @@
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/build_runner.hpp"
-#include "kbuild/cache_root.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/registry.hpp"
 #include "kbuild/remote_cache.hpp"
+#include "kbuild/trusted_dir.hpp"
 #include "run/input_manifest.hpp"
 #include "run/storage.hpp"
 

@@ -1,11 +1,9 @@
 // The package and plugin sections of a device file: read and validated at
 // load time, with file:line and key path; release version numbers.
-#include "devices/plugin_file.hpp"
+#include "devices/device_file.hpp"
 
 #include <catch2/catch.hpp>
 
-#include "devices/device_file.hpp"
-#include "devices/plugin_spec.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;

@@ -1,12 +1,11 @@
 // choose_release: which known release kbuild reproduces for the package
 // version it found (or the release the user named), and the note when it is
 // not the installed one; the torch-line note.
-#include "devices/plugin_release.hpp"
+#include "devices/plugin.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "devices/device_file.hpp"
-#include "devices/plugin_spec.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;

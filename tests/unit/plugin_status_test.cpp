@@ -1,6 +1,6 @@
 // What doctor, reports and --version say about an active plugin: one line,
 // and the warnings (a source checkout shadowing the package, mixed lines).
-#include "devices/plugin_status.hpp"
+#include "devices/plugin.hpp"
 
 #include <catch2/catch.hpp>
 

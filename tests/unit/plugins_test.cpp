@@ -5,10 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "devices/device_file_provider.hpp"
-#include "devices/plugin_spec.hpp"
-#include "kbuild/build_plan.hpp"
+#include "devices/device_file.hpp"
+#include "devices/device_file_load.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/plan.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

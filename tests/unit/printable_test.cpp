@@ -1,5 +1,5 @@
 // printable_line: one line of valid UTF-8 whatever bytes a path holds.
-#include "util/printable.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -9,9 +9,9 @@
 #include "../support/fake_file_clock.hpp"
 #include "../support/same_fields.hpp"
 #include "../support/test_support.hpp"
-#include "devices/profile_cache.hpp"
-#include "kbuild/cache_root.hpp"
+#include "devices/profile.hpp"
 #include "kbuild/profile.hpp"
+#include "kbuild/trusted_dir.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -3,7 +3,6 @@
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/profile.hpp"
-#include "kbuild/profile_select.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -1,5 +1,5 @@
 // redact: what every message, report and listing shows of a secret.
-#include "util/redact.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 #include "kbuild/redis_client.hpp"
 
 #include "kbuild/error.hpp"
-#include "kbuild/interrupts.hpp"
+#include "kbuild/process.hpp"
 
 #include <linux/sockios.h>
 #include <netinet/in.h>

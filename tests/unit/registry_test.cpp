@@ -4,9 +4,9 @@
 
 #include "../support/test_support.hpp"
 #include "devices/device_file.hpp"
-#include "devices/device_file_provider.hpp"
+#include "devices/device_file_load.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugins.hpp"
+#include "kbuild/plugin.hpp"
 #include "kbuild/registry.hpp"
 
 using namespace kbuild;

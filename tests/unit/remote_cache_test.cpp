@@ -11,13 +11,13 @@
 
 #include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
+#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
 #include "kbuild/redis_client.hpp"
 #include "kbuild/remote_cache.hpp"
-#include "kbuild/signing.hpp"
 #include "kbuild/trusted_dir.hpp"
-#include "util/file_util.hpp"
-#include "util/program_hash.hpp"
+#include "util/digest.hpp"
+#include "util/file_system.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "util/shell.hpp"
+#include "util/text.hpp"
 
 using namespace kbuild;
 using Words = std::vector<std::string>;

@@ -1,7 +1,7 @@
 // source_scan: the clock, .incbin and __has_include as the compiler would
 // see them (comments and messages ask nothing), and where a probed name
 // must stay absent or present.
-#include "run/source_scan.hpp"
+#include "run/cache_key.hpp"
 
 #include <catch2/catch.hpp>
 

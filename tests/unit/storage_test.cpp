@@ -10,7 +10,7 @@
 
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
-#include "util/file_util.hpp"
+#include "util/file_system.hpp"
 
 using namespace kbuild;
 using kbuild_test::MockStorage;

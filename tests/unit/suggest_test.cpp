@@ -1,4 +1,4 @@
-#include "util/suggest.hpp"
+#include "util/text.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // The torch layer on its own: torch's macros, paths and libraries, aot
 // without torch_python, notes for the Python dirs it could not name.
-#include "plan/torch_layer.hpp"
+#include "plan/plan.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Trust of device files and the programs they name: refused when someone
 // other than the user or root could have written them or their directory.
-#include "devices/trust.hpp"
+#include "util/trusted_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "diagnose/version_details.hpp"
+#include "diagnose/doctor.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

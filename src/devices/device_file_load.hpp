@@ -1,0 +1,69 @@
+// device_file_load: the parts only the library uses (the API: kbuild/device_file_load.hpp).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "devices/device_file.hpp"
+#include "kbuild/registry.hpp"
+
+// The provider a device file describes: an exec provider when it has
+// "exec", else a list provider.
+namespace kbuild {
+
+std::shared_ptr<const Provider> make_provider(DeviceFile file);
+
+}  // namespace kbuild
+
+// The provider of a device file with "exec": an external program asked for
+// the 7 lists (the registry's callback, out of process).
+namespace kbuild {
+
+std::shared_ptr<const Provider> make_exec_provider(DeviceFile file);
+
+// Parses an exec provider's stdout: a JSON object with some of the 7 keys,
+// each an array of strings. Throws Error(provider) naming `who`.
+BuildOptions parse_provider_output(const std::string& text, const std::string& who,
+                                   const Origin& origin);
+
+}  // namespace kbuild
+
+// The provider of a device file with lists: its device-level lists, the
+// blocks whose "when" applies, then the chosen backend's layer chain.
+namespace kbuild {
+
+std::shared_ptr<const Provider> make_list_provider(DeviceFile file);
+
+// Appends `block`'s lists, expanded, to `r` with origin `origin` (a
+// provider name) and file:line; a required variable that is unset is an
+// Error(provider) with the file's env_help; an unknown root leaves the entry
+// out with a note.
+void add_device_file_block(const DeviceFile& file, const ListBlock& block,
+                           const TemplateContext& tctx, const std::string& origin,
+                           OptionsResult& r);
+
+// The absolute directory of a device file (${config_dir}); "--config x.json"
+// lives in the current directory, not in "".
+std::string device_file_dir(const std::string& path);
+
+// The error for a required environment variable `name` that `entry` of
+// `file` needs and is unset or empty (`expansion.missing_env`): the file's
+// env_help for it, else how to set it; an empty one is said to be empty.
+[[noreturn]] void throw_missing_env(const DeviceFile& file, const DeviceFileEntry& entry,
+                                    const Expansion& expansion);
+
+}  // namespace kbuild
+
+// Warnings for device-file entries that load but do not mean what they say.
+namespace kbuild {
+
+// One warning (FILE:LINE: ...) for each cflags or ldflags entry, in any
+// block, layer or backend, that starts with '-': Inductor puts a '-' before
+// each of those entries itself, so "-funroll-loops" would reach the compiler
+// as "--funroll-loops"; one for each libraries, include_dirs or
+// libraries_dirs entry that starts with the flag Inductor puts before it
+// (-l, -I, -L); one for "mode": "extend" on a device that is not built in.
+std::vector<std::string> device_file_warnings(const DeviceFile& file);
+
+}  // namespace kbuild
