@@ -28,8 +28,8 @@ namespace kbuild {
 // What the command line says about where things are.
 struct SessionOptions {
   SiteSettings site;
-  std::vector<std::string> config_files;
-  bool allow_untrusted_config = false;
+  std::vector<std::string> device_files;
+  bool allow_untrusted_device_files = false;
 };
 
 // Paths, device registry and timings of one run.
@@ -54,7 +54,7 @@ class Session {
   Site site;
   ProfileChoice profile;  // the Inductor profile of the torch found or named
   Registry registry;
-  LoadedConfigs configs;
+  LoadedDeviceFiles device_files;
   std::vector<StageTiming> timings;
 };
 

@@ -14,16 +14,17 @@
 //   5. each --config FILE, in the order given
 namespace kbuild {
 
-struct ConfigSource {
+struct DeviceFileSource {
   std::string path;
   bool is_directory = true;
   bool must_exist = false;  // --config files and KBUILD_CONFIG_PATH entries
 };
 
-std::vector<ConfigSource> config_sources(const std::string& data_dir, const Environment& env,
-                                         const std::vector<std::string>& config_files);
+std::vector<DeviceFileSource> device_file_sources(const std::string& data_dir,
+                                                  const Environment& env,
+                                                  const std::vector<std::string>& device_files);
 
-struct LoadedConfigs {
+struct LoadedDeviceFiles {
   std::vector<std::string> files;     // every device file read, in order
   std::vector<std::string> warnings;  // e.g. a missing KBUILD_CONFIG_PATH dir
 };
@@ -33,8 +34,8 @@ struct LoadedConfigs {
 // a file or directory others could have written (trust.hpp) unless
 // `allow_untrusted`; exec providers check their program the same way.
 // Valid files' parses are cached under `cache_root` when it is given.
-LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
-                                    bool allow_untrusted = false,
-                                    const std::string& cache_root = "");
+LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sources,
+                                        Registry& registry, bool allow_untrusted = false,
+                                        const std::string& cache_root = "");
 
 }  // namespace kbuild

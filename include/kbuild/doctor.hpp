@@ -24,9 +24,9 @@ struct DoctorCheck {
 struct DoctorInput {
   const Environment& env;
   const Site& site;
-  std::vector<ConfigSource> config_sources;
+  std::vector<DeviceFileSource> device_file_sources;
   BuildRequest request;  // device, backend, modes, compiler; sources unused
-  bool allow_untrusted_config = false;
+  bool allow_untrusted_device_files = false;
   std::string torch_version;  // --torch-version (the Inductor profile's line)
 };
 

@@ -145,8 +145,10 @@ void add_device(Options app, CommonOptions& o) {
 
 // Where device files, torch, Python and CUDA are: every command.
 void add_site(Options app, CommonOptions& o) {
-  app.list("--config", o.config_files, "device file to register (repeatable; last wins)");
-  app.flag("--allow-untrusted-config", o.allow_untrusted_config,
+  app.list("--device-file,--config", o.device_files,
+           "device file to register (repeatable; last wins; --config is the older name)");
+  app.flag("--allow-untrusted-device-files,--allow-untrusted-config",
+           o.allow_untrusted_device_files,
            "load device files and exec programs others could have written (world-writable, or "
            "owned by another user)");
   app.option("--torch-root", o.site.torch_root,

@@ -16,8 +16,8 @@ namespace kbuild::cli {
 // Options every subcommand understands (discovery, configuration, device).
 struct CommonOptions {
   SiteSettings site;
-  std::vector<std::string> config_files;
-  bool allow_untrusted_config = false;
+  std::vector<std::string> device_files;
+  bool allow_untrusted_device_files = false;
   std::string device = "cpu";
   std::string backend;
   std::vector<std::string> plugins;  // --plugin

@@ -195,9 +195,9 @@ int run_command(int argc, char** argv, const Environment& env) {
     return *answered;
 
   Console console(cl.common.quiet, cl.common.verbose, no_color);
-  Driver driver(
-      SessionOptions{cl.common.site, cl.common.config_files, cl.common.allow_untrusted_config},
-      env);
+  Driver driver(SessionOptions{cl.common.site, cl.common.device_files,
+                               cl.common.allow_untrusted_device_files},
+                env);
   try {
     if (cl.command == "options") return options_command(driver, cl, console);
     if (cl.command == "devices") {

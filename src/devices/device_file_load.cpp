@@ -21,9 +21,10 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
-std::vector<ConfigSource> config_sources(const std::string& data_dir, const Environment& env,
-                                         const std::vector<std::string>& config_files) {
-  std::vector<ConfigSource> sources;
+std::vector<DeviceFileSource> device_file_sources(const std::string& data_dir,
+                                                  const Environment& env,
+                                                  const std::vector<std::string>& device_files) {
+  std::vector<DeviceFileSource> sources;
   if (!data_dir.empty()) sources.push_back({data_dir + "/devices", true, false});
   sources.push_back({"/etc/kbuild/devices.d", true, false});
   if (auto xdg = env.get_nonempty("XDG_CONFIG_HOME"))
@@ -36,13 +37,14 @@ std::vector<ConfigSource> config_sources(const std::string& data_dir, const Envi
     while (std::getline(parts, dir, ':'))
       if (!dir.empty()) sources.push_back({dir, true, true});
   }
-  for (const std::string& file : config_files) sources.push_back({file, false, true});
+  for (const std::string& file : device_files) sources.push_back({file, false, true});
   return sources;
 }
 
-LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Registry& registry,
-                                    bool allow_untrusted, const std::string& cache_root) {
-  LoadedConfigs loaded;
+LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sources,
+                                        Registry& registry, bool allow_untrusted,
+                                        const std::string& cache_root) {
+  LoadedDeviceFiles loaded;
   auto require_trusted = [&](const Status& trust) {
     if (!trust && !allow_untrusted) throw Error(ErrorKind::config, trust.why());
   };
@@ -55,7 +57,7 @@ LoadedConfigs register_device_files(const std::vector<ConfigSource>& sources, Re
     registry.register_device(device, make_provider(std::move(file)));
     loaded.files.push_back(path);
   };
-  for (const ConfigSource& source : sources) {
+  for (const DeviceFileSource& source : sources) {
     std::error_code ec;
     // A symlink loop or a permission problem is an error, never "missing".
     fs::file_status status = fs::status(source.path, ec);

@@ -33,13 +33,14 @@ Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
   profile = choose_profile_for(profiles_dir(env), options.site.torch_version, profile_paths,
                                cache_root(env));
   if (profile.note) site.notes.push_back(*profile.note);
-  configs = register_device_files(config_sources(data_dir(env), env, options.config_files),
-                                  registry, options.allow_untrusted_config, cache_root(env));
+  device_files =
+      register_device_files(device_file_sources(data_dir(env), env, options.device_files), registry,
+                            options.allow_untrusted_device_files, cache_root(env));
   timings.push_back({"config", seconds_since(start)});
 }
 
 std::vector<std::string> Session::warnings() const {
-  std::vector<std::string> all = configs.warnings;
+  std::vector<std::string> all = device_files.warnings;
   for (const std::string& w : registry.warnings()) all.push_back(w);
   return all;
 }
@@ -213,7 +214,7 @@ nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& e
   in.compiler_path = record.request ? record.request->compiler : record.compiler;
   in.compiler_version = compiler_version(in.compiler_path, env).first_line;
   if (const Session* session = record.session) {
-    in.config_files = session->configs.files;
+    in.device_files = session->device_files.files;
     in.timings = session->timings;
     if (session->profile.profile) {
       in.profile = describe(session->profile);

@@ -47,13 +47,14 @@ void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
 
 // Each device file on its own, so one broken file does not hide the others.
 void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry) {
-  for (const ConfigSource& source : in.config_sources) {
+  for (const DeviceFileSource& source : in.device_file_sources) {
     try {
       Registry one;
-      LoadedConfigs loaded = register_device_files({source}, one, in.allow_untrusted_config);
+      LoadedDeviceFiles loaded =
+          register_device_files({source}, one, in.allow_untrusted_device_files);
       for (const std::string& file : loaded.files) {
         DeviceFile f = load_device_file(file);
-        f.check_program_trust = !in.allow_untrusted_config;
+        f.check_program_trust = !in.allow_untrusted_device_files;
         const std::string device = f.device;
         out.push_back({"device file", CheckStatus::ok, file + " (device " + device + ")", ""});
         registry.register_device(device, make_provider(std::move(f)));
@@ -237,7 +238,7 @@ std::string plugin_lines(const Environment& env) {
   try {
     Site site = resolve_site(SiteSettings{}, env);
     Registry registry;
-    register_device_files(config_sources(data_dir(env), env, {}), registry, false);
+    register_device_files(device_file_sources(data_dir(env), env, {}), registry, false);
     // With the profile a build would use: without a torch_npu version the
     // release reproduced is the newest for its line.
     ProfileChoice profile = choose_profile_for(profiles_dir(env), "", site.paths);
@@ -259,7 +260,8 @@ std::string plugin_lines(const Environment& env) {
 
 std::string version_details(const Environment& env) {
   std::string text = "device files are read from:";
-  for (const ConfigSource& s : config_sources(data_dir(env), env, {})) text += "\n  " + s.path;
+  for (const DeviceFileSource& s : device_file_sources(data_dir(env), env, {}))
+    text += "\n  " + s.path;
   text += "\n  then each --config FILE";
   return text + profile_line(env) + plugin_lines(env);
 }

@@ -90,11 +90,11 @@ ojson build_report(const ReportInput& in) {
   r["profile"] = {{"line", in.profile_line.empty() ? ojson() : ojson(in.profile_line)},
                   {"description", in.profile}};
   ojson files = ojson::array();
-  for (const std::string& f : in.config_files) {
+  for (const std::string& f : in.device_files) {
     auto bytes = read_whole_file(f);
     files.push_back({{"path", f}, {"sha1", bytes ? sha1_hex(*bytes) : ""}});
   }
-  r["config_files"] = files;
+  r["config_files"] = files;  // the report's schema (docs/report.md) keeps its key
   ojson env = ojson::object();
   if (in.env)
     for (const auto& [name, value] : in.env->consulted())

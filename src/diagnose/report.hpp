@@ -29,7 +29,7 @@ struct ReportInput {
   bool torch_found = false;               // the torch layer applied (asked for and torch found)
   std::string compiler_path;
   std::string compiler_version;                // `CXX --version`, first line
-  std::vector<std::string> config_files;       // device files read, in order
+  std::vector<std::string> device_files;       // device files read, in order
   std::string provider_kind, provider_source;  // of the requested device
   const Environment* env = nullptr;            // for the variables consulted
   std::vector<StageTiming> timings;            // kbuild's own stages (config, resolve)

@@ -65,9 +65,9 @@ std::vector<DoctorCheck> Driver::doctor(const BuildRequest& request) {
   const Site site = resolve_site(options_.site, env_);
   DoctorInput in{env_,
                  site,
-                 config_sources(data_dir(env_), env_, options_.config_files),
+                 device_file_sources(data_dir(env_), env_, options_.device_files),
                  request,
-                 options_.allow_untrusted_config,
+                 options_.allow_untrusted_device_files,
                  options_.site.torch_version};
   return run_doctor(in);
 }

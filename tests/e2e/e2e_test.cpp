@@ -289,6 +289,27 @@ TEST_CASE("devices lists built-ins and the shipped npu file; --config overrides 
         std::string::npos);
 }
 
+TEST_CASE("--device-file registers a device file; --config, its older name, does the same",
+          "[e2e]") {
+  TempDir home, dir;
+  write_file(dir / "acme.json", "{\"device\": \"acme\", \"definitions\": [\"ACME\"]}");
+  std::vector<std::string> outputs;
+  for (const char* flag : {"--device-file", "--config"}) {
+    RunResult r = run_kbuild({"options", "--device", "acme", "--json", "--no-torch", "--strict",
+                              flag, dir / "acme.json"},
+                             home.str());
+    INFO(flag << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(nlohmann::json::parse(r.out)["definitions"] == nlohmann::json::array({"ACME"}));
+    outputs.push_back(r.out);
+  }
+  CHECK(outputs[0] == outputs[1]);
+  // Without either, the device is unknown (--strict makes that an error).
+  RunResult none =
+      run_kbuild({"options", "--device", "acme", "--json", "--no-torch", "--strict"}, home.str());
+  CHECK(none.exit_code != 0);
+}
+
 TEST_CASE("user config directories register devices: XDG and KBUILD_CONFIG_PATH", "[e2e]") {
   TempDir home, dir;
   write_file(home / ".config/kbuild/devices.d/acme.json",

@@ -24,14 +24,14 @@ TEST_CASE("config sources are searched in the documented order", "[unit][config]
   Environment env;
   env.set("HOME", "/home/u");
   env.set("KBUILD_CONFIG_PATH", "/a:/b");
-  auto sources = config_sources("/usr/share/kbuild", env, {"/x.json"});
+  auto sources = device_file_sources("/usr/share/kbuild", env, {"/x.json"});
   std::vector<std::string> paths;
   for (const auto& s : sources) paths.push_back(s.path);
   CHECK(paths == std::vector<std::string>{"/usr/share/kbuild/devices", "/etc/kbuild/devices.d",
                                           "/home/u/.config/kbuild/devices.d", "/a", "/b",
                                           "/x.json"});
   env.set("XDG_CONFIG_HOME", "/xdg");
-  CHECK(config_sources("", env, {})[1].path == "/xdg/kbuild/devices.d");
+  CHECK(device_file_sources("", env, {})[1].path == "/xdg/kbuild/devices.d");
 }
 
 TEST_CASE("later registrations win, with one warning naming both files", "[unit][config]") {
@@ -44,8 +44,8 @@ TEST_CASE("later registrations win, with one warning naming both files", "[unit]
   Environment env;
   env.set("KBUILD_CONFIG_PATH", dir / "user");
   Registry registry;
-  LoadedConfigs loaded =
-      register_device_files(config_sources(dir / "data", env, {dir / "cli.json"}), registry);
+  LoadedDeviceFiles loaded =
+      register_device_files(device_file_sources(dir / "data", env, {dir / "cli.json"}), registry);
   CHECK(loaded.files == std::vector<std::string>{dir / "data/devices/npu.json", dir / "user/a.json",
                                                  dir / "user/b.json", dir / "cli.json"});
   CHECK(lib_of(registry, "npu") == "from_cli");
@@ -60,7 +60,7 @@ TEST_CASE("a broken device file anywhere is a config error, never skipped", "[un
   Environment env;
   env.set("KBUILD_CONFIG_PATH", dir / "user");
   Registry registry;
-  CHECK_THROWS_WITH(register_device_files(config_sources("", env, {}), registry),
+  CHECK_THROWS_WITH(register_device_files(device_file_sources("", env, {}), registry),
                     Catch::Contains(dir / "user/bad.json"));
 }
 
@@ -70,12 +70,12 @@ TEST_CASE("missing --config files are errors; missing KBUILD_CONFIG_PATH dirs ar
   Environment env;
   env.set("KBUILD_CONFIG_PATH", dir / "nope");
   Registry registry;
-  CHECK(register_device_files(config_sources("", env, {}), registry).warnings.size() == 1);
-  CHECK_THROWS_WITH(
-      register_device_files(config_sources("", Environment{}, {dir / "missing.json"}), registry),
-      Catch::Contains("no such file"));
+  CHECK(register_device_files(device_file_sources("", env, {}), registry).warnings.size() == 1);
+  CHECK_THROWS_WITH(register_device_files(
+                        device_file_sources("", Environment{}, {dir / "missing.json"}), registry),
+                    Catch::Contains("no such file"));
   fs::create_directories(dir / "adir");
   CHECK_THROWS_WITH(
-      register_device_files(config_sources("", Environment{}, {dir / "adir"}), registry),
+      register_device_files(device_file_sources("", Environment{}, {dir / "adir"}), registry),
       Catch::Contains("not a regular file"));
 }

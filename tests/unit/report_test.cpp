@@ -40,7 +40,7 @@ TEST_CASE("device files are named with their SHA-1; variables consulted with the
   (void)env.get("SET");
   (void)env.get("UNSET");
   ReportInput in;
-  in.config_files = {tmp / "acc.json", tmp / "gone.json"};
+  in.device_files = {tmp / "acc.json", tmp / "gone.json"};
   in.env = &env;
   auto r = build_report(in);
   CHECK(r["config_files"][0]["sha1"] == sha1_hex("{}"));
