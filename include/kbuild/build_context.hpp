@@ -117,9 +117,10 @@ class BuildContext {
   std::optional<TrustedDir> own_pch_root_;
 };
 
-// What one build collected, from the command line to its outcome; what
+// One build, from the command line to its outcome (clang's Compilation):
+// what `--dry-run` and `explain` print and `Driver::build` runs; what
 // exists depends on how far it got.
-struct BuildRecord {
+struct Compilation {
   std::vector<std::string> kbuild_argv;
   std::string device;                // as asked, also when the request was not made
   std::vector<std::string> plugins;  // --plugin, as asked
@@ -140,7 +141,7 @@ struct BuildRecord {
 };
 
 // The evidence report (--report) of `record`; asks the compiler its version.
-nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env);
+nlohmann::ordered_json report_of(const Compilation& record, const Environment& env);
 
 }  // namespace kbuild
 

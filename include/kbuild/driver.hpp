@@ -59,12 +59,12 @@ struct BuildJob {
 // build: its error is left in `record.left_alone_database`, for the caller
 // to raise once the build is done.
 void drive_build(Session& session, const BuildJob& job, const Environment& env,
-                 BuildListener& listener, BuildRecord& record);
+                 BuildListener& listener, Compilation& record);
 
 // What a dry run prints: each PCH step, then each step of the plan, one line
 // each; with `inductor_line`, Inductor's own line of a one-step plan. Throws
 // Error (usage) for --inductor-line on a plan of more steps.
-std::vector<std::string> dry_run_lines(const BuildRecord& record, bool inductor_line);
+std::vector<std::string> dry_run_lines(const Compilation& record, bool inductor_line);
 
 // A device no one registered that is one typo from one that is: the warning
 // naming it (upstream's empty device options still apply), or nothing.
@@ -81,9 +81,6 @@ std::optional<std::string> unknown_device_warning(const Session& session, const 
 // call a Driver method and print what it returns; so does an embedding
 // program (examples/embed/). clang's Driver::BuildCompilation is the model.
 namespace kbuild {
-
-// One build, from the command line to its outcome (clang's Compilation).
-using Compilation = BuildRecord;
 
 // `kbuild options`: a device's 7 lists as this process resolves them.
 struct DeviceOptionsAnswer {

@@ -11,6 +11,7 @@
 #include "diagnose/report.hpp"
 #include "kbuild/driver.hpp"
 #include "kbuild_config.h"
+#include "prefault.hpp"
 #include "printing.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
@@ -224,6 +225,7 @@ int run_command(int argc, char** argv, const Environment& env) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kbuild::cli::prefault_program_text();
   const Environment env = Environment::from_process();
   return run_command(argc, argv, env);
 }

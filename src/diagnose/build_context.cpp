@@ -184,7 +184,7 @@ namespace {
 
 // The versions a failure report needs: torch's, and each plugin's package,
 // release, backend and toolkit, also when the build failed resolving them.
-void version_matrix(const Session& session, const BuildRecord& record, ReportInput& in) {
+void version_matrix(const Session& session, const Compilation& record, ReportInput& in) {
   const Paths& paths = session.site.paths;
   if (paths.torch_root)
     in.torch_version = read_package_version(*paths.torch_root + "/version.py").value_or("");
@@ -201,7 +201,7 @@ void version_matrix(const Session& session, const BuildRecord& record, ReportInp
 
 }  // namespace
 
-nlohmann::ordered_json report_of(const BuildRecord& record, const Environment& env) {
+nlohmann::ordered_json report_of(const Compilation& record, const Environment& env) {
   ReportInput in;
   in.kbuild_argv = record.kbuild_argv;
   in.cwd = fs::current_path().string();

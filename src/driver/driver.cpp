@@ -187,7 +187,7 @@ DeviceRemoteCache device_remote_cache(const Session& session, const std::string&
 // nothing); the kernel then includes it. Returns what holds the private .gch
 // directory until the build ends.
 PchResult prepare_pch(Session& session, const BuildJob& job, BuildContext& context,
-                      const Environment& env, BuildListener& listener, BuildRecord& record) {
+                      const Environment& env, BuildListener& listener, Compilation& record) {
   if (job.request.include_pch)
     throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
   BuildRequest& request = *record.request;
@@ -215,7 +215,7 @@ PchResult prepare_pch(Session& session, const BuildJob& job, BuildContext& conte
 }
 
 void plan_and_run(Session& session, const BuildJob& job, BuildContext& context,
-                  const Environment& env, BuildListener& listener, BuildRecord& record) {
+                  const Environment& env, BuildListener& listener, Compilation& record) {
   PchResult pch;  // holds a private .gch directory until the build ends
   if (!job.pch.empty()) pch = prepare_pch(session, job, context, env, listener, record);
   BuildRequest& request = *record.request;
@@ -243,7 +243,7 @@ void plan_and_run(Session& session, const BuildJob& job, BuildContext& context,
 }  // namespace
 
 void drive_build(Session& session, const BuildJob& job, const Environment& env,
-                 BuildListener& listener, BuildRecord& record) {
+                 BuildListener& listener, Compilation& record) {
   record.request = job.request;
   record.request->profile = session.profile.profile;
   // Every setting first: the PCH step runs with them too.
@@ -267,7 +267,7 @@ void drive_build(Session& session, const BuildJob& job, const Environment& env,
   if (remote && !remote->warning().empty()) listener.warnings({remote->warning()});
 }
 
-std::vector<std::string> dry_run_lines(const BuildRecord& record, bool inductor_line) {
+std::vector<std::string> dry_run_lines(const Compilation& record, bool inductor_line) {
   const std::vector<Step>& steps = record.steps;
   if (inductor_line) {
     std::size_t commands = 0;

@@ -37,6 +37,16 @@ namespace {
 // Puts the child in a new process group, so that ending the group ends the
 // compiler driver and everything it started (cc1plus, as, ld).
 struct NewProcessGroup {
+  // Boost.Process ends a child whose exec failed with exit(): the parent's
+  // atexit handlers would run in the copy and its stdio buffers be written
+  // twice (under LeakSanitizer, the parent's heap reported into a pipe only
+  // the child reads, forever). The failure already went to the parent.
+  // Variadic: Boost looks for this hook by a five-argument signature and
+  // calls it with four.
+  template <typename Launcher, typename... Rest>
+  void on_exec_error(Launcher&, Rest&&...) {
+    ::_exit(127);
+  }
   template <typename Launcher>
   bp::error_code on_exec_setup(Launcher&, const bp::filesystem::path&, const char* const*&) {
     if (setpgid(0, 0) != 0) return bp::error_code(errno, bp::system_category());

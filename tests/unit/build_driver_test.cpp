@@ -63,7 +63,7 @@ struct Scratch {
   Session session{no_torch(), env};
   BuildJob job = cpu_job(tmp);
   RecordingListener listener;
-  BuildRecord record;
+  Compilation record;
   // The kernel exists: a dry run checks its sources as the build does.
   Scratch() {
     record.device = "cpu";
@@ -89,7 +89,7 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
   d.job.pch = tmp / "pre.h";
   d.job.compile_commands = tmp / "cc.json";
   d.drive();
-  const BuildRecord& record = d.record;
+  const Compilation& record = d.record;
 
   REQUIRE(record.plan);
   REQUIRE_FALSE(record.pch_lines.empty());
@@ -158,7 +158,7 @@ TEST_CASE("a database that is not kbuild's is left for the caller to raise after
   kbuild_test::write_file(d.tmp / "cc.json", "{not json");
   d.job.compile_commands = d.tmp / "cc.json";
   d.drive();
-  const BuildRecord& record = d.record;
+  const Compilation& record = d.record;
   REQUIRE(record.left_alone_database);
   CHECK(record.left_alone_database->kind() == ErrorKind::output);
   CHECK(kbuild_test::read_file(d.tmp / "cc.json") == "{not json");
@@ -167,7 +167,7 @@ TEST_CASE("a database that is not kbuild's is left for the caller to raise after
 
 TEST_CASE("dry_run_lines: Inductor's line for a one-step plan, every step otherwise",
           "[build_driver]") {
-  BuildRecord record;
+  Compilation record;
   record.plan.emplace();
   record.plan->command.inductor_line = "g++ k.cpp -o k.so";
   record.steps = {command({"g++", "k.cpp", "-o", "k.so"})};

@@ -3,10 +3,12 @@
 #include "kbuild/process.hpp"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
@@ -113,6 +115,41 @@ TEST_CASE("a program that cannot be started is Error(compiler_missing)", "[unit]
       CHECK(std::string(e.what()).find("cannot start " + program) == 0);
     }
   }
+}
+
+TEST_CASE("a child whose exec fails leaves at once: kbuild's unflushed output is not written twice",
+          "[unit][process]") {
+  // In a process of the test's own, stdout a pipe (so fully buffered): a
+  // line still in the buffer when the exec fails. A child that ended with
+  // exit() flushed its copy of that buffer too (and, under LeakSanitizer,
+  // reported the parent's heap into a pipe only it read, blocking forever).
+  TempDir tmp;
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  std::fflush(nullptr);  // what the test runner printed is not the child's
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::close(out[0]);
+    ::close(out[1]);
+    std::fputs("buffered line\n", stdout);
+    try {  // not captured: the child's stdout is this process's own
+      (void)run_process({tmp / "missing"}, {});
+    } catch (const Error&) {
+    }
+    std::fflush(stdout);
+    ::_exit(0);
+  }
+  ::close(out[1]);
+  std::string printed;
+  char chunk[256];
+  for (ssize_t n; (n = ::read(out[0], chunk, sizeof chunk)) > 0;)
+    printed.append(chunk, static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(printed == "buffered line\n");
 }
 
 TEST_CASE("an interrupt while waiting is passed on to the child and reported", "[unit][process]") {
