@@ -172,13 +172,14 @@ void dump_into(const Json& j, int indent, int level, std::string& out) {
   }
 }
 
-}  // namespace
-
-std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth) {
-  std::size_t depth = 0;
+// The index of the first character of `text` outside JSON strings for which
+// `stop(i)` is true (called in order), or npos: the one string-aware scan
+// behind the depth limit and the comment and trailing-comma hints.
+template <typename Stop>
+std::size_t find_outside_strings(std::string_view text, Stop stop) {
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
+    const char c = text[i];
     if (in_string) {
       if (c == '\\')
         ++i;
@@ -186,13 +187,22 @@ std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth)
         in_string = false;
     } else if (c == '"') {
       in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) return i;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+    } else if (stop(i)) {
+      return i;
     }
   }
   return std::string_view::npos;
+}
+
+}  // namespace
+
+std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth) {
+  std::size_t depth = 0;
+  return find_outside_strings(text, [&](std::size_t i) {
+    if (text[i] == '[' || text[i] == '{') return ++depth > max_depth;
+    if ((text[i] == ']' || text[i] == '}') && depth > 0) --depth;
+    return false;
+  });
 }
 
 nlohmann::json parse_json_text(std::string_view text) {
@@ -444,26 +454,20 @@ struct NotJson {
 };
 
 NotJson first_not_json(std::string_view text) {
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '/') {
-      const bool comment = i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*');
-      return comment ? NotJson{i, true} : NotJson{};
-    } else if (c == ',') {
-      std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
-      if (next != std::string_view::npos && (text[next] == ']' || text[next] == '}'))
-        return NotJson{i, false};
+  NotJson found;
+  (void)find_outside_strings(text, [&](std::size_t i) {
+    if (text[i] == '/') {  // the first slash decides: a comment, or neither
+      if (i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*'))
+        found = NotJson{i, true};
+      return true;
     }
-  }
-  return NotJson{};
+    if (text[i] != ',') return false;
+    const std::size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+    if (next == std::string_view::npos || (text[next] != ']' && text[next] != '}')) return false;
+    found = NotJson{i, false};
+    return true;
+  });
+  return found;
 }
 
 }  // namespace
