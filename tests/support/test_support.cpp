@@ -287,4 +287,35 @@ int call_f(const std::string& library) {
   return value;
 }
 
+std::string acc_device_file(const std::vector<std::string>& more_releases, bool release_env) {
+  std::string text = R"({
+  "device": "acc",
+  "definitions": ["USE_ACC"],
+  "libraries": ["acc_rt"],
+  "backends": {"fast": {}, "plain": {}},
+  "default_backend": "fast",
+  "package": {"name": "torch_acc", "root": "${env:ACC_ROOT}", "version_file": "version.py",
+              "library": "lib/libtorch_acc.so", "source_checkout_mark": "../setup.py"},
+  "plugin": {
+    "backend_env": "ACC_BACKEND",
+    "backends": {
+      "fast": {
+        "base": [{"list": "cflags", "drop": "march=native"},
+                 {"list": "cflags", "replace": "O3", "with": "O2"}],
+        "device_options": {"unless_env": {"ACC_NO_PATCH": "1"},
+                           "every_device": {"include_dirs": ["/acc/every"]}}
+      },
+      "plain": {"note": "patches nothing"}
+    },
+)";
+  if (release_env) text += "    \"release_env\": \"ACC_RELEASE\",\n";
+  text += R"(    "releases": {
+      "1.0.0": {},
+      "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
+                      "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
+      "2.0.0": {})";
+  for (const std::string& release : more_releases) text += ",\n      " + release;
+  return text + "\n    }\n  }\n}";
+}
+
 }  // namespace kbuild_test

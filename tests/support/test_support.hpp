@@ -103,4 +103,12 @@ int call_f(const std::string& library);
 // libtorch.so, libtorch_cpu.so, libtorch_python.so (when `with_libs`).
 void make_fake_torch(const std::string& root, bool with_libs);
 
+// "acc": a device file with package and plugin sections, the unit tests'
+// second out-of-tree package (not torch_npu: it needs no C++). Releases
+// 1.0.0, 1.0.0.post1 and 2.0.0, then each of `more_releases` (a JSON member,
+// `"name": {...}`), one per line; "release_env": "ACC_RELEASE" when
+// `release_env`. Error lines in tests count on this layout.
+std::string acc_device_file(const std::vector<std::string>& more_releases = {},
+                            bool release_env = false);
+
 }  // namespace kbuild_test

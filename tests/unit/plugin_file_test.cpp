@@ -4,39 +4,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;
 
 namespace {
 
-const char* kAcc = R"({
-  "device": "acc",
-  "definitions": ["USE_ACC"],
-  "libraries": ["acc_rt"],
-  "backends": {"fast": {}, "plain": {}},
-  "default_backend": "fast",
-  "package": {"name": "torch_acc", "root": "${env:ACC_ROOT}", "version_file": "version.py",
-              "library": "lib/libtorch_acc.so", "source_checkout_mark": "../setup.py"},
-  "plugin": {
-    "backend_env": "ACC_BACKEND",
-    "backends": {
-      "fast": {
-        "base": [{"list": "cflags", "drop": "march=native"},
-                 {"list": "cflags", "replace": "O3", "with": "O2"}],
-        "device_options": {"unless_env": {"ACC_NO_PATCH": "1"},
-                           "every_device": {"include_dirs": ["/acc/every"]}}
-      },
-      "plain": {"note": "patches nothing"}
-    },
-    "releases": {
-      "1.0.0": {},
-      "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
-                      "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
-      "2.0.0": {}
-    }
-  }
-})";
+const std::string kAcc = kbuild_test::acc_device_file();
 
 std::string config_error(const std::string& text) {
   try {

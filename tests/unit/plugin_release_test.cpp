@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "devices/device_file.hpp"
 #include "kbuild/error.hpp"
 
@@ -12,34 +13,8 @@ using namespace kbuild;
 
 namespace {
 
-const char* kAcc = R"({
-  "device": "acc",
-  "definitions": ["USE_ACC"],
-  "libraries": ["acc_rt"],
-  "backends": {"fast": {}, "plain": {}},
-  "default_backend": "fast",
-  "package": {"name": "torch_acc", "root": "${env:ACC_ROOT}", "version_file": "version.py",
-              "library": "lib/libtorch_acc.so", "source_checkout_mark": "../setup.py"},
-  "plugin": {
-    "backend_env": "ACC_BACKEND",
-    "backends": {
-      "fast": {
-        "base": [{"list": "cflags", "drop": "march=native"},
-                 {"list": "cflags", "replace": "O3", "with": "O2"}],
-        "device_options": {"unless_env": {"ACC_NO_PATCH": "1"},
-                           "every_device": {"include_dirs": ["/acc/every"]}}
-      },
-      "plain": {"note": "patches nothing"}
-    },
-    "releases": {
-      "1.0.0": {},
-      "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
-                      "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
-      "2.0.0": {},
-      "main": {"versions": ["3.0.0"], "torch": ["2.9", "3.0"]}
-    }
-  }
-})";
+const std::string kAcc =
+    kbuild_test::acc_device_file({R"("main": {"versions": ["3.0.0"], "torch": ["2.9", "3.0"]})"});
 
 ReleaseChoice choose(const PluginSpec& plugin, const std::string& installed,
                      const std::string& torch_version, const std::string& named = "") {

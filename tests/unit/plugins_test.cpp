@@ -16,36 +16,10 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const char* kAcc = R"({
-  "device": "acc",
-  "definitions": ["USE_ACC"],
-  "libraries": ["acc_rt"],
-  "backends": {"fast": {}, "plain": {}},
-  "default_backend": "fast",
-  "package": {"name": "torch_acc", "root": "${env:ACC_ROOT}", "version_file": "version.py",
-              "library": "lib/libtorch_acc.so", "source_checkout_mark": "../setup.py"},
-  "plugin": {
-    "backend_env": "ACC_BACKEND",
-    "backends": {
-      "fast": {
-        "base": [{"list": "cflags", "drop": "march=native"},
-                 {"list": "cflags", "replace": "O3", "with": "O2"}],
-        "device_options": {"unless_env": {"ACC_NO_PATCH": "1"},
-                           "every_device": {"include_dirs": ["/acc/every"]}}
-      },
-      "plain": {"note": "patches nothing"}
-    },
-    "release_env": "ACC_RELEASE",
-    "releases": {
-      "1.0.0": {},
-      "1.0.0.post1": {"every_device": {"include_dirs": ["/acc/every-post1"]},
-                      "device": {"libraries": ["acc_rt2"]}, "notes": {"plain": "post1 note"}},
-      "2.0.0": {},
-      "2.1.0": {"base": {"fast": [{"list": "cflags", "drop": "O3"}]}},
-      "main": {"versions": ["9.0.0"], "backends": ["fast"], "unless_env": {"fast": {}}}
-    }
-  }
-})";
+const std::string kAcc = kbuild_test::acc_device_file(
+    {R"("2.1.0": {"base": {"fast": [{"list": "cflags", "drop": "O3"}]}})",
+     R"("main": {"versions": ["9.0.0"], "backends": ["fast"], "unless_env": {"fast": {}}})"},
+    true);
 
 struct AccMachine {
   TempDir dir;
