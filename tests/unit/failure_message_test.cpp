@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/fake_process_runner.hpp"
 #include "../support/test_support.hpp"
 
 using namespace kbuild;
@@ -12,12 +13,7 @@ using kbuild_test::write_file;
 
 namespace {
 
-ProcessResult exited(int code) {
-  ProcessResult r;
-  r.exited = true;
-  r.exit_code = code;
-  return r;
-}
+using kbuild_test::exited;
 
 FailureAnalysis link_failure() {
   FailureAnalysis a;

@@ -4,31 +4,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/fake_process_runner.hpp"
+
 using namespace kbuild;
 using Strings = std::vector<std::string>;
 
 namespace {
 
-class FakeCompiler : public ProcessRunner {
- public:
-  std::vector<Strings> asked;
-  ProcessResult answer;
-  ProcessResult run(const Strings& argv, const ProcessOptions&) override {
-    asked.push_back(argv);
-    return answer;
-  }
-};
-
-ProcessResult exited(int code, std::string out, std::string err) {
-  ProcessResult r;
-  r.exited = true;
-  r.exit_code = code;
-  r.out = std::move(out);
-  r.err = std::move(err);
-  return r;
-}
-
-// A kernel source and a header in a scratch tree, and a cache over them.
+using FakeCompiler = kbuild_test::ScriptedRunner;
+using kbuild_test::exited;
 
 }  // namespace
 
