@@ -1204,21 +1204,22 @@ class FleetTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.env = dict(os.environ)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        # A unix socket, no TCP port: a free port found here could be bound
+        # by another test's server first, and that one would answer.
+        sock = os.path.join(self.dir.name, "redis.sock")
         self.redis = subprocess.Popen(
-            ["/usr/bin/redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir.name],
+            ["/usr/bin/redis-server", "--port", "0", "--unixsocket", sock, "--unixsocketperm",
+             "700", "--save", "", "--appendonly", "no", "--dir", self.dir.name],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         record_daemon(self.redis.pid, "redis-server (bridge FleetTest)")
         for _ in range(200):
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(sock)
                 break
             except OSError:
                 time.sleep(0.05)
-        self.url = f"redis://127.0.0.1:{port}"
+        self.url = "unix://" + sock
         self.count = os.path.join(self.dir.name, "compiler-runs")
         self.gxx = os.path.join(self.dir.name, "bin", "g++")
         os.makedirs(os.path.dirname(self.gxx))

@@ -53,6 +53,26 @@ struct Redis {
   std::unique_ptr<BackgroundProcess> server;
 
   explicit Redis(const std::vector<std::string>& options = {}) {
+    // free_port() races with every other test on the host: another test's
+    // server may bind the port first, and it would answer on it. This
+    // server is the one answering on its own unix socket; without that, it
+    // starts again on another port.
+    for (int attempt = 0; attempt < 5 && !start(options); ++attempt) {
+      port = free_port();
+      url = "redis://127.0.0.1:" + std::to_string(port);
+    }
+    REQUIRE(own_socket_answers());
+    REQUIRE(client());
+    for (int i = 0; i < 200 && !fs::exists(dir / "redis.pid"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  // The server's own unix socket, an address no other test can hold.
+  std::string socket_url() const { return "unix://" + (dir / "redis.sock"); }
+  bool own_socket_answers() const {
+    auto address = kbuild::parse_redis_url(socket_url());
+    return address && kbuild::RedisClient::connect(*address, {});
+  }
+  bool start(const std::vector<std::string>& options) {
     std::vector<std::string> argv{"/usr/bin/timeout",
                                   "600",
                                   "/usr/bin/redis-server",
@@ -76,11 +96,11 @@ struct Redis {
                                   "700"};
     argv.insert(argv.end(), options.begin(), options.end());
     server = std::make_unique<BackgroundProcess>(argv);
-    for (int i = 0; i < 200 && !client(); ++i)
+    for (int i = 0; i < 200 && server->running() && !own_socket_answers(); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    REQUIRE(client());
-    for (int i = 0; i < 200 && !fs::exists(dir / "redis.pid"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (own_socket_answers()) return true;
+    server.reset();  // it could not bind the port: stopped, and another tried
+    return false;
   }
   pid_t pid() const {
     std::error_code ec;
@@ -1017,7 +1037,8 @@ TEST_CASE("Ctrl-C under build-many ends every child's wait for a lease at once",
           "[e2e][remote][batch]") {
   Redis redis;
   Fleet fleet;
-  Machine holder(fleet, redis.url), many(fleet, redis.url);
+  // The server's unix socket: an address only this test's server can answer.
+  Machine holder(fleet, redis.socket_url()), many(fleet, redis.socket_url());
   std::map<std::string, std::string> vars = holder.env;
   vars["KBUILD_TEST_HOLD"] = "5";
   vars["KBUILD_REMOTE_CACHE_CONNECT_TIMEOUT_MS"] = "10000";  // see below
