@@ -26,7 +26,10 @@ int populate_read_only_segments(struct dl_phdr_info* info, std::size_t, void* fi
     if (segment.p_type != PT_LOAD || (segment.p_flags & PF_W) != 0) continue;
     const std::uintptr_t start = (info->dlpi_addr + segment.p_vaddr) & ~(page - 1);
     const std::uintptr_t end = info->dlpi_addr + segment.p_vaddr + segment.p_memsz;
-    (void)::madvise(reinterpret_cast<void*>(start), end - start, MADV_POPULATE_READ);
+    // The segment's address as the kernel takes it: from the program
+    // headers, an integer by nature.
+    void* const first_page = reinterpret_cast<void*>(start);  // NOLINT(performance-no-int-to-ptr)
+    (void)::madvise(first_page, end - start, MADV_POPULATE_READ);
   }
   return 1;
 }

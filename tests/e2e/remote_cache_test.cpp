@@ -178,7 +178,8 @@ struct Machine {
     // questions), then is g++; the count file comes from the environment so
     // every machine's copy has the same bytes.
     write_file(cxx,
-               "#!/bin/sh\ncase \"$*\" in *-print-search-dirs*|*\"-E -v -x c++ /dev/null\"*) ;; "
+               "#!/bin/sh\necho \"$(date +%s.%N) $$ $*\" >> \"$KBUILD_TEST_COUNT.log\"\ncase "
+               "\"$*\" in *-print-search-dirs*|*\"-E -v -x c++ /dev/null\"*) ;; "
                "*) echo run >> \"$KBUILD_TEST_COUNT\"; if [ -n \"$KBUILD_TEST_HOLD\" ]; then sleep "
                "\"$KBUILD_TEST_HOLD\"; exit 1; fi;; esac\nexec /usr/bin/g++ \"$@\"\n",
                true);
@@ -1075,6 +1076,10 @@ TEST_CASE("Ctrl-C under build-many ends every child's wait for a lease at once",
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   INFO(r.out << r.err);
+  // Should a child compile: every compiler call, timed, and what the holder said.
+  std::error_code ec;
+  INFO("compiler calls:\n"
+       << (fs::exists(fleet.count + ".log", ec) ? read_file(fleet.count + ".log") : ""));
   CHECK(r.exit_code == 130);
   CHECK(seconds < 3.5);  // not the 5 s the holder takes
   CHECK_FALSE(fs::exists(many.cwd / "a.so"));
