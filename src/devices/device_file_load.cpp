@@ -64,13 +64,13 @@ LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sou
     if (ec && ec != std::errc::no_such_file_or_directory)
       throw Error(ErrorKind::config,
                   "cannot use " +
-                      std::string(source.is_directory ? "config directory " : "--config ") +
+                      std::string(source.is_directory ? "config directory " : "--device-file ") +
                       source.path + ": " + ec.message());
     if (!source.is_directory) {
       if (!fs::exists(status))
-        throw Error(ErrorKind::config, "--config " + source.path + ": no such file");
+        throw Error(ErrorKind::config, "--device-file " + source.path + ": no such file");
       if (!fs::is_regular_file(status))
-        throw Error(ErrorKind::config, "--config " + source.path + ": not a regular file");
+        throw Error(ErrorKind::config, "--device-file " + source.path + ": not a regular file");
       load(source.path);
       continue;
     }
