@@ -14,12 +14,9 @@ namespace kbuild::cli {
 
 namespace {
 
-int populate_read_only_segments(struct dl_phdr_info* info, std::size_t, void* first) {
-  // The program is the first object listed; shared libraries (a sanitizer
-  // build's) fault in as usual.
-  bool& is_first = *static_cast<bool*>(first);
-  if (!is_first) return 1;
-  is_first = false;
+// Called for the program, the first object listed; returning non-zero ends
+// the walk, so shared libraries (a sanitizer build's) fault in as usual.
+int populate_read_only_segments(struct dl_phdr_info* info, std::size_t, void*) {
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& segment = info->dlpi_phdr[i];
@@ -37,8 +34,7 @@ int populate_read_only_segments(struct dl_phdr_info* info, std::size_t, void* fi
 }  // namespace
 
 void prefault_program_text() {
-  bool first = true;
-  ::dl_iterate_phdr(populate_read_only_segments, &first);
+  ::dl_iterate_phdr(populate_read_only_segments, nullptr);
 }
 
 }  // namespace kbuild::cli
