@@ -147,13 +147,18 @@ int build_many_command(Driver& driver, const CommandLine& cl) {
     };
   BatchRun run = driver.build_many(request);
   if (tty) std::fprintf(stderr, "\r\033[K");
-  for (const BatchResult& r : run.results)
-    if (r.started && r.exit_code != 0) {
-      const char* stage = stage_of_exit_code(r.exit_code);
-      std::cerr << "== " << r.name << " (" << (*stage ? stage : "failed") << ", exit "
-                << r.exit_code << "):\n"
-                << r.output;
-    }
+  // A failure's output, and what a build that succeeded printed (its
+  // warnings: never dropped because the build went on).
+  for (const BatchResult& r : run.results) {
+    if (!r.started || (r.exit_code == 0 && r.output.empty())) continue;
+    const char* stage = stage_of_exit_code(r.exit_code);
+    std::cerr << "== " << r.name << " (";
+    if (r.exit_code == 0)
+      std::cerr << "ok";
+    else
+      std::cerr << (*stage ? stage : "failed") << ", exit " << r.exit_code;
+    std::cerr << "):\n" << r.output;
+  }
   cli::print_batch(run, cl.json);
   if (request.fail_on_regressions) return regressed(*run.comparisons) ? kBatchFailed : 0;
   const bool any_failed = std::any_of(run.rows.begin(), run.rows.end(),

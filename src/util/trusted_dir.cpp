@@ -347,9 +347,12 @@ constexpr const char* kMarkerText =
 constexpr std::array<const char*, 8> kLayout = {"objects",  "tmp",        "pch",        "discovery",
                                                 "programs", "stats.json", "stats.lock", kMarker};
 
+// Also write_atomically's temporary files: another process may be writing
+// the marker (two first builds at once) or the stats as we look.
 bool is_layout_name(const std::string& name) {
   return std::any_of(kLayout.begin(), kLayout.end(), [&](const char* n) { return name == n; }) ||
-         name.rfind(".stats.json.tmp.", 0) == 0;
+         name.rfind(".stats.json.tmp.", 0) == 0 ||
+         name.rfind(".CACHEDIR.TAG.tmp.", 0) == 0;  // kMarker's
 }
 
 bool hex_name(const std::string& name, std::size_t size) {
@@ -408,9 +411,12 @@ Result<TrustedDir> open_cache_root(const std::string& root, bool create) {
         "; fix it (chmod go-w, chown) or set KBUILD_CACHE_DIR to a directory only you can write"};
   if (marked(*dir)) return dir;
   std::vector<std::string> names = dir->list();
-  if (!std::all_of(names.begin(), names.end(), [&dir](const std::string& n) {
-        return is_layout_name(n) && layout_holds(*dir, n);
-      }))
+  const bool layout = std::all_of(names.begin(), names.end(), [&dir](const std::string& n) {
+    return is_layout_name(n) && layout_holds(*dir, n);
+  });
+  // Marked since we looked: another kbuild adopted it (and may have begun
+  // a build in it) while we listed.
+  if (!layout && !marked(*dir))
     return Failure{"cache directory " + root +
                    " is not kbuild's (no CACHEDIR.TAG, and it holds other files); set "
                    "KBUILD_CACHE_DIR to an empty or new directory"};

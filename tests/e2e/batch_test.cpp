@@ -105,6 +105,24 @@ TEST_CASE("build-many: --plugin in the common arguments reaches every build, --b
         "mlir");
 }
 
+TEST_CASE("build-many shows what a build that succeeds warns about", "[e2e][batch]") {
+  Batch b;
+  // A cache directory that is not kbuild's: each build warns, then builds
+  // without it; the warning must reach the user, not only a failure's.
+  write_file(b.dir / "cache/photo.jpg", "mine");
+  write_file(b.dir / "m.json", "{\"common\": [\"--no-torch\"], \"builds\": [[\"" +
+                                   b.dir / "k1.cpp" + "\", \"-o\", \"" + b.dir / "k1.so" + "\"]]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json"}, b.home.str(),
+                           {{"KBUILD_CACHE_DIR", b.dir / "cache"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(b.dir / "k1.so"));
+  CHECK(r.err.find("== " + b.dir / "k1.so" + " (ok):") != std::string::npos);
+  CHECK(r.err.find("kbuild: warning: cache directory " + b.dir / "cache" + " is not kbuild's") !=
+        std::string::npos);
+  CHECK(r.out.find("1 built, 0 failed, 0 skipped") != std::string::npos);
+}
+
 TEST_CASE("a malformed manifest is a config error with its position", "[e2e][batch]") {
   Batch b;
   write_file(b.dir / "m.json", "{\"builds\": [\n  [\"a.cpp\", 3]\n]}");

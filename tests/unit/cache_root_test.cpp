@@ -3,6 +3,8 @@
 #include "kbuild/trusted_dir.hpp"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -70,6 +72,41 @@ TEST_CASE("an empty directory, or one holding only kbuild's layout, is adopted",
   CHECK(open_cache_root(old, false));
   CHECK(marked(old));
   CHECK(fs::exists(old + "/objects/ab"));
+}
+
+// Found by the e2e Ctrl-C lease test: two build-many children opening a new
+// cache at once; one saw the other's marker half-written (its temporary
+// file) and built without the cache, and so without the remote lease.
+TEST_CASE("a directory whose marker another process is writing is adopted", "[unit][cache_root]") {
+  TempDir tmp;
+  const std::string root = tmp / "cache";
+  fs::create_directory(root);
+  write_file(root + "/.CACHEDIR.TAG.tmp.4242.1234abcd", "Signature: 8a47");
+  CHECK(open_cache_root(root, false));
+  CHECK(marked(root));
+  // Processes racing to create one new cache directory all get it.
+  for (int round = 0; round < 100; ++round) {
+    const std::string fresh = tmp / ("race" + std::to_string(round));
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        Result<TrustedDir> dir = open_cache_root(fresh, true);
+        // Then what a build does first: a work directory under tmp/.
+        ::_exit(dir && dir->sub("tmp/work." + std::to_string(::getpid()), true) ? 0 : 1);
+      }
+      children.push_back(pid);
+    }
+    int failed = 0;
+    for (pid_t pid : children) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    INFO("round " << round);
+    CHECK(failed == 0);
+  }
 }
 
 TEST_CASE("a directory holding anything else is not kbuild's and is left alone",
