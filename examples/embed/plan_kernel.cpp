@@ -37,12 +37,9 @@ int main(int argc, char** argv) {
     job.request.use_torch = false;
     job.request.sources = {argv[2]};
     job.request.output = argv[3];
-    job.run.dry_run = true;  // plan only: nothing is compiled or written
     Listener listener;
-    kbuild::Compilation compilation;
-    driver.build(job, listener, compilation);
-    for (const std::string& line : kbuild::dry_run_lines(compilation, false))
-      std::cout << line << '\n';
+    // Planned only, as --dry-run: nothing is compiled or written.
+    for (const std::string& line : driver.dry_run(job, listener)) std::cout << line << '\n';
     return 0;
   } catch (const kbuild::Error& e) {
     std::cerr << "plan_kernel: " << e.what() << '\n';

@@ -1,28 +1,36 @@
 // driver: the Driver: one per process, a method per command; every command and kbuild cc enter
-// here.
+// here. The public API: this header and what it includes (request, answers, batch, the 7
+// lists, errors, the environment); the types it only names are the library's own
+// (src/driver/driver.hpp and the headers beside their sources).
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kbuild/answers.hpp"
 #include "kbuild/batch.hpp"
-#include "kbuild/build_context.hpp"
-#include "kbuild/compiler_call.hpp"
-#include "kbuild/digest.hpp"
-#include "kbuild/doctor.hpp"
+#include "kbuild/build_options.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/explain.hpp"
-#include "kbuild/isa_answer.hpp"
-#include "kbuild/plugin.hpp"
+#include "kbuild/request.hpp"
 
-// A whole build as a command line asks for it, in order: every setting made
-// first, the PCH planned (and built, unless a dry run), the build planned
-// into steps, the compilation database written, the steps run (unless a dry
-// run). The CLI parses into a BuildJob, calls drive_build, and prints.
+// The one way into kbuild: a Driver per process (its environment, where the
+// device files are, the site, the registry, the cache settings), with a
+// method per command. A build is a Compilation: planned (what --dry-run and
+// `explain` print) and, unless a dry run, run. The CLI and `kbuild cc` parse,
+// call a Driver method and print what it returns; so does an embedding
+// program (examples/embed/). clang's Driver::BuildCompilation is the model.
 namespace kbuild {
+
+class Session;       // device files, site, registry, profile
+struct Compilation;  // one build, from its request to its outcome
+struct Explanation;  // `kbuild explain`'s plan with each flag's origin
+struct CompilerCall;
+struct CompilerRun;
 
 // What a build says as it goes, for the caller to show (the library prints
 // nothing). Called in order, before the compiler runs where it can be.
@@ -35,52 +43,12 @@ class BuildListener {
   // fold them); the other notes come through notes().
   virtual void plan_notes(const std::vector<std::string>& lines) = 0;
   virtual void info(const std::string& line) = 0;
-  // A device one typo from a registered one (unknown_device_warning): said
-  // as a warning; the plan's note about it would only repeat it.
+  // A device one typo from a registered one: said as a warning; the plan's
+  // note about it would only repeat it.
   virtual void unknown_device(const std::string& /*device*/, const std::string& warning) {
     warnings({warning});
   }
 };
-
-// One build's request and settings, as parsed.
-struct BuildJob {
-  BuildRequest request;
-  RunOptions run;
-  std::string pch;           // --pch HEADER ("": none)
-  std::string remote_cache;  // --remote-cache ("": KBUILD_REMOTE_CACHE, the device file's)
-  bool remote_cache_readonly = false;
-  std::string compile_commands;  // --compile-commands FILE ("": none)
-  bool verbose = false;          // -v: say where the remote cache setting came from
-};
-
-// Plans and (unless job.run.dry_run) runs `job`, filling `record` as far as
-// it gets: request, PCH lines, plan, steps, outcome, notes. Throws Error. A
-// compilation database that is not kbuild's to change does not stop the
-// build: its error is left in `record.left_alone_database`, for the caller
-// to raise once the build is done.
-void drive_build(Session& session, const BuildJob& job, const Environment& env,
-                 BuildListener& listener, Compilation& record);
-
-// What a dry run prints: each PCH step, then each step of the plan, one line
-// each; with `inductor_line`, Inductor's own line of a one-step plan. Throws
-// Error (usage) for --inductor-line on a plan of more steps.
-std::vector<std::string> dry_run_lines(const Compilation& record, bool inductor_line);
-
-// A device no one registered that is one typo from one that is: the warning
-// naming it (upstream's empty device options still apply), or nothing.
-// Throws Error (usage) instead with `strict`.
-std::optional<std::string> unknown_device_warning(const Session& session, const std::string& device,
-                                                  bool strict);
-
-}  // namespace kbuild
-
-// The one way into kbuild: a Driver per process (its environment, where the
-// device files are, the site, the registry, the cache settings), with a
-// method per command. A build is a Compilation: planned (what --dry-run and
-// `explain` print) and, unless a dry run, run. The CLI and `kbuild cc` parse,
-// call a Driver method and print what it returns; so does an embedding
-// program (examples/embed/). clang's Driver::BuildCompilation is the model.
-namespace kbuild {
 
 // `kbuild options`: a device's 7 lists as this process resolves them.
 struct DeviceOptionsAnswer {
@@ -106,19 +74,10 @@ struct BatchRequest {
   std::function<void(const BatchProgress&)> progress;
 };
 
-// `kbuild cc`: how a compiler command ended (the compiler's own exit code
-// when it failed, as without kbuild).
-struct CompilerRun {
-  int exit_code = 0;
-  BuildOutcome outcome;          // what ran, the cache's answer, timings
-  std::optional<Error> failure;  // why it failed
-  // The compiler failed and said why on its stderr: exit_code is its own.
-  bool compiler_said_why = false;
-};
-
 class Driver {
  public:
   Driver(SessionOptions options, const Environment& env);
+  ~Driver();
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
 
@@ -137,6 +96,12 @@ class Driver {
   // (what it says goes to `listener`). Throws Error; `compilation` holds
   // what was made before.
   void build(const BuildJob& job, BuildListener& listener, Compilation& compilation);
+  // `kbuild --dry-run`: plans `job` (compiling and writing nothing) and
+  // gives the lines it prints: each PCH step, then each step of the plan;
+  // with `inductor_line`, Inductor's own line of a one-step plan. Throws
+  // Error.
+  std::vector<std::string> dry_run(BuildJob job, BuildListener& listener,
+                                   bool inductor_line = false);
   // `kbuild doctor`: every check, the worst deciding the exit code.
   std::vector<DoctorCheck> doctor(const BuildRequest& request);
   // `kbuild isa`.
@@ -158,11 +123,7 @@ class Driver {
  private:
   SessionOptions options_;
   const Environment& env_;
-  std::optional<Session> session_;
+  std::unique_ptr<Session> session_;
 };
-
-// What a build whose library loads only with its library dirs on
-// LD_LIBRARY_PATH says about it (--check-load found so).
-std::string only_with_library_path_note(const BuildPlan& plan, const LoadCheckResult& load);
 
 }  // namespace kbuild

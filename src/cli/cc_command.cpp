@@ -12,13 +12,13 @@
 #include <iostream>
 #include <string_view>
 
-#include "kbuild/compiler_call.hpp"
-#include "kbuild/driver.hpp"
+#include "driver/driver.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "plan/compiler_call.hpp"
 #include "printing.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 

@@ -8,9 +8,9 @@
 #include <string_view>
 
 #include "devices/device_file.hpp"
-#include "kbuild/build_context.hpp"
+#include "diagnose/build_context.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/isa.hpp"
+#include "site/isa.hpp"
 #include "util/file_system.hpp"
 #include "util/text.hpp"
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_context.hpp"
+#include "diagnose/build_context.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/site.hpp"
 #include "printing.hpp"
+#include "site/site.hpp"
 
 namespace kbuild::cli {
 

@@ -1,6 +1,8 @@
 
 #include "printing.hpp"
 
+#include "diagnose/doctor.hpp"
+
 #include <unistd.h>
 #include <algorithm>
 #include <cstdio>

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_runner.hpp"
-#include "kbuild/driver.hpp"
+#include "driver/driver.hpp"
 #include "kbuild/error.hpp"
+#include "run/build_runner.hpp"
 
 // The CLI's voice on stderr: `kbuild: error[STAGE]: ...`, warnings and notes,
 // coloured on a terminal (not with NO_COLOR), quiet or verbose on request.

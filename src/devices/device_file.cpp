@@ -19,9 +19,9 @@
 #include <string>
 
 #include "kbuild/error.hpp"
-#include "kbuild/redis_client.hpp"
 #include "util/json.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/redis_client.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/registry.hpp"
 #include "devices/template_string.hpp"
 #include "kbuild/build_options.hpp"
-#include "kbuild/registry.hpp"
 #include "util/json.hpp"
 
 // A device file: one JSON file registering one device, validated entirely

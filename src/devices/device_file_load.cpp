@@ -1,5 +1,4 @@
 
-#include "kbuild/device_file_load.hpp"
 #include "devices/device_file_load.hpp"
 
 #include <algorithm>
@@ -12,8 +11,8 @@
 #include "devices/device_file.hpp"
 #include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 

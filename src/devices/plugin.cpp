@@ -1,5 +1,4 @@
 
-#include "kbuild/plugin.hpp"
 #include "devices/plugin.hpp"
 
 #include <algorithm>
@@ -9,9 +8,9 @@
 
 #include "devices/device_file.hpp"
 #include "devices/device_file_load.hpp"
+#include "devices/profile.hpp"
 #include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/profile.hpp"
 #include "site/site.hpp"
 #include "util/text.hpp"
 

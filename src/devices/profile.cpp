@@ -1,5 +1,4 @@
 
-#include "kbuild/profile.hpp"
 #include "devices/profile.hpp"
 
 #include <algorithm>

@@ -1,13 +1,12 @@
 
-#include "kbuild/registry.hpp"
 #include "devices/registry.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
 
+#include "devices/profile.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/profile.hpp"
 #include "site/search.hpp"
 #include "util/file_system.hpp"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
-#include "kbuild/site.hpp"
+#include "site/site.hpp"
 
 namespace kbuild {
 

@@ -1,5 +1,5 @@
 
-#include "kbuild/build_context.hpp"
+#include "diagnose/build_context.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -8,14 +8,13 @@
 #include "devices/plugin.hpp"
 #include "diagnose/report.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plan.hpp"
-#include "kbuild/plugin.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "plan/plan.hpp"
 #include "site/site.hpp"
 #include "util/environment.hpp"
 #include "util/file_system.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 

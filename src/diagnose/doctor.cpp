@@ -1,5 +1,4 @@
 
-#include "kbuild/doctor.hpp"
 #include "diagnose/doctor.hpp"
 
 #include <chrono>
@@ -8,18 +7,14 @@
 #include "devices/device_file.hpp"
 #include "devices/device_file_load.hpp"
 #include "devices/plugin.hpp"
+#include "devices/profile.hpp"
 #include "devices/registry.hpp"
-#include "kbuild/device_file_load.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/profile.hpp"
-#include "kbuild/registry.hpp"
-#include "kbuild/site.hpp"
 #include "site/search.hpp"
 #include "site/site.hpp"
 #include "util/environment.hpp"
 #include "util/file_system.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
-#include "kbuild/explain.hpp"
+#include "diagnose/explain.hpp"
 
-#include "kbuild/assemble.hpp"
+#include "plan/assemble.hpp"
 #include "util/text.hpp"
 
 namespace kbuild {

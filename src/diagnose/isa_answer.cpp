@@ -1,4 +1,4 @@
-#include "kbuild/isa_answer.hpp"
+#include "diagnose/isa_answer.hpp"
 
 #include <filesystem>
 #include <map>
@@ -6,20 +6,18 @@
 
 #include "devices/profile.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/isa.hpp"
-#include "kbuild/plan.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/profile.hpp"
-#include "kbuild/redis_client.hpp"
-#include "kbuild/remote_cache.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "kbuild_config.h"
 #include "plan/plan.hpp"
+#include "run/remote_cache.hpp"
+#include "site/isa.hpp"
 #include "site/isa_probe.hpp"
 #include "site/site.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/process.hpp"
+#include "util/redis_client.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;

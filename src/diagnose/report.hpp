@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "devices/plugin.hpp"
-#include "kbuild/build_runner.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
+#include "run/build_runner.hpp"
 
 // The evidence report (--report FILE.json): enough to reproduce a build, or
 // its failure, elsewhere. Schema: docs/report.md ("kbuild-report/1").

@@ -1,30 +1,35 @@
-
-#include "kbuild/driver.hpp"
+#include "driver/driver.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include "devices/device_file.hpp"
-#include "kbuild/build_runner.hpp"
-#include "kbuild/device_file_load.hpp"
-#include "kbuild/isa.hpp"
-#include "kbuild/output_cache.hpp"
-#include "kbuild/plan.hpp"
-#include "kbuild/remote_cache.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "devices/device_file_load.hpp"
+#include "devices/plugin.hpp"
+#include "diagnose/doctor.hpp"
+#include "diagnose/isa_answer.hpp"
+#include "plan/plan.hpp"
+#include "run/build_runner.hpp"
 #include "run/compile_commands.hpp"
+#include "run/output_cache.hpp"
 #include "run/pch.hpp"
+#include "run/remote_cache.hpp"
+#include "site/isa.hpp"
+#include "util/digest.hpp"
 #include "util/environment.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 
 Driver::Driver(SessionOptions options, const Environment& env)
     : options_(std::move(options)), env_(env) {}
 
+Driver::~Driver() = default;
+
 Session& Driver::session() {
-  if (!session_) session_.emplace(options_, env_);
+  if (!session_) session_ = std::make_unique<Session>(options_, env_);
   return *session_;
 }
 
@@ -58,6 +63,14 @@ void Driver::build(const BuildJob& job, BuildListener& listener, Compilation& co
     listener.unknown_device(device, *warning);
   if (auto warning = aten_capability_warning(env_)) listener.warnings({*warning});
   drive_build(s, job, env_, listener, compilation);
+}
+
+std::vector<std::string> Driver::dry_run(BuildJob job, BuildListener& listener,
+                                         bool inductor_line) {
+  job.run.dry_run = true;
+  Compilation compilation;
+  build(job, listener, compilation);
+  return dry_run_lines(compilation, inductor_line);
 }
 
 std::vector<DoctorCheck> Driver::doctor(const BuildRequest& request) {

@@ -1,5 +1,5 @@
 
-#include "kbuild/assemble.hpp"
+#include "plan/assemble.hpp"
 
 #include <filesystem>
 

@@ -1,5 +1,4 @@
 
-#include "kbuild/compiler_call.hpp"
 #include "plan/compiler_call.hpp"
 
 #include <sys/stat.h>

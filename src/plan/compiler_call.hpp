@@ -1,7 +1,31 @@
-// compiler_call: the parts only the library uses (the API: kbuild/compiler_call.hpp).
+// compiler_call: kbuild cc: reading a compiler's argv into a request, and what kind of compiler it
+// is.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "plan/plan.hpp"
+
+// A compiler command given as it is (`kbuild cc -- g++ ...`, or kbuild
+// started as g++): what it reads and writes, so that it runs through the
+// output cache and launchers (build_steps.hpp, build_runner.hpp) without a
+// word of it changed. What kbuild cannot treat as one build (no `-o`,
+// preprocessing, dependency files, a program link, --version, ...) runs as
+// it is.
+namespace kbuild {
+
+struct CompilerCall {
+  BuildPlan plan;  // kind, output, command (the argv as given, output_index)
+  std::vector<std::string> sources;
+};
+
+// argv[0] is the compiler (a path). nullopt: run argv as it is.
+std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv);
+
+}  // namespace kbuild
 
 // Which compiler family a command names. Like Inductor, this is decided from
 // the compiler's path alone, so it costs no process spawn.

@@ -1,5 +1,4 @@
 
-#include "kbuild/plan.hpp"
 #include "plan/plan.hpp"
 
 #include <filesystem>
@@ -7,13 +6,13 @@
 
 #include "devices/profile.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "site/isa_probe.hpp"
 #include "util/digest.hpp"
 #include "util/environment.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 

@@ -1,18 +1,129 @@
-// plan: the parts only the library uses (the API: kbuild/plan.hpp).
+// plan: the plan: the layers (base, torch, ISA), the command, and the steps that run it.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "kbuild/assemble.hpp"
+#include "devices/plugin.hpp"
+#include "devices/profile.hpp"
+#include "devices/registry.hpp"
 #include "kbuild/build_options.hpp"
 #include "kbuild/environment.hpp"
-#include "kbuild/isa.hpp"
-#include "kbuild/profile.hpp"
-#include "kbuild/registry.hpp"
-#include "kbuild/site.hpp"
+#include "plan/assemble.hpp"
+#include "site/isa.hpp"
 #include "site/isa_probe.hpp"
+#include "site/site.hpp"
+
+// From a request to the exact command: layers appended base -> torch ->
+// device -> user, finalized as Inductor does, then assembled.
+namespace kbuild {
+
+struct BuildPlan {
+  OutputKind kind = OutputKind::shared_library;
+  std::optional<std::string> include_pch;
+  BuildOptions options;  // finalized, all layers
+  Command command;
+  std::string output;
+  std::vector<std::string> notes;
+  ProcessPlugins plugins;                  // what was active (report, explain)
+  std::shared_ptr<const Profile> profile;  // the Inductor profile used
+};
+
+// Throws Error (usage/config/provider). `--isa auto` runs the ISA probes
+// (isa_probe.hpp): cached, so a later plan compiles nothing.
+BuildPlan plan_build(const BuildRequest& request, const Registry& registry,
+                     const ResolveContext& ctx);
+
+}  // namespace kbuild
+
+// Compiler launchers (ccache, sccache, distcc, icecc, or any command put
+// before the compiler). The known ones cache or distribute compiling only,
+// so a source-to-library build is split for them: each source compiled to
+// an object through the launcher, then one local link. distcc and icecc
+// compile -march=native only on this machine unless it is resolved first.
+namespace kbuild {
+
+struct Launcher {
+  std::vector<std::string> argv;  // empty: none
+  // A known compile-only launcher: link steps run locally, and the
+  // compiler's input list goes through -MD -MF (they refuse
+  // SUNPRO_DEPENDENCIES).
+  bool split = false;
+  // Sends compiles to other hosts, where -march=native would mean their CPU.
+  bool distributes = false;
+  // Replace -march=native in the launched compile steps by what it means on
+  // this machine (--resolve-native).
+  bool resolve_native = false;
+  std::string name() const;  // the program's file name, "" when none
+};
+
+// Parses --launcher (or a device file's "launcher"): words split like a
+// shell; known names recognised. Throws Error(usage) for an unbalanced quote.
+Launcher parse_launcher(const std::string& text);
+
+// The flags -march=native stands for with `compiler` on this machine (from
+// `compiler -### -march=native`); empty when they cannot be read.
+std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env);
+
+}  // namespace kbuild
+
+// The steps a build runs on a cache miss, as data: decided before anything
+// runs, printed by --dry-run, explain and --report, and only executed by
+// run_build (clang's Driver -> Compilation -> Job). A plain build is one
+// step whose argv is Inductor's; a launcher that only compiles (ccache,
+// distcc, ...) gets one compile step per source and a local link; a load
+// check is a step of its own.
+namespace kbuild {
+
+enum class StepKind { command, load_check };
+
+// How a command step's compiler lists the files it read.
+enum class InputList {
+  none,
+  argv,         // -MD -MF FILE on its command line (known launchers)
+  environment,  // SUNPRO_DEPENDENCIES (argv stays Inductor's)
+};
+
+struct Step {
+  StepKind kind = StepKind::command;
+  std::vector<std::string> argv;
+  // argv positions that name files of the build's own (the result, objects,
+  // dependency lists): planned beside the output with names derived from the
+  // output's and the sources' names; run in the build's private work
+  // directory under the same file names.
+  std::vector<std::size_t> work_files;
+  std::size_t compiler_index = 0;  // argv[compiler_index] is the compiler
+  std::size_t output_index = 0;    // argv[output_index] is what it writes
+  std::string source;              // the one source a split compile step reads
+  bool links = false;              // a link (its failures are link failures)
+  InputList input_list = InputList::none;
+  std::size_t input_list_index = 0;  // with InputList::argv: argv[i] is the file
+  std::string comment;               // a load check: what `# ...` says
+};
+
+struct StepInput {
+  std::vector<std::string> sources;
+  Launcher launcher;
+  // What -march=native stands for here, when the launcher resolves it.
+  std::vector<std::string> native_flags;
+  bool record_inputs = false;  // the compiler must list what it read
+  bool load_check = false;
+  std::vector<std::string> required_symbols;
+};
+
+// Throws Error(compiler_missing) when the launcher resolves -march=native
+// and `native_flags` is empty.
+std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in);
+
+// One shell-safe line per command step, `# ...` for the others.
+std::vector<std::string> step_lines(const std::vector<Step>& steps);
+
+// Whether any step links objects alone (reads no headers).
+bool links_objects_only(const std::vector<std::string>& sources);
+
+}  // namespace kbuild
 
 // The base layer: toolchain, optimization, warnings (Inductor's CppOptions),
 // as the Inductor profile lists them.

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 
 namespace fs = std::filesystem;
 

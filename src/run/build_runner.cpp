@@ -1,5 +1,4 @@
 
-#include "kbuild/build_runner.hpp"
 #include "run/build_runner.hpp"
 
 #include <fcntl.h>
@@ -16,9 +15,9 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/remote_cache.hpp"
 #include "run/input_manifest.hpp"
 #include "run/output_cache.hpp"
+#include "run/remote_cache.hpp"
 #include "run/storage.hpp"
 #include "site/search.hpp"
 #include "util/environment.hpp"

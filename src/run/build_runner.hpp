@@ -1,12 +1,119 @@
-// build_runner: the parts only the library uses (the API: kbuild/build_runner.hpp).
+// build_runner: running the steps: cache lookup, the compiler, the output's install, and why a
+// build failed.
 #pragma once
 
+#include <sys/stat.h>
+#include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "kbuild/build_options.hpp"
-#include "kbuild/build_runner.hpp"
+#include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
+#include "plan/plan.hpp"
+#include "run/load_check.hpp"
+#include "run/output_cache.hpp"
+#include "run/remote_cache.hpp"
+#include "util/process.hpp"
+
+// Why a compiler run failed, read off what it printed: a compile error
+// (a diagnostic with file:line) or a link error (a library not found, an
+// undefined reference), so the report names the earliest failing stage.
+namespace kbuild {
+
+enum class FailedStep { compile, link };
+
+struct FailureAnalysis {
+  FailedStep step = FailedStep::compile;
+  std::vector<std::string> missing_libraries;  // from "cannot find -lNAME"
+  std::vector<std::string> undefined_symbols;  // from "undefined reference to `X'"
+  std::string first_error;                     // the first error line, for the summary
+};
+
+// `output` is the compiler's stdout+stderr; `links` whether the command links.
+FailureAnalysis analyze_failure(const std::string& output, bool links);
+
+}  // namespace kbuild
+
+// Runs planned build steps (build_steps.hpp): nothing is decided here. The
+// compiler writes into a private work directory beside the output
+// (atomic_output.hpp); the result is renamed into place only when every step
+// succeeded and wrote a well-formed output (and, with a load check, only
+// once it loads), so the output appears whole or not at all and a failed
+// build leaves the previous one untouched. With a cache, a hit replaces the
+// steps, and a miss is stored with what the compiler read.
+namespace kbuild {
+
+class Storage;
+
+struct BuildSettings {
+  LoadCheckSettings load_check;  // the loader program (the steps say whether to check)
+  // Each compiler step is ended (its whole process group) after this long.
+  std::optional<std::chrono::milliseconds> timeout;
+  Launcher launcher;             // for planning (plan_steps): the runner runs steps
+  OutputCache* cache = nullptr;  // null or disabled: always compile
+  // Behind the local cache (remote_cache.hpp); used only with `cache`.
+  RemoteCache* remote = nullptr;
+  // What replaces the machine-local parts of the key for the remote (the
+  // precompiled header's identity and path).
+  ShareableParts remote_parts;
+  // Have the compiler list the files it read (BuildOutcome::depfile_text).
+  bool record_inputs = false;
+  // Give the key machines share in BuildOutcome::shared_key, also after a
+  // local hit (a --pch header build: its kernels' shared keys name it).
+  bool report_shared_key = false;
+  // Added to the cache key: what the command line cannot show (the identity
+  // of the precompiled header it includes).
+  std::vector<std::string> key_extra;
+  ProcessRunner* processes = nullptr;  // null: real processes
+  // Tests: the storage to use instead of the one `cache` and `remote`
+  // compose (run/storage.hpp).
+  Storage* storage = nullptr;
+};
+
+struct StageTiming {
+  std::string stage;  // "compile", "load"
+  double seconds = 0;
+};
+
+enum class CacheStatus { off, hit, miss, uncacheable };
+const char* cache_status_name(CacheStatus status);
+
+// What happened, filled in as the build goes (also when it fails).
+struct BuildOutcome {
+  std::optional<ProcessResult> process;         // the (last) compiler run, output captured
+  std::vector<std::vector<std::string>> steps;  // what ran, as it ran
+  std::optional<FailureAnalysis> failure;
+  std::optional<LoadCheckResult> load;
+  CacheStatus cache = CacheStatus::off;
+  std::string cache_detail;  // why a miss was not stored
+  std::vector<StageTiming> timings;
+  std::optional<std::string> depfile_text;  // with record_inputs: what the compiler read
+  std::string entry_manifest;               // on a hit: the entry's record of what it read
+  std::optional<std::string> shared_key;    // with report_shared_key and a remote cache
+  struct timespec started {};               // file-system time the build started
+};
+
+// What a build refuses before it runs anything, and a dry run too: a
+// source missing, unreadable or not a regular file (Error input), an output
+// that is also a source (usage), an output directory missing or not a
+// directory, an output that is a directory or not a regular file (output).
+void check_build_files(const std::vector<std::string>& sources, const std::string& output);
+
+// Throws Error: input (source missing or not a file), output (directory
+// missing or unwritable), compiler_missing, compile_failed, link_failed,
+// load_failed, interrupted. The compiler's output passes through as it runs.
+void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
+               const std::vector<std::string>& sources, const BuildSettings& settings,
+               const Environment& env, BuildOutcome& outcome);
+
+// ok() when the file open as `fd` is a whole output of `kind` (an ELF object
+// or library whose section headers fit in the file, a precompiled header),
+// else why it is not.
+Status check_output_format(int fd, OutputKind kind);
+
+}  // namespace kbuild
 
 // The one-line error for a failed compiler step, from its analysis: a
 // missing library names the provider and device file that added it and the

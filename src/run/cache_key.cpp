@@ -1,5 +1,4 @@
 
-#include "kbuild/cache_key.hpp"
 #include "run/cache_key.hpp"
 
 #include <sys/stat.h>
@@ -10,9 +9,8 @@
 #include <sstream>
 #include <string_view>
 
-#include "kbuild/digest.hpp"
-#include "kbuild/isa.hpp"
 #include "run/input_manifest.hpp"
+#include "site/isa.hpp"
 #include "site/search.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"

@@ -12,9 +12,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "kbuild/trusted_dir.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 

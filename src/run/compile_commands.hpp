@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace kbuild {
 

@@ -1,5 +1,4 @@
 
-#include "kbuild/load_check.hpp"
 #include "run/load_check.hpp"
 
 #include <dlfcn.h>
@@ -8,7 +7,7 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 namespace kbuild {
 

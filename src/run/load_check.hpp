@@ -1,8 +1,45 @@
-// load_check: the parts only the library uses (the API: kbuild/load_check.hpp).
+// load_check: loading the built library in a child process (dlopen), as Inductor will.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "kbuild/environment.hpp"
+#include "util/process.hpp"
+
+// Does the built library load? It is opened in a child process (dlopen with
+// RTLD_NOW, so every symbol must resolve), before it replaces the old output.
+namespace kbuild {
+
+struct LoadCheckSettings {
+  bool enabled = false;
+  // The program that runs probe_library() in a child process
+  // (kbuild-load-check, a dynamically linked helper: kbuild itself is static).
+  std::vector<std::string> loader;
+  std::vector<std::string> required_symbols;
+};
+
+struct LoadCheckResult {
+  bool ok = false;
+  std::string message;                         // dlerror() or the missing symbol
+  std::vector<std::string> undefined_symbols;  // from "undefined symbol: X"
+  std::vector<std::string> missing_symbols;    // required but absent
+  // Loaded, but only with the link's library dirs added to LD_LIBRARY_PATH:
+  // why it does not load without them ("" when it does, or when none were
+  // added).
+  std::string only_with_library_path;
+};
+
+// Runs the loader on `library` with `library_dirs` prepended to
+// LD_LIBRARY_PATH (the dirs the link used). When that loads and dirs were
+// added, loads it once more with the variable as `env` has it: a library
+// with no RUNPATH for its dependencies loads in the check and fails in a
+// process (Inductor's, a test's) that lacks those dirs.
+LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
+                           const std::vector<std::string>& library_dirs, const Environment& env,
+                           ProcessRunner& processes = real_processes());
+
+}  // namespace kbuild
 
 // The child side of the load check (load_check.hpp): open a built library
 // the way its users will, with the system's dynamic loader.

@@ -1,5 +1,4 @@
 
-#include "kbuild/output_cache.hpp"
 #include "run/output_cache.hpp"
 
 #include <fcntl.h>
@@ -13,15 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "kbuild/process.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "run/cache_key.hpp"
 #include "run/input_manifest.hpp"
 #include "site/search.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,12 +1,99 @@
-// output_cache: the parts only the library uses (the API: kbuild/output_cache.hpp).
+// output_cache: the local cache: entries stored and restored whole, with their counters.
 #pragma once
 
+#include <sys/stat.h>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "kbuild/trusted_dir.hpp"
+#include "kbuild/answers.hpp"
+#include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
+#include "plan/plan.hpp"
+#include "run/cache_key.hpp"
+#include "util/process.hpp"
+#include "util/trusted_dir.hpp"
+
+// Content-addressed cache of build outputs (objects, headers, preprocessed
+// files and linked shared libraries). docs/cache.md lists every input of a
+// build and where the cache covers it, and the threat model.
+//
+// An entry is named by the build's local key (cache_key.hpp: the command as
+// it runs, the programs, the sources and files the command names, the CPU,
+// the working directory, the compiler's environment). The entry's manifest
+// records what the key cannot: the headers the compiler read (size, mtime,
+// SHA-1, all hashed and checked to be older than the build), the include
+// paths that would shadow each of them if a file appeared there, the
+// libraries a link could pick up, and the output's size and SHA-1. A hit
+// re-checks all of it; anything else is a miss.
+namespace kbuild {
+
+struct CacheSettings {
+  bool enabled = false;                  // asked for (not --no-cache)
+  std::string root;                      // "": none could be named
+  std::uint64_t max_bytes = 4ull << 30;  // LRU eviction beyond this
+  bool compress = false;                 // entries' outputs stored as zstd frames
+};
+
+// Whether new entries are stored compressed: only with KBUILD_CACHE_COMPRESS=1
+// (a hit of a compressed entry took twice as long: docs/performance.md).
+// Both kinds are always read.
+bool cache_compression(const Environment& env);
+
+// What the compiler read, for the manifest.
+struct BuildInputs {
+  std::string depfile_text;                 // a make rule; "" for a link of objects
+  std::vector<std::string> include_search;  // the compiler's include dirs, in order
+  std::vector<std::string> library_search;  // the linker's library dirs, in order
+  struct timespec started {};               // file-system time the build started
+  bool dates_fixed = false;                 // SOURCE_DATE_EPOCH set: __DATE__ is reproducible
+};
+
+class OutputCache {
+ public:
+  // Opens the cache: a cache that cannot be used (none named, untrusted,
+  // not kbuild's) is disabled, and problem() says why and what to do.
+  // `create`: make (and mark) a missing cache directory; without it a
+  // missing one is simply not used (a dry run writes nothing).
+  static OutputCache open(const CacheSettings& settings, bool create = true);
+
+  bool enabled() const { return root_.has_value(); }
+  // Why it is disabled ("" when enabled or when not asked for); a warning
+  // when `problem_is_warning`, else a note.
+  const std::string& problem() const { return problem_; }
+  bool problem_is_warning() const { return problem_is_warning_; }
+
+  // On a valid, whole hit writes the output to `dest` and returns true (and
+  // the entry's manifest into `manifest_out`, when given). A damaged entry is
+  // removed.
+  bool fetch(const std::string& key, int dest, std::string* manifest_out = nullptr);
+
+  // Publishes `built` under `key` with what it read. Fails (nothing stored)
+  // when an input changed during the build or cannot be read; never leaves
+  // a torn entry.
+  Status store(const CacheKey& key, int built, const KeyInput& input, const BuildInputs& inputs);
+
+  void count(bool hit);
+  CacheStats stats() const;
+  // Removes least recently used entries until the cache is under its limit.
+  void evict();
+
+  // The opened root (for the PCH and discovery caches); null when disabled.
+  const TrustedDir* root() const { return root_ ? &*root_ : nullptr; }
+  // Whether new entries' outputs are zstd frames (docs/performance.md).
+  bool compresses() const { return compress_; }
+
+ private:
+  std::optional<TrustedDir> root_;
+  std::uint64_t max_bytes_ = 0;
+  bool compress_ = false;
+  std::string problem_;
+  bool problem_is_warning_ = false;
+};
+
+}  // namespace kbuild
 
 // The counters of a cache root's stats.json (local hits and misses, the
 // remote cache's hits, misses, errors and bytes): a build adds all of its

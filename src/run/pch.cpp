@@ -5,14 +5,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/output_cache.hpp"
-#include "kbuild/process.hpp"
 #include "run/input_manifest.hpp"
+#include "run/output_cache.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 namespace fs = std::filesystem;

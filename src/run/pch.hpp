@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_runner.hpp"
-#include "kbuild/cache_key.hpp"
+#include "devices/registry.hpp"
 #include "kbuild/environment.hpp"
-#include "kbuild/plan.hpp"
-#include "kbuild/registry.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "plan/plan.hpp"
+#include "run/build_runner.hpp"
+#include "run/cache_key.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 

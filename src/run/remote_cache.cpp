@@ -1,4 +1,4 @@
-#include "kbuild/remote_cache.hpp"
+#include "run/remote_cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,14 +10,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "kbuild/cache_key.hpp"
-#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
+#include "run/cache_key.hpp"
 #include "run/input_manifest.hpp"
 #include "run/output_cache.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
+#include "util/process.hpp"
 
 namespace kbuild {
 

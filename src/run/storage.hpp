@@ -14,9 +14,8 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
-#include "kbuild/output_cache.hpp"
-#include "kbuild/remote_cache.hpp"
 #include "run/output_cache.hpp"
+#include "run/remote_cache.hpp"
 
 namespace kbuild {
 

@@ -1,4 +1,4 @@
-#include "kbuild/isa.hpp"
+#include "site/isa.hpp"
 
 #include <sys/utsname.h>
 

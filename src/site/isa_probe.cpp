@@ -11,10 +11,10 @@
 #include <utility>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "util/file_system.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/process.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 

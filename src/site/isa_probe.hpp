@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
-#include "kbuild/isa.hpp"
+#include "site/isa.hpp"
 
 namespace kbuild {
 

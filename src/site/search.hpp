@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 // Where the compiler looks for headers: its include search list for a
 // command line, as `-E -v` prints it.

@@ -1,5 +1,4 @@
 
-#include "kbuild/site.hpp"
 #include "site/site.hpp"
 
 #include <sys/stat.h>
@@ -11,10 +10,10 @@
 #include <sstream>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
+#include "util/process.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,10 +1,74 @@
-// site: the parts only the library uses (the API: kbuild/site.hpp).
+// site: the machine: torch, Python, the compiler and its version, found once and remembered.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kbuild/environment.hpp"
+#include "kbuild/request.hpp"
+#include "util/trusted_dir.hpp"
+
+// Finding torch and Python without importing torch: one `python3` run that
+// asks importlib where the packages are, cached on disk keyed on everything
+// that could change the answer, so later runs spawn nothing.
+namespace kbuild {
+
+struct PythonInfo {
+  std::string python;  // the interpreter that answered
+  std::optional<std::string> torch_root;
+  std::optional<std::string> torch_npu_root;
+  std::string include;  // sysconfig.get_path("include")
+  std::string libdir;   // sysconfig LIBDIR
+};
+
+struct Discovery {
+  std::optional<PythonInfo> info;
+  std::string problem;  // why info is missing (python not found, failed...)
+  bool from_cache = false;
+};
+
+// Asks `python` (a name looked up on PATH, or a path). Uses and refreshes the
+// cache under `cache_dir` (empty: no cache).
+Discovery discover_python(const std::string& python, const Environment& env,
+                          const std::string& cache_dir);
+
+// True when <torch_root>/version.py names a hip (ROCm) version.
+bool torch_is_rocm_build(const std::string& torch_root);
+
+}  // namespace kbuild
+
+// The machine paths the layers and providers need, discovered or given.
+namespace kbuild {
+
+struct Paths {
+  std::optional<std::string> torch_root;      // the torch package dir (include/, lib/)
+  std::optional<std::string> torch_npu_root;  // the torch_npu package dir
+  std::optional<std::string> python_include;  // sysconfig.get_path("include")
+  std::optional<std::string> python_libdir;   // sysconfig LIBDIR
+  bool torch_is_rocm = false;                 // torch/version.py names a hip version
+  std::string cuda_home = "/usr/local/cuda";
+  // Inductor rewrites CUDA lib dirs to the dir holding libcudart_static.a
+  // only when CUDA_HOME is set; kbuild also does when --cuda-home is given.
+  bool cuda_home_explicit = false;
+  std::string rocm_home = "/opt/rocm";
+};
+
+}  // namespace kbuild
+
+// The machine paths for a run: explicit options first, then environment
+// variables, then (cached) discovery from the Python interpreter.
+namespace kbuild {
+
+struct Site {
+  Paths paths;
+  std::vector<std::string> notes;
+  std::optional<Discovery> discovery;  // set when Python was consulted
+};
+
+Site resolve_site(const SiteSettings& settings, const Environment& env);
+
+}  // namespace kbuild
 
 // `CXX --version`, asked once, for doctor and the report.
 namespace kbuild {

@@ -1,5 +1,4 @@
 
-#include "kbuild/digest.hpp"
 #include "util/digest.hpp"
 
 #include <fcntl.h>

@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include "kbuild/trusted_dir.hpp"
 #include "kbuild_config.h"
 #include "util/file_system.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 

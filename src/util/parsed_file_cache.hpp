@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 

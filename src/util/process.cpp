@@ -1,5 +1,5 @@
 
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>

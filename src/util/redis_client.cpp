@@ -1,4 +1,4 @@
-#include "kbuild/redis_client.hpp"
+#include "util/redis_client.hpp"
 
 #include <hiredis/hiredis.h>
 #include <netdb.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 #include "util/text.hpp"
 
 namespace kbuild {

@@ -1,5 +1,4 @@
 
-#include "kbuild/trusted_dir.hpp"
 #include "util/trusted_dir.hpp"
 
 #include <dirent.h>

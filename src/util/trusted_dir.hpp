@@ -1,11 +1,140 @@
-// trusted_dir: the parts only the library uses (the API: kbuild/trusted_dir.hpp).
+// trusted_dir: directories and files kbuild may trust (owner, modes, parents), where the cache
+// lives, and outputs written whole or not at all.
 #pragma once
 
 #include <sys/stat.h>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/trusted_dir.hpp"
+
+// A directory kbuild keeps its own files in (the caches), used only through
+// a descriptor opened once: nothing inside is reached through a symbolic
+// link (every open is relative to an opened directory, with O_NOFOLLOW), and
+// every directory and file is checked as it is opened. A cache that others
+// can write could hand a user someone else's binary, so the rule is the one
+// for device files: owned by the user or root, not writable by others
+// (group-writable only when the group's one member is the owner, as
+// OpenSSH's user-private-group rule).
+namespace kbuild {
+
+// ok() when a file or directory with this status is trusted, else what
+// makes it untrusted ("is world-writable (mode 0777)").
+Status check_ownership(const struct stat& st);
+
+// An open file descriptor, closed with the object.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release();
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes all of `bytes` to `fd`; `path` names it in the failure.
+Status write_all(int fd, std::string_view bytes, const std::string& path);
+// Removes `name` in the directory open as `parent_fd` and everything under
+// it, never following a link (`path` names it in the failure).
+Status remove_tree_at(int parent_fd, const std::string& name, const std::string& path);
+
+class TrustedDir {
+ public:
+  // Opens the directory at `path` (created with its parents when missing
+  // and `create`), following links in `path` itself, and checks it.
+  static Result<TrustedDir> open(const std::string& path, bool create);
+
+  // A subdirectory ("a" or "a/b"), each part opened without following links
+  // and checked; created when missing and `create`.
+  Result<TrustedDir> sub(const std::string& name, bool create) const;
+
+  // A regular, trusted file inside, opened for reading.
+  Result<UniqueFd> open_file(const std::string& name) const;
+  // Its bytes, at most `limit` of them (a larger file is a failure).
+  Result<std::string> read(const std::string& name, std::size_t limit = 64u << 20) const;
+  // Writes `bytes` to a new file beside `name` and renames it over `name`.
+  Status write_atomically(const std::string& name, const std::string& bytes) const;
+  // Creates a new file (never an existing one, never through a link).
+  Result<UniqueFd> create_file(const std::string& name, mode_t mode) const;
+
+  // Renames within this directory, or into `to_dir`.
+  Status rename(const std::string& from, const std::string& to) const;
+  Status rename(const std::string& from, const TrustedDir& to_dir, const std::string& to) const;
+  // Removes `name` and everything under it; a link is removed, never followed.
+  Status remove_tree(const std::string& name) const;
+  Status remove_file(const std::string& name) const;
+  // Names of the entries (not . and ..).
+  std::vector<std::string> list() const;
+  bool exists(const std::string& name) const;
+  // lstat of an entry.
+  std::optional<struct stat> status(const std::string& name) const;
+  // Sets the entry's modification time to now (LRU order).
+  void touch(const std::string& name) const;
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+
+ private:
+  TrustedDir(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  UniqueFd fd_;
+  std::string path_;
+};
+
+// Opens `name` in `dir_fd` (AT_FDCWD: from the current directory), creating
+// it, never through a symlink, and waits for an exclusive flock on it.
+// Invalid (errno set) when it is not a regular file, when `trusted` and its
+// owner fails the trust rule, or when it cannot be opened or locked. Closing
+// the descriptor releases the lock.
+UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted);
+
+// Holds an exclusive flock on a trusted lock file inside `dir` while alive.
+class DirLock {
+ public:
+  DirLock(const TrustedDir& dir, const std::string& name);
+  bool held() const { return fd_.valid(); }
+
+ private:
+  UniqueFd fd_;
+};
+
+}  // namespace kbuild
+
+// Where kbuild keeps its caches (outputs, precompiled headers, Python
+// discovery), and opening that directory safely. A cache directory is
+// marked with CACHEDIR.TAG (as ccache and others do, so backup tools skip
+// it); kbuild adopts an unmarked directory only when it is empty or holds
+// nothing but kbuild's own layout, and clears only what it recognises.
+namespace kbuild {
+
+// KBUILD_CACHE_DIR, else $XDG_CACHE_HOME/kbuild, else $HOME/.cache/kbuild;
+// "" when none of them is set (then nothing is cached).
+std::string cache_root(const Environment& env);
+
+// What to say when cache_root() is "".
+extern const char* const kNoCacheRoot;
+
+// Opens `root` as kbuild's cache, checked like a device file (owner you or
+// root, not writable by others). With `create`, a missing directory is
+// created and marked. A failure says why it cannot be used and what to do.
+Result<TrustedDir> open_cache_root(const std::string& root, bool create);
+
+// Removes every entry kbuild keeps in the cache (the marker stays).
+Status clear_cache(const TrustedDir& root);
+
+}  // namespace kbuild
 
 // Device files and exec-provider programs are code-adjacent: whoever can
 // write them decides what kbuild compiles and runs. Like ssh and git, kbuild

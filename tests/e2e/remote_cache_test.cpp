@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "../support/test_support.hpp"
-#include "kbuild/digest.hpp"
-#include "kbuild/redis_client.hpp"
+#include "util/digest.hpp"
+#include "util/redis_client.hpp"
 
 using namespace kbuild_test;
 

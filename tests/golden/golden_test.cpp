@@ -6,7 +6,7 @@
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 namespace kbuild_test {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "devices/device_file.hpp"
+#include "devices/profile.hpp"
 #include "devices/template_string.hpp"
-#include "kbuild/profile.hpp"
 
 namespace kbuild_test {
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "kbuild/assemble.hpp"
 #include "kbuild/error.hpp"
+#include "plan/assemble.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

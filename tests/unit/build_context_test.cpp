@@ -1,4 +1,4 @@
-#include "kbuild/build_context.hpp"
+#include "diagnose/build_context.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "kbuild/driver.hpp"
+#include "driver/driver.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

@@ -1,11 +1,11 @@
 // plan_build: the layers in order (base, torch, device, user), finalized
 // and assembled; requests that cannot be one build are usage errors.
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 #include <catch2/catch.hpp>
 
+#include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/registry.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

@@ -1,7 +1,7 @@
 // run_build through a fake process runner: the runner's own logic (cache
 // hit and miss, split steps, what a failed step or load check leaves) with
 // no compiler at all.
-#include "kbuild/build_runner.hpp"
+#include "run/build_runner.hpp"
 
 #include <fcntl.h>
 
@@ -11,8 +11,8 @@
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "run/storage.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::MockStorage;

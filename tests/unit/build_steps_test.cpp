@@ -1,12 +1,12 @@
 // plan_steps: the steps a cache miss runs, decided before anything runs:
 // one step for a plain build; per-source compiles through a compile-only
 // launcher and a local link; a load check as a step of its own.
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 #include <catch2/catch.hpp>
 
+#include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/registry.hpp"
 #include "util/text.hpp"
 
 using namespace kbuild;

@@ -3,7 +3,6 @@
 #include "../support/test_support.hpp"
 #include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/registry.hpp"
 #include "site/search.hpp"
 
 using namespace kbuild;

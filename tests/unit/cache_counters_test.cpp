@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;

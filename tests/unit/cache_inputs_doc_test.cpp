@@ -8,7 +8,7 @@
 #include <set>
 
 #include "../support/test_support.hpp"
-#include "kbuild/output_cache.hpp"
+#include "run/output_cache.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

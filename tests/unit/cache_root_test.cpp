@@ -1,6 +1,6 @@
 // cache_root and open_cache_root: where the cache is, and adopting only a
 // directory that is kbuild's (marked, or empty, or kbuild's own layout).
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

@@ -1,6 +1,6 @@
 // plan_compiler_call: a compiler command taken as it is (kbuild cc), as one
 // build kbuild can cache, or nullopt when it must run unchanged.
-#include "kbuild/compiler_call.hpp"
+#include "plan/compiler_call.hpp"
 
 #include <unistd.h>
 

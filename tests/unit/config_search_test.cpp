@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/device_file_load.hpp"
+#include "devices/device_file_load.hpp"
 #include "kbuild/error.hpp"
 
 using namespace kbuild;

@@ -13,8 +13,8 @@
 #include "../support/test_support.hpp"
 #include "devices/device_file.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/site.hpp"
+#include "site/site.hpp"
+#include "util/process.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

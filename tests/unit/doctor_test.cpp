@@ -1,5 +1,5 @@
 // doctor's verdict: the worst check, and the summary line under the table.
-#include "kbuild/doctor.hpp"
+#include "diagnose/doctor.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kbuild/build_runner.hpp"
+#include "run/build_runner.hpp"
 
 using namespace kbuild;
 

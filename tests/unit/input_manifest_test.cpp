@@ -6,7 +6,7 @@
 #include <ctime>
 
 #include "../support/test_support.hpp"
-#include "kbuild/cache_key.hpp"
+#include "run/cache_key.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

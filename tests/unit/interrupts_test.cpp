@@ -1,6 +1,6 @@
 // Interrupts: held pending by a guard, caught (never acted on in a handler)
 // while a watch is alive, and put back as they were after.
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 #include <poll.h>
 #include <pthread.h>

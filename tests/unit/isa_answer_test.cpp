@@ -4,10 +4,10 @@
 #include <filesystem>
 
 #include "../support/test_support.hpp"
+#include "diagnose/isa_answer.hpp"
 #include "kbuild/environment.hpp"
-#include "kbuild/isa.hpp"
-#include "kbuild/isa_answer.hpp"
-#include "kbuild/process.hpp"
+#include "site/isa.hpp"
+#include "util/process.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -5,15 +5,14 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
+#include "devices/profile.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plan.hpp"
-#include "kbuild/process.hpp"
-#include "kbuild/profile.hpp"
 #include "plan/plan.hpp"
 #include "site/isa_probe.hpp"
 #include "support/test_support.hpp"
 #include "util/parsed_file_cache.hpp"
+#include "util/process.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

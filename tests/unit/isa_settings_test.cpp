@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "kbuild/profile.hpp"
+#include "devices/profile.hpp"
 #include "plan/plan.hpp"
 
 using namespace kbuild;

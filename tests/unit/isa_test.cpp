@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "kbuild/environment.hpp"
-#include "kbuild/isa.hpp"
+#include "site/isa.hpp"
 
 using namespace kbuild;
 

@@ -1,7 +1,7 @@
 // Launchers: parsed like a shell would, known compile-only ones recognised;
 // what -march=native means read from the compiler's -### output (here a
 // fake compiler script: no g++ runs).
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
+#include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/registry.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

@@ -1,6 +1,6 @@
 // check_load through a fake process runner: the loader's argv, the
 // LD_LIBRARY_PATH it gets, and how its answer is read (no library loads).
-#include "kbuild/load_check.hpp"
+#include "run/load_check.hpp"
 
 #include <catch2/catch.hpp>
 

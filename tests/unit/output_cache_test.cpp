@@ -1,6 +1,6 @@
 // The output cache on its own: keys, store and fetch (each entry's manifest
 // checked), counts and eviction; no compiler runs here.
-#include "kbuild/output_cache.hpp"
+#include "run/output_cache.hpp"
 #include "util/digest.hpp"
 
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include <ctime>
 
 #include "../support/test_support.hpp"
-#include "kbuild/trusted_dir.hpp"
 #include "util/file_system.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;

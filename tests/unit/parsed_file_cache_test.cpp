@@ -11,7 +11,7 @@
 
 #include "../support/fake_file_system.hpp"
 #include "../support/test_support.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

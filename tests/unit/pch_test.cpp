@@ -8,13 +8,13 @@
 
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
-#include "kbuild/build_runner.hpp"
+#include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/registry.hpp"
-#include "kbuild/remote_cache.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "run/build_runner.hpp"
 #include "run/input_manifest.hpp"
+#include "run/remote_cache.hpp"
 #include "run/storage.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::MockStorage;

@@ -8,7 +8,7 @@
 #include "devices/device_file.hpp"
 #include "devices/device_file_load.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

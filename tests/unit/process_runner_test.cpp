@@ -1,5 +1,5 @@
 // real_processes(): the runner a build uses when no fake is given.
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 #include <catch2/catch.hpp>
 

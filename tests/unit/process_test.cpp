@@ -1,6 +1,6 @@
 // run_process and find_executable: argv only, captured output within its
 // bound, a time-out that ends the whole process group, exact exit status.
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -10,8 +10,7 @@
 #include "../support/same_fields.hpp"
 #include "../support/test_support.hpp"
 #include "devices/profile.hpp"
-#include "kbuild/profile.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

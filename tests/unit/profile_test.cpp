@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
+#include "devices/profile.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/profile.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

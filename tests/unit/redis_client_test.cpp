@@ -1,9 +1,9 @@
 // RedisClient against a real redis-server on 127.0.0.1 (a free port, nothing
 // saved, stopped with the test), and parse_redis_url on its own.
-#include "kbuild/redis_client.hpp"
+#include "util/redis_client.hpp"
 
 #include "kbuild/error.hpp"
-#include "kbuild/process.hpp"
+#include "util/process.hpp"
 
 #include <linux/sockios.h>
 #include <netinet/in.h>

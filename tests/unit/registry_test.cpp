@@ -5,9 +5,9 @@
 #include "../support/test_support.hpp"
 #include "devices/device_file.hpp"
 #include "devices/device_file_load.hpp"
+#include "devices/plugin.hpp"
+#include "devices/registry.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/plugin.hpp"
-#include "kbuild/registry.hpp"
 
 using namespace kbuild;
 using namespace kbuild_test;

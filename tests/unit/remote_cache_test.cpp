@@ -11,13 +11,12 @@
 
 #include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
-#include "kbuild/digest.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/redis_client.hpp"
-#include "kbuild/remote_cache.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "run/remote_cache.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
+#include "util/redis_client.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

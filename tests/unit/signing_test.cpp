@@ -1,6 +1,6 @@
 // Ed25519 signing and BLAKE2b hashing (libsodium), checked against the
 // published test vectors, and the hex keys' decoding.
-#include "kbuild/digest.hpp"
+#include "util/digest.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // resolve_site: explicit options first, then environment variables; Python
 // is asked only for what is still unknown (never here: every path is given).
-#include "kbuild/site.hpp"
+#include "site/site.hpp"
 
 #include <catch2/catch.hpp>
 

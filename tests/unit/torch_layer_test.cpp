@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kbuild/isa.hpp"
+#include "site/isa.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;

@@ -1,6 +1,6 @@
 // TrustedDir: every open relative to an opened directory, no link followed,
 // every directory and file checked for its owner and mode as it is opened.
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 #include <sys/file.h>
 #include <sys/stat.h>

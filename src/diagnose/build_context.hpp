@@ -7,30 +7,25 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_runner.hpp"
-#include "kbuild/device_file_load.hpp"
+#include "devices/device_file_load.hpp"
+#include "devices/profile.hpp"
+#include "devices/registry.hpp"
+#include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild/output_cache.hpp"
-#include "kbuild/plan.hpp"
-#include "kbuild/profile.hpp"
-#include "kbuild/registry.hpp"
-#include "kbuild/remote_cache.hpp"
-#include "kbuild/site.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "kbuild/request.hpp"
+#include "plan/plan.hpp"
+#include "run/build_runner.hpp"
+#include "run/output_cache.hpp"
+#include "run/remote_cache.hpp"
+#include "site/site.hpp"
+#include "util/trusted_dir.hpp"
 
 // One run's context, built once before anything runs: where kbuild's device
 // files are, the site (torch, Python, CUDA), the registry, the cache
 // settings, and what a build collected for its report. The CLI only parses
 // its command line into these, calls, and prints.
 namespace kbuild {
-
-// What the command line says about where things are.
-struct SessionOptions {
-  SiteSettings site;
-  std::vector<std::string> device_files;
-  bool allow_untrusted_device_files = false;
-};
 
 // Paths, device registry and timings of one run.
 class Session {
@@ -72,18 +67,6 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
 std::optional<Error> report_path_problem(const std::string& report,
                                          const std::vector<std::string>& sources,
                                          const std::string& output);
-
-// What a build asks of the run, besides its request.
-struct RunOptions {
-  bool use_cache = true;
-  std::string cache_max_size;  // "": KBUILD_CACHE_MAX_SIZE, else 4G
-  bool dry_run = false;        // writes nothing: makes no cache directory
-  std::string launcher;        // "": the one the device file names, if any
-  bool resolve_native = false;
-  double timeout_s = 0;  // 0: none
-  bool load_check = false;
-  std::vector<std::string> required_symbols;
-};
 
 // Every setting of one build, made once, before anything (the PCH step
 // included) runs: the cache, the launcher, the timeout, the load check.
@@ -149,14 +132,6 @@ nlohmann::ordered_json report_of(const Compilation& record, const Environment& e
 // limit, its hits and misses, and the remote cache's counters (kept in the
 // same directory), as text or JSON with stable keys (docs/cache.md).
 namespace kbuild {
-
-struct CacheSummary {
-  std::string directory;
-  bool exists = false;  // false: no cache yet (every count 0)
-  std::uint64_t max_bytes = 0;
-  CacheStats local;
-  RemoteStats remote;
-};
 
 // Reads the cache named by the environment; the limit is `max_size`
 // (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G. Creates nothing.

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "kbuild/build_context.hpp"
+#include "diagnose/build_context.hpp"
 #include "kbuild/build_options.hpp"
-#include "kbuild/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace kbuild {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "util/trusted_dir.hpp"
 
 struct redisReader;
 

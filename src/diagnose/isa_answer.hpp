@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
-#include "kbuild/site.hpp"
+#include "site/site.hpp"
 
 namespace kbuild {
 
@@ -22,12 +23,6 @@ struct IsaAnswerRequest {
   std::string compiler = "g++";  // as configured (--cxx, CXX)
   std::string remote_cache;      // --remote-cache ("": KBUILD_REMOTE_CACHE, else none)
   bool remote_cache_readonly = false;
-};
-
-struct IsaAnswer {
-  nlohmann::ordered_json json;        // README, "kbuild isa": its fields
-  std::vector<std::string> notes;     // a probe that failed, the profile that stood in
-  std::vector<std::string> warnings;  // the remote cache's problem, ATEN_CPU_CAPABILITY's
 };
 
 // Runs the probes whose answers are not cached (here or remotely). Throws

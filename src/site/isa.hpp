@@ -9,17 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "kbuild/request.hpp"
+
 namespace kbuild {
 
 class Environment;
-
-enum class IsaKind { none, avx2, avx512, avx512_vnni, amx, neon, sve256 };
-
-struct Isa {
-  IsaKind kind = IsaKind::none;
-  bool avx512_bf16 = false;  // adds -mavx512bf16 (avx512 and amx only, as Inductor)
-  bool amx_fp16 = false;     // adds -mamx-fp16 (amx only)
-};
 
 // What the running CPU supports: `machine` as uname -m, `flags` from
 // /proc/cpuinfo ("flags" on x86, "Features" on Arm). Read once per process.

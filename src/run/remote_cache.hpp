@@ -16,10 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
-#include "kbuild/output_cache.hpp"
-#include "kbuild/redis_client.hpp"
-#include "kbuild/trusted_dir.hpp"
+#include "run/output_cache.hpp"
+#include "util/redis_client.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 
@@ -53,10 +54,6 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
                                           const Environment& env,
                                           const DeviceRemoteCache& device = {});
 
-// Counts kept in the local cache's stats.json.
-struct RemoteStats {
-  std::uint64_t hits = 0, misses = 0, errors = 0, bytes_down = 0, bytes_up = 0;
-};
 RemoteStats remote_stats(const TrustedDir& root);
 
 // An entry's two parts: the manifest (the local cache's CBOR) and the bytes.
