@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/in_process.hpp"
 #include "../support/test_support.hpp"
 #include "util/text.hpp"
 
@@ -102,9 +103,9 @@ std::pair<RunResult, RunResult> dry_run(const ProfileMachine& m, const Request& 
                                     "ATEN_CPU_CAPABILITY", "CUDA_HOME", "CXX"};
   for (const auto& [name, value] : r.env)
     unset.erase(std::remove(unset.begin(), unset.end(), name), unset.end());
-  RunResult argv = run_kbuild(args, m.home.str(), r.env, unset);
+  RunResult argv = run_kbuild_in_process(args, m.home.str(), r.env, unset);
   args.push_back("--inductor-line");
-  RunResult line = run_kbuild(args, m.home.str(), r.env, unset);
+  RunResult line = run_kbuild_in_process(args, m.home.str(), r.env, unset);
   return {argv, line};
 }
 
@@ -295,8 +296,8 @@ TEST_CASE("profiles: --torch-version names the line over the torch found; --vers
   r.extra = {"--torch-version", "2.14"};
   check_command(m, r, g214["commands"]["cpu|aot=False|compile_only=False|include_pytorch=False"]);
 
-  RunResult v = run_kbuild({"--version"}, m.home.str(),
-                           {{"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}});
+  RunResult v = run_kbuild_in_process({"--version"}, m.home.str(),
+                                      {{"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}});
   CHECK(v.exit_code == 0);
   CHECK(v.out.find("Inductor profile 2.11 (") != std::string::npos);
   CHECK(v.out.find("torch 2.11.0 from") != std::string::npos);
@@ -305,7 +306,7 @@ TEST_CASE("profiles: --torch-version names the line over the torch found; --vers
 TEST_CASE("profiles: --no-torch uses the base layer of the named line", "[golden][profiles]") {
   ProfileMachine m("2.14.1");
   json g214 = load_profile_golden("2.14");
-  RunResult r = run_kbuild(
+  RunResult r = run_kbuild_in_process(
       {"--no-torch", "--torch-version", "2.14", "--cxx", "g++", "--dry-run", "--no-cache",
        m.subst("${OUT_DIR}/kernel.cpp"), "-o", m.subst("${OUT_DIR}/kernel.so")},
       m.home.str(), {}, {"CXX"});

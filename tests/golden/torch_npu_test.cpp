@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../support/in_process.hpp"
 #include "../support/test_support.hpp"
 #include "util/text.hpp"
 
@@ -174,10 +175,10 @@ int check_cases(const json& cases, const Release& release) {
       build.insert(build.end(),
                    {"--dry-run", m.subst("${OUT_DIR}/kernel.cpp"), "-o",
                     m.subst(c.compile_only ? "${OUT_DIR}/kernel.o" : "${OUT_DIR}/kernel.so")});
-      RunResult dry = run_kbuild(build, m.home.str(), env, unset);
+      RunResult dry = run_kbuild_in_process(build, m.home.str(), env, unset);
       std::vector<std::string> options = {"options", "--json"};
       options.insert(options.end(), args.begin(), args.end());
-      RunResult opt = run_kbuild(options, m.home.str(), env, unset);
+      RunResult opt = run_kbuild_in_process(options, m.home.str(), env, unset);
       INFO("dry-run stderr: " << dry.err << "\noptions stderr: " << opt.err);
       // The release is one kbuild knows: no note that it reproduces another.
       CHECK(dry.err.find("is not a release kbuild knows") == std::string::npos);
@@ -302,7 +303,7 @@ TEST_CASE("a backend a release lacks is refused as an unknown backend is", "[gol
     NpuMachine m(release);
     for (const std::string& backend : backends) {
       INFO(release << " --backend " << backend);
-      RunResult r = run_kbuild(
+      RunResult r = run_kbuild_in_process(
           {"options", "--device", "npu", "--torch-root", m.placeholders.at("${TORCH_ROOT}"),
            "--torch-npu-root", m.placeholders.at("${TORCH_NPU_ROOT}"), "--backend", backend},
           m.home.str(), {{"ASCEND_HOME_PATH", m.subst("${ASCEND_HOME_PATH}")}},
@@ -356,7 +357,7 @@ TEST_CASE("torch_npu 2.7.1 and 2.9.0: the older optimization flags on their torc
     if (!npu) args.insert(args.end(), {"--plugin", "npu"});
     if (aot) args.push_back("--aot");
     if (compile_only) args.push_back("--compile-only");
-    RunResult dry = run_kbuild(
+    RunResult dry = run_kbuild_in_process(
         args, m.home.str(), {{"ASCEND_HOME_PATH", m.placeholders.at("${ASCEND_HOME_PATH}")}},
         {"DISABLE_AOTI_PATCH", "TORCHINDUCTOR_NPU_BACKEND", "LIBTORCH_NPU_PATH"});
     INFO("stderr: " << dry.err);

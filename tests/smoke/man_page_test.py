@@ -9,7 +9,7 @@ usage: man_page_test.py KBUILD SOURCE_ROOT BUILD_ROOT
 
 What the code has is taken from the code itself: subcommands and options
 from `kbuild --completion-words` (the table that parses the command line),
-exit codes from src/util/error.cpp and the constants of src/cli/main.cpp,
+exit codes from src/util/error.cpp and the constants of src/cli/commands.cpp,
 variables from every lookup in src/ (C++ and the Python bridge) and every
 variable the shipped device files name.
 """
@@ -61,8 +61,8 @@ def exit_codes(source_root):
     error_cpp = open(os.path.join(source_root, "src/util/error.cpp")).read()
     body = error_cpp[error_cpp.index("int exit_code("):error_cpp.index("const char* stage_name(")]
     codes |= {int(n) for n in re.findall(r"return (\d+);", body)}
-    main_cpp = open(os.path.join(source_root, "src/cli/main.cpp")).read()
-    for decl in re.findall(r"constexpr int (k\w+ = \d+(?:, k\w+ = \d+)*);", main_cpp):
+    commands_cpp = open(os.path.join(source_root, "src/cli/commands.cpp")).read()
+    for decl in re.findall(r"constexpr int (k\w+ = \d+(?:, k\w+ = \d+)*);", commands_cpp):
         codes |= {int(n) for n in re.findall(r"= (\d+)", decl)}
     return codes
 

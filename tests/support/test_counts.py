@@ -18,6 +18,7 @@ def main():
     name = os.environ.get("KBUILD_TEST_NAME")
     if directory and name:
         passed = result.testsRun - failed - len(result.skipped)
+        os.makedirs(directory, exist_ok=True)  # as the Catch2 runs do
         with open(os.path.join(directory, name + ".json"), "w") as f:
             json.dump({"passed": passed, "failed": failed}, f)
     sys.exit(0 if result.wasSuccessful() else 1)

@@ -88,8 +88,8 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& set,
-              const std::vector<std::string>& unset) {
+std::map<std::string, std::string> environment_with(const std::map<std::string, std::string>& set,
+                                                    const std::vector<std::string>& unset) {
   std::map<std::string, std::string> vars;
   for (char** e = environ; e && *e; ++e) {
     std::string entry(*e);
@@ -98,8 +98,13 @@ RunResult run(const std::vector<std::string>& argv, const std::map<std::string, 
   }
   for (const auto& [k, v] : set) vars[k] = v;
   for (const auto& k : unset) vars.erase(k);
+  return vars;
+}
+
+RunResult run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& set,
+              const std::vector<std::string>& unset) {
   std::vector<std::string> env;
-  for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : environment_with(set, unset)) env.push_back(k + "=" + v);
 
   asio::io_context ctx;
   asio::readable_pipe out(ctx), err(ctx);
@@ -236,6 +241,12 @@ RunResult run_kbuild(const std::vector<std::string>& args, const std::string& ho
                      std::map<std::string, std::string> set, std::vector<std::string> unset) {
   std::vector<std::string> argv{kbuild_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
+  make_hermetic(home, set, unset);
+  return run(argv, set, unset);
+}
+
+void make_hermetic(const std::string& home, std::map<std::string, std::string>& set,
+                   std::vector<std::string>& unset) {
   set.emplace("HOME", home);
   set.emplace("XDG_CONFIG_HOME", home + "/.config");
   set.emplace("XDG_CACHE_HOME", home + "/.cache");
@@ -243,7 +254,6 @@ RunResult run_kbuild(const std::vector<std::string>& args, const std::string& ho
        {"KBUILD_CONFIG_PATH", "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT", "KBUILD_CACHE_DIR",
         "CXX", "CUDA_HOME", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH", "ATEN_CPU_CAPABILITY"})
     if (!set.count(var)) unset.push_back(var);
-  return run(argv, set, unset);
 }
 
 void compile_shared_library(const std::string& source_text, const std::string& output,

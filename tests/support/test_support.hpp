@@ -87,6 +87,13 @@ std::string source_root();
 RunResult run_kbuild(const std::vector<std::string>& args, const std::string& home,
                      std::map<std::string, std::string> set = {},
                      std::vector<std::string> unset = {});
+// That environment's changes: HOME and the XDG dirs into `home` (unless in
+// `set`), the user's kbuild and compiler variables in `unset`.
+void make_hermetic(const std::string& home, std::map<std::string, std::string>& set,
+                   std::vector<std::string>& unset);
+// This process's environment with `set` set and `unset` removed.
+std::map<std::string, std::string> environment_with(const std::map<std::string, std::string>& set,
+                                                    const std::vector<std::string>& unset);
 
 // Compiles `source_text` into a shared library at `output` with g++
 // (-shared -fPIC), with `soname` when given. Fails the test on error.
