@@ -5,8 +5,10 @@ PATH reading the wheel's device files, a real build with a load check
 (kbuild-load-check beside kbuild), `import kbuild_inductor` finding the
 wheel's kbuild, and the bridge tests run against the installed copy.
 
-The wheel's Meson build directory is kept under the build tree
-(wheel-build), so a second run only rebuilds what changed."""
+The wheel is compiled as the build tree is (scripts/build-wheel
+--compile-like): with scripts/setup's ccache, its compiles are the cache's
+hits from the build tree's; its Meson build directory is kept beside the
+build tree (BUILD-wheel), so a second run only rebuilds what changed."""
 import glob
 import os
 import shutil
@@ -34,7 +36,7 @@ class WheelTest(unittest.TestCase):
         dist = os.path.join(cls.tmp, "dist")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "KBUILD_"))}
         built = run([SYSTEM_PYTHON, os.path.join(SOURCE_ROOT, "scripts", "build-wheel"), "-o", dist,
-                     "--builddir", os.path.join(BUILD_ROOT, "wheel-build")], env=env)
+                     "--compile-like", BUILD_ROOT], env=env)
         wheels = glob.glob(os.path.join(dist, "kbuild-*.whl"))
         if built.returncode != 0 or len(wheels) != 1:
             shutil.rmtree(cls.tmp)
