@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <signal.h>
+
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/readable_pipe.hpp>
@@ -68,6 +70,10 @@ TempDir::~TempDir() {
     if (it->is_directory(ec))
       fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
   fs::remove_all(path_, ec);
+}
+
+bool has(const std::vector<std::string>& words, const std::string& word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
 }
 
 void write_file(const fs::path& path, const std::string& text, bool executable) {

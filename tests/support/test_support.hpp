@@ -29,6 +29,9 @@ class TempDir {
 };
 
 void write_file(const fs::path& path, const std::string& text, bool executable = false);
+
+// Whether `words` holds `word` (a command line, a list of flags).
+bool has(const std::vector<std::string>& words, const std::string& word);
 std::string read_file(const fs::path& path);
 
 struct RunResult {

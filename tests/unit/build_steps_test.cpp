@@ -5,11 +5,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/test_support.hpp"
 #include "devices/registry.hpp"
 #include "kbuild/error.hpp"
 #include "util/text.hpp"
 
 using namespace kbuild;
+using kbuild_test::has;
 using Strings = std::vector<std::string>;
 
 namespace {
@@ -32,10 +34,6 @@ StepInput input(const Strings& sources, const std::string& launcher = "") {
   in.sources = sources;
   in.launcher = parse_launcher(launcher);
   return in;
-}
-
-bool has(const Strings& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
 }
 
 }  // namespace

@@ -11,14 +11,14 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-using FakeCompiler = kbuild_test::ScriptedRunner;
+using ScriptedCompiler = kbuild_test::ScriptedRunner;
 using kbuild_test::exited;
 
 }  // namespace
 
 TEST_CASE("include_search_dirs asks with the search words only and reads -v's list",
           "[unit][include_search]") {
-  FakeCompiler g;
+  ScriptedCompiler g;
   g.answer = exited(0, "",
                     "ignored\n"
                     "#include \"...\" search starts here:\n"

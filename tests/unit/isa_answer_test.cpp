@@ -11,7 +11,7 @@
 
 using namespace kbuild;
 using namespace kbuild_test;
-using json = nlohmann::ordered_json;
+using ordered_json = nlohmann::ordered_json;
 
 namespace {
 
@@ -56,14 +56,14 @@ TEST_CASE("the answer: the valid list, the pick, and what they were computed for
   }
   AnswerFixture f;
   IsaAnswer first = f.answer();
-  const json& a = first.json;
+  const ordered_json& a = first.json;
   INFO(a.dump(2));
   REQUIRE_FALSE(a["valid"].empty());  // every x86-64 CPU this runs on has AVX2
   CHECK(a["pick"] == a["valid"][0]);
   CHECK(a["valid"].back()["inductor"] == "avx2");
   CHECK(a["certain"] == true);
   CHECK(a["probes_compiled"].get<int>() == static_cast<int>(a["checks"].size()));
-  for (const json& check : a["checks"]) {
+  for (const ordered_json& check : a["checks"]) {
     CHECK(check["passed"] == true);
     CHECK_FALSE(check["flags"].get<std::string>().empty());
   }

@@ -12,14 +12,14 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-using FakeCompiler = kbuild_test::ScriptedRunner;
+using ScriptedCompiler = kbuild_test::ScriptedRunner;
 using kbuild_test::exited;
 
 }  // namespace
 
 TEST_CASE("library_search_dirs: -L, then LIBRARY_PATH, then the compiler's own",
           "[unit][library_search]") {
-  FakeCompiler g;
+  ScriptedCompiler g;
   g.answer = exited(0,
                     "install: /usr/lib/gcc/x86_64-linux-gnu/12/\n"
                     "libraries: =/usr/lib/gcc/x86_64-linux-gnu/12/:/usr/lib/../lib/::/lib/\n",

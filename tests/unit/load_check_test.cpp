@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/fake_process_runner.hpp"
+
 using namespace kbuild;
+using kbuild_test::exited;
 using Strings = std::vector<std::string>;
 
 namespace {
@@ -25,14 +28,6 @@ class FakeLoader : public ProcessRunner {
     return answer;
   }
 };
-
-ProcessResult exited(int code, std::string out) {
-  ProcessResult r;
-  r.exited = true;
-  r.exit_code = code;
-  r.out = std::move(out);
-  return r;
-}
 
 LoadCheckSettings settings(Strings symbols = {}) {
   LoadCheckSettings s;

@@ -10,7 +10,7 @@ using namespace kbuild;
 
 namespace {
 
-nlohmann::json sample() {
+nlohmann::json sample_manifest() {
   return {{"inputs",
            {{"/usr/include/stdio.h", 31234, 1700000000123456789LL, "ab12"},
             {"/src/k.cpp", 0, -5, "cd34"}}},
@@ -23,7 +23,7 @@ nlohmann::json sample() {
 }  // namespace
 
 TEST_CASE("a manifest read in place gives what to_cbor wrote", "[unit][manifest_view]") {
-  const std::string bytes = to_cbor(sample());
+  const std::string bytes = to_cbor(sample_manifest());
   std::optional<ManifestView> m = read_manifest(bytes);
   REQUIRE(m);
   REQUIRE(m->inputs.size() == 2);
@@ -60,7 +60,7 @@ TEST_CASE("a manifest of another shape is refused", "[unit][manifest_view]") {
   CHECK_FALSE(read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"size", -1}})));
   CHECK_FALSE(read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"absent", {1}}})));
   CHECK_FALSE(read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"digest", 7}})));
-  CHECK_FALSE(read_manifest(to_cbor(sample()) + "x"));  // trailing bytes
+  CHECK_FALSE(read_manifest(to_cbor(sample_manifest()) + "x"));  // trailing bytes
   // A length far beyond the end (an array of 2^32 inputs) sizes nothing.
   CHECK_FALSE(read_manifest(std::string("\xa1\x66inputs\x9a\xff\xff\xff\xff", 12)));
   // Indefinite lengths are never written by to_cbor.
@@ -69,7 +69,7 @@ TEST_CASE("a manifest of another shape is refused", "[unit][manifest_view]") {
 
 TEST_CASE("every truncation and every altered byte is refused or read within bounds",
           "[unit][manifest_view]") {
-  const std::string bytes = to_cbor(sample());
+  const std::string bytes = to_cbor(sample_manifest());
   for (std::size_t n = 0; n < bytes.size(); ++n) CHECK_FALSE(read_manifest(bytes.substr(0, n)));
   for (std::size_t i = 0; i < bytes.size(); ++i)
     for (unsigned char flip : {0x01, 0x20, 0x80, 0xff}) {
@@ -91,7 +91,7 @@ TEST_CASE("the manifest's checks hold on a view as on the document", "[unit][man
   Result<std::string> none = input_manifest({}, t);
   REQUIRE(none);
   CHECK(inputs_unchanged(*none));
-  nlohmann::json j = sample();
+  nlohmann::json j = sample_manifest();
   j["inputs"] = nlohmann::json::array();
   j["libraries"] = nlohmann::json::array();
   j["absent"] = {"/nonexistent-kbuild-dir/a.h"};

@@ -23,18 +23,18 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-struct timespec now() {
+struct timespec file_time_now() {
   struct timespec t {};
   ::clock_gettime(CLOCK_REALTIME, &t);
   return t;
 }
 
 // A kernel source and a header in a scratch tree, and a cache over them.
-struct CacheFixture {
+struct OutputCacheFixture {
   TempDir tmp;
   Environment env;
   OutputCache cache;
-  CacheFixture() {
+  OutputCacheFixture() {
     fs::create_directories(tmp / "src");
     fs::create_directories(tmp / "inc");
     write_file(tmp / "src/k.cpp", "#include \"a.h\"\nint f() { return A; }\n");
@@ -59,7 +59,7 @@ struct CacheFixture {
     BuildInputs inputs;
     inputs.depfile_text = "k.o: " + tmp / "src/k.cpp" + " \\\n " + tmp / "inc/a.h" + "\n";
     inputs.include_search = {tmp / "inc"};
-    inputs.started = now();
+    inputs.started = file_time_now();
     return inputs;
   }
   // Stores `bytes` as the output of input().
@@ -93,7 +93,7 @@ struct CacheFixture {
 
 TEST_CASE("cache_key: the same build gives the same key; each input changes it",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   const KeyInput base = f.input();
   const CacheKey k = f.key(base);
   CHECK(k.hex.size() == 40);
@@ -131,7 +131,7 @@ TEST_CASE("cache_key: the same build gives the same key; each input changes it",
 
 TEST_CASE("cache_key covers files named on the command line and the compiler's stamp",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   write_file(f.tmp / "flags.rsp", "-O2");
   write_file(f.tmp / "fake-g++", "#!/bin/sh\n", true);
   KeyInput in = f.input();
@@ -153,7 +153,7 @@ TEST_CASE("cache_key covers files named on the command line and the compiler's s
 }
 
 TEST_CASE("a stored output is fetched whole; a changed header is a miss", "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   const KeyInput in = f.input();
   CHECK_FALSE(f.fetch(in));
   const std::string elf(
@@ -175,7 +175,7 @@ TEST_CASE("a stored output is fetched whole; a changed header is a miss", "[unit
 
 TEST_CASE("a header that would now shadow the one read makes a hit a miss",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   const KeyInput in = f.input();
   REQUIRE(f.store("out", in));
   REQUIRE(f.fetch(in));
@@ -187,7 +187,7 @@ TEST_CASE("a header that would now shadow the one read makes a hit a miss",
 }
 
 TEST_CASE("a damaged entry is never served and is removed", "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   const KeyInput in = f.input();
   REQUIRE(f.store("0123456789", in));
   write_file(f.entry(in) / "output", "0123456780");  // same size, other bytes
@@ -211,7 +211,7 @@ TEST_CASE("a damaged entry is never served and is removed", "[unit][output_cache
 
 TEST_CASE("entries are stored as zstd frames, and read whichever way they were stored",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, true});
   const KeyInput in = f.input();
   std::string library;
@@ -259,7 +259,7 @@ TEST_CASE("entries are stored compressed only with KBUILD_CACHE_COMPRESS=1",
 
 TEST_CASE("store refuses a source edited while the compiler ran, and leaves nothing",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   const KeyInput in = f.input();
   const CacheKey key = f.key(in);
   write_file(f.tmp / "src/k.cpp", "edited meanwhile\n");
@@ -273,7 +273,7 @@ TEST_CASE("store refuses a source edited while the compiler ran, and leaves noth
 }
 
 TEST_CASE("store refuses a header changed after the build started", "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   const KeyInput in = f.input();
   BuildInputs inputs = f.read();
   inputs.started.tv_sec -= 3600;  // the header is newer than the build
@@ -289,7 +289,7 @@ TEST_CASE("store refuses a header changed after the build started", "[unit][outp
 
 TEST_CASE("a link's entry is a miss when a library it could pick up changes",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   fs::create_directories(f.tmp / "lib");
   KeyInput in = f.input();
   in.links = true;
@@ -339,7 +339,7 @@ TEST_CASE("open: disabled, none named, missing without create, untrusted", "[uni
 
 TEST_CASE("hits and misses are counted across opens; a damaged count starts again",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   f.cache.count(true);
   f.cache.count(false);
   f.cache.count(false);
@@ -355,7 +355,7 @@ TEST_CASE("hits and misses are counted across opens; a damaged count starts agai
 
 TEST_CASE("evict removes the least recently used entries down to 90% of the limit",
           "[unit][output_cache]") {
-  CacheFixture f;
+  OutputCacheFixture f;
   f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 2500});
   std::vector<KeyInput> inputs;
   for (int i = 0; i < 3; ++i) {

@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct CacheFixture {
+struct ParsedCacheFixture {
   TempDir tmp;
   FakeFileSystem files;
   ParsedFileCache cache = open_cache(tmp / "cache");
@@ -42,7 +42,7 @@ struct CacheFixture {
 }  // namespace
 
 TEST_CASE("an entry answers while its files keep their stamps", "[unit][parsed_file_cache]") {
-  CacheFixture f;
+  ParsedCacheFixture f;
   f.files.write("/p/base.json", "{}");
   f.files.write("/p/line.json", "{\"extends\": \"base\"}");
   f.files.advance(2s);
@@ -57,7 +57,7 @@ TEST_CASE("an entry answers while its files keep their stamps", "[unit][parsed_f
 
 TEST_CASE("a change to any file's size, mtime, ctime or inode makes the entry stale",
           "[unit][parsed_file_cache]") {
-  CacheFixture f;
+  ParsedCacheFixture f;
   f.files.write("/p/base.json", "{}");
   f.files.write("/p/line.json", "{}");
   const struct timespec written = f.files.now();
@@ -93,7 +93,7 @@ TEST_CASE("a change to any file's size, mtime, ctime or inode makes the entry st
 }
 
 TEST_CASE("only files settled on the clock are remembered", "[unit][parsed_file_cache]") {
-  CacheFixture f;
+  ParsedCacheFixture f;
   f.files.write("/p/a.json", "{}");
   f.files.write("/p/b.json", "{}");
   f.files.advance(1999ms);
@@ -109,7 +109,7 @@ TEST_CASE("only files settled on the clock are remembered", "[unit][parsed_file_
 }
 
 TEST_CASE("a caller's stamps decide instead of stat when given", "[unit][parsed_file_cache]") {
-  CacheFixture f;
+  ParsedCacheFixture f;
   f.files.write("/p/a.json", "{}");
   f.files.advance(2s);
   const std::string stamp = file_identity("/p/a.json");

@@ -17,6 +17,7 @@
 #include "util/trusted_dir.hpp"
 
 using namespace kbuild;
+using kbuild_test::has;
 using kbuild_test::MockStorage;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
@@ -94,10 +95,6 @@ struct PchCase {
     fs::remove(p.dir + "/" + p.key + ".deps");
   }
 };
-
-bool has(const Strings& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
 
 }  // namespace
 

@@ -11,9 +11,9 @@ using namespace kbuild;
 
 namespace {
 
-const std::string kAcc = kbuild_test::acc_device_file();
+const std::string kAccFile = kbuild_test::acc_device_file();
 
-std::string config_error(const std::string& text) {
+std::string plugin_error(const std::string& text) {
   try {
     parse_device_file(text, "/cfg/acc.json");
   } catch (const Error& e) {
@@ -24,9 +24,9 @@ std::string config_error(const std::string& text) {
   return "";
 }
 
-// kAcc with `from` replaced by `to` (once).
+// kAccFile with `from` replaced by `to` (once).
 std::string acc_with(const std::string& from, const std::string& to) {
-  std::string text = kAcc;
+  std::string text = kAccFile;
   auto pos = text.find(from);
   REQUIRE(pos != std::string::npos);
   return text.replace(pos, from.size(), to);
@@ -36,7 +36,7 @@ std::string acc_with(const std::string& from, const std::string& to) {
 
 TEST_CASE("package and plugin sections load with their backends, edits and releases",
           "[unit][plugin_file]") {
-  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  DeviceFile f = parse_device_file(kAccFile, "/cfg/acc.json");
   REQUIRE(f.package);
   CHECK(f.package->name == "torch_acc");
   CHECK(f.package->version_file == "version.py");
@@ -56,37 +56,37 @@ TEST_CASE("package and plugin sections load with their backends, edits and relea
 }
 
 TEST_CASE("plugin sections are validated at load: file:line and key path", "[unit][plugin_file]") {
-  CHECK_THAT(config_error(acc_with("\"note\": \"patches nothing\"", "\"notes\": \"x\"")),
+  CHECK_THAT(plugin_error(acc_with("\"note\": \"patches nothing\"", "\"notes\": \"x\"")),
              Catch::Contains("/cfg/acc.json:") &&
                  Catch::Contains("at /plugin/backends/plain/notes: unknown key 'notes'"));
-  CHECK_THAT(config_error(acc_with("\"drop\": \"march=native\"",
+  CHECK_THAT(plugin_error(acc_with("\"drop\": \"march=native\"",
                                    "\"drop\": \"march=native\", \"replace\": \"x\"")),
              Catch::Contains("at /plugin/backends/fast/base/0: give exactly one of 'drop'"));
   CHECK_THAT(
-      config_error(acc_with("\"list\": \"cflags\", \"drop\"", "\"list\": \"flags\", \"drop\"")),
+      plugin_error(acc_with("\"list\": \"cflags\", \"drop\"", "\"list\": \"flags\", \"drop\"")),
       Catch::Contains("at /plugin/backends/fast/base/0/list: 'flags' is not one of the 7"));
   CHECK_THAT(
-      config_error(acc_with("\"plain\": {\"note\"", "\"slow\": {\"note\"")),
+      plugin_error(acc_with("\"plain\": {\"note\"", "\"slow\": {\"note\"")),
       Catch::Contains("at /backends/plain: backend 'plain' has no state in /plugin/backends"));
-  CHECK_THAT(config_error(acc_with("\"backends\": {\"fast\": {}, \"plain\": {}}",
+  CHECK_THAT(plugin_error(acc_with("\"backends\": {\"fast\": {}, \"plain\": {}}",
                                    "\"backends\": {\"fast\": {}}")),
              Catch::Contains("at /plugin/backends/plain: plugin backend 'plain' is not one of the "
                              "device's backends"));
-  CHECK_THAT(config_error(acc_with("\"notes\": {\"plain\"", "\"notes\": {\"nope\"")),
+  CHECK_THAT(plugin_error(acc_with("\"notes\": {\"plain\"", "\"notes\": {\"nope\"")),
              Catch::Contains("/notes/nope: 'nope' is not one of the plugin's backends"));
-  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"two\": {}")),
+  CHECK_THAT(plugin_error(acc_with("\"2.0.0\": {}", "\"two\": {}")),
              Catch::Contains("at /plugin/releases/two: 'two' is not a release version"));
-  CHECK_THAT(config_error(acc_with("\"ACC_NO_PATCH\"", "\"ACC NO\"")),
+  CHECK_THAT(plugin_error(acc_with("\"ACC_NO_PATCH\"", "\"ACC NO\"")),
              Catch::Contains("'ACC NO' is not an environment variable name"));
   CHECK_THAT(
-      config_error(acc_with("\"/acc/every\"", "\"${nope}\"")),
+      plugin_error(acc_with("\"/acc/every\"", "\"${nope}\"")),
       Catch::Contains("at /plugin/backends/fast/device_options/every_device/include_dirs/0"));
-  CHECK_THAT(config_error(acc_with("\"package\"", "\"pkg\"")),
+  CHECK_THAT(plugin_error(acc_with("\"package\"", "\"pkg\"")),
              Catch::Contains("unknown key 'pkg'"));
-  std::string no_package = kAcc;
+  std::string no_package = kAccFile;
   no_package.erase(no_package.find("\"package\""),
                    no_package.find("\"plugin\"") - no_package.find("\"package\""));
-  CHECK_THAT(config_error(no_package),
+  CHECK_THAT(plugin_error(no_package),
              Catch::Contains("at /plugin/releases: releases are chosen by the package's version"));
 }
 
@@ -108,25 +108,25 @@ TEST_CASE("a release's backends, torch lines, switches and named versions are ch
   CHECK(f.plugin->releases[3].named);
   CHECK(f.plugin->releases[3].torch_lines == std::vector<std::string>{"3.0"});
 
-  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"backends\": [\"slow\"]}")),
+  CHECK_THAT(plugin_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"backends\": [\"slow\"]}")),
              Catch::Contains("at /plugin/releases/2.0.0/backends/0: 'slow' is not one of the "
                              "plugin's backends (fast, plain)"));
-  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"backends\": [\"plain\"]}")),
+  CHECK_THAT(plugin_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"backends\": [\"plain\"]}")),
              Catch::Contains("at /plugin/releases/2.0.0/backends: the plugin's default backend "
                              "'fast' is not among them"));
-  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"torch\": [\"2.x\"]}")),
+  CHECK_THAT(plugin_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"torch\": [\"2.x\"]}")),
              Catch::Contains("at /plugin/releases/2.0.0/torch/0: '2.x' is not a torch line"));
-  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"unless_env\": {\"slow\": {}}}")),
+  CHECK_THAT(plugin_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"unless_env\": {\"slow\": {}}}")),
              Catch::Contains("at /plugin/releases/2.0.0/unless_env/slow: 'slow' is not one of"));
-  CHECK_THAT(config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"versions\": []}")),
+  CHECK_THAT(plugin_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {\"versions\": []}")),
              Catch::Contains("only a named release (such as master) has 'versions'"));
   CHECK_THAT(
-      config_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {}, \"main\": {\"versions\": [\"x\"]}")),
+      plugin_error(acc_with("\"2.0.0\": {}", "\"2.0.0\": {}, \"main\": {\"versions\": [\"x\"]}")),
       Catch::Contains("at /plugin/releases/main/versions/0: 'x' is not a release version"));
-  CHECK_THAT(config_error(
+  CHECK_THAT(plugin_error(
                  acc_with("\"2.0.0\": {}", "\"2.0.0\": {}, \"main\": {\"versions\": [\"2.0.0\"]}")),
              Catch::Contains("version 2.0.0 already names release 2.0.0"));
-  CHECK_THAT(config_error(acc_with("\"backend_env\"", "\"release_env\": \"A B\", \"backend_env\"")),
+  CHECK_THAT(plugin_error(acc_with("\"backend_env\"", "\"release_env\": \"A B\", \"backend_env\"")),
              Catch::Contains("at /plugin/release_env: 'A B' is not an environment variable name"));
 }
 

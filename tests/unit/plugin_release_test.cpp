@@ -13,7 +13,7 @@ using namespace kbuild;
 
 namespace {
 
-const std::string kAcc =
+const std::string kAccReleases =
     kbuild_test::acc_device_file({R"("main": {"versions": ["3.0.0"], "torch": ["2.9", "3.0"]})"});
 
 ReleaseChoice choose(const PluginSpec& plugin, const std::string& installed,
@@ -25,7 +25,7 @@ ReleaseChoice choose(const PluginSpec& plugin, const std::string& installed,
 }  // namespace
 
 TEST_CASE("releases are chosen like pip would sort them", "[unit][plugin_release]") {
-  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  DeviceFile f = parse_device_file(kAccReleases, "/cfg/acc.json");
   const PluginSpec& p = *f.plugin;
   CHECK(choose(p, "1.0.0.post1", "").release->version == "1.0.0.post1");
   CHECK(choose(p, "1.0.0.post1", "").note.empty());
@@ -62,7 +62,7 @@ TEST_CASE("a plugin that declares no releases gives none, and no note", "[unit][
 
 TEST_CASE("an installed version with a local suffix is its known release, not an older one",
           "[unit][plugin_release]") {
-  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  DeviceFile f = parse_device_file(kAccReleases, "/cfg/acc.json");
   // A local label ("+cpu") is a build of the same public release (PEP 440).
   ReleaseChoice local = choose(*f.plugin, "1.0.0.post1+cpu", "");
   REQUIRE(local.release);
@@ -74,7 +74,7 @@ TEST_CASE("an installed version with a local suffix is its known release, not an
 
 TEST_CASE("a named release: its versions name it, and versions between lines fall to the nearest",
           "[unit][plugin_release]") {
-  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  DeviceFile f = parse_device_file(kAccReleases, "/cfg/acc.json");
   const PluginSpec& p = *f.plugin;
   const PluginRelease& main = p.releases.back();
   CHECK(main.named);
@@ -97,7 +97,7 @@ TEST_CASE("a named release: its versions name it, and versions between lines fal
 
 TEST_CASE("the release a user names wins over the version file, or is an error",
           "[unit][plugin_release]") {
-  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  DeviceFile f = parse_device_file(kAccReleases, "/cfg/acc.json");
   const PluginSpec& p = *f.plugin;
   ReleaseChoice named = choose(p, "1.0.0", "", "main");
   CHECK(named.release->version == "main");
@@ -120,7 +120,7 @@ TEST_CASE("the release a user names wins over the version file, or is an error",
 }
 
 TEST_CASE("the torch-line note says which Inductor profile stands in", "[unit][plugin_release]") {
-  DeviceFile f = parse_device_file(kAcc, "/cfg/acc.json");
+  DeviceFile f = parse_device_file(kAccReleases, "/cfg/acc.json");
   const PluginRelease& main = f.plugin->releases.back();
   CHECK(torch_line_note(main, "torch_acc", "3.0", "3.0.1").empty());  // its own line's profile
   CHECK(torch_line_note(main, "torch_acc", "2.7", "2.9.0") ==

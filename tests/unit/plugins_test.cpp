@@ -16,7 +16,7 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-const std::string kAcc = kbuild_test::acc_device_file(
+const std::string kAccWithBackend = kbuild_test::acc_device_file(
     {R"("2.1.0": {"base": {"fast": [{"list": "cflags", "drop": "O3"}]}})",
      R"("main": {"versions": ["9.0.0"], "backends": ["fast"], "unless_env": {"fast": {}}})"},
     true);
@@ -30,7 +30,8 @@ struct AccMachine {
     fs::create_directories(dir / "acc/lib");
     if (!version.empty()) write_file(dir / "acc/version.py", "__version__ = '" + version + "'\n");
     env.set("ACC_ROOT", dir / "acc");
-    registry.register_device("acc", make_provider(parse_device_file(kAcc, "/cfg/acc.json")));
+    registry.register_device("acc",
+                             make_provider(parse_device_file(kAccWithBackend, "/cfg/acc.json")));
   }
   BuildPlan plan(const std::string& device, Strings plugins = {}, std::string backend = "") {
     BuildRequest r;
@@ -42,10 +43,6 @@ struct AccMachine {
     return plan_build(r, registry, ResolveContext{paths, env});
   }
 };
-
-bool has(const Strings& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
 
 }  // namespace
 

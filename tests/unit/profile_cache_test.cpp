@@ -30,7 +30,7 @@ void copy_profiles(const fs::path& dir, FakeFileClock& clock) {
 }
 
 // A cache root as kbuild makes it (the profile cache creates none).
-std::string cache_root_at(const fs::path& path) {
+std::string profile_cache_root_at(const fs::path& path) {
   REQUIRE(open_cache_root(path.string(), true));
   return path.string();
 }
@@ -41,11 +41,7 @@ std::vector<std::string> flags(const Profile& p) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-fs::path only_entry(const fs::path& cache) {
+fs::path only_profile_entry(const fs::path& cache) {
   std::vector<fs::path> entries;
   for (const auto& e : fs::directory_iterator(cache / "discovery"))
     if (e.path().filename().string().rfind("profile-", 0) == 0) entries.push_back(e.path());
@@ -113,9 +109,9 @@ TEST_CASE("a cached profile is read back, and a changed parent file invalidates 
   // No cache root yet: none is made (a dry run writes nothing).
   load_profile_cached(dir.string(), "2.14", cache.string());
   CHECK_FALSE(fs::exists(cache));
-  cache_root_at(cache);
+  profile_cache_root_at(cache);
   Profile first = load_profile_cached(dir.string(), "2.14", cache.string());
-  fs::path entry = only_entry(cache);
+  fs::path entry = only_profile_entry(cache);
   CHECK(first.chain ==
         std::vector<std::string>{(dir / "2.14.json").string(), (dir / "2.11.json").string()});
   Profile again = load_profile_cached(dir.string(), "2.14", cache.string());
@@ -148,10 +144,10 @@ TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit
   FakeFileClock clock;
   fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
   copy_profiles(dir, clock);
-  cache_root_at(cache);
+  profile_cache_root_at(cache);
   Profile fresh = load_profile(dir.string(), "2.14");
   load_profile_cached(dir.string(), "2.14", cache.string());
-  fs::path entry = only_entry(cache);
+  fs::path entry = only_profile_entry(cache);
   std::string good = read_file(entry);
 
   for (const std::string& bad :

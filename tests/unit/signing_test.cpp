@@ -11,7 +11,7 @@ namespace {
 // RFC 8032, section 7.1, TEST 1 (an empty message).
 const char* kSeed = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
 const char* kPublic = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
-const char* kSignature =
+const char* kEmptyMessageSignature =
     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b4"
     "6bd25bf5f0595bbe24655141438e7a100b";
 
@@ -26,7 +26,7 @@ std::string decoded(const std::string& hex) {
 TEST_CASE("signing matches RFC 8032's test vector", "[unit][signing]") {
   const std::string seed = decoded(kSeed);
   CHECK(to_hex(public_key_of(seed)) == kPublic);
-  CHECK(to_hex(sign_message(seed, "")) == kSignature);
+  CHECK(to_hex(sign_message(seed, "")) == kEmptyMessageSignature);
 }
 
 TEST_CASE("a signature verifies only for its message and its key", "[unit][signing]") {

@@ -19,7 +19,7 @@ using kbuild_test::TempDir;
 
 namespace {
 
-struct Scratch {
+struct StorageScratch {
   TempDir dir;
   UniqueFd fd{::open((dir / "out").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
   std::string bytes() const { return read_file(dir / "out"); }
@@ -35,7 +35,7 @@ TEST_CASE("multilevel: near first, then far; a lease is far's; a store goes near
           "[unit][storage]") {
   MockStorage near, far;
   MultilevelStorage both(near, far);
-  Scratch s;
+  StorageScratch s;
   REQUIRE(s.fd.valid());
   far.entries["k"] = "from far";
   Lookup found = both.get(key_of("k"), s.fd.get());
@@ -71,7 +71,7 @@ TEST_CASE("multilevel: a far layer that is down is a miss with its reason, not a
           "[unit][storage]") {
   MockStorage near, far;
   MultilevelStorage both(near, far);
-  Scratch s;
+  StorageScratch s;
   far.fail_get = Miss::down;
   Lookup found = both.get(key_of("k"), s.fd.get());
   CHECK_FALSE(found.hit);
@@ -82,7 +82,7 @@ TEST_CASE("multilevel: a far layer that is down is a miss with its reason, not a
 TEST_CASE("read-only: reads reach the backend, stores and leases never do", "[unit][storage]") {
   MockStorage backend;
   ReadOnlyStorage readonly(backend);
-  Scratch s;
+  StorageScratch s;
   backend.entries["k"] = "shared";
   CHECK(readonly.get(key_of("k"), s.fd.get()).hit);
   CHECK(s.bytes() == "shared");
