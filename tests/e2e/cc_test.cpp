@@ -39,7 +39,7 @@ struct CcCase {
   }
 };
 
-bool hit(const RunResult& r) {
+bool cc_hit(const RunResult& r) {
   return r.err.find("cache: hit") != std::string::npos;
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("kbuild cc runs the command as given and the second time from the cach
   RunResult second = run_kbuild(cmd, c.home.str(), c.env());
   INFO(second.err);
   REQUIRE(second.exit_code == 0);
-  CHECK(hit(second));
+  CHECK(cc_hit(second));
   CHECK(c.runs() == 1);
   CHECK(read_file(c.dir / "k.so") == bytes);
   // -v says what ran: the compiler on the miss, nothing on the hit.
@@ -89,7 +89,7 @@ TEST_CASE("kbuild started as g++ finds the real g++ after itself and caches comp
   CHECK(c.runs() == 1);
   RunResult second = run(cmd, env);
   REQUIRE(second.exit_code == 0);
-  CHECK(hit(second));
+  CHECK(cc_hit(second));
   CHECK(c.runs() == 1);
   // What is not one build runs as it is: its output and exit code are g++'s.
   RunResult version = run({gxx, "--version"}, env);
@@ -161,7 +161,7 @@ TEST_CASE("kbuild cc caches precompiled headers: Inductor's run in an emptied di
     RunResult kernel_build = run_kbuild(kernel, c.home.str(), c.env());
     INFO(kernel_build.err);
     REQUIRE(kernel_build.exit_code == 0);
-    return std::make_pair(hit(header_build), hit(kernel_build));
+    return std::make_pair(cc_hit(header_build), cc_hit(kernel_build));
   };
   const std::string inner = "inline int base() { return int(std::vector<int>(41).size()); }\n";
   CHECK(inductor_run(inner) == std::make_pair(false, false));

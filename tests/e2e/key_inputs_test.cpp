@@ -15,7 +15,7 @@ namespace {
 
 enum class Mode { build, cc };
 
-bool hit(const RunResult& r) {
+bool key_hit(const RunResult& r) {
   return r.err.find("cache: hit") != std::string::npos;
 }
 
@@ -69,9 +69,9 @@ TEST_CASE("relative include dirs: a header added to an earlier one is a miss", "
     write_file(k.dir / "k.cpp", "#include <h.h>\nextern \"C\" int f() { return VALUE; }\n");
     const std::vector<std::string> flags{"-I", "early", "-I", "inc"};
     k.build(flags);
-    CHECK(hit(k.build(flags)));
+    CHECK(key_hit(k.build(flags)));
     k.rewrite("early/h.h", "#define VALUE 2\n");
-    CHECK_FALSE(hit(k.build(flags)));
+    CHECK_FALSE(key_hit(k.build(flags)));
     CHECK(k.value() == 2);
   }
 }
@@ -89,16 +89,16 @@ TEST_CASE("__has_include false when stored: the header created later is a miss",
     const std::vector<std::string> flags{"-I", "inc"};
     k.build(flags);
     CHECK(k.value() == 1);
-    CHECK(hit(k.build(flags)));
+    CHECK(key_hit(k.build(flags)));
     k.rewrite("inc/sys_opt.h", "#define VALUE 3\n");  // found through -I
-    CHECK_FALSE(hit(k.build(flags)));
+    CHECK_FALSE(key_hit(k.build(flags)));
     CHECK(k.value() == 3);
-    CHECK(hit(k.build(flags)));
+    CHECK(key_hit(k.build(flags)));
     k.rewrite("opt.h", "#define VALUE 2\n");  // beside the source, asked first
-    CHECK_FALSE(hit(k.build(flags)));
+    CHECK_FALSE(key_hit(k.build(flags)));
     CHECK(k.value() == 2);
     fs::remove(k.dir / "opt.h");  // gone again: the entry that found it does not serve
-    CHECK_FALSE(hit(k.build(flags)));
+    CHECK_FALSE(key_hit(k.build(flags)));
     CHECK(k.value() == 3);
   }
 }
@@ -116,7 +116,7 @@ TEST_CASE(".incbin through an asm statement: never served stale", "[e2e][key]") 
     CHECK(k.value() == 'A');
     CHECK(first.err.find("has an .incbin") != std::string::npos);  // why it was not stored
     k.rewrite("data.bin", "B");
-    CHECK_FALSE(hit(k.build({})));
+    CHECK_FALSE(key_hit(k.build({})));
     CHECK(k.value() == 'B');
   }
 }
@@ -130,11 +130,11 @@ TEST_CASE("__DATE__ and __TIME__: not cached unless SOURCE_DATE_EPOCH fixes them
                "extern \"C\" int f() { return 1; }\n");
     k.build({});
     RunResult again = k.build({});
-    CHECK_FALSE(hit(again));
+    CHECK_FALSE(key_hit(again));
     CHECK(again.err.find("uses __DATE__, __TIME__") != std::string::npos);
     const std::map<std::string, std::string> fixed{{"SOURCE_DATE_EPOCH", "1700000000"}};
     k.build({}, fixed);
-    CHECK(hit(k.build({}, fixed)));
+    CHECK(key_hit(k.build({}, fixed)));
   }
 }
 
@@ -162,17 +162,17 @@ TEST_CASE("compiler mode stamps the libraries a link reads: -l, -l:, -Wl,-l, LIB
     archive(value);
     k.build(flags);
     CHECK(k.value() == value);
-    CHECK(hit(k.build(flags)));
+    CHECK(key_hit(k.build(flags)));
     archive(++value);
-    CHECK_FALSE(hit(k.build(flags)));
+    CHECK_FALSE(key_hit(k.build(flags)));
     CHECK(k.value() == value);
   }
   const std::map<std::string, std::string> env{{"LIBRARY_PATH", k.dir / "lib"}};
   archive(++value);
   k.build({"-lkbfoo"}, env);
-  CHECK(hit(k.build({"-lkbfoo"}, env)));
+  CHECK(key_hit(k.build({"-lkbfoo"}, env)));
   archive(++value);
-  CHECK_FALSE(hit(k.build({"-lkbfoo"}, env)));
+  CHECK_FALSE(key_hit(k.build({"-lkbfoo"}, env)));
   CHECK(k.value() == value);
 }
 
@@ -191,10 +191,10 @@ TEST_CASE("files the linker reads: version scripts, dynamic lists, -Wl,@file", "
                                              {"-Wl,@args"}}) {
     INFO(flags[0]);
     k.build(flags);
-    CHECK(hit(k.build(flags)));
+    CHECK(key_hit(k.build(flags)));
     k.rewrite("v.map", "{ global: f; g; local: *; };\n");
     k.rewrite("d.list", "{ f; g; };\n");
-    CHECK_FALSE(hit(k.build(flags)));
+    CHECK_FALSE(key_hit(k.build(flags)));
     write_file(k.dir / "v.map", "{ global: f; local: *; };\n");
     write_file(k.dir / "d.list", "{ f; };\n");
   }
@@ -211,12 +211,12 @@ TEST_CASE("programs the driver runs from elsewhere: COMPILER_PATH, GCC_EXEC_PREF
              {"COMPILER_PATH", k.dir / "progs/"}, {"GCC_EXEC_PREFIX", "/usr/lib/gcc/"}}) {
       const std::map<std::string, std::string> env{{var, value}};
       k.build({}, env);
-      CHECK_FALSE(hit(k.build({}, env)));
+      CHECK_FALSE(key_hit(k.build({}, env)));
     }
   }
   Case k(Mode::cc);
   write_file(k.dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
   fs::create_directories(k.dir / "progs");
   k.build({"-Bprogs/"});
-  CHECK_FALSE(hit(k.build({"-Bprogs/"})));
+  CHECK_FALSE(key_hit(k.build({"-Bprogs/"})));
 }

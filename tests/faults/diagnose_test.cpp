@@ -12,7 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Case {
+struct DiagnoseCase {
   TempDir home, dir;
   RunResult kbuild(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
     return run_kbuild(std::move(args), home.str(), std::move(env));
@@ -28,7 +28,7 @@ struct Case {
   }
 };
 
-std::string error_line(const std::string& err) {
+std::string error_line_anywhere(const std::string& err) {
   auto at = err.find("kbuild: error[");
   return at == std::string::npos ? "" : err.substr(at, err.find('\n', at) - at);
 }
@@ -52,7 +52,7 @@ const char* kCallsMissing =
 TEST_CASE(
     "a library that is not found fails at link, naming it, its provider and the dirs searched",
     "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
   write_file(c.dir / "dev.json",
              "{\"device\": \"acc\",\n \"libraries_dirs\": [\"/opt/acc/lib\"],\n \"libraries\": "
@@ -61,7 +61,7 @@ TEST_CASE(
                           c.dir / "k.so", "--report", c.dir / "report.json"});
   INFO(r.err);
   CHECK(r.exit_code == 6);
-  std::string line = error_line(r.err);
+  std::string line = error_line_anywhere(r.err);
   CHECK(
       line.find(
           "kbuild: error[link]: link failed: cannot find -lacc_runtime_xyz (added by config acc, " +
@@ -77,29 +77,30 @@ TEST_CASE(
 
 TEST_CASE("an undefined reference fails at link when the link requires every symbol",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", kCallsMissing);
   RunResult r =
       c.kbuild({"--no-torch", "--extra-flags", "-Wl,--no-undefined", k, "-o", c.dir / "k.so"});
   CHECK(r.exit_code == 6);
-  CHECK(error_line(r.err).find("undefined reference to 'missing_fn'") != std::string::npos);
+  CHECK(error_line_anywhere(r.err).find("undefined reference to 'missing_fn'") !=
+        std::string::npos);
 }
 
 TEST_CASE("--check-load: an unresolved symbol is a load failure and the old library stays",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   write_file(c.dir / "k.so", "old");
   std::string k = c.kernel("k.cpp", kCallsMissing);
   RunResult r = c.kbuild(
       {"--no-torch", "--check-load", k, "-o", c.dir / "k.so", "--report", c.dir / "r.json"});
   INFO(r.err);
   CHECK(r.exit_code == 7);
-  CHECK(error_line(r.err).find("kbuild: error[load]: load failed: ") == 0);
-  CHECK(error_line(r.err).find("undefined symbol: missing_fn") != std::string::npos);
+  CHECK(error_line_anywhere(r.err).find("kbuild: error[load]: load failed: ") == 0);
+  CHECK(error_line_anywhere(r.err).find("undefined symbol: missing_fn") != std::string::npos);
   // It names the output the user asked for, not kbuild's temporary.
-  CHECK(error_line(r.err).find("load failed: " + (c.dir / "k.so") + ": undefined symbol") !=
-        std::string::npos);
-  CHECK(error_line(r.err).find("kbuild-tmp") == std::string::npos);
+  CHECK(error_line_anywhere(r.err).find("load failed: " + (c.dir / "k.so") +
+                                        ": undefined symbol") != std::string::npos);
+  CHECK(error_line_anywhere(r.err).find("kbuild-tmp") == std::string::npos);
   CHECK(read_file(c.dir / "k.so") == "old");
   CHECK_FALSE(c.leftovers());
   json report = json::parse(read_file(c.dir / "r.json"));
@@ -110,7 +111,7 @@ TEST_CASE("--check-load: an unresolved symbol is a load failure and the old libr
 }
 
 TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH", "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   // libdep.so in a library dir, linked without a RUNPATH for it.
   write_file(c.dir / "dep.cpp", "extern \"C\" int dep() { return 3; }\n");
   fs::create_directories(c.dir / "lib");
@@ -137,7 +138,7 @@ TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH",
 }
 
 TEST_CASE("--require-symbol: a missing symbol is a load failure; present ones pass", "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int kernel() { return 1; }\n");
   RunResult ok = c.kbuild({"--no-torch", "--require-symbol", "kernel", k, "-o", c.dir / "k.so"});
   INFO(ok.err);
@@ -145,12 +146,12 @@ TEST_CASE("--require-symbol: a missing symbol is a load failure; present ones pa
   RunResult bad = c.kbuild({"--no-torch", "--require-symbol", "kernel", "--require-symbol", "other",
                             k, "-o", c.dir / "k2.so"});
   CHECK(bad.exit_code == 7);
-  CHECK(error_line(bad.err).find("missing symbol: other") != std::string::npos);
+  CHECK(error_line_anywhere(bad.err).find("missing symbol: other") != std::string::npos);
   CHECK_FALSE(fs::exists(c.dir / "k2.so"));
 }
 
 TEST_CASE("the report of a compile failure holds what reproduces it", "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return }\n");
   RunResult r = c.kbuild({"--no-torch", k, "-o", c.dir / "k.so", "--report", c.dir / "r.json"},
                          {{"CXX", "g++"}});
@@ -177,7 +178,7 @@ TEST_CASE("the report of a compile failure holds what reproduces it", "[diagnose
 
 TEST_CASE("a report is written on success, and for a config failure before anything ran",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
   REQUIRE(
       c.kbuild({"--no-torch", k, "-o", c.dir / "k.so", "--report", c.dir / "ok.json"}).exit_code ==
@@ -196,7 +197,7 @@ TEST_CASE("a report is written on success, and for a config failure before anyth
 
 TEST_CASE("doctor: all well is exit 0; a missing variable or library fails with a hint",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   RunResult ok = c.kbuild({"doctor", "--no-torch"});
   INFO(ok.out << ok.err);
   CHECK(ok.exit_code == 0);
@@ -230,7 +231,7 @@ TEST_CASE("doctor: all well is exit 0; a missing variable or library fails with 
 
 TEST_CASE("explain names the layer, provider and file line of every flag, and what was dropped",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   make_fake_torch(c.dir / "torch", false);
   RunResult r =
       c.kbuild({"explain", "--device", "npu", "k.cpp", "--torch-root", c.dir / "torch",
@@ -282,7 +283,7 @@ int npu_json_line(const std::string& text) {
 
 TEST_CASE("explain shows what a plugin dropped from the base layer and every entry it added",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   make_fake_torch(c.dir / "torch", false);
   const std::string npu_json = source_root() + "/configs/devices/npu.json";
   const std::string drop_at =
@@ -340,7 +341,7 @@ struct NpuSite {
 
 TEST_CASE("--report records the version matrix: torch, torch_npu, CANN, backend, switches",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   NpuSite site(c.dir, "2.11.0.post2");
   std::string k = c.kernel("k.cpp", "int f() { return 1; }\n");
   std::vector<std::string> args = {"--device",     "npu",       k,          "-o",
@@ -377,7 +378,7 @@ TEST_CASE(
     "doctor and --version show the torch_npu release and backend; doctor warns about "
     "a source checkout and mismatched release lines",
     "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   NpuSite site(c.dir, "2.11.0.post1");
   std::vector<std::string> doctor = {"doctor", "--device", "cpu", "--plugin", "npu"};
   for (const std::string& a : site.args()) doctor.push_back(a);
@@ -414,7 +415,7 @@ TEST_CASE(
     "torch_npu 2.12.0 and master on torch 2.11: --version, doctor and --report name the release, "
     "its backends and DISABLE_AOTI_PATCH; doctor warns about the lines",
     "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   NpuSite site(c.dir, "2.12.0");  // as measured: torch_npu 2.12.0 on torch 2.11
   const std::map<std::string, std::string> env{{"KBUILD_TORCH_ROOT", site.torch},
                                                {"KBUILD_TORCH_NPU_ROOT", site.torch_npu}};
@@ -460,7 +461,7 @@ TEST_CASE(
 }
 
 TEST_CASE("--compile-commands adds and updates entries, also from parallel builds", "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::vector<std::thread> builds;
   std::vector<int> codes(8, -1);
   // Catch2's macros are not thread-safe: the threads only run processes.
@@ -505,7 +506,7 @@ TEST_CASE("--compile-commands adds and updates entries, also from parallel build
 TEST_CASE(
     "--quiet drops notes; output to a pipe has no colour codes; --version shows the config path",
     "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   // A kernel that exists: a dry run checks its source as the build does.
   const std::string kernel = c.kernel("k.cpp", "int f() { return 1; }\n");
   RunResult loud = c.kbuild({"--device", "tpu", "--dry-run", "--no-torch", kernel});
@@ -520,7 +521,7 @@ TEST_CASE(
 
 TEST_CASE("a failing exec provider: stage provider in the message and the report, nothing written",
           "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
   write_file(c.dir / "prov.sh", "#!/bin/sh\necho 'no driver' >&2\nexit 3\n", true);
   write_file(c.dir / "dev.json", "{\"device\": \"ext\", \"exec\": {\"command\": [\"./prov.sh\"]}}");
@@ -535,7 +536,7 @@ TEST_CASE("a failing exec provider: stage provider in the message and the report
 }
 
 TEST_CASE("colours on a terminal, none with NO_COLOR; --verbose says what runs", "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int f() { return 1; }\n");
   std::string cmd = shell_words({kbuild_binary(), "--device", "tpu", "--dry-run", "--no-torch", k});
   // script(1) gives kbuild a terminal.
@@ -556,7 +557,7 @@ TEST_CASE("colours on a terminal, none with NO_COLOR; --verbose says what runs",
 TEST_CASE(
     "doctor colours its statuses on a terminal, as errors and warnings are; not with NO_COLOR",
     "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   // script(1) gives the command a terminal for stdout and stderr.
   const std::string command =
       "HOME=" + c.home.str() + " " + kbuild_binary() + " doctor --no-torch --device npu; true";
@@ -570,7 +571,7 @@ TEST_CASE(
 }
 
 TEST_CASE("doctor escapes newlines and control characters of paths and env_help", "[diagnose]") {
-  Case c;
+  DiagnoseCase c;
   RunResult cxx = c.kbuild({"doctor", "--no-torch", "--cxx", "/no/such\ncxx\x1b[31m"});
   INFO(cxx.out);
   CHECK(cxx.exit_code == 12);
@@ -594,7 +595,7 @@ TEST_CASE("doctor escapes newlines and control characters of paths and env_help"
 TEST_CASE("the torch_npu release --version names is the one a build reproduces", "[diagnose]") {
   // No torch_npu and no torch: a build reproduces the newest release for
   // the default Inductor profile's line (2.11); --version must say the same.
-  Case c;
+  DiagnoseCase c;
   // A torch without a version file (as a source tree): the default line.
   fs::create_directories(c.dir / "torch/include");
   fs::create_directories(c.dir / "torch/lib");

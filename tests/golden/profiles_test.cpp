@@ -109,7 +109,7 @@ std::pair<RunResult, RunResult> dry_run(const ProfileMachine& m, const Request& 
   return {argv, line};
 }
 
-std::string rtrim(std::string s) {
+std::string trim_line_end(std::string s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.pop_back();
   return s;
 }
@@ -122,7 +122,7 @@ void check_command(const ProfileMachine& m, const Request& r, const json& expect
   REQUIRE(argv.has_value());
   CHECK(*argv == m.subst_all(expected["argv"]));
   REQUIRE(line.exit_code == 0);
-  CHECK(rtrim(line.out) == rtrim(m.subst(expected["raw"].get<std::string>())));
+  CHECK(trim_line_end(line.out) == trim_line_end(m.subst(expected["raw"].get<std::string>())));
 }
 
 // "cuda|aot=True|compile_only=False|include_pytorch=False" -> the request.

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-json load_golden(const std::string& name) {
+json load_npu_golden(const std::string& name) {
   std::ifstream in(source_root() + "/tests/golden/" + name);
   REQUIRE(in.good());
   return json::parse(in);
@@ -233,7 +233,7 @@ json cases_of(const json& golden, const std::string& tag) {
 }  // namespace
 
 TEST_CASE("torch_npu 2.11.0.post1: all 192 measured cases, argv and options --json", "[golden]") {
-  json golden = load_golden("torch_npu_commands.json");
+  json golden = load_npu_golden("torch_npu_commands.json");
   REQUIRE(golden["cases"].size() == 192);
   // 64 triton and 64 triton-noaoti cases run with the default backend and
   // with --backend triton; 64 upstream cases with mlir, dvm and ascendc.
@@ -242,12 +242,12 @@ TEST_CASE("torch_npu 2.11.0.post1: all 192 measured cases, argv and options --js
 
 TEST_CASE("torch_npu 2.11.0.post2: the hand-written cases of the second release", "[golden]") {
   // Its loader has mlir besides the default (v2.11.0-26.1.0 __init__.py:150-153).
-  CHECK(check_cases(load_golden("torch_npu_post2_cases.json")["cases"],
+  CHECK(check_cases(load_npu_golden("torch_npu_post2_cases.json")["cases"],
                     Release{"2.11.0.post2", {}, {"mlir"}}) > 0);
 }
 
 TEST_CASE("torch_npu 2.12.0: all 192 measured cases, argv and options --json", "[golden]") {
-  json cases = cases_of(load_golden("torch_npu_2.12_commands.json"), "v26.1.0-pytorch2.12.0");
+  json cases = cases_of(load_npu_golden("torch_npu_2.12_commands.json"), "v26.1.0-pytorch2.12.0");
   REQUIRE(cases.size() == 192);
   // The upstream state with mlir, its only backend besides the default,
   // by option and by variable.
@@ -256,7 +256,7 @@ TEST_CASE("torch_npu 2.12.0: all 192 measured cases, argv and options --json", "
 
 TEST_CASE("torch_npu master: all 192 measured cases, named by KBUILD_TORCH_NPU_RELEASE",
           "[golden]") {
-  json cases = cases_of(load_golden("torch_npu_2.12_commands.json"), "master");
+  json cases = cases_of(load_npu_golden("torch_npu_2.12_commands.json"), "master");
   REQUIRE(cases.size() == 192);
   CHECK(check_cases(cases, kMaster) == 128 * 2 + 64 * 4);
 }
@@ -264,7 +264,7 @@ TEST_CASE("torch_npu master: all 192 measured cases, named by KBUILD_TORCH_NPU_R
 TEST_CASE("torch_npu master: a version file of the master line names it without the variable",
           "[golden]") {
   // A master build for torch 2.14 or 2.15 (the versions its version.txt lists past 2.13).
-  const json master = cases_of(load_golden("torch_npu_2.12_commands.json"), "master");
+  const json master = cases_of(load_npu_golden("torch_npu_2.12_commands.json"), "master");
   json cases = json::object();
   for (const auto& [key, value] : master.items())
     if (key.find("|triton-noaoti|") != std::string::npos &&
@@ -277,7 +277,7 @@ TEST_CASE("torch_npu master: a version file of the master line names it without 
 
 TEST_CASE("torch_npu 2.12.0.post1, 2.12.0.post2, 2.13.0: the cases derived from their source",
           "[golden]") {
-  json golden = load_golden("torch_npu_derived_releases.json");
+  json golden = load_npu_golden("torch_npu_derived_releases.json");
   REQUIRE(golden["releases"].size() == 3);
   for (const auto& [name, release] : golden["releases"].items()) {
     INFO("release " << name);
@@ -321,7 +321,7 @@ TEST_CASE("a backend a release lacks is refused as an unknown backend is", "[gol
 // default), ASCEND_HOME_PATH set, g++, --isa none.
 TEST_CASE("torch_npu 2.7.1 and 2.9.0: the older optimization flags on their torch's line",
           "[golden]") {
-  json golden = load_golden("torch_npu_old_releases.json");
+  json golden = load_npu_golden("torch_npu_old_releases.json");
   REQUIRE(golden["cases"].size() == 24);
   for (const auto& [key, expected] : golden["cases"].items()) {
     INFO(key);
