@@ -353,24 +353,27 @@ TEST_CASE("the ISA list runs every candidate's checks, in Inductor's order and w
 TEST_CASE("the line's ISA classes decide the candidates and the checks, as its cpu_vec_isa",
           "[unit][isa_probe]") {
   ProbeFixture f(Avx512::fine);
+  // One cache: a probe command the lines share builds once.
+  const std::string cache = f.dir / "cache";
   CpuFeatures amx_cpu = avx512_cpu();
   amx_cpu.flags.insert({"amx_tile", "amx_bf16", "amx_int8"});
   // 2.6: no VNNI class, VecAMX derives from VecAVX512, no BF16 check.
-  IsaListResult old = probe_isa_list(amx_cpu, f.env, f.settings("g++", "", "2.6"));
+  IsaListResult old = probe_isa_list(amx_cpu, f.env, f.settings("g++", cache, "2.6"));
   CHECK(kinds(old.valid) == std::vector<IsaKind>{IsaKind::amx, IsaKind::avx512, IsaKind::avx2});
   CHECK(check_names(old) == std::vector<std::string>{"amx vectorized", "amx amx",
                                                      "avx512 vectorized", "avx2 vectorized"});
   // 2.9: no VNNI class either, but the BF16 check.
-  IsaListResult nine = probe_isa_list(amx_cpu, f.env, f.settings("g++", "", "2.9"));
+  IsaListResult nine = probe_isa_list(amx_cpu, f.env, f.settings("g++", cache, "2.9"));
   CHECK(kinds(nine.valid) == std::vector<IsaKind>{IsaKind::amx, IsaKind::avx512, IsaKind::avx2});
   CHECK(check_names(nine)[2] == "amx+bf16 amx");
   // --isa auto on a VNNI host without AMX: 2.6 and 2.9 pick AVX512 (their
   // VNNI host has no VNNI class), 2.11 VNNI.
   for (const char* line : {"2.6", "2.9"}) {
     INFO(line);
-    CHECK(probe_isa(avx512_cpu(), f.env, f.settings("g++", "", line)).isa.kind == IsaKind::avx512);
+    CHECK(probe_isa(avx512_cpu(), f.env, f.settings("g++", cache, line)).isa.kind ==
+          IsaKind::avx512);
   }
-  CHECK(probe_isa(avx512_cpu(), f.env, f.settings("g++", "", "2.14")).isa.kind ==
+  CHECK(probe_isa(avx512_cpu(), f.env, f.settings("g++", cache, "2.14")).isa.kind ==
         IsaKind::avx512_vnni);
 }
 
@@ -400,18 +403,22 @@ TEST_CASE("shared answers are taken before a probe is built, a shared failure to
 TEST_CASE("ATEN_CPU_CAPABILITY picks among the valid list, which it does not change",
           "[unit][isa_probe]") {
   ProbeFixture f(Avx512::fine);
+  // One cache: the probes build once, and the variable is not one of their
+  // inputs.
+  const std::string cache = f.dir / "cache";
   f.env.set("ATEN_CPU_CAPABILITY", "avx2");
-  IsaListResult r = probe_isa_list(avx512_cpu(), f.env, f.settings("g++"));
+  IsaListResult r = probe_isa_list(avx512_cpu(), f.env, f.settings("g++", cache));
   CHECK(r.valid.size() == 3);
   CHECK(r.pick.kind == IsaKind::avx2);
   CHECK(r.capability_changed_pick);
   f.env.set("ATEN_CPU_CAPABILITY", "default");
-  IsaListResult none = probe_isa_list(avx512_cpu(), f.env, f.settings("g++"));
+  IsaListResult none = probe_isa_list(avx512_cpu(), f.env, f.settings("g++", cache));
   CHECK(none.valid.size() == 3);
   CHECK(none.pick.kind == IsaKind::none);
   CHECK(none.capability_changed_pick);
   f.env.set("ATEN_CPU_CAPABILITY", "avx512");
-  CHECK_FALSE(probe_isa_list(avx512_cpu(), f.env, f.settings("g++")).capability_changed_pick);
+  CHECK_FALSE(
+      probe_isa_list(avx512_cpu(), f.env, f.settings("g++", cache)).capability_changed_pick);
 }
 
 TEST_CASE("the ISA list needs its compiler: one that is not found is an error",
