@@ -414,9 +414,9 @@ IsaProbeSettings isa_probe_settings(const BuildRequest& r, const ResolveContext&
                                             const std::string& output) {
     return isa_probe_command(r, paths, isa, source, output);
   };
-  settings.command_key = [inputs = isa_probe_inputs(r, ctx.paths)](const Isa& isa) {
-    return isa_probe_key(inputs, isa);
-  };
+  // The inputs name the file of answers; within it, the ISA names each.
+  settings.command_inputs = isa_probe_inputs(r, ctx.paths);
+  settings.command_key = [](const Isa& isa) { return isa_probe_key("", isa); };
   // Inductor loads each probe it built; without the helper, building decides.
   try {
     settings.loader = {load_check_helper()};

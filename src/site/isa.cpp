@@ -89,8 +89,10 @@ CpuFeatures read_cpu_features_uncached() {
     if (end > start) cpu.flags.insert(flags.substr(start, end - start));
     start = end + 1;
   }
-  if (auto sve = read_file_up_to("/proc/sys/abi/sve_default_vector_length", 32))
-    cpu.sve_vector_bytes = std::atoi(sve->c_str());
+  // Arm's alone (elsewhere the failed lookup was a visible part of a dry run).
+  if (cpu.machine == "aarch64" || cpu.machine == "arm64")
+    if (auto sve = read_file_up_to("/proc/sys/abi/sve_default_vector_length", 32))
+      cpu.sve_vector_bytes = std::atoi(sve->c_str());
   return cpu;
 }
 

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "kbuild/error.hpp"
@@ -95,21 +94,18 @@ std::string file_stamp(const std::string& path) {
 }
 
 // The answers for one compiler (the program that really runs, by size and
-// time), torch (its version.py) and CPU (-march=native means it): one file.
+// time), torch (its version.py), CPU (-march=native means it) and set of
+// command inputs: one file.
 class ProbeCache {
  public:
   ProbeCache(const IsaProbeSettings& s, const std::string& compiler, const CpuFeatures& cpu) {
     key_ = file_stamp(compiler) + "\n" + file_stamp(s.torch_root + "/version.py") + "\n" +
-           cpu_identity(cpu);
+           cpu_identity(cpu) + "\n" + s.command_inputs;
     if (s.cache_dir.empty()) return;
-    Result<TrustedDir> root = open_cache_root(s.cache_dir, true);
-    Result<TrustedDir> dir =
-        root ? root->sub("discovery", true) : Result<TrustedDir>(Failure{root.why()});
+    Result<TrustedDir> dir = open_discovery_dir(s.cache_dir, true);
     if (!dir) return;
     dir_.emplace(std::move(*dir));
-    std::ostringstream name;
-    name << "isa-" << std::hex << fnv1a(key_) << ".bin";
-    name_ = name.str();
+    name_ = fnv1a_name("isa-", key_, ".bin");
     load();
   }
 

@@ -56,6 +56,10 @@ struct IsaProbeSettings {
   std::chrono::milliseconds timeout{std::chrono::seconds(60)};  // per probe
   IsaProbeCommand command;
   IsaProbeKey command_key;  // unset: the command itself names it
+  // What every command_key shares (isa_probe_inputs): it names the file the
+  // answers are kept in, so another kbuild, profile or path keeps its own
+  // and a dry run reads only the answers it can use.
+  std::string command_inputs;
   // Loads a built probe (kbuild-load-check: dlopen, RTLD_NOW), as Inductor's
   // check_build does; empty: a probe that builds counts as usable.
   std::vector<std::string> loader;

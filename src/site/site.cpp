@@ -5,9 +5,7 @@
 #include <unistd.h>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "kbuild/error.hpp"
 #include "util/file_system.hpp"
@@ -157,14 +155,14 @@ bool still_valid(const nlohmann::json& entry) {
 // script picks by rules kbuild cannot see: nullopt, and its answer is not
 // cached.
 std::optional<std::string> interpreter_choice(const std::string& program, const Environment& env) {
-  char head[4] = {};
-  std::ifstream in(program, std::ios::binary);
-  if (in.read(head, sizeof head) && std::string(head, 4) ==
-                                        "\x7f"
-                                        "ELF")
+  // read(2), not a stream: a dry run asks this.
+  if (read_file_up_to(program, 4) ==
+      "\x7f"
+      "ELF")
     return "";
-  auto text = read_whole_file(program);
-  if (!text || text->size() > 65536 || text->find("pyenv") == std::string::npos)
+  constexpr std::size_t kLongestScript = 65536;
+  auto text = read_file_up_to(program, kLongestScript + 1);
+  if (!text || text->size() > kLongestScript || text->find("pyenv") == std::string::npos)
     return std::nullopt;
   std::string choice = "pyenv PYENV_VERSION=" + env.get("PYENV_VERSION").value_or("<unset>");
   std::error_code ec;
@@ -202,16 +200,12 @@ Discovery discover_python(const std::string& python, const Environment& env,
   std::string cache_file;
   std::optional<TrustedDir> cache;
   if (!cache_dir.empty() && choice) {
-    Result<TrustedDir> root = open_cache_root(cache_dir, true);
-    Result<TrustedDir> dir =
-        root ? root->sub("discovery", true) : Result<TrustedDir>(Failure{root.why()});
+    Result<TrustedDir> dir = open_discovery_dir(cache_dir, true);
     if (dir) cache.emplace(std::move(*dir));
   }
   if (cache) {
-    std::ostringstream name;
     // CBOR, not JSON text: it is read on every run, and decodes faster.
-    name << "python-" << std::hex << fnv1a(key) << ".cbor";
-    cache_file = name.str();
+    cache_file = fnv1a_name("python-", key, ".cbor");
     Result<std::string> bytes = cache->read(cache_file, 1u << 20);
     if (bytes) {
       try {
@@ -269,10 +263,26 @@ Discovery discover_python(const std::string& python, const Environment& env,
   return d;
 }
 
+namespace {
+
+// The first lines of a version.py: a few lines, read with read(2) (a dry run
+// reads it; a stream's set-up costs more than the file); a huge file is
+// not one.
+std::vector<std::string> version_file_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  const std::string text = read_file_up_to(path, 65536).value_or("");
+  for (std::size_t start = 0; start < text.size() && lines.size() < 200;) {
+    std::size_t end = std::min(text.find('\n', start), text.size());
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
 bool torch_is_rocm_build(const std::string& torch_root) {
-  std::ifstream in(torch_root + "/version.py");
-  std::string line;
-  while (std::getline(in, line)) {
+  for (const std::string& line : version_file_lines(torch_root + "/version.py")) {
     if (line.rfind("hip", 0) != 0) continue;
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;
@@ -310,10 +320,7 @@ CompilerVersion compiler_version(const std::string& compiler, const Environment&
 namespace kbuild {
 
 std::optional<std::string> read_package_version(const std::string& version_file) {
-  std::ifstream in(version_file);
-  std::string line;
-  // A version.py is a few lines; a huge file is not one.
-  for (int n = 0; n < 200 && std::getline(in, line); ++n) {
+  for (const std::string& line : version_file_lines(version_file)) {
     if (line.rfind("__version__", 0) != 0) continue;
     auto eq = line.find('=');
     if (eq == std::string::npos) continue;

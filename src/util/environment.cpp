@@ -49,18 +49,38 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
+namespace {
+
+// The file /proc/self/exe links to ("" when unreadable), read once: a dry
+// run asks for the data dir and the load-check helper, and each reading of
+// the link costs a path walk in the kernel.
+const fs::path& own_executable() {
+  static const fs::path exe = [] {
+    std::error_code ec;
+    fs::path link = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? fs::path() : link;
+  }();
+  return exe;
+}
+
+}  // namespace
+
 std::string data_dir(const Environment& env) {
   if (auto dir = env.get_nonempty("KBUILD_DATA_DIR")) return *dir;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
-    if (fs::is_directory(installed / "devices", ec)) return installed.string();
-    // Running from the build tree: use the source tree's configs.
-    if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
-      return KBUILD_SOURCE_DATA_DIR;
-  }
-  return KBUILD_INSTALLED_DATA_DIR;
+  // Where this executable sits decides it: looked at once per process.
+  static const std::string beside_executable = [] {
+    const fs::path& exe = own_executable();
+    std::error_code ec;
+    if (!exe.empty()) {
+      fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
+      if (fs::is_directory(installed / "devices", ec)) return installed.string();
+      // Running from the build tree: use the source tree's configs.
+      if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
+        return std::string(KBUILD_SOURCE_DATA_DIR);
+    }
+    return std::string(KBUILD_INSTALLED_DATA_DIR);
+  }();
+  return beside_executable;
 }
 
 std::string kbuild_program() {
@@ -72,12 +92,11 @@ std::string kbuild_program() {
 }
 
 std::string load_check_helper() {
-  std::error_code ec;
-  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  const fs::path exe_dir = own_executable().parent_path();
   for (const fs::path& candidate :
        {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
         fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"}) {
-    if (!ec && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    if (!exe_dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
   throw Error(ErrorKind::internal,
               "kbuild-load-check (the --check-load helper) is missing beside " + exe_dir.string() +

@@ -251,4 +251,10 @@ std::uint64_t fnv1a(const std::string& text) {
   return h;
 }
 
+std::string fnv1a_name(std::string_view prefix, const std::string& key, std::string_view suffix) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(fnv1a(key)));
+  return std::string(prefix) + hex + std::string(suffix);
+}
+
 }  // namespace kbuild

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kbuild/error.hpp"
@@ -133,6 +134,9 @@ std::string sha1_hex(const std::string& bytes);
 // FNV-1a of `text`: a short, stable name for a cache file, not a content
 // hash (what the file holds is checked on reading).
 std::uint64_t fnv1a(const std::string& text);
+
+// prefix + fnv1a(key) in hex + suffix: a cache file's name.
+std::string fnv1a_name(std::string_view prefix, const std::string& key, std::string_view suffix);
 
 // "PID.RANDOM": a part of a file name no other process picks.
 std::string unique_suffix();

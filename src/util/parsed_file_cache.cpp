@@ -126,9 +126,7 @@ std::optional<std::vector<StatedFile>> stat_files(const std::vector<std::string>
 
 std::optional<ParsedFileCache> ParsedFileCache::open(const std::string& cache_root) {
   if (cache_root.empty()) return std::nullopt;
-  Result<TrustedDir> root = open_cache_root(cache_root, false);
-  if (!root) return std::nullopt;
-  Result<TrustedDir> sub = root->sub("discovery", true);
+  Result<TrustedDir> sub = open_discovery_dir(cache_root, false);
   if (!sub) return std::nullopt;
   return ParsedFileCache(std::move(*sub));
 }

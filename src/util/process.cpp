@@ -265,12 +265,14 @@ std::optional<std::string> find_executable(const std::string& program, const Env
   if (program.empty()) return std::nullopt;
   if (program.find('/') != std::string::npos)
     return is_executable_file(program) ? std::optional<std::string>(program) : std::nullopt;
-  std::string path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
-  std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
+  const std::string path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  // As getline on ':' (no stream: a dry run looks up several programs).
+  for (std::size_t start = 0; start < path.size();) {
+    const std::size_t end = std::min(path.find(':', start), path.size());
+    const std::string dir = path.substr(start, end - start);
     std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
     if (is_executable_file(candidate)) return candidate;
+    start = end + 1;
   }
   return std::nullopt;
 }

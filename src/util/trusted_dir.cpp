@@ -17,6 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -86,8 +88,10 @@ Failure errno_failure(const std::string& what) {
   return Failure{what + ": " + std::strerror(errno)};
 }
 
-Status check_opened(int fd, const std::string& path, bool want_dir) {
-  struct stat st {};
+// `st`, when given, receives what fstat said.
+Status check_opened(int fd, const std::string& path, bool want_dir, struct stat* stated = nullptr) {
+  struct stat own {};
+  struct stat& st = stated ? *stated : own;
   if (::fstat(fd, &st) != 0) return errno_failure(path);
   if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
     return Failure{path + (want_dir ? " is not a directory" : " is not a regular file")};
@@ -98,7 +102,8 @@ Status check_opened(int fd, const std::string& path, bool want_dir) {
 }  // namespace
 
 Status check_ownership(const struct stat& st) {
-  const uid_t me = ::geteuid();
+  // kbuild never changes its user; a dry run checks some thirty files.
+  static const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0)
     return Failure{"is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
                    std::to_string(me) + ") or root"};
@@ -167,27 +172,36 @@ Result<TrustedDir> TrustedDir::sub(const std::string& name, bool create) const {
   return TrustedDir(std::move(current), path);
 }
 
-Result<UniqueFd> TrustedDir::open_file(const std::string& name) const {
+Result<UniqueFd> TrustedDir::open_file(const std::string& name, struct stat* st) const {
   const std::string path = path_ + "/" + name;
   UniqueFd fd(::openat(fd_.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return errno_failure(path);
-  if (Status checked = check_opened(fd.get(), path, false); !checked) return Failure{checked.why()};
+  if (Status checked = check_opened(fd.get(), path, false, st); !checked)
+    return Failure{checked.why()};
   return fd;
 }
 
 Result<std::string> TrustedDir::read(const std::string& name, std::size_t limit) const {
-  Result<UniqueFd> fd = open_file(name);
+  struct stat st {};
+  Result<UniqueFd> fd = open_file(name, &st);
   if (!fd) return Failure{fd.why()};
-  std::string bytes;
-  char buffer[65536];
+  auto too_large = [&] { return Failure{path_ + "/" + name + " is larger than expected"}; };
+  const auto size = static_cast<std::size_t>(st.st_size);
+  if (size > limit) return too_large();
+  // Read straight into a string of the stated size (a dry run reads several
+  // entries), and on to the end: the file may have grown since.
+  std::string bytes(size + 1, '\0');
+  std::size_t have = 0;
   for (;;) {
-    ssize_t n = ::read(fd->get(), buffer, sizeof buffer);
+    if (have == bytes.size()) bytes.resize(bytes.size() * 2);
+    ssize_t n = ::read(fd->get(), bytes.data() + have, bytes.size() - have);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errno_failure(path_ + "/" + name);
     if (n == 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(n));
-    if (bytes.size() > limit) return Failure{path_ + "/" + name + " is larger than expected"};
+    have += static_cast<std::size_t>(n);
+    if (have > limit) return too_large();
   }
+  bytes.resize(have);
   return bytes;
 }
 
@@ -421,6 +435,54 @@ Result<TrustedDir> open_cache_root(const std::string& root, bool create) {
                    "KBUILD_CACHE_DIR to an empty or new directory"};
   if (Status written = dir->write_atomically(kMarker, kMarkerText); !written)
     return Failure{"cache directory " + root + ": " + written.why()};
+  return dir;
+}
+
+Result<TrustedDir> TrustedDir::duplicate() const {
+  UniqueFd copy(::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0));
+  if (!copy.valid()) return errno_failure(path_);
+  return TrustedDir(std::move(copy), path_);
+}
+
+namespace {
+
+// The directories open_discovery_dir opened last, with what the root's
+// path named then.
+struct OpenedDiscovery {
+  std::string root;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::optional<TrustedDir> dir;
+};
+
+// Still the directory `opened` holds at `root`, still trusted, and
+// discovery/ still trusted. The held descriptor keeps its inode in use, so
+// an equal device and inode is that directory, not a new one at the path.
+std::optional<Result<TrustedDir>> reopened(const OpenedDiscovery& opened, const std::string& root) {
+  if (!opened.dir || opened.root != root) return std::nullopt;
+  struct stat st {};
+  if (::stat(root.c_str(), &st) != 0 || st.st_dev != opened.device || st.st_ino != opened.inode ||
+      !S_ISDIR(st.st_mode) || !check_ownership(st))
+    return std::nullopt;
+  if (Status checked = check_opened(opened.dir->fd(), opened.dir->path(), true); !checked)
+    return std::nullopt;
+  return opened.dir->duplicate();
+}
+
+}  // namespace
+
+Result<TrustedDir> open_discovery_dir(const std::string& root, bool create_root) {
+  static std::mutex mutex;
+  static OpenedDiscovery opened;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto again = reopened(opened, root)) return std::move(*again);
+  Result<TrustedDir> root_dir = open_cache_root(root, create_root);
+  if (!root_dir) return root_dir;
+  Result<TrustedDir> dir = root_dir->sub("discovery", true);
+  struct stat st {};
+  if (!dir || ::fstat(root_dir->fd(), &st) != 0) return dir;
+  Result<TrustedDir> kept = dir->duplicate();
+  if (kept) opened = OpenedDiscovery{root, st.st_dev, st.st_ino, std::move(*kept)};
   return dir;
 }
 

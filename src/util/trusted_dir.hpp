@@ -61,8 +61,9 @@ class TrustedDir {
   // and checked; created when missing and `create`.
   Result<TrustedDir> sub(const std::string& name, bool create) const;
 
-  // A regular, trusted file inside, opened for reading.
-  Result<UniqueFd> open_file(const std::string& name) const;
+  // A regular, trusted file inside, opened for reading (its fstat into `st`,
+  // when given).
+  Result<UniqueFd> open_file(const std::string& name, struct stat* st = nullptr) const;
   // Its bytes, at most `limit` of them (a larger file is a failure).
   Result<std::string> read(const std::string& name, std::size_t limit = 64u << 20) const;
   // Writes `bytes` to a new file beside `name` and renames it over `name`.
@@ -86,6 +87,8 @@ class TrustedDir {
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_.get(); }
+  // Another descriptor for the same directory (close-on-exec).
+  Result<TrustedDir> duplicate() const;
 
  private:
   TrustedDir(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
@@ -130,6 +133,15 @@ extern const char* const kNoCacheRoot;
 // root, not writable by others). With `create`, a missing directory is
 // created and marked. A failure says why it cannot be used and what to do.
 Result<TrustedDir> open_cache_root(const std::string& root, bool create);
+
+// <root>/discovery, created when missing, where kbuild remembers what it
+// found out about this machine (Python, profiles, device files, ISA
+// answers); the root is opened as open_cache_root(root, create_root) does.
+// The directories stay open for the rest of the process: a dry run asks
+// four times, and a later call only re-checks that `root` and discovery/
+// still are those directories and still trusted (a stat and an fstat, not
+// the dozen calls of opening them).
+Result<TrustedDir> open_discovery_dir(const std::string& root, bool create_root);
 
 // Removes every entry kbuild keeps in the cache (the marker stays).
 Status clear_cache(const TrustedDir& root);

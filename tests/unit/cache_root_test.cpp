@@ -2,6 +2,7 @@
 // directory that is kbuild's (marked, or empty, or kbuild's own layout).
 #include "util/trusted_dir.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,4 +183,59 @@ TEST_CASE("clear_cache removes kbuild's entries only, and only in a marked direc
   REQUIRE_FALSE(refused);
   CHECK(refused.why().find("not marked as kbuild's cache") != std::string::npos);
   CHECK(fs::exists(tmp / "plain/objects"));
+}
+
+namespace {
+
+struct stat stated(int fd) {
+  struct stat st {};
+  REQUIRE(::fstat(fd, &st) == 0);
+  return st;
+}
+
+bool same_inode(const TrustedDir& dir, const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && stated(dir.fd()).st_ino == st.st_ino &&
+         stated(dir.fd()).st_dev == st.st_dev;
+}
+
+}  // namespace
+
+TEST_CASE("the discovery directory, kept open, is checked again on every later open",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  const std::string root = tmp / "c";
+  Result<TrustedDir> first = open_discovery_dir(root, true);
+  REQUIRE(first);
+  CHECK(marked(root));
+  CHECK(first->path() == root + "/discovery");
+  CHECK(same_inode(*first, root + "/discovery"));
+  CHECK((::fcntl(first->fd(), F_GETFD) & FD_CLOEXEC) != 0);
+
+  Result<TrustedDir> again = open_discovery_dir(root, false);
+  REQUIRE(again);
+  CHECK(same_inode(*again, root + "/discovery"));
+  CHECK((::fcntl(again->fd(), F_GETFD) & FD_CLOEXEC) != 0);
+
+  // Made writable by others since: refused, as a first open would be.
+  ::chmod(root.c_str(), 0777);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  ::chmod(root.c_str(), 0755);
+  ::chmod((root + "/discovery").c_str(), 0777);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  ::chmod((root + "/discovery").c_str(), 0755);
+  CHECK(open_discovery_dir(root, false));
+
+  // Another directory put at the path: that one, opened and checked anew.
+  fs::rename(root, tmp / "old");
+  Result<TrustedDir> moved = open_discovery_dir(root, false);
+  CHECK_FALSE(moved);  // not there, and not created
+  fs::create_directory(root);
+  write_file(root + "/foreign.txt", "the user's");
+  CHECK_FALSE(open_discovery_dir(root, false));  // not kbuild's
+  fs::remove(root + "/foreign.txt");
+  Result<TrustedDir> fresh = open_discovery_dir(root, false);
+  REQUIRE(fresh);
+  CHECK(same_inode(*fresh, root + "/discovery"));
+  CHECK_FALSE(same_inode(*fresh, tmp / "old/discovery"));
 }

@@ -247,6 +247,51 @@ TEST_CASE("a probe key given for the command names the answer in the cache", "[u
   CHECK(f.logged_runs() == 6);
 }
 
+TEST_CASE("each set of probe inputs keeps its answers in a file of its own", "[unit][isa_probe]") {
+  // Another kbuild build, profile or torch path asks other questions: in one
+  // shared file, every dry run would read them all, and the file would grow
+  // with each kbuild that ever ran.
+  ProbeFixture f(Avx512::fine);
+  const std::string cache = f.dir / "cache";
+  f.env.set("KBUILD_CACHE_DIR", cache);
+  auto answers_file_count = [&] {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(cache + "/discovery"))
+      n += e.path().filename().string().rfind("isa-", 0) == 0;
+    return n;
+  };
+  const std::string cxx = f.logging_compiler();
+  auto probe_with = [&](const std::string& python_include) {
+    Paths paths = f.paths;
+    paths.python_include = python_include;
+    BuildRequest request;
+    request.compiler = cxx;
+    std::vector<std::string> notes;
+    IsaProbeSettings s = isa_probe_settings(request, ResolveContext{paths, f.env, nullptr}, notes);
+    // Every check answered as another machine did: nothing is built.
+    for (IsaKind kind : {IsaKind::avx2, IsaKind::avx512, IsaKind::avx512_vnni, IsaKind::amx})
+      for (bool bf16 : {false, true})
+        for (bool fp16 : {false, true})
+          for (IsaProbe probe : {IsaProbe::vectorized, IsaProbe::bf16, IsaProbe::vnni,
+                                 IsaProbe::amx, IsaProbe::amx_fp16})
+            s.shared_answers[isa_check_name(Isa{kind, bf16, fp16}, probe)] = kind == IsaKind::avx2;
+    return probe_isa(avx512_cpu(), f.env, s);
+  };
+  CHECK(probe_with("/venv-a/include").isa.kind == IsaKind::avx2);
+  CHECK(answers_file_count() == 1);
+  CHECK(probe_with("/venv-b/include").isa.kind == IsaKind::avx2);
+  CHECK(answers_file_count() == 2);
+  std::string a_file;
+  for (const auto& e : fs::directory_iterator(cache + "/discovery"))
+    if (read_file(e.path()).find("/venv-a/include") != std::string::npos) {
+      CHECK(a_file.empty());
+      a_file = read_file(e.path());
+    }
+  CHECK(a_file.find("/venv-b/include") == std::string::npos);
+  CHECK(probe_with("/venv-a/include").compiler_runs == 0);
+  CHECK(f.logged_runs() == 0);
+}
+
 TEST_CASE("the ISA probe key changes with every input of the probe command", "[unit][isa_probe]") {
   BuildRequest r;
   Paths p;

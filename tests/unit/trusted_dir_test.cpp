@@ -129,6 +129,14 @@ TEST_CASE("open_file and read: regular, trusted files only, within the limit",
   CHECK_FALSE(dir.read("shared"));
   write_file(tmp / "empty", "");
   CHECK(*dir.read("empty") == "");
+  // Larger than one read returns, and than any buffer: read whole.
+  std::string large;
+  for (int i = 0; large.size() < (300u << 10); ++i) large += std::to_string(i) + "\n";
+  write_file(tmp / "large", large);
+  Result<std::string> whole = dir.read("large");
+  REQUIRE(whole);
+  CHECK(*whole == large);
+  CHECK_FALSE(dir.read("large", large.size() - 1));
 }
 
 TEST_CASE("create_file never opens an existing file or a link", "[unit][trusted_dir]") {
