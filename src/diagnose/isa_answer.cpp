@@ -263,7 +263,7 @@ IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env) {
   build.profile = profile.profile;
   const ResolveContext context{site.paths, env, profile.profile.get()};
   IsaProbeSettings settings = isa_probe_settings(build, context, answer.notes);
-  const CpuFeatures cpu = read_cpu_features();
+  const CpuFeatures& cpu = read_cpu_features();
 
   SharedAnswers shared(request, env);
   std::optional<std::string> program = find_executable(request.compiler, env);

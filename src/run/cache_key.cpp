@@ -126,7 +126,7 @@ std::vector<std::string> named_files(const std::vector<std::string>& argv) {
 }
 
 std::string cpu_identity() {
-  CpuFeatures cpu = read_cpu_features();
+  const CpuFeatures& cpu = read_cpu_features();
   std::string id = cpu.machine;
   for (const std::string& f : cpu.flags) id += " " + f;
   return id;

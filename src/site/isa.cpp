@@ -103,7 +103,7 @@ std::string machine_name() {
   return uname(&names) == 0 ? names.machine : "";
 }
 
-CpuFeatures read_cpu_features() {
+const CpuFeatures& read_cpu_features() {
   // The CPU does not change while kbuild runs; the ISA pick and the cache
   // key both ask.
   static const CpuFeatures cpu = read_cpu_features_uncached();

@@ -22,7 +22,7 @@ struct CpuFeatures {
   std::set<std::string> flags;
   int sve_vector_bytes = 0;
 };
-CpuFeatures read_cpu_features();
+const CpuFeatures& read_cpu_features();
 
 // uname -m (cheap: no /proc/cpuinfo).
 std::string machine_name();

@@ -90,7 +90,7 @@ std::string probe_source(IsaProbe probe) {
 std::string file_stamp(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return path + " absent";
-  return path + " " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns(path));
+  return path + " " + std::to_string(st.st_size) + " " + std::to_string(ns(st.st_mtim));
 }
 
 // The answers for one compiler (the program that really runs, by size and
