@@ -58,9 +58,12 @@ std::vector<std::vector<std::string>> database(const char* path) {
 // or listed as its only member): then group-writable means writable by the
 // owner alone. Read from /etc/group and /etc/passwd (a static kbuild has no
 // NSS): a group found only elsewhere (LDAP) counts as shared, the safe side.
-// Asked once per group and owner in a process.
+// Asked once per group and owner in a process (build-many's workers ask at
+// once: the answers are shared under a lock).
 bool group_is_owner_alone(gid_t gid, uid_t owner) {
+  static std::mutex mutex;
   static std::map<std::pair<gid_t, uid_t>, bool> answers;
+  const std::lock_guard<std::mutex> lock(mutex);
   auto found = answers.find({gid, owner});
   if (found != answers.end()) return found->second;
   std::string owner_name;
@@ -102,8 +105,7 @@ Status check_opened(int fd, const std::string& path, bool want_dir, struct stat*
 }  // namespace
 
 Status check_ownership(const struct stat& st) {
-  // kbuild never changes its user; a dry run checks some thirty files.
-  static const uid_t me = ::geteuid();
+  const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0)
     return Failure{"is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
                    std::to_string(me) + ") or root"};
@@ -455,16 +457,22 @@ struct OpenedDiscovery {
   std::optional<TrustedDir> dir;
 };
 
-// Still the directory `opened` holds at `root`, still trusted, and
-// discovery/ still trusted. The held descriptor keeps its inode in use, so
-// an equal device and inode is that directory, not a new one at the path.
+// Still the directories `opened` holds: `root` names the same directory and
+// its discovery/ (not a link) is the one held, both still trusted. The held
+// descriptor keeps discovery/'s inode in use, so an equal device and inode
+// at the path is that directory, not a new one (a cleared cache's).
 std::optional<Result<TrustedDir>> reopened(const OpenedDiscovery& opened, const std::string& root) {
   if (!opened.dir || opened.root != root) return std::nullopt;
-  struct stat st {};
-  if (::stat(root.c_str(), &st) != 0 || st.st_dev != opened.device || st.st_ino != opened.inode ||
-      !S_ISDIR(st.st_mode) || !check_ownership(st))
+  struct stat root_st {};
+  struct stat held {};
+  struct stat named {};
+  if (::stat(root.c_str(), &root_st) != 0 || ::fstat(opened.dir->fd(), &held) != 0 ||
+      ::lstat((root + "/discovery").c_str(), &named) != 0)
     return std::nullopt;
-  if (Status checked = check_opened(opened.dir->fd(), opened.dir->path(), true); !checked)
+  const bool same = root_st.st_dev == opened.device && root_st.st_ino == opened.inode &&
+                    named.st_dev == held.st_dev && named.st_ino == held.st_ino;
+  if (!same || !S_ISDIR(root_st.st_mode) || !S_ISDIR(held.st_mode) || !check_ownership(root_st) ||
+      !check_ownership(held))
     return std::nullopt;
   return opened.dir->duplicate();
 }

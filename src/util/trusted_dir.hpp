@@ -137,10 +137,10 @@ Result<TrustedDir> open_cache_root(const std::string& root, bool create);
 // <root>/discovery, created when missing, where kbuild remembers what it
 // found out about this machine (Python, profiles, device files, ISA
 // answers); the root is opened as open_cache_root(root, create_root) does.
-// The directories stay open for the rest of the process: a dry run asks
-// four times, and a later call only re-checks that `root` and discovery/
-// still are those directories and still trusted (a stat and an fstat, not
-// the dozen calls of opening them).
+// discovery/ stays open for the rest of the process: a dry run asks four
+// times, and a later call only re-checks that `root` and discovery/ still
+// are those directories and still trusted (three stats, not the dozen calls
+// of opening them).
 Result<TrustedDir> open_discovery_dir(const std::string& root, bool create_root);
 
 // Removes every entry kbuild keeps in the cache (the marker stays).

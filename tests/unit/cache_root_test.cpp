@@ -225,6 +225,26 @@ TEST_CASE("the discovery directory, kept open, is checked again on every later o
   CHECK_FALSE(open_discovery_dir(root, false));
   ::chmod((root + "/discovery").c_str(), 0755);
   CHECK(open_discovery_dir(root, false));
+  // Given to another user since (kbuild runs as root here: a uid no one has).
+  REQUIRE(::chown((root + "/discovery").c_str(), 4242, 4242) == 0);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  REQUIRE(::chown((root + "/discovery").c_str(), ::geteuid(), ::getegid()) == 0);
+  REQUIRE(::chown(root.c_str(), 4242, 4242) == 0);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  REQUIRE(::chown(root.c_str(), ::geteuid(), ::getegid()) == 0);
+  CHECK(open_discovery_dir(root, false));
+
+  // Cleared (discovery/ removed): made and opened anew.
+  fs::remove_all(root + "/discovery");
+  Result<TrustedDir> remade = open_discovery_dir(root, false);
+  REQUIRE(remade);
+  CHECK(same_inode(*remade, root + "/discovery"));
+  // A link put in its place is not followed.
+  fs::rename(root + "/discovery", tmp / "elsewhere");
+  fs::create_directory_symlink(tmp / "elsewhere", root + "/discovery");
+  CHECK_FALSE(open_discovery_dir(root, false));
+  fs::remove(root + "/discovery");
+  fs::rename(tmp / "elsewhere", root + "/discovery");
 
   // Another directory put at the path: that one, opened and checked anew.
   fs::rename(root, tmp / "old");

@@ -37,3 +37,11 @@ TEST_CASE("read_package_version: quotes, annotations, and lines that name no ver
   write_file(dir / "huge.py", std::string(300, '\n') + "__version__ = '1'\n");
   CHECK_FALSE(read_package_version(dir / "huge.py"));
 }
+
+TEST_CASE("torch_is_rocm_build: a hip string is ROCm, None is not", "[unit][package_version]") {
+  TempDir dir;
+  write_file(dir / "rocm/version.py", "__version__ = '2.11.0+rocm6.4'\nhip = '6.4.1'\n");
+  CHECK(torch_is_rocm_build(dir / "rocm"));
+  write_file(dir / "cpu/version.py", "__version__ = '2.11.0+cpu'\nhip: Optional[str] = None\n");
+  CHECK_FALSE(torch_is_rocm_build(dir / "cpu"));
+}

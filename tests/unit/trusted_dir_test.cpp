@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
+#include <vector>
 
 #include "../support/test_support.hpp"
 
@@ -53,6 +56,24 @@ TEST_CASE("check_ownership: owner, world-writable and a shared group are refused
   auto shared = check_ownership(group);
   REQUIRE_FALSE(shared);
   CHECK(shared.why().find("writable by group 4242424") != std::string::npos);
+}
+
+TEST_CASE("check_ownership answers from many threads at once (build-many's workers)",
+          "[unit][trusted_dir]") {
+  // Each group's answer is remembered for the process: threads asking about
+  // new groups at the same time must not corrupt what is remembered.
+  std::vector<std::thread> workers;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 8; ++t)
+    workers.emplace_back([t, &wrong] {
+      for (int i = 0; i < 1000; ++i) {
+        struct stat group = stat_with(0775, ::geteuid());
+        group.st_gid = static_cast<gid_t>(5000000 + i * 8 + t);  // in no /etc/group
+        if (check_ownership(group)) ++wrong;
+      }
+    });
+  for (std::thread& w : workers) w.join();
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("open: a missing directory fails unless created; an untrusted one is refused",
@@ -137,6 +158,16 @@ TEST_CASE("open_file and read: regular, trusted files only, within the limit",
   REQUIRE(whole);
   CHECK(*whole == large);
   CHECK_FALSE(dir.read("large", large.size() - 1));
+  // A file that says it is empty and is not (/proc): read on to its end,
+  // the limit checked as it grows.
+  Result<TrustedDir> proc = TrustedDir::open("/proc/self", false);
+  REQUIRE(proc);
+  Result<std::string> status = proc->read("status");
+  REQUIRE(status);
+  CHECK(status->find("\nPid:\t" + std::to_string(::getpid()) + "\n") != std::string::npos);
+  Result<std::string> cut = proc->read("status", 10);
+  REQUIRE_FALSE(cut);
+  CHECK(cut.why() == "/proc/self/status is larger than expected");
 }
 
 TEST_CASE("create_file never opens an existing file or a link", "[unit][trusted_dir]") {
