@@ -155,13 +155,10 @@ bool still_valid(const nlohmann::json& entry) {
 // script picks by rules kbuild cannot see: nullopt, and its answer is not
 // cached.
 std::optional<std::string> interpreter_choice(const std::string& program, const Environment& env) {
-  // read(2), not a stream: a dry run asks this.
-  if (read_file_up_to(program, 4) ==
-      "\x7f"
-      "ELF")
-    return "";
+  // Read once, with read(2), not a stream: a dry run asks this.
   constexpr std::size_t kLongestScript = 65536;
   auto text = read_file_up_to(program, kLongestScript + 1);
+  if (text && text->rfind("\177ELF", 0) == 0) return "";
   if (!text || text->size() > kLongestScript || text->find("pyenv") == std::string::npos)
     return std::nullopt;
   std::string choice = "pyenv PYENV_VERSION=" + env.get("PYENV_VERSION").value_or("<unset>");

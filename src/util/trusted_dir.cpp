@@ -22,6 +22,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "kbuild/error.hpp"
 #include "util/file_system.hpp"
@@ -448,14 +449,18 @@ Result<TrustedDir> TrustedDir::duplicate() const {
 
 namespace {
 
-// The directories open_discovery_dir opened last, with what the root's
-// path named then.
+// The directory open_discovery_dir opened last, and the identities (device,
+// inode) of it and of the root its path started at.
 struct OpenedDiscovery {
   std::string root;
-  dev_t device = 0;
-  ino_t inode = 0;
+  std::pair<dev_t, ino_t> root_id{};
+  std::pair<dev_t, ino_t> id{};
   std::optional<TrustedDir> dir;
 };
+
+std::pair<dev_t, ino_t> identity(const struct stat& st) {
+  return {st.st_dev, st.st_ino};
+}
 
 // Still the directories `opened` holds: `root` names the same directory and
 // its discovery/ (not a link) is the one held, both still trusted. The held
@@ -464,15 +469,12 @@ struct OpenedDiscovery {
 std::optional<Result<TrustedDir>> reopened(const OpenedDiscovery& opened, const std::string& root) {
   if (!opened.dir || opened.root != root) return std::nullopt;
   struct stat root_st {};
-  struct stat held {};
   struct stat named {};
-  if (::stat(root.c_str(), &root_st) != 0 || ::fstat(opened.dir->fd(), &held) != 0 ||
-      ::lstat((root + "/discovery").c_str(), &named) != 0)
+  if (::stat(root.c_str(), &root_st) != 0 || ::lstat((root + "/discovery").c_str(), &named) != 0)
     return std::nullopt;
-  const bool same = root_st.st_dev == opened.device && root_st.st_ino == opened.inode &&
-                    named.st_dev == held.st_dev && named.st_ino == held.st_ino;
-  if (!same || !S_ISDIR(root_st.st_mode) || !S_ISDIR(held.st_mode) || !check_ownership(root_st) ||
-      !check_ownership(held))
+  if (identity(root_st) != opened.root_id || identity(named) != opened.id ||
+      !S_ISDIR(root_st.st_mode) || !S_ISDIR(named.st_mode) || !check_ownership(root_st) ||
+      !check_ownership(named))
     return std::nullopt;
   return opened.dir->duplicate();
 }
@@ -487,10 +489,11 @@ Result<TrustedDir> open_discovery_dir(const std::string& root, bool create_root)
   Result<TrustedDir> root_dir = open_cache_root(root, create_root);
   if (!root_dir) return root_dir;
   Result<TrustedDir> dir = root_dir->sub("discovery", true);
+  struct stat root_st {};
   struct stat st {};
-  if (!dir || ::fstat(root_dir->fd(), &st) != 0) return dir;
+  if (!dir || ::fstat(root_dir->fd(), &root_st) != 0 || ::fstat(dir->fd(), &st) != 0) return dir;
   Result<TrustedDir> kept = dir->duplicate();
-  if (kept) opened = OpenedDiscovery{root, st.st_dev, st.st_ino, std::move(*kept)};
+  if (kept) opened = OpenedDiscovery{root, identity(root_st), identity(st), std::move(*kept)};
   return dir;
 }
 

@@ -139,7 +139,7 @@ Result<TrustedDir> open_cache_root(const std::string& root, bool create);
 // answers); the root is opened as open_cache_root(root, create_root) does.
 // discovery/ stays open for the rest of the process: a dry run asks four
 // times, and a later call only re-checks that `root` and discovery/ still
-// are those directories and still trusted (three stats, not the dozen calls
+// are those directories and still trusted (two stats, not the dozen calls
 // of opening them).
 Result<TrustedDir> open_discovery_dir(const std::string& root, bool create_root);
 
