@@ -2,9 +2,11 @@
 #include "util/trusted_dir.hpp"
 
 #include <dirent.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <algorithm>
 #include <array>
@@ -99,13 +101,16 @@ Status check_opened(int fd, const std::string& path, bool want_dir, struct stat*
   if (::fstat(fd, &st) != 0) return errno_failure(path);
   if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
     return Failure{path + (want_dir ? " is not a directory" : " is not a regular file")};
-  if (auto owned = check_ownership(st); !owned) return Failure{path + " " + owned.why()};
+  if (auto owned = check_ownership(st, fd); !owned) return Failure{path + " " + owned.why()};
   return ok();
 }
 
 }  // namespace
 
-Status check_ownership(const struct stat& st) {
+namespace {
+
+// The mode bits and the owner: the rule as it was before ACLs.
+Status check_mode(const struct stat& st) {
   const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0)
     return Failure{"is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
@@ -116,6 +121,96 @@ Status check_ownership(const struct stat& st) {
     return Failure{"is writable by group " + std::to_string(st.st_gid) +
                    ", which has other members (mode " + octal_mode(st.st_mode) + ")"};
   return ok();
+}
+
+constexpr const char* kAccessAcl = "system.posix_acl_access";
+constexpr const char* kDefaultAcl = "system.posix_acl_default";
+
+// The extended attribute `name` of the file open as `fd` (or, when `fd` is
+// -1, at `path`): nullopt when it has none (or its file system keeps no
+// ACLs), a Failure when it cannot be read.
+Result<std::optional<std::string>> acl_attribute(int fd, const std::string& path,
+                                                 const char* name) {
+  std::string bytes(256, '\0');
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    ssize_t got = fd >= 0 ? ::fgetxattr(fd, name, bytes.data(), bytes.size())
+                          : ::getxattr(path.c_str(), name, bytes.data(), bytes.size());
+    if (got >= 0) {
+      bytes.resize(static_cast<std::size_t>(got));
+      return std::optional<std::string>(std::move(bytes));
+    }
+    if (errno == ENODATA || errno == ENOTSUP) return std::optional<std::string>();
+    if (errno != ERANGE) break;
+    // Larger than the buffer: ask its size (it may grow again meanwhile).
+    ssize_t size =
+        fd >= 0 ? ::fgetxattr(fd, name, nullptr, 0) : ::getxattr(path.c_str(), name, nullptr, 0);
+    if (size < 0) break;
+    bytes.assign(static_cast<std::size_t>(size) + 64, '\0');
+  }
+  return Failure{"has an ACL that cannot be read (" + std::string(std::strerror(errno)) + ")"};
+}
+
+Status check_acls(const struct stat& st, int fd, const std::string& path) {
+  for (const bool is_default : {false, true}) {
+    if (is_default && !S_ISDIR(st.st_mode)) continue;  // only directories have one
+    Result<std::optional<std::string>> bytes =
+        acl_attribute(fd, path, is_default ? kDefaultAcl : kAccessAcl);
+    if (!bytes) return Failure{bytes.why()};
+    if (*bytes)
+      if (Status acl = check_acl(**bytes, st.st_uid, is_default); !acl) return acl;
+  }
+  return ok();
+}
+
+}  // namespace
+
+Status check_acl(std::string_view xattr, uid_t owner, bool is_default) {
+  constexpr std::uint16_t kUser = 0x02, kGroup = 0x08, kMask = 0x10, kOther = 0x20;
+  constexpr std::uint16_t kWrite = 0x02;
+  constexpr std::size_t kHeader = 4, kEntry = 8;
+  auto u16 = [&](std::size_t at) {
+    std::uint16_t v;
+    std::memcpy(&v, xattr.data() + at, sizeof v);
+    return le16toh(v);
+  };
+  auto u32 = [&](std::size_t at) {
+    std::uint32_t v;
+    std::memcpy(&v, xattr.data() + at, sizeof v);
+    return le32toh(v);
+  };
+  const std::string what = is_default ? "has a default ACL that lets " : "has an ACL that lets ";
+  const std::string written = is_default ? " write what is created in it" : " write it";
+  if (xattr.size() < kHeader || (xattr.size() - kHeader) % kEntry != 0 || u32(0) != 2)
+    return Failure{std::string(is_default ? "has a default ACL" : "has an ACL") +
+                   " kbuild cannot read (not version 2)"};
+  // Named entries are limited by the mask (when there is one).
+  std::uint16_t mask = 07;
+  for (std::size_t at = kHeader; at < xattr.size(); at += kEntry)
+    if (u16(at) == kMask) mask = u16(at + 2);
+  const uid_t me = ::geteuid();
+  for (std::size_t at = kHeader; at < xattr.size(); at += kEntry) {
+    const std::uint16_t tag = u16(at);
+    const std::uint16_t perm = u16(at + 2);
+    const std::uint32_t id = u32(at + 4);
+    if (tag == kUser && (perm & mask & kWrite) && id != owner && id != 0 && id != me)
+      return Failure{what + "uid " + std::to_string(id) + written};
+    if (tag == kGroup && (perm & mask & kWrite) && !group_is_owner_alone(id, owner))
+      return Failure{what + "group " + std::to_string(id) + ", which has other members," + written};
+    // A default ACL's "other" entry is the mode of what is created in it
+    // (the umask then does not apply).
+    if (is_default && tag == kOther && (perm & kWrite)) return Failure{what + "everyone" + written};
+  }
+  return ok();
+}
+
+Status check_ownership(const struct stat& st, int fd) {
+  if (Status mode = check_mode(st); !mode) return mode;
+  return check_acls(st, fd, "");
+}
+
+Status check_ownership(const struct stat& st, const std::string& path) {
+  if (Status mode = check_mode(st); !mode) return mode;
+  return check_acls(st, -1, path);
 }
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
@@ -335,7 +430,7 @@ UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted) {
   if (!fd.valid()) return fd;
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return UniqueFd();
-  if (!S_ISREG(st.st_mode) || (trusted && !check_ownership(st))) {
+  if (!S_ISREG(st.st_mode) || (trusted && !check_ownership(st, fd.get()))) {
     errno = EPERM;
     return UniqueFd();
   }
@@ -473,8 +568,8 @@ std::optional<Result<TrustedDir>> reopened(const OpenedDiscovery& opened, const 
   if (::stat(root.c_str(), &root_st) != 0 || ::lstat((root + "/discovery").c_str(), &named) != 0)
     return std::nullopt;
   if (identity(root_st) != opened.root_id || identity(named) != opened.id ||
-      !S_ISDIR(root_st.st_mode) || !S_ISDIR(named.st_mode) || !check_ownership(root_st) ||
-      !check_ownership(named))
+      !S_ISDIR(root_st.st_mode) || !S_ISDIR(named.st_mode) || !check_ownership(root_st, root) ||
+      !check_ownership(named, root + "/discovery"))
     return std::nullopt;
   return opened.dir->duplicate();
 }
@@ -523,14 +618,21 @@ struct Finding {
   std::string fix;
 };
 
-// The rule is check_ownership()'s, the one for caches too.
-std::optional<Finding> inspect_status(const struct stat& st, const std::string& path) {
-  auto owned = check_ownership(st);
+// The rule is check_ownership()'s, the one for caches too; `owned` is its
+// answer for `path`.
+std::optional<Finding> finding_of(const Status& owned, const std::string& path) {
   if (owned) return std::nullopt;
   const std::string& problem = owned.why();
   if (problem.rfind("is owned", 0) == 0) return Finding{problem, "chown it"};
   if (problem.rfind("is world-writable", 0) == 0) return Finding{problem, "run chmod o-w " + path};
+  if (problem.rfind("has ", 0) == 0)  // an ACL
+    return Finding{problem, "run setfacl -b " + path + " (getfacl shows who)"};
   return Finding{problem, "run chmod g-w " + path};
+}
+
+// The path's status and ACLs, following a link as stat does.
+std::optional<Finding> inspect_status(const struct stat& st, const std::string& path) {
+  return finding_of(check_ownership(st, path), path);
 }
 
 std::optional<Finding> inspect(const std::string& path) {
@@ -608,7 +710,8 @@ Status check_trusted_opened_file(int fd, const std::string& real_path, const std
                                  const std::string& what) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return ok();  // the read that follows says why
-  if (auto finding = inspect_status(st, path)) return file_refused(path, what, *finding);
+  if (auto finding = finding_of(check_ownership(st, fd), path))
+    return file_refused(path, what, *finding);
   return check_trusted_real_path(real_path, path, what);
 }
 

@@ -23,8 +23,21 @@
 namespace kbuild {
 
 // ok() when a file or directory with this status is trusted, else what
-// makes it untrusted ("is world-writable (mode 0777)").
-Status check_ownership(const struct stat& st);
+// makes it untrusted ("is world-writable (mode 0777)"). The mode bits do not
+// tell all: a POSIX ACL can let another user or group write a file that
+// shows mode 0664 (the group bits are then the ACL's mask), and a
+// directory's default ACL is given to everything created in it. So the
+// rule reads the ACLs too, of the file open as `fd` (fgetxattr) or at
+// `path` (getxattr, following a link as stat does), and refuses an entry
+// that lets anyone but the owner, root or you write.
+Status check_ownership(const struct stat& st, int fd);
+Status check_ownership(const struct stat& st, const std::string& path);
+
+// What the ACL in `xattr` (the bytes of system.posix_acl_access, or of
+// system.posix_acl_default when `is_default`) lets someone other than
+// `owner`, root or you write: ok() when nothing; a file system's own
+// format, version 2, a header then {u16 tag, u16 perm, u32 id} entries.
+Status check_acl(std::string_view xattr, uid_t owner, bool is_default);
 
 // An open file descriptor, closed with the object.
 class UniqueFd {

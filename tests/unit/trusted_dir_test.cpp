@@ -2,12 +2,15 @@
 // every directory and file checked for its owner and mode as it is opened.
 #include "util/trusted_dir.hpp"
 
+#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -29,6 +32,34 @@ struct stat stat_with(mode_t mode, uid_t uid) {
   return st;
 }
 
+// check_ownership reads the ACLs at a path: one that has none, for the
+// made-up statuses above.
+std::string trusted_dir_test_plain_path() {
+  static TempDir plain;
+  return plain.str();
+}
+
+// Whether setfacl (Debian's acl package) is installed.
+bool trusted_dir_test_has_setfacl() {
+  return ::access("/usr/bin/setfacl", X_OK) == 0 || ::access("/bin/setfacl", X_OK) == 0;
+}
+
+// An ACL's bytes as the kernel keeps them (version 2, little-endian
+// {tag, perm, id} entries).
+std::string trusted_dir_test_acl(const std::vector<std::array<std::uint32_t, 3>>& entries) {
+  std::string bytes;
+  auto put = [&](std::uint32_t value, int size) {
+    for (int i = 0; i < size; ++i) bytes.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+  };
+  put(2, 4);
+  for (const auto& [tag, perm, id] : entries) {
+    put(tag, 2);
+    put(perm, 2);
+    put(id, 4);
+  }
+  return bytes;
+}
+
 TrustedDir open_dir(const std::string& path) {
   Result<TrustedDir> dir = TrustedDir::open(path, false);
   REQUIRE(dir);
@@ -39,37 +70,108 @@ TrustedDir open_dir(const std::string& path) {
 
 TEST_CASE("check_ownership: owner, world-writable and a shared group are refused",
           "[unit][trusted_dir]") {
-  CHECK(check_ownership(stat_with(0755, ::geteuid())));
-  CHECK(check_ownership(stat_with(0755, 0)));  // root's
-  auto other = check_ownership(stat_with(0755, ::geteuid() + 4242));
+  CHECK(check_ownership(stat_with(0755, ::geteuid()), trusted_dir_test_plain_path()));
+  CHECK(check_ownership(stat_with(0755, 0), trusted_dir_test_plain_path()));  // root's
+  auto other = check_ownership(stat_with(0755, ::geteuid() + 4242), trusted_dir_test_plain_path());
   REQUIRE_FALSE(other);
   CHECK(other.why().find("owned by uid " + std::to_string(::geteuid() + 4242)) !=
         std::string::npos);
-  auto world = check_ownership(stat_with(0777, ::geteuid()));
+  auto world = check_ownership(stat_with(0777, ::geteuid()), trusted_dir_test_plain_path());
   REQUIRE_FALSE(world);
   CHECK(world.why() == "is world-writable (mode 0777)");
   // A sticky world-writable directory is still writable by others.
-  REQUIRE_FALSE(check_ownership(stat_with(01777, ::geteuid())));
+  REQUIRE_FALSE(check_ownership(stat_with(01777, ::geteuid()), trusted_dir_test_plain_path()));
   // Group 4242424 is in no /etc/group: it counts as shared.
   struct stat group = stat_with(0775, ::geteuid());
   group.st_gid = 4242424;
-  auto shared = check_ownership(group);
+  auto shared = check_ownership(group, trusted_dir_test_plain_path());
   REQUIRE_FALSE(shared);
   CHECK(shared.why().find("writable by group 4242424") != std::string::npos);
+}
+
+TEST_CASE("check_acl: a named user or shared group with write, under the mask, is refused",
+          "[unit][trusted_dir]") {
+  const std::uint32_t me = ::geteuid(), other = me + 4242;
+  // user::rw- user:OTHER:rw- group::r-- mask::rw- other::r--: mode 0664.
+  auto named = trusted_dir_test_acl(
+      {{{0x01, 6, 0}}, {{0x02, 6, other}}, {{0x04, 4, 0}}, {{0x10, 6, 0}}, {{0x20, 4, 0}}});
+  auto refused = check_acl(named, me, false);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.why() == "has an ACL that lets uid " + std::to_string(other) + " write it");
+  // The mask takes write away: no one else can write.
+  auto masked = trusted_dir_test_acl(
+      {{{0x01, 6, 0}}, {{0x02, 6, other}}, {{0x04, 4, 0}}, {{0x10, 4, 0}}, {{0x20, 4, 0}}});
+  CHECK(check_acl(masked, me, false));
+  // Read only, or the owner and root named: trusted.
+  auto reader = trusted_dir_test_acl(
+      {{{0x01, 6, 0}}, {{0x02, 4, other}}, {{0x02, 6, me}}, {{0x02, 6, 0}}, {{0x10, 6, 0}}});
+  CHECK(check_acl(reader, me, false));
+  // A group in no /etc/group counts as shared.
+  auto group = trusted_dir_test_acl({{{0x01, 6, 0}}, {{0x08, 2, 4242424}}, {{0x10, 7, 0}}});
+  auto shared = check_acl(group, me, false);
+  REQUIRE_FALSE(shared);
+  CHECK(shared.why().find("group 4242424, which has other members") != std::string::npos);
+  // A default ACL whose "other" entry writes: what is created is world-writable.
+  auto everyone = trusted_dir_test_acl({{{0x01, 7, 0}}, {{0x04, 5, 0}}, {{0x20, 7, 0}}});
+  CHECK(check_acl(everyone, me, false));  // the access ACL's other is the mode's
+  auto inherited = check_acl(everyone, me, true);
+  REQUIRE_FALSE(inherited);
+  CHECK(inherited.why() == "has a default ACL that lets everyone write what is created in it");
+  // Not an ACL kbuild can read: refused, not trusted.
+  CHECK_FALSE(check_acl("\x01\x00\x00\x00", me, false));
+  CHECK_FALSE(check_acl(named.substr(0, named.size() - 3), me, false));
+}
+
+TEST_CASE("check_ownership reads a file's and a directory's ACLs (setfacl)",
+          "[unit][trusted_dir]") {
+  if (!trusted_dir_test_has_setfacl()) {
+    WARN("setfacl not installed (Debian package acl): the ACL cases are not run");
+    return;
+  }
+  TempDir dir;
+  write_file(dir / "f.json", "{}\n");
+  fs::permissions(dir / "f.json", fs::perms(0644));
+  const std::string other = std::to_string(::geteuid() + 4242);
+  REQUIRE(kbuild_test::run({"/usr/bin/setfacl", "-m", "u:" + other + ":rw", dir / "f.json"})
+              .exit_code == 0);
+  struct stat st {};
+  REQUIRE(::stat((dir / "f.json").c_str(), &st) == 0);
+  auto by_path = check_ownership(st, dir / "f.json");
+  REQUIRE_FALSE(by_path);
+  CHECK(by_path.why() == "has an ACL that lets uid " + other + " write it");
+  int fd = ::open((dir / "f.json").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  auto by_fd = check_ownership(st, fd);
+  ::close(fd);
+  CHECK_FALSE(by_fd);
+  // Read only: trusted.
+  REQUIRE(
+      kbuild_test::run({"/usr/bin/setfacl", "-m", "u:" + other + ":r", dir / "f.json"}).exit_code ==
+      0);
+  REQUIRE(::stat((dir / "f.json").c_str(), &st) == 0);
+  CHECK(check_ownership(st, dir / "f.json"));
+  // A directory's default ACL: refused by TrustedDir (the cache's rule).
+  fs::create_directory(dir / "cache");
+  REQUIRE(kbuild_test::run({"/usr/bin/setfacl", "-d", "-m", "u:" + other + ":rwx", dir / "cache"})
+              .exit_code == 0);
+  Result<TrustedDir> opened = TrustedDir::open(dir / "cache", false);
+  REQUIRE_FALSE(opened);
+  CHECK(opened.why().find("has a default ACL that lets uid " + other) != std::string::npos);
 }
 
 TEST_CASE("check_ownership answers from many threads at once (build-many's workers)",
           "[unit][trusted_dir]") {
   // Each group's answer is remembered for the process: threads asking about
   // new groups at the same time must not corrupt what is remembered.
+  const std::string plain = trusted_dir_test_plain_path();
   std::vector<std::thread> workers;
   std::atomic<int> wrong{0};
   for (int t = 0; t < 8; ++t)
-    workers.emplace_back([t, &wrong] {
+    workers.emplace_back([t, &wrong, &plain] {
       for (int i = 0; i < 1000; ++i) {
         struct stat group = stat_with(0775, ::geteuid());
         group.st_gid = static_cast<gid_t>(5000000 + i * 8 + t);  // in no /etc/group
-        if (check_ownership(group)) ++wrong;
+        if (check_ownership(group, plain)) ++wrong;
       }
     });
   for (std::thread& w : workers) w.join();
