@@ -1,10 +1,16 @@
 
 #include "devices/profile.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -18,6 +24,7 @@
 #include "util/json.hpp"
 #include "util/parsed_file_cache.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -205,15 +212,47 @@ bool valid_line_name(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 
+constexpr const char* kProfileWhat = "Inductor profile";
+
+// At most `limit` bytes of the profile at `path`, nullopt when it cannot be
+// read. With `check_trust`, refused (Error(config)) as a device file is
+// when someone else could have written it: its flags become compiler
+// arguments (a -B names the assembler that runs). Checked on the opened
+// file and its real path, never on a name that could be swapped.
+std::optional<std::string> read_profile(const std::string& path, std::size_t limit,
+                                        bool check_trust) {
+  if (!check_trust) return read_file_up_to(path, limit);
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved) return std::nullopt;
+  const std::string real = resolved;
+  std::free(resolved);
+  UniqueFd fd(::open(real.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  if (Status trust = check_trusted_opened_file(fd.get(), real, path, kProfileWhat); !trust)
+    throw Error(ErrorKind::config, trust.why());
+  std::string text;
+  char chunk[16384];
+  while (text.size() < limit) {
+    ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+  }
+  if (text.size() > limit) text.resize(limit);
+  return text;
+}
+
 void load_chain(const std::string& dir, const std::string& line, Profile& p, int depth,
-                const std::string& asked_by) {
+                const std::string& asked_by, bool check_trust) {
   std::string path = dir + "/" + line + ".json";
   if (depth > kMaxExtendsDepth)
     throw Error(ErrorKind::config, asked_by + ": profiles extend each other in a cycle (at " +
                                        line +
                                        "); make the chain end in a profile without "
                                        "\"extends\"");
-  auto text = read_file_up_to(path, kMaxProfileBytes + 1);
+  auto text = read_profile(path, kMaxProfileBytes + 1, check_trust);
   if (!text)
     throw Error(ErrorKind::config, "cannot read profile " + path +
                                        (asked_by.empty() ? "" : " (extended by " + asked_by + ")") +
@@ -234,7 +273,7 @@ void load_chain(const std::string& dir, const std::string& line, Profile& p, int
     std::string parent = reader.string(root["extends"], "/extends");
     if (!valid_line_name(parent))
       reader.fail("/extends", "'" + parent + "' is not an Inductor line like 2.6");
-    load_chain(dir, parent, p, depth + 1, path);
+    load_chain(dir, parent, p, depth + 1, path, check_trust);
     p.extends = parent;
   }
   reader.read_into(p);
@@ -293,11 +332,11 @@ std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const s
   return out;
 }
 
-Profile load_profile(const std::string& dir, const std::string& line) {
+Profile load_profile(const std::string& dir, const std::string& line, bool check_trust) {
   if (!valid_line_name(line))
     throw Error(ErrorKind::usage, "'" + line + "' is not an Inductor line like 2.11");
   Profile p;
-  load_chain(dir, line, p, 0, "");
+  load_chain(dir, line, p, 0, "", check_trust);
   return p;
 }
 
@@ -391,14 +430,22 @@ std::optional<Profile> decode_profile(const std::string& bytes) {
 }
 
 Profile load_profile_cached(const std::string& dir, const std::string& line,
-                            const std::string& cache_root) {
+                            const std::string& cache_root, bool check_trust) {
   std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root);
   const std::string key = dir + '\n' + line;
   if (cache)
     if (auto bytes = cache->read("profile", key))
       if (auto p = decode_profile(*bytes))
-        if (p->name == line && p->chain.front() == dir + "/" + line + ".json") return std::move(*p);
-  Profile p = load_profile(dir, line);
+        if (p->name == line && p->chain.front() == dir + "/" + line + ".json") {
+          // Remembered while the files keep their identity; who may write
+          // them (a directory's mode, an ACL) is asked each time.
+          if (check_trust)
+            for (const std::string& file : p->chain)
+              if (Status trust = check_trusted_file(file, kProfileWhat); !trust)
+                throw Error(ErrorKind::config, trust.why());
+          return std::move(*p);
+        }
+  Profile p = load_profile(dir, line, check_trust);
   if (cache)
     if (auto files = stat_files(p.chain)) cache->write("profile", key, *files, encode_profile(p));
   return p;
@@ -465,7 +512,8 @@ bool is_torch_version(const std::string& text) {
 }
 
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
-                             const std::string& chosen_by, const std::string& cache_root) {
+                             const std::string& chosen_by, const std::string& cache_root,
+                             bool check_trust) {
   ProfileChoice choice;
   choice.torch_version = torch_version;
   choice.chosen_by = chosen_by;
@@ -482,22 +530,24 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
     choice.note = "torch version '" + torch_version + "' (" + chosen_by +
                   ") is not MAJOR.MINOR; using Inductor profile " + line;
   }
-  choice.profile = std::make_shared<const Profile>(load_profile_cached(dir, line, cache_root));
+  choice.profile =
+      std::make_shared<const Profile>(load_profile_cached(dir, line, cache_root, check_trust));
   return choice;
 }
 
 ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
-                                 const Paths& paths, const std::string& cache_root) {
+                                 const Paths& paths, const std::string& cache_root,
+                                 bool check_trust) {
   if (!torch_version_option.empty()) {
     if (!is_torch_version(torch_version_option))
       throw Error(ErrorKind::usage, "--torch-version: '" + torch_version_option +
                                         "' is not a torch version like 2.9 or 2.9.1");
-    return choose_profile(dir, torch_version_option, "--torch-version", cache_root);
+    return choose_profile(dir, torch_version_option, "--torch-version", cache_root, check_trust);
   }
   if (paths.torch_root)
     if (auto v = read_package_version(*paths.torch_root + "/version.py"))
-      return choose_profile(dir, *v, *paths.torch_root + "/version.py", cache_root);
-  return choose_profile(dir, "", "default", cache_root);
+      return choose_profile(dir, *v, *paths.torch_root + "/version.py", cache_root, check_trust);
+  return choose_profile(dir, "", "default", cache_root, check_trust);
 }
 
 std::string describe(const ProfileChoice& choice) {

@@ -78,8 +78,11 @@ std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const s
 
 // Loads `<dir>/<line>.json` and what it extends. Throws Error(config)
 // "file:line:column: at /pointer: what" for an unknown key, a wrong type, an
-// unknown condition, a missing parent or an extends cycle.
-Profile load_profile(const std::string& dir, const std::string& line);
+// unknown condition, a missing parent or an extends cycle. With
+// `check_trust` (off: --allow-untrusted-device-files), every file of the
+// chain gets the device-file rule (check_trusted_opened_file: the file, its
+// directory and the directories above, ACLs included), else Error(config).
+Profile load_profile(const std::string& dir, const std::string& line, bool check_trust = true);
 
 // The lines with a profile file in `dir`, oldest first ("2.6", "2.7", ...).
 std::vector<std::string> profile_lines(const std::string& dir);
@@ -114,11 +117,13 @@ bool is_torch_version(const std::string& text);
 // Throws Error(config) when a profile file is bad or missing. With a
 // `cache_root`, the parsed profile is remembered there (profile_cache.hpp).
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
-                             const std::string& chosen_by, const std::string& cache_root = "");
+                             const std::string& chosen_by, const std::string& cache_root = "",
+                             bool check_trust = true);
 
 // --torch-version when given, else TORCH_ROOT/version.py when torch was found.
 ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
-                                 const Paths& paths, const std::string& cache_root = "");
+                                 const Paths& paths, const std::string& cache_root = "",
+                                 bool check_trust = true);
 
 // "2.11 (torch 2.11.0, TORCH_ROOT/version.py)": how --version, doctor and
 // --report name it.
@@ -137,7 +142,7 @@ namespace kbuild {
 // or stale entry is ignored and the files parsed again; errors are
 // load_profile's.
 Profile load_profile_cached(const std::string& dir, const std::string& line,
-                            const std::string& cache_root);
+                            const std::string& cache_root, bool check_trust = true);
 
 // The bytes a cache entry holds for `profile`, and back; decoding fails
 // (nullopt) on anything malformed.

@@ -113,8 +113,8 @@ void check_plugins(const BuildPlan& plan, const ResolveContext& ctx,
 // The Inductor profile the build would use, and why.
 std::shared_ptr<const Profile> check_profile(const DoctorInput& in, std::vector<DoctorCheck>& out) {
   try {
-    ProfileChoice choice =
-        choose_profile_for(profiles_dir(in.env), in.torch_version, in.site.paths);
+    ProfileChoice choice = choose_profile_for(profiles_dir(in.env), in.torch_version, in.site.paths,
+                                              "", !in.allow_untrusted_device_files);
     out.push_back({"profile", choice.note ? CheckStatus::warn : CheckStatus::ok, describe(choice),
                    choice.note ? *choice.note + "; --torch-version X.Y names another" : ""});
     return choice.profile;
