@@ -247,8 +247,8 @@ void plan_and_run(Session& session, const BuildJob& job, BuildContext& context,
   // Checked here, before anything is recorded, so a dry run refuses what the build would.
   check_build_files(request.sources, plan.output);
   if (!job.compile_commands.empty())
-    record.left_alone_database =
-        record_compile_commands(job.compile_commands, record.steps, request.sources);
+    record.left_alone_database = record_compile_commands(
+        job.compile_commands, record.steps, request.sources, compile_commands_lock_wait(env));
   if (job.run.dry_run) return;
   run_build(plan, record.steps, request.sources, settings, env, record.outcome);
 }
