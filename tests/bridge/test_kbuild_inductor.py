@@ -445,6 +445,36 @@ class BridgeTest(unittest.TestCase):
         config = self.routed((None, "g++"))
         self.assertEqual(config.cpp.cxx, (None, os.path.join(shared, "kbuild-cc", "g++")))
 
+    def test_route_compiles_refuses_links_dir_another_user_can_write_through_an_acl(self):
+        if not shutil.which("setfacl"):
+            self.skipTest("setfacl not installed (Debian package acl)")
+        # An access ACL shows in the mode's group bits (its mask), which are
+        # refused; a default ACL does not, and what is made in it is theirs
+        # to write (a link replaced by their g++).
+        links = os.path.join(self.home.name, "acl-links")
+        os.mkdir(links, 0o700)
+        other = str(os.geteuid() + 4242)
+        subprocess.run(["setfacl", "-d", "-m", f"u:{other}:rwx", links], check=True)
+        self.assertEqual(os.stat(links).st_mode & 0o777, 0o700)
+        os.environ["KBUILD_CC_DIR"] = links
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            self.routed((None, "g++"))
+        self.assertIn(f"{links} has an ACL that lets uid {other} (a default ACL) write it",
+                      str(ctx.exception))
+        # Above it, a directory with a default ACL for another user.
+        subprocess.run(["setfacl", "-b", links], check=True)
+        parent = os.path.join(self.home.name, "acl-parent")
+        os.mkdir(parent, 0o755)
+        subprocess.run(["setfacl", "-d", "-m", f"u:{other}:rwx", parent], check=True)
+        os.environ["KBUILD_CC_DIR"] = os.path.join(parent, "links")
+        with self.assertRaises(kbuild_inductor.KbuildError) as ctx:
+            self.routed((None, "g++"))
+        self.assertIn(f"{parent}, which has an ACL that lets uid {other}", str(ctx.exception))
+        subprocess.run(["setfacl", "-b", parent], check=True)
+        os.rmdir(os.path.join(parent, "links"))  # made by the refused call, with the ACL
+        config = self.routed((None, "g++"))
+        self.assertEqual(config.cpp.cxx, (None, os.path.join(parent, "links", "g++")))
+
     def recording_kbuild(self):
         """A stand-in kbuild that logs its arguments and DISABLE_AOTI_PATCH."""
         log = os.path.join(self.home.name, "calls")

@@ -15,12 +15,16 @@ launcher (KBUILD_LAUNCHER). Compile workers started later inherit it.
 The link runs compilers, so its directory must be this user's alone and
 every directory above it owned by this user or root and not writable by
 others, unless sticky (/tmp): otherwise someone could rename it away and
-put their own g++ in its place.
+put their own g++ in its place. A POSIX ACL that lets another user or group
+write counts as writable by others (the mode bits then show only its mask),
+as in kbuild's own rule.
 """
 
+import errno
 import os
 import re
 import stat
+import struct
 
 MASQUERADE_NAMES = ("g++", "c++", "clang++")
 COMPILER_VARIABLE = "KBUILD_CC_COMPILER"
@@ -37,6 +41,42 @@ def _links_dir():
         return os.environ["KBUILD_CC_DIR"]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "kbuild-cc")
+
+
+_ACL_USER, _ACL_GROUP, _ACL_MASK, _ACL_OTHER, _ACL_WRITE = 0x02, 0x08, 0x10, 0x20, 0x02
+
+
+def _acl_writer(path):
+    """Who other than the owner, root and this user an ACL of `path` lets
+    write ("uid N", "group N", "everyone"), or None. The kernel's format:
+    version 2, then (u16 tag, u16 perm, u32 id) entries, little-endian; a
+    named entry is limited by the mask, and a directory's default ACL is
+    given to what is created in it."""
+    st = os.stat(path)
+    names = ["system.posix_acl_access"]
+    if stat.S_ISDIR(st.st_mode):
+        names.append("system.posix_acl_default")
+    for name in names:
+        try:
+            data = os.getxattr(path, name)
+        except OSError as e:
+            if e.errno in (errno.ENODATA, errno.ENOTSUP, errno.EOPNOTSUPP):
+                continue
+            raise
+        if len(data) < 4 or (len(data) - 4) % 8 or struct.unpack_from("<I", data)[0] != 2:
+            return "an ACL kbuild cannot read"
+        entries = [struct.unpack_from("<HHI", data, at) for at in range(4, len(data), 8)]
+        mask = next((perm for tag, perm, _ in entries if tag == _ACL_MASK), 0o7)
+        default = name.endswith("default")
+        for tag, perm, ident in entries:
+            if tag == _ACL_USER and perm & mask & _ACL_WRITE and \
+                    ident not in (st.st_uid, 0, os.geteuid()):
+                return f"uid {ident}" + (" (a default ACL)" if default else "")
+            if tag == _ACL_GROUP and perm & mask & _ACL_WRITE:
+                return f"group {ident}" + (" (a default ACL)" if default else "")
+            if default and tag == _ACL_OTHER and perm & _ACL_WRITE:
+                return "everyone (a default ACL)"
+    return None
 
 
 def _check_parents(path):
@@ -56,6 +96,8 @@ def _check_parents(path):
             problem = f"is owned by uid {st.st_uid}"
         elif st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX:
             problem = f"others can write (mode {stat.S_IMODE(st.st_mode):04o}, no sticky bit)"
+        elif not st.st_mode & stat.S_ISVTX and (writer := _acl_writer(parent)):
+            problem = f"has an ACL that lets {writer} write it (setfacl -b removes it)"
         else:
             continue
         raise _error(f"{path} is in {parent}, which {problem}: anyone who can write it can "
@@ -73,6 +115,10 @@ def _private_dir(path):
         raise OSError(f"{path} is not a directory only you can write; remove it or set "
                       "KBUILD_CC_DIR")
     _check_parents(path)
+    writer = _acl_writer(path)
+    if writer:
+        raise OSError(f"{path} has an ACL that lets {writer} write it; run setfacl -b {path} "
+                      "or set KBUILD_CC_DIR")
     return path
 
 
