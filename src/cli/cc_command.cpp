@@ -187,9 +187,11 @@ constexpr const char* kHelp =
     "c++ or clang++)\n"
     "Runs COMPILER ARGS exactly as given. A compile to one object, a shared library or a\n"
     "precompiled header (-c/-shared/-x c++-header with one -o) goes through kbuild's output\n"
-    "cache and KBUILD_LAUNCHER; anything else (-E, -M*, --version, side outputs such as\n"
-    "--coverage or -gsplit-dwarf, long spellings such as --output=, an output that is not\n"
-    "a regular file) runs as it is. A masquerade link runs KBUILD_CC_COMPILER when set,\n"
+    "cache and KBUILD_LAUNCHER; anything else (-E, -M*, --version, files written besides\n"
+    "the output in any spelling: --coverage, -da, -Wa,-adhln=F, -Xlinker -Map=F, ...; long\n"
+    "spellings such as --output=, an output that is not a regular file, files the compiler\n"
+    "refuses itself: a missing source or output directory) runs as it is, with the\n"
+    "compiler's own messages and exit code. A masquerade link runs KBUILD_CC_COMPILER when set,\n"
     "else the first compiler of its name on PATH that is not kbuild.\n"
     "Variables: KBUILD_NO_CACHE=1, KBUILD_LAUNCHER, KBUILD_VERBOSE=1, KBUILD_CACHE_DIR,\n"
     "KBUILD_LOG=FILE (a line per compile: output, result, cache status, seconds).\n";
@@ -221,7 +223,7 @@ std::optional<int> compiler_mode(int argc, char** argv, const Environment& env) 
     Environment child = env;
     child.set(kRunningMarker, this_kbuild());
     auto call = plan_compiler_call(*words);
-    if (!call) return run_as_it_is(*words, child, console);
+    if (!call || compiler_refuses_files(*call)) return run_as_it_is(*words, child, console);
     return run_through_kbuild(*call, child, console);
   } catch (const Error& e) {
     console.error(e);

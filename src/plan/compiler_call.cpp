@@ -2,8 +2,11 @@
 #include "plan/compiler_call.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <string_view>
 #include <utility>
 
@@ -18,36 +21,99 @@ constexpr std::array<std::string_view, 22> kTakesValue{
     "-T",      "-u",       "-z",         "-e",        "--param",  "-aux-info",   "-MT",
     "-MQ"};
 
+// Whether the linker option `word` (a -Wl, part or a -Xlinker value) writes
+// a file of its own: ld takes long options after one dash or two, and
+// abbreviated, so any word that begins one of these names counts.
+bool linker_writes_file(std::string_view word) {
+  if (word.size() < 2 || word[0] != '-') return false;
+  std::string_view name = word.substr(word[1] == '-' ? 2 : 1);
+  name = name.substr(0, name.find('='));
+  if (name == "o" || name == "M") return true;  // another output; the map on stdout
+  constexpr std::array<std::string_view, 14> kWrites{
+      "Map",          "print-map",  "dependency-file",     "out-implib",         "output-def",
+      "output",       "cref",       "reproduce",           "why-extract",        "save-temps",
+      "lto-obj-path", "plugin-opt", "print-archive-stats", "print-symbol-counts"};
+  return name.size() >= 2 &&
+         std::any_of(kWrites.begin(), kWrites.end(),
+                     [name](std::string_view w) { return w.rfind(name, 0) == 0; });
+}
+
+// Whether the assembler option `word` (a -Wa, part or an -Xassembler value)
+// writes a file of its own: a listing (-a[cdghlmns][=FILE]), a dependency
+// file (--MD FILE), another output.
+bool assembler_writes_file(std::string_view word) {
+  return (word.rfind("-a", 0) == 0) || word == "--MD" || word == "-MD" || word == "-o";
+}
+
+// Whether a -Wl,/-Wa, word has a part that `writes` says writes a file.
+bool passes_writing_part(std::string_view word, bool (*writes)(std::string_view)) {
+  for (std::size_t start = 4; start <= word.size();) {
+    const std::size_t end = std::min(word.find(',', start), word.size());
+    if (writes(word.substr(start, end - start))) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+// The one list of spellings that make the compiler, the assembler or the
+// linker write a file other than the output: beside it and named after it
+// (the object would record kbuild's temporary name, the file would be lost
+// with it) or where the option says (a hit would not write it). Such a
+// command runs as it is.
+bool writes_side_output(const std::vector<std::string>& argv, std::size_t i) {
+  const std::string_view w(argv[i]);
+  const std::string_view value = i + 1 < argv.size() ? std::string_view(argv[i + 1]) : "";
+  if (w == "-Xlinker") return linker_writes_file(value);
+  if (w == "-Xassembler") return assembler_writes_file(value);
+  if (w.rfind("-Wl,", 0) == 0) return passes_writing_part(w, linker_writes_file);
+  if (w.rfind("-Wa,", 0) == 0) return passes_writing_part(w, assembler_writes_file);
+  // Preprocessor options as they are (-Wp,-MD,FILE; -Xpreprocessor -MD).
+  if (w.rfind("-Wp,", 0) == 0 || w == "-Xpreprocessor") return true;
+  constexpr std::array<std::string_view, 4> kExact{"--coverage", "-ftest-coverage", "-aux-info",
+                                                   "-fmodules-ts"};
+  if (std::find(kExact.begin(), kExact.end(), w) != kExact.end()) return true;
+  // -M*: dependency files (-MD, -MMD, -MF[FILE], clang's -MJ); -d*: RTL and
+  // tree dumps (-da, -dp, -dumpbase), named after the output.
+  constexpr std::array<std::string_view, 19> kPrefixes{"-M",
+                                                       "-d",
+                                                       "-fdump-",
+                                                       "-fopt-info",
+                                                       "-fcallgraph-info",
+                                                       "-save-temps",
+                                                       "-fprofile-",
+                                                       "-fauto-profile",
+                                                       "-fcreate-profile",
+                                                       "-gsplit-dwarf",
+                                                       "-fsave-optimization-record",
+                                                       "-foptimization-record-",
+                                                       "-ftime-trace",
+                                                       "-fmodule-",
+                                                       "-fdeps-",
+                                                       "-fcompare-debug",
+                                                       "-fcrash-diagnostics",
+                                                       "-fproc-stat-report",
+                                                       "-fstack-usage"};
+  for (std::string_view p : kPrefixes)
+    if (w.rfind(p, 0) == 0) return true;
+  // -fdiagnostics-format=json-file, sarif-file: a file named after the source.
+  return w.rfind("-fdiagnostics-format=", 0) == 0 && w.size() > 5 &&
+         w.substr(w.size() - 5) == "-file";
+}
+
+namespace {
+
 // Words after which the command is not one build with one output that
-// kbuild can check and cache: it runs as it is. Among them, every option
-// that writes a file beside the output or names one after it (the object
-// would record kbuild's temporary name, the file would be lost with it),
-// and every long spelling but two (g++ takes abbreviations of them too).
+// kbuild can check and cache: it runs as it is. Besides every side output
+// (writes_side_output), every long spelling but two (g++ takes
+// abbreviations of them too).
 bool runs_as_it_is(std::string_view w) {
-  constexpr std::array<std::string_view, 19> exact{"-E",
-                                                   "-S",
-                                                   "-M",
-                                                   "-MM",
-                                                   "-MD",
-                                                   "-MMD",
-                                                   "-MF",
-                                                   "-v",
-                                                   "-",
-                                                   "-###",
-                                                   "-fsyntax-only",
-                                                   "--coverage",
-                                                   "-fprofile-arcs",
-                                                   "-ftest-coverage",
-                                                   "-gsplit-dwarf",
-                                                   "-fstack-usage",
-                                                   "-fsave-optimization-record",
-                                                   "-aux-info",
-                                                   "-wrapper"};
+  constexpr std::array<std::string_view, 7> exact{"-E",   "-S",       "-v",           "-",
+                                                  "-###", "-wrapper", "-fsyntax-only"};
   if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
-  constexpr std::array<std::string_view, 16> prefixes{
-      "-print-",          "-dump",      "-save-temps",      "-Wp,",     "@",      "-fdump-",
-      "-fcallgraph-info", "-fprofile-", "-fauto-profile",   "-fplugin", "-specs", "-B",
-      "-Wl,-Map",         "-Wl,--Map",  "-fcreate-profile", "--sysroot"};
+  constexpr std::array<std::string_view, 7> prefixes{"-print-", "-dump", "@",        "-fplugin",
+                                                     "-specs",  "-B",    "--sysroot"};
   for (std::string_view p : prefixes)
     if (w.rfind(p, 0) == 0) return true;
   if (w.rfind("--", 0) == 0) return w != "--param" && w != "--compile";
@@ -80,7 +146,7 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
   std::vector<std::string> inputs;
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& w = argv[i];
-    if (runs_as_it_is(w)) return std::nullopt;
+    if (runs_as_it_is(w) || writes_side_output(argv, i)) return std::nullopt;
     if (std::string_view lang = language(argv, i); !lang.empty()) {
       // Only a header precompiled (Inductor's prefix header), named before
       // its one input; any other language change runs as it is.
@@ -137,6 +203,24 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
   call.plan.command.output_index = *output_index;
   call.sources = std::move(inputs);
   return call;
+}
+
+bool compiler_refuses_files(const CompilerCall& call) {
+  const std::string& output = call.plan.output;
+  struct stat out {};
+  const bool output_exists = ::stat(output.c_str(), &out) == 0;
+  if (output_exists && !S_ISREG(out.st_mode)) return true;
+  std::string dir = std::filesystem::path(output).parent_path().string();
+  if (dir.empty()) dir.assign(1, '.');
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  for (const std::string& source : call.sources) {
+    if (::stat(source.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        ::access(source.c_str(), R_OK) != 0)
+      return true;
+    if (output_exists && st.st_dev == out.st_dev && st.st_ino == out.st_ino) return true;
+  }
+  return false;
 }
 
 }  // namespace kbuild

@@ -25,6 +25,19 @@ struct CompilerCall {
 // argv[0] is the compiler (a path). nullopt: run argv as it is.
 std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv);
 
+// Whether argv[i] (with its value, for -Xlinker and -Xassembler) makes the
+// compiler, assembler or linker write a file besides the output: the one
+// list of such spellings (-MD, -Wa,-adhln=FILE, -Xlinker -Map=FILE,
+// -Wl,--out-implib,FILE, -fopt-info-*=FILE, -da, --coverage, ...).
+bool writes_side_output(const std::vector<std::string>& argv, std::size_t i);
+
+// Whether the compiler refuses the call's files itself: a source missing,
+// unreadable or not a regular file, the output's directory missing or not
+// a directory, the output a directory or the same file as a source. Such a
+// call runs as it is, so that the compiler answers with its own message
+// and exit code (a build of kbuild's refuses them with its own).
+bool compiler_refuses_files(const CompilerCall& call);
+
 }  // namespace kbuild
 
 // Which compiler family a command names. Like Inductor, this is decided from

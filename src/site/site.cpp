@@ -100,10 +100,16 @@ namespace {
 
 // The first line drops the current directory from the search path (a
 // torch/ folder there must not answer for the installed one); only then is
-// anything imported.
+// anything imported. The user site is named even when absent (Python puts
+// it on sys.path only once it exists): `pip install --user` makes it later.
 constexpr const char* kProbe =
     R"PY(import sys; sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-import importlib.util, json, sysconfig
+import importlib.util, json, site, sysconfig
+def user_site():
+    try:
+        return site.getusersitepackages()
+    except Exception:
+        return None
 def root(name):
     try:
         spec = importlib.util.find_spec(name)
@@ -119,6 +125,7 @@ print(json.dumps({
     "libdir": sysconfig.get_config_var("LIBDIR") or "",
     "sys_path": [p for p in sys.path if p],
     "executable": sys.executable,
+    "user_site": user_site(),
 }))
 )PY";
 
@@ -135,6 +142,28 @@ PythonInfo info_from_json(const nlohmann::json& j, const std::string& python) {
   info.include = opt_string(j, "include").value_or("");
   info.libdir = opt_string(j, "libdir").value_or("");
   return info;
+}
+
+// What an answer's validity rests on: every sys.path entry, the user site
+// (absent ones too: stamped -1, so that making one asks again), the parent
+// of each absent one, and the interpreter that answered.
+nlohmann::json discovery_stamps(const nlohmann::json& answer) {
+  nlohmann::json stamps = nlohmann::json::object();
+  auto stamp = [&stamps](const nlohmann::json& path) {
+    if (!path.is_string() || path.get<std::string>().empty()) return;
+    const std::string p = path.get<std::string>();
+    const std::int64_t mtime = mtime_ns(p);
+    stamps[p] = mtime;
+    if (mtime >= 0) return;
+    const std::string parent = fs::path(p).parent_path().string();
+    if (!parent.empty() && parent != p) stamps[parent] = mtime_ns(parent);
+  };
+  if (answer.contains("sys_path") && answer["sys_path"].is_array())
+    for (const auto& p : answer["sys_path"]) stamp(p);
+  if (answer.contains("user_site")) stamp(answer["user_site"]);
+  // The interpreter that really answered: replaced or upgraded, ask again.
+  if (answer.contains("executable")) stamp(answer["executable"]);
+  return stamps;
 }
 
 // A cache entry is valid while every directory on sys.path keeps its mtime
@@ -192,7 +221,13 @@ Discovery discover_python(const std::string& python, const Environment& env,
   std::optional<std::string> choice = interpreter_choice(real, env);
   std::string key =
       *exe + "\n" + real + "\n" + std::to_string(mtime_ns(real)) + "\n" + choice.value_or("");
-  for (const char* var : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "VIRTUAL_ENV", "HOME"})
+  // The probe's own text too: an answer of an older probe lacks what this
+  // one stamps.
+  key += "\n" + fnv1a_name("probe-", kProbe, "");
+  // The variables that change which packages it sees (PYTHONNOUSERSITE
+  // hides the user site; PYTHONPLATLIBDIR moves the standard library).
+  for (const char* var : {"PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE",
+                          "PYTHONSAFEPATH", "PYTHONPLATLIBDIR", "VIRTUAL_ENV", "HOME"})
     key += std::string("\n") + var + "=" + env.get(var).value_or("<unset>");
   std::string cache_file;
   std::optional<TrustedDir> cache;
@@ -245,14 +280,7 @@ Discovery discover_python(const std::string& python, const Environment& env,
   }
   d.info = info_from_json(answer, *exe);
   if (cache) {
-    nlohmann::json entry{{"key", key}, {"answer", answer}, {"stamps", nlohmann::json::object()}};
-    if (answer.contains("sys_path") && answer["sys_path"].is_array())
-      for (const auto& p : answer["sys_path"])
-        if (p.is_string()) entry["stamps"][p.get<std::string>()] = mtime_ns(p.get<std::string>());
-    // The interpreter that really answered: replaced or upgraded, ask again.
-    if (answer.contains("executable") && answer["executable"].is_string())
-      entry["stamps"][answer["executable"].get<std::string>()] =
-          mtime_ns(answer["executable"].get<std::string>());
+    nlohmann::json entry{{"key", key}, {"answer", answer}, {"stamps", discovery_stamps(answer)}};
     std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(entry);
     // Failing only costs speed.
     (void)cache->write_atomically(cache_file, std::string(cbor.begin(), cbor.end()));

@@ -297,3 +297,87 @@ TEST_CASE("KBUILD_LOG names a compiler run kbuild did not treat as a build", "[e
   INFO(text);
   CHECK(text.find(" " + (c.dir / "k.ii") + " ran-as-it-is exit=0 total=") != std::string::npos);
 }
+
+TEST_CASE("side outputs in every spelling run as they are: each run writes its file", "[e2e][cc]") {
+  CcCase c;
+  const std::string d = c.dir.str();
+  // Each command with the file it names; run twice, the file removed
+  // between: a run served from the cache would not write it again.
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"-c", d + "/k.cpp", "-o", d + "/a.o", "-Wa,-adhln=" + d + "/a.lst"}, d + "/a.lst"},
+      {{"-c", d + "/k.cpp", "-o", d + "/x.o", "-Xassembler", "-adhln=" + d + "/x.lst"},
+       d + "/x.lst"},
+      {{"-c", d + "/k.cpp", "-o", d + "/o.o", "-fopt-info-all=" + d + "/o.txt"}, d + "/o.txt"},
+      {{"-c", d + "/k.cpp", "-o", d + "/m.o", "-MF" + d + "/m.d", "-MD"}, d + "/m.d"},
+      {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/m.so", "-Xlinker", "-Map=" + d + "/m.map"},
+       d + "/m.map"},
+      {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/m2.so", "-Xlinker", "-Map", "-Xlinker",
+        d + "/m2.map"},
+       d + "/m2.map"},
+      {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/g.so",
+        "-Wl,--gc-sections,-Map=" + d + "/g.map"},
+       d + "/g.map"},
+      {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/dep.so",
+        "-Wl,--dependency-file=" + d + "/dep.d"},
+       d + "/dep.d"},
+      {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/i.so", "-Wl,--out-implib," + d + "/i.a"},
+       d + "/i.a"},
+      {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/x2.so", "-Xlinker", "--out-implib",
+        "-Xlinker", d + "/x2.a"},
+       d + "/x2.a"},
+  };
+  for (const auto& [args, file] : cases) {
+    std::vector<std::string> words{"cc", "--", "g++", "-DX=1"};
+    words.insert(words.end(), args.begin(), args.end());
+    INFO(file);
+    for (int i = 0; i < 2; ++i) {
+      fs::remove(file);
+      const int runs = c.runs();
+      RunResult r = run_kbuild(words, c.home.str(), c.env());
+      INFO(r.err);
+      CHECK(r.exit_code == 0);
+      CHECK(fs::exists(file));
+      CHECK(c.runs() == runs + 1);  // the compiler ran each time
+    }
+  }
+  // -da: g++ writes its dumps beside the output, named after it; on a
+  // miss through kbuild they were named after a temporary and lost.
+  auto dumps = [&c] {
+    int n = 0;
+    for (const auto& entry : fs::directory_iterator(c.dir.str()))
+      n += entry.path().filename().string().rfind("da.cpp.", 0) == 0;
+    return n;
+  };
+  RunResult da =
+      run_kbuild({"cc", "--", "g++", "-DX=1", "-c", d + "/k.cpp", "-da", "-o", d + "/da.o"},
+                 c.home.str(), c.env());
+  INFO(da.err);
+  CHECK(da.exit_code == 0);
+  CHECK(dumps() > 10);
+}
+
+TEST_CASE("files g++ refuses itself get g++'s own message and exit code", "[e2e][cc]") {
+  CcCase c;
+  auto cc = [&c](std::vector<std::string> words) {
+    words.insert(words.begin(), {"cc", "--", "g++", "-DX=1"});
+    return run_kbuild(words, c.home.str(), c.env());
+  };
+  RunResult missing = cc({"-c", c.dir / "missing.cpp", "-o", c.dir / "m.o"});
+  INFO(missing.err);
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find((c.dir / "missing.cpp") + ": No such file or directory") !=
+        std::string::npos);
+  CHECK(missing.err.find("kbuild: error") == std::string::npos);
+  RunResult no_dir = cc({"-c", c.dir / "k.cpp", "-o", c.dir / "nodir/k.o"});
+  INFO(no_dir.err);
+  CHECK(no_dir.exit_code == 1);
+  CHECK(no_dir.err.find(c.dir / "nodir/k.o") != std::string::npos);
+  CHECK(no_dir.err.find("kbuild: error") == std::string::npos);
+  write_file(c.dir / "same.cpp", "int f() { return X; }\n");
+  RunResult same = cc({"-c", c.dir / "same.cpp", "-o", c.dir / "same.cpp"});
+  INFO(same.err);
+  CHECK(same.exit_code == 1);
+  CHECK(same.err.find("is the same as output file") != std::string::npos);
+  CHECK(same.err.find("kbuild: error") == std::string::npos);
+  CHECK(read_file(c.dir / "same.cpp") == "int f() { return X; }\n");  // g++ refused it
+}

@@ -37,6 +37,4 @@ def variables(source_root):
         found |= set(re.findall(r'"(?:backend_env|release_env)": *"([A-Z][A-Z0-9_]+)"', text))
         for block in re.findall(r'"unless_env": *\{([^}]*)\}', text):
             found |= set(re.findall(r'"([A-Z][A-Z0-9_]+)":', block))
-    # Set for a child, never read: Python's own switch in the discovery probe.
-    found.discard("PYTHONSAFEPATH")
     return found

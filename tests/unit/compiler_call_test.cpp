@@ -112,3 +112,58 @@ TEST_CASE("an output that is not a regular file runs as it is", "[unit][compiler
   CHECK(plan_compiler_call({"g++", "-c", "k.cpp", "-o", target}));
   CHECK(plan_compiler_call({"g++", "-c", "k.cpp", "-o", dir / "new.o"}));
 }
+
+TEST_CASE("side outputs in every spelling run as they are", "[unit][compiler_call]") {
+  const std::vector<Strings> as_is{
+      {"-Wa,-adhln=k.lst"},
+      {"-Wa,--noexecstack,-al"},
+      {"-Xassembler", "-adhln=k.lst"},
+      {"-Wa,--MD,k.d"},
+      {"-Xlinker", "-Map=k.map"},
+      {"-Xlinker", "-Map", "-Xlinker", "k.map"},
+      {"-Wl,--gc-sections,-Map=k.map"},
+      {"-Wl,--dependency-file=k.d"},
+      {"-Wl,-dependency-file=k.d"},  // ld takes one dash
+      {"-Wl,--depend=k.d"},          // and abbreviations
+      {"-Wl,--out-implib,k.a"},
+      {"-Xlinker", "--out-implib", "-Xlinker", "k.a"},
+      {"-Wl,-o,other.so"},
+      {"-Xpreprocessor", "-MD"},
+      {"-fopt-info-vec-optimized=k.txt"},
+      {"-fopt-info"},
+      {"-da"},
+      {"-dp"},
+      {"-dumpbase", "k"},
+      {"-MFk.d", "-MD"},
+      {"-MMD"},
+      {"-fdiagnostics-format=json-file"},
+      {"-ftime-trace"},
+  };
+  for (const Strings& words : as_is) {
+    Strings argv{"g++", "-shared", "-fPIC", "k.cpp", "-o", "k.so"};
+    argv.insert(argv.end(), words.begin(), words.end());
+    INFO(words[0] + (words.size() > 1 ? " " + words[1] : ""));
+    CHECK_FALSE(plan_compiler_call(argv));
+  }
+  // What Inductor's links pass still builds through the cache.
+  CHECK(plan_compiler_call({"g++", "-shared", "-fPIC", "k.cpp", "-o", "k.so", "-Wl,--no-as-needed",
+                            "-Wl,-rpath,/opt/torch/lib", "-Wl,-soname,k.so", "-Xlinker", "-zdefs",
+                            "-Wl,-O1", "-Wa,--noexecstack", "-fdiagnostics-format=json"}));
+}
+
+TEST_CASE("files the compiler refuses itself run as they are", "[unit][compiler_call]") {
+  kbuild_test::TempDir dir;
+  kbuild_test::write_file(dir / "k.cpp", "int f();\n");
+  auto refused = [](const Strings& argv) {
+    auto call = plan_compiler_call(argv);
+    REQUIRE(call);
+    return compiler_refuses_files(*call);
+  };
+  CHECK_FALSE(refused({"g++", "-c", dir / "k.cpp", "-o", dir / "k.o"}));
+  CHECK(refused({"g++", "-c", dir / "missing.cpp", "-o", dir / "k.o"}));
+  CHECK(refused({"g++", "-c", dir / "k.cpp", "-o", dir / "nodir/k.o"}));
+  CHECK(refused({"g++", "-c", dir / "k.cpp", "-o", dir / "k.cpp"}));
+  // An output that is a directory is not a regular file: it runs as it is already.
+  CHECK_FALSE(plan_compiler_call({"g++", "-c", dir / "k.cpp", "-o", dir.str()}));
+  CHECK(refused({"g++", "-c", dir.str(), "-o", dir / "k.o"}));  // a source that is not a file
+}

@@ -105,3 +105,86 @@ TEST_CASE("site: flags beat environment; torch_npu is found beside torch; --no-t
   CHECK_FALSE(plain.paths.torch_root.has_value());
   CHECK(plain.notes.empty());
 }
+
+namespace {
+
+// Python's user site for `env` (PYTHONUSERBASE), which need not exist.
+std::string discovery_test_user_site(const Environment& env) {
+  ProcessOptions opts;
+  opts.capture_output = true;
+  opts.environment = &env;
+  ProcessResult r = run_process(
+      {*find_executable("python3", env), "-c", "import site; print(site.getusersitepackages())"},
+      opts);
+  REQUIRE(r.success());
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+// The process's environment with the user site under `base` and nothing else
+// that would hide it or put torch on the path.
+Environment discovery_test_user_env(const std::string& base) {
+  Environment env = Environment::from_process();
+  for (const char* var : {"PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONSAFEPATH", "PYTHONPLATLIBDIR",
+                          "PYTHONHOME", "VIRTUAL_ENV"})
+    env.unset(var);
+  env.set("PYTHONUSERBASE", base);
+  return env;
+}
+
+}  // namespace
+
+TEST_CASE("a user site made after the answer was cached is seen (pip install --user)",
+          "[unit][discovery]") {
+  if (!have_python()) {
+    WARN("python3 not installed: skipped");
+    return;
+  }
+  TempDir dir;
+  Environment env = discovery_test_user_env(dir / "userbase");
+  const std::string user_site = discovery_test_user_site(env);
+  REQUIRE(user_site.rfind(dir / "userbase/", 0) == 0);
+  REQUIRE_FALSE(fs::exists(user_site));
+  Discovery none = discover_python("python3", env, dir / "cache");
+  REQUIRE(none.info.has_value());
+  if (none.info->torch_root) {
+    WARN("python3 has torch installed: skipped");
+    return;
+  }
+  CHECK(discover_python("python3", env, dir / "cache").from_cache);
+  // What `pip install --user torch` makes: the user site, absent before.
+  make_fake_torch(user_site + "/torch", false);
+  Discovery after = discover_python("python3", env, dir / "cache");
+  CHECK_FALSE(after.from_cache);
+  CHECK(after.info->torch_root == user_site + "/torch");
+}
+
+TEST_CASE("PYTHONNOUSERSITE, PYTHONSAFEPATH and PYTHONPLATLIBDIR are in the discovery key",
+          "[unit][discovery]") {
+  if (!have_python()) {
+    WARN("python3 not installed: skipped");
+    return;
+  }
+  TempDir dir;
+  Environment env = discovery_test_user_env(dir / "userbase");
+  const std::string user_site = discovery_test_user_site(env);
+  make_fake_torch(user_site + "/torch", false);
+  Discovery seen = discover_python("python3", env, dir / "cache");
+  REQUIRE(seen.info.has_value());
+  CHECK(seen.info->torch_root == user_site + "/torch");
+  // Python without its user site cannot import that torch: neither may kbuild
+  // compile against it.
+  Environment no_user_site = env;
+  no_user_site.set("PYTHONNOUSERSITE", "1");
+  Discovery hidden = discover_python("python3", no_user_site, dir / "cache");
+  CHECK_FALSE(hidden.from_cache);
+  REQUIRE(hidden.info.has_value());
+  CHECK_FALSE(hidden.info->torch_root.has_value());
+  for (const auto& [var, value] :
+       {std::pair{"PYTHONSAFEPATH", "1"}, {"PYTHONPLATLIBDIR", "lib64"}}) {
+    INFO(var);
+    Environment other = env;
+    other.set(var, value);
+    CHECK_FALSE(discover_python("python3", other, dir / "cache").from_cache);
+  }
+  CHECK(discover_python("python3", env, dir / "cache").from_cache);
+}
