@@ -341,6 +341,8 @@ def install_standin(tree, host, cuda_version, abi):
     sys.modules["torch.utils._config_module"] = _config_module_stub()
     torch.utils._config_module = sys.modules["torch.utils._config_module"]
     sys.modules["torch.cpu"] = torch.cpu = _cpu_stub(host)
+    # config.py's decide_compile_threads (2.12+) asserts a CPU count at import
+    package("torch._utils", with_path=False).cpu_count = lambda: os.cpu_count() or 1
     env = package("torch._environment", with_path=False)
     env.is_fbcode = lambda: False
     backends_cpu = package("torch.backends.cpu", with_path=False)

@@ -135,11 +135,10 @@ Request request_of(const std::string& key) {
 }
 
 // Every line with golden data and the release its fake torch names.
-const std::pair<const char*, const char*> kLines[] = {{"2.6", "2.6.0+cpu"},
-                                                      {"2.7", "2.7.1+cu118"},
-                                                      {"2.9", "2.9.1+cu130"},
-                                                      {"2.11", "2.11.0+cu130"},
-                                                      {"2.14", "2.14.1"}};
+const std::pair<const char*, const char*> kLines[] = {
+    {"2.6", "2.6.0+cpu"},   {"2.7", "2.7.1+cu118"},   {"2.8", "2.8.0"},
+    {"2.9", "2.9.1+cu130"}, {"2.11", "2.11.0+cu130"}, {"2.12", "2.12.0"},
+    {"2.13", "2.13.0+cpu"}, {"2.14", "2.14.1"}};
 
 }  // namespace
 
@@ -236,7 +235,8 @@ TEST_CASE("profiles: the C++ wrapper's -O1 and extra flags where the line has th
 TEST_CASE("profiles: using a PCH, and preprocessing, where the line has them",
           "[golden][profiles]") {
   for (const auto& [line, release] :
-       {std::pair{"2.9", "2.9.1"}, std::pair{"2.11", "2.11.0"}, std::pair{"2.14", "2.14.1"}}) {
+       {std::pair{"2.8", "2.8.0"}, std::pair{"2.9", "2.9.1"}, std::pair{"2.11", "2.11.0"},
+        std::pair{"2.12", "2.12.0"}, std::pair{"2.13", "2.13.0"}, std::pair{"2.14", "2.14.1"}}) {
     DYNAMIC_SECTION("line " << line) {
       ProfileMachine m(release);
       json golden = load_profile_golden(line);

@@ -57,7 +57,11 @@ TEST_CASE("a line with no profile gets the nearest older, below the oldest the o
   CHECK_FALSE(choose_profile(profiles(), "2.9.1+cu130", "test").note);
   CHECK(choose_profile(profiles(), "2.10.0", "test").profile->name == "2.9");
   CHECK(choose_profile(profiles(), "2.10.0", "test").note->find("2.9") != std::string::npos);
-  CHECK(choose_profile(profiles(), "2.8.0", "test").profile->name == "2.7");
+  CHECK(choose_profile(profiles(), "2.8.0", "test").profile->name == "2.8");
+  CHECK_FALSE(choose_profile(profiles(), "2.8.0", "test").note);
+  CHECK(choose_profile(profiles(), "2.12.0", "test").profile->name == "2.12");
+  CHECK(choose_profile(profiles(), "2.13.0+cpu", "test").profile->name == "2.13");
+  CHECK_FALSE(choose_profile(profiles(), "2.13.0+cpu", "test").note);
   CHECK(choose_profile(profiles(), "2.14.1", "test").profile->name == "2.14");
   CHECK_FALSE(choose_profile(profiles(), "2.14.1", "test").note);
   CHECK(choose_profile(profiles(), "1.13.1", "test").profile->name == "2.6");
@@ -109,4 +113,26 @@ TEST_CASE("an ISA set to null removes the one the line extends: the line has no 
   // The shipped 2.9: Inductor 2.9's cpu_vec_isa has no VNNI class.
   CHECK_FALSE(load_profile(profiles(), "2.9").isa.count("avx512_vnni"));
   CHECK(load_profile(profiles(), "2.11").isa.count("avx512_vnni"));
+}
+
+TEST_CASE("SVE256 has bf16 from 2.8 on; 2.6's and 2.7's Inductor have neither flag nor macro",
+          "[unit][profile]") {
+  // cpu_vec_isa.py: 2.6.0's VecSVE (:169-177) and 2.7.1's VecSVE256 (:171-179)
+  // have "-march=armv8-a+sve" and no __ARM_FEATURE_BF16; 2.8.0's (:176-185) add both.
+  for (const char* line : {"2.6", "2.7"}) {
+    INFO(line);
+    Profile p = load_profile(profiles(), line);
+    const ProfileIsa& sve = p.isa.at("sve256");
+    CHECK(sve.flags == "-march=armv8-a+sve -msve-vector-bits=256");
+    CHECK(std::find(sve.macros.begin(), sve.macros.end(), "__ARM_FEATURE_BF16") ==
+          sve.macros.end());
+  }
+  for (const char* line : {"2.8", "2.9", "2.11", "2.12", "2.13", "2.14"}) {
+    INFO(line);
+    Profile p = load_profile(profiles(), line);
+    const ProfileIsa& sve = p.isa.at("sve256");
+    CHECK(sve.flags == "-march=armv8-a+sve+bf16 -msve-vector-bits=256");
+    CHECK(std::find(sve.macros.begin(), sve.macros.end(), "__ARM_FEATURE_BF16") !=
+          sve.macros.end());
+  }
 }
