@@ -3,6 +3,7 @@ torch._dynamo.device_interface and torch_npu (no torch needed) and the real
 kbuild binary. Run from the source tree (PYTHONPATH=src/python) and, by the
 wheel test, from an installed wheel."""
 import functools
+import inspect
 import json
 import os
 import shutil
@@ -40,46 +41,90 @@ def old_torch():
 
 
 def interface_torch():
-    """cpp_builder and device_interface with the optional
-    DeviceInterface.get_cpp_device_options, whose tuple replaces the built-in
-    branches (and a registry too: the interface is preferred)."""
+    """cpp_builder and device_interface shaped like torch 2.15's DeviceInterface
+    hook as it landed (PR 190614; pytorch/pytorch main,
+    torch/_inductor/cpp_builder.py `get_cpp_torch_device_options` and
+    test/inductor/test_cpp_builder.py `test_device_interface_cpp_options`, read
+    through the code index; torch/_dynamo/device_interface.py at 0140b62d8bab
+    for the registry): the hook asks
+    `get_interface_for_device(device_type).get_cpp_device_options(aot_mode,
+    compile_only)` (the name imported into cpp_builder) for every build; the
+    method is static, without a device type; a tuple it returns replaces the
+    built-in branches; NotImplementedError (no interface, or the base class's
+    method) falls through to them. A registry is there too: the interface is
+    preferred."""
     di = types.ModuleType("device_interface")
 
     class DeviceInterface:
         @staticmethod
-        def get_cpp_device_options(aot_mode=False, compile_only=False):
-            return None
+        def get_cpp_device_options(aot_mode, compile_only):
+            raise NotImplementedError
 
     class CudaInterface(DeviceInterface):
         pass
 
-    di.DeviceInterface = DeviceInterface
-    di.device_interfaces = {"cuda": CudaInterface}
+    class CpuInterface(DeviceInterface):
+        pass
 
-    def register_interface_for_device(device, interface):
-        di.device_interfaces[device] = interface
+    di.DeviceInterface = DeviceInterface
+    di.device_interfaces = {}
+    di.initialized = False
+    di.asked = []  # each device type get_cpp_torch_device_options asked for
+
+    def register_interface_for_device(device, device_interface):
+        di.device_interfaces[getattr(device, "type", device)] = device_interface
+
+    def init_device_reg():
+        register_interface_for_device("cuda", CudaInterface)
+        register_interface_for_device("cpu", CpuInterface)
+        di.initialized = True
 
     def get_interface_for_device(device):
-        if device not in di.device_interfaces:
-            raise NotImplementedError(f"No interface for device {device}")
-        return di.device_interfaces[device]
+        if not di.initialized:
+            init_device_reg()
+        if device in di.device_interfaces:
+            return di.device_interfaces[device]
+        raise NotImplementedError(f"No interface for device {device}")
 
     di.register_interface_for_device = register_interface_for_device
     di.get_interface_for_device = get_interface_for_device
     mod = new_torch()
+    mod.get_interface_for_device = get_interface_for_device  # cpp_builder's own import
     builtin = mod.get_cpp_torch_device_options
 
     def get_cpp_torch_device_options(device_type, aot_mode=False, compile_only=False):
+        di.asked.append(device_type)
         try:
-            interface = di.get_interface_for_device(device_type)
+            device_options = mod.get_interface_for_device(device_type).get_cpp_device_options(
+                aot_mode, compile_only)
         except NotImplementedError:
-            interface = None
-        answer = interface.get_cpp_device_options(aot_mode, compile_only) if interface else None
-        return answer if answer is not None else builtin(device_type, aot_mode, compile_only)
+            device_options = None
+        if device_options is not None:
+            return device_options
+        return builtin(device_type, aot_mode, compile_only)
 
     get_cpp_torch_device_options.__module__ = mod.__name__
     mod.get_cpp_torch_device_options = get_cpp_torch_device_options
     return mod, di
+
+
+def torch_npu_interface(di, register_now=True):
+    """torch_npu's NpuInterface (torch_npu/utils/_dynamo_device.py) and its
+    registration (torch_npu/utils/_dynamo.py `_dynamo_register_interface_for_device`,
+    master 9e73e708ab93): the function imports `register_interface_for_device`
+    when it runs and registers the class for npu and npu:0..31."""
+    class NpuInterface(di.DeviceInterface):
+        pass
+
+    def register_interfaces():
+        register = di.register_interface_for_device  # its import, at call time
+        register("npu", NpuInterface)
+        for i in range(32):
+            register(f"npu:{i}", NpuInterface)
+
+    if register_now:
+        register_interfaces()
+    return NpuInterface, register_interfaces
 
 
 def import_torch_npu(mod, di=None):
@@ -211,19 +256,99 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[5], ["cuda"])
         self.assertEqual(mod.registry, {})  # the registry was not used
         self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
-        self.assertIsNone(di.DeviceInterface.get_cpp_device_options())  # base class untouched
+        with self.assertRaises(NotImplementedError):  # base class untouched
+            di.DeviceInterface.get_cpp_device_options(False, False)
         kbuild_inductor.unregister("cuda", cpp_builder=mod, device_interface=di)
         self.assertNotIn("get_cpp_device_options", vars(cuda))
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[4:6], (["/torch/lib"], []))
 
-    def test_device_interface_is_registered_for_a_device_without_one(self):
+    def counting_kbuild(self):
+        """KBUILD behind a script that logs each `options` run to the returned file."""
+        log, path = os.path.join(self.home.name, "runs.log"), os.path.join(self.home.name, "kb")
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1" = options ] && echo "$*" >> {log}\nexec {KBUILD} "$@"\n')
+        os.chmod(path, 0o755)
+        return path, log
+
+    def test_landed_hook_asks_torch_npus_own_interface_for_kbuilds_full_answer(self):
         mod, di = interface_torch()
-        kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod,
+        npu_interface, _ = torch_npu_interface(di)
+        kbuild, log = self.counting_kbuild()
+        kbuild_inductor.register("npu", kbuild=kbuild, extra_args=NO_TORCH, cpp_builder=mod,
                                  device_interface=di)
-        npu = di.get_interface_for_device("npu")
-        self.assertTrue(issubclass(npu, di.DeviceInterface))
-        self.assertEqual(mod.get_cpp_torch_device_options("npu", True, False)[0], ["USE_NPU"])
-        self.assertEqual(mod.get_cpp_torch_device_options("mps")[0], [])  # others untouched
+        # torch_npu's class for npu and npu:0..31, with the method, not a class of kbuild's.
+        for device in ["npu"] + [f"npu:{i}" for i in range(32)]:
+            self.assertIs(di.get_interface_for_device(device), npu_interface)
+        method = vars(npu_interface)["get_cpp_device_options"]
+        self.assertIsInstance(method, staticmethod)  # called on the class, no device type
+        self.assertEqual(list(inspect.signature(method.__func__).parameters),
+                         ["aot_mode", "compile_only"])
+        self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
+        for aot in (False, True):
+            for compile_only in (False, True):
+                expected = kbuild_inductor.device_options("npu", aot, compile_only, kbuild=KBUILD,
+                                                          extra_args=NO_TORCH)
+                for _ in range(3):  # Inductor asks for every build
+                    self.assertEqual(mod.get_cpp_torch_device_options("npu", aot, compile_only),
+                                     expected)
+        with open(log) as f:
+            self.assertEqual(len(f.readlines()), 4)  # once per (aot, compile_only)
+        # NotImplementedError falls through: cpu's interface has no method, xyz no interface.
+        self.assertEqual(mod.get_cpp_torch_device_options("cpu")[0], [])
+        self.assertEqual(mod.get_cpp_torch_device_options("xyz")[4], ["/torch/lib"])
+        self.assertEqual(di.asked[-2:], ["cpu", "xyz"])
+
+        kbuild_inductor.unregister("npu", cpp_builder=mod, device_interface=di)
+        self.assertNotIn("get_cpp_device_options", vars(npu_interface))  # as it was
+        self.assertIs(di.get_interface_for_device("npu"), npu_interface)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # the built-ins again
+
+    def test_unregister_gives_the_class_its_own_method_back(self):
+        mod, di = interface_torch()
+        npu_interface, _ = torch_npu_interface(di)
+
+        def own(aot_mode, compile_only):  # a torch_npu that answers itself
+            return (["TORCH_NPU_OWN"], [], [], [], [], [], [])
+
+        npu_interface.get_cpp_device_options = staticmethod(own)
+        before = vars(npu_interface)["get_cpp_device_options"]
+        for backend in (None, "mlir"):  # registering again with other settings
+            kbuild_inductor.register("npu", backend, kbuild=KBUILD, extra_args=NO_TORCH,
+                                     cpp_builder=mod, device_interface=di)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # mlir: none of its own
+        kbuild_inductor.unregister("npu", cpp_builder=mod, device_interface=di)
+        self.assertIs(vars(npu_interface)["get_cpp_device_options"], before)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], ["TORCH_NPU_OWN"])
+
+    def test_torch_npu_registering_its_interface_after_kbuild_gets_the_method(self):
+        for holds_the_function in (False, True):
+            with self.subTest(torch_npu_imported_the_function_before_kbuild=holds_the_function):
+                mod, di = interface_torch()
+                original = di.register_interface_for_device
+                npu_interface, register_interfaces = torch_npu_interface(di, register_now=False)
+                if holds_the_function:  # `from ... import register_interface_for_device` earlier
+                    register_interfaces = functools.partial(
+                        lambda register: [register(d, npu_interface) for d in
+                                          ["npu"] + [f"npu:{i}" for i in range(32)]], original)
+                kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH,
+                                         cpp_builder=mod, device_interface=di)
+                with self.assertRaises(NotImplementedError):  # kbuild registered no class
+                    di.get_interface_for_device("npu")
+                expected = kbuild_inductor.device_options("npu", kbuild=KBUILD,
+                                                          extra_args=NO_TORCH)
+                self.assertEqual(mod.get_cpp_torch_device_options("npu"), expected)
+                register_interfaces()  # torch_npu, once Dynamo is imported
+                self.assertIs(di.get_interface_for_device("npu:31"), npu_interface)
+                self.assertEqual(mod.get_cpp_torch_device_options("npu"), expected)
+                self.assertEqual(mod.get_cpp_torch_device_options("cuda")[0], [" USE_CUDA"])
+                self.assertEqual("get_cpp_device_options" in vars(npu_interface),
+                                 not holds_the_function)
+                if not holds_the_function:
+                    self.assertEqual(npu_interface.get_cpp_device_options(False, False), expected)
+                kbuild_inductor.unregister("npu", cpp_builder=mod, device_interface=di)
+                self.assertNotIn("get_cpp_device_options", vars(npu_interface))
+                self.assertIs(di.register_interface_for_device, original)
+                self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])
 
     def test_kbuild_wins_over_torch_npu_whatever_the_order(self):
         shapes = {"wrapper": lambda: (old_torch(), None), "registry": lambda: (new_torch(), None),
