@@ -1287,6 +1287,155 @@ class AutoloadAndDoctorTest(unittest.TestCase):
 
 
 
+# torch_npu that patches lazily (Ascend/pytorch master 9e73e708ab93 and branch
+# v2.12.0: torch_npu/utils/_dynamo.py `_install_dynamo_post_import_trigger`,
+# `_DynamoPostImportFinder`, `_lazy_dynamo_setup`,
+# `_dynamo_register_interface_for_device`; the C++-builder patch comes with the
+# backend loader, `_NpuBackendScope.__enter__` -> `_lazy_inductor_setup`, at
+# the first compile), with torch 2.15's landed hook (see interface_torch).
+LAZY_TORCH_NPU = {
+    "torch/_dynamo/__init__.py": "",
+    "torch/_dynamo/device_interface.py": """
+        class DeviceInterface:
+            @staticmethod
+            def get_cpp_device_options(aot_mode, compile_only):
+                raise NotImplementedError
+        class CpuInterface(DeviceInterface):
+            pass
+        device_interfaces = {}
+        def register_interface_for_device(device, device_interface):
+            device_interfaces[device] = device_interface
+        def get_interface_for_device(device):
+            if not device_interfaces:
+                register_interface_for_device("cpu", CpuInterface)
+            if device in device_interfaces:
+                return device_interfaces[device]
+            raise NotImplementedError(f"No interface for device {device}")
+        """,
+    "torch/_inductor/cpp_builder.py": """
+        from torch._dynamo.device_interface import get_interface_for_device
+        def get_cpp_torch_device_options(device_type, aot_mode=False, compile_only=False):
+            try:
+                options = get_interface_for_device(device_type).get_cpp_device_options(
+                    aot_mode, compile_only)
+            except NotImplementedError:
+                options = None
+            if options is not None:
+                return options
+            return ([" USE_CUDA"] if device_type == "cuda" else [], [], [], [], ["/torch/lib"],
+                    [], [])
+        """,
+    "torch_npu/__init__.py": """
+        import importlib.util, sys
+        import torch
+        events = []
+        def _lazy_dynamo_setup():
+            from torch._dynamo.device_interface import (DeviceInterface,
+                                                        register_interface_for_device)
+            global NpuInterface
+            class NpuInterface(DeviceInterface):
+                pass
+            register_interface_for_device("npu", NpuInterface)
+            for i in range(32):
+                register_interface_for_device(f"npu:{i}", NpuInterface)
+            events.append("dynamo setup")
+        class _Loader:
+            def __init__(self, loader):
+                self._loader = loader
+            def create_module(self, spec):
+                return self._loader.create_module(spec)
+            def exec_module(self, module):
+                self._loader.exec_module(module)
+                _lazy_dynamo_setup()
+        class _Finder:
+            def find_spec(self, fullname, path=None, target=None):
+                if fullname != "torch._dynamo":
+                    return None
+                sys.meta_path.remove(self)
+                spec = importlib.util.find_spec(fullname)
+                spec.loader = _Loader(spec.loader)
+                return spec
+        if "torch._dynamo" in sys.modules:
+            _lazy_dynamo_setup()
+        else:
+            sys.meta_path.insert(0, _Finder())
+        def first_compile():
+            # The triton loader's patch: its own options for every device.
+            from torch._inductor import cpp_builder
+            original = cpp_builder.get_cpp_torch_device_options
+            def patched(device_type, aot_mode=False, compile_only=False):
+                if device_type == "npu":
+                    return (["TORCH_NPU_OWN"], [], [], [], [], ["torch_npu"], [])
+                result = original(device_type, aot_mode, compile_only)
+                return (result[0] + ["TORCH_NPU_PATCHED"],) + tuple(result[1:])
+            patched.__module__ = "torch_npu._inductor.cpp_builder"
+            cpp_builder.get_cpp_torch_device_options = patched
+            events.append("compile")
+        """,
+}
+
+LAZY_CHECK = """
+import json, os, sys
+{before}
+import kbuild_inductor
+import torch._dynamo
+from torch._inductor import cpp_builder
+from torch._dynamo import device_interface
+torch_npu.first_compile()
+npu = device_interface.get_interface_for_device("npu")
+print(json.dumps({{
+    "events": torch_npu.events,
+    "npu": cpp_builder.get_cpp_torch_device_options("npu", False, True),
+    "cuda": cpp_builder.get_cpp_torch_device_options("cuda"),
+    "class": npu.__name__, "same": all(device_interface.get_interface_for_device(f"npu:{{i}}")
+                                        is npu for i in range(32)),
+    "method": "get_cpp_device_options" in vars(npu),
+    "direct": kbuild_inductor.device_options("npu", False, True, extra_args={extra},
+                                             kbuild=os.environ["KBUILD_INDUCTOR_KBUILD"])}}))
+"""
+
+
+class LazyTorchNpuTest(unittest.TestCase):
+    """register() and autoload with a torch_npu that sets itself up only once
+    Dynamo is imported, and patches Inductor's C++ builds at the first compile."""
+
+    setUp = BridgeTest.setUp
+    tearDown = BridgeTest.tearDown
+    python = AutoloadAndDoctorTest.python
+
+    def site(self):
+        site = AutoloadAndDoctorTest.site(self)
+        for name, text in LAZY_TORCH_NPU.items():
+            os.makedirs(os.path.dirname(os.path.join(site, name)), exist_ok=True)
+            with open(os.path.join(site, name), "w") as f:
+                f.write(textwrap.dedent(text))
+        return site
+
+    def check(self, run):
+        self.assertEqual(run.returncode, 0, run.stderr)
+        said = json.loads(run.stdout)
+        self.assertEqual(said["events"], ["dynamo setup", "compile"])
+        self.assertEqual(said["npu"], said["direct"])  # kbuild's answer, whole
+        self.assertEqual(said["npu"][0], ["USE_NPU"])
+        self.assertEqual(said["cuda"][0], [" USE_CUDA", "TORCH_NPU_PATCHED"])  # as without kbuild
+        self.assertEqual((said["class"], said["same"], said["method"]),
+                         ("NpuInterface", True, True))
+        self.assertNotIn("kbuild_inductor", run.stderr)
+
+    def test_register_after_torch_npu_that_patches_once_dynamo_is_imported(self):
+        os.environ.pop("KBUILD_INDUCTOR_DEVICES", None)
+        before = ("import torch, torch_npu, kbuild_inductor\n"
+                  "assert 'torch._dynamo' not in sys.modules\n"
+                  f"kbuild_inductor.register('npu', kbuild={KBUILD!r}, extra_args={NO_TORCH!r}, isa=False)")
+        self.check(self.python(LAZY_CHECK.format(before=before, extra=NO_TORCH)))
+
+    def test_autoload_with_torch_npu_imported_before_or_after_torch(self):
+        for before in ("import torch_npu, torch", "import torch, torch_npu"):
+            with self.subTest(before=before):
+                self.check(self.python(LAZY_CHECK.format(before=before, extra=()),
+                                       KBUILD_INDUCTOR_DEVICES="npu"))
+
+
 def record_daemon(pid, what):
     """As tests/support's record_daemon: PID.STARTTIME in
     $KBUILD_TEST_DAEMONS_DIR, so that scripts/check-daemons blames it if the
