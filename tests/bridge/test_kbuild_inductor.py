@@ -871,6 +871,63 @@ supported_vec_isa_list = [VecAMX(), VecAVX512VNNI(), VecAVX512(), VecAVX2(), Vec
 """
 
 
+# torch 2.13: the probe is loaded in a child without `import torch` on Linux,
+# torch's lib/ first on LD_LIBRARY_PATH (PR 183515). Shaped like 2.13.0's
+# torch/_inductor/cpu_vec_isa.py (ykamranali/OmniAI-Personal-Assistant @
+# 3e01c59c, backend/venv/Lib/site-packages/torch/: VecISA._avx_py_load,
+# _build_probe_env, _probe_load, check_build = build, then _probe_load).
+# PROBE_RESULT is whether a probe builds, PLAIN_LOADS whether it loads.
+CPU_VEC_ISA_2_13 = CPU_VEC_ISA_2_11 + """
+PLAIN_LOADS = True
+loads = []  # (how, class) of each load Inductor itself tried
+
+VecISA._avx_py_load = '''
+import sys
+if sys.platform != "linux":
+    import torch  # noqa: F401
+from ctypes import cdll
+cdll.LoadLibrary("__lib_path__")
+'''
+
+def _build_probe_env():
+    return {"LD_LIBRARY_PATH": os.path.join(os.path.dirname(torch.__file__), "lib")}
+
+def _probe_load(self, output_path):
+    loads.append(("plain", type(self).__name__))
+    return PLAIN_LOADS
+
+def _check_build_then_load(self, code):
+    return _built(self, code) and self._probe_load("probe.so")
+
+_built = VecISA.check_build
+VecISA.check_build = _check_build_then_load
+VecISA._build_probe_env = staticmethod(_build_probe_env)
+VecISA._probe_load = _probe_load
+"""
+
+# PR 189900, as issue 45 describes it (its source is in no stored release
+# file): the plain load first; when it fails, again in a child that imports
+# torch. IMPORT_LOADS is whether the probe loads after the import.
+CPU_VEC_ISA_RETRY = CPU_VEC_ISA_2_13 + """
+IMPORT_LOADS = True
+
+VecISA._avx_py_load_after_import = '''
+import torch  # noqa: F401
+from ctypes import cdll
+cdll.LoadLibrary("__lib_path__")
+'''
+
+def _probe_load_or_retry(self, output_path):
+    if _plain_load(self, output_path):
+        return True
+    loads.append(("import", type(self).__name__))
+    return IMPORT_LOADS
+
+_plain_load = VecISA._probe_load
+VecISA._probe_load = _probe_load_or_retry
+"""
+
+
 def cpu_flags():
     """The running CPU's flags (torch.cpu reads the same through cpuinfo)."""
     with open("/proc/cpuinfo") as f:
@@ -903,15 +960,23 @@ template <class T> struct Vectorized {
 """
 
 
-def make_torch_root(root, version):
+# ATen's vec header whose exp() needs a symbol no library gives: the probe
+# builds, and does not load (as Debian's torch with a system SLEEF lacking it).
+VEC_H_UNLOADABLE = VEC_H.replace(
+    "Vectorized exp() const { return *this; }",
+    "Vectorized exp() const { return Vectorized(kbuild_no_such_expf(v_)); }").replace(
+    "namespace at::vec {", 'extern "C" float kbuild_no_such_expf(float);\nnamespace at::vec {')
+
+
+def make_torch_root(root, version, vec_h=VEC_H):
     """A torch package dir kbuild's ISA probes can build and load against:
-    version.py, ATen's vec headers reduced to what the probe uses, and the
-    libraries the probe links."""
+    version.py, ATen's vec headers reduced to what the probe uses (`vec_h`),
+    and the libraries the probe links."""
     for sub in ("include/ATen/cpu/vec", "include/torch/csrc/api/include", "lib"):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
     files = {"__init__.py": "", "version.py": f"__version__ = '{version}'\n",
              "include/ATen/cpu/vec/functional.h": "#pragma once\n",
-             "include/ATen/cpu/vec/vec.h": VEC_H}
+             "include/ATen/cpu/vec/vec.h": vec_h}
     for name, text in files.items():
         with open(os.path.join(root, name), "w") as f:
             f.write(text)
@@ -1013,6 +1078,62 @@ class IsaHookTest(unittest.TestCase):
                 if "avx512_vnni" in cpu_flags() and "amx_tile" not in cpu_flags():
                     self.assertEqual(answer["pick"]["isa"],
                                      "avx512" if line == "2.6" else "avx512_vnni")
+
+    def new_probe_standin(self, shape, root, forbid, plain_loads=True, import_loads=None):
+        """A cpu_vec_isa of the 2.13 or retry shape on `root` (a 2.14.0 torch:
+        kbuild has no 2.13 profile here, and the loader is the line's, not the
+        profile's)."""
+        module = cpu_vec_isa_standin(shape, root, "2.14.0")
+        module.PLAIN_LOADS = plain_loads
+        if import_loads is not None:
+            module.IMPORT_LOADS = import_loads
+        if forbid:
+            module.forbid_own.update(_isa.KNOWN_CLASSES)
+        return module
+
+    def test_the_new_probe_every_candidate_builds_but_none_loads(self):
+        root = make_torch_root(os.path.join(self.home.name, "unloadable", "torch"), "2.14.0",
+                               VEC_H_UNLOADABLE)
+        cases = [(CPU_VEC_ISA_2_13, None), (CPU_VEC_ISA_RETRY, False), (CPU_VEC_ISA_RETRY, True)]
+        for shape, import_loads in cases:
+            retry = shape is CPU_VEC_ISA_RETRY
+            with self.subTest(retry=retry, import_loads=import_loads):
+                inductor = self.new_probe_standin(shape, root, False, False, import_loads)
+                alone_valid, alone_pick, _ = self.picked(inductor)
+                module = self.new_probe_standin(shape, root, not retry, False, import_loads)
+                self.assertEqual(_isa.probe_loader(module), _isa.RETRY if retry else _isa.PLAIN)
+                hook = kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+                valid, pick, said = self.picked(module)
+                self.assertEqual([str(isa) for isa in valid], [str(isa) for isa in alone_valid])
+                self.assertEqual(str(pick), str(alone_pick))
+                self.assertEqual(self.kbuild_isa(module)["valid"], [])  # kbuild loaded each one
+                self.assertEqual(hook.kbuild_runs, 1)
+                if not retry:  # kbuild's load is 2.13's: its answer, no own check
+                    self.assertEqual((said, module.own_checks, str(pick)),
+                                     ([], [], "INVALID_VEC_ISA"))
+                    continue
+                # Only the retry can tell: Inductor's own check, with one warning.
+                self.assertEqual(len(said), 1, said)
+                self.assertIn("loads a probe that did not load again after `import torch`",
+                              said[0])
+                self.assertIn(("import", "VecAVX2"), module.loads)
+                self.assertEqual(bool(valid), import_loads)
+
+    def test_the_new_probe_that_loads_is_kbuilds_answer_with_or_without_the_retry(self):
+        for shape in (CPU_VEC_ISA_2_13, CPU_VEC_ISA_RETRY):
+            with self.subTest(retry=shape is CPU_VEC_ISA_RETRY):
+                module = self.new_probe_standin(shape, self.torch["2.14"], True)
+                kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+                valid, pick, said = self.picked(module)
+                answer = self.kbuild_isa(module)
+                self.assertEqual((said, module.own_checks, module.loads), ([], [], []))
+                self.assertEqual([str(isa) for isa in valid],
+                                 [entry["inductor"] for entry in answer["valid"]])
+                self.assertEqual(str(pick), answer["pick"]["inductor"])
+
+    def test_the_loader_is_told_from_inductors_own_classes(self):
+        self.assertEqual(_isa.probe_loader(self.standin("2.11", forbid=False)), _isa.IMPORT)
+        self.assertEqual(_isa.probe_loader(self.standin("2.14", forbid=False)), _isa.PLAIN)
 
     def test_aten_cpu_capability_handled_as_inductor_is_answered_by_kbuild(self):
         for capability in ("avx2", "avx512", "default", "zvector", "nonsense"):
