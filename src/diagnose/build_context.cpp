@@ -169,7 +169,7 @@ StepInput BuildContext::step_input(const BuildPlan& plan,
   StepInput in;
   in.sources = sources;
   in.launcher = settings.launcher;
-  in.record_inputs = options_.use_cache && !cache_root(env_).empty();
+  in.observe = options_.use_cache && !cache_root(env_).empty();
   in.load_check = options_.load_check;
   in.required_symbols = options_.required_symbols;
   if (settings.launcher.resolve_native && settings.launcher.split) {

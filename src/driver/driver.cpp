@@ -152,7 +152,7 @@ CompilerRun Driver::compile(const CompilerCall& call, BuildListener& listener) {
   in.sources = call.sources;
   // A split launcher's link would be assembled anew; the words must stay.
   in.launcher = settings.launcher.split && links(call.plan.kind) ? Launcher{} : settings.launcher;
-  in.record_inputs = cache_settings.enabled && !cache_settings.root.empty();
+  in.observe = cache_settings.enabled && !cache_settings.root.empty();
   const std::vector<Step> steps = plan_steps(call.plan, in);
   CompilerRun run;
   try {

@@ -134,13 +134,6 @@ Step launched(const Launcher& launcher, const std::vector<std::string>& argv,
   return s;
 }
 
-void list_inputs_in_argv(Step& s, const std::string& depfile) {
-  s.argv.insert(s.argv.end(), {"-MD", "-MF", depfile});
-  s.input_list = InputList::argv;
-  s.input_list_index = s.argv.size() - 1;
-  s.work_files.push_back(s.input_list_index);
-}
-
 }  // namespace
 
 bool links_objects_only(const std::vector<std::string>& sources) {
@@ -160,7 +153,6 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
                                                      plan.command.argv[0] +
                                                      " (its -### output); drop --resolve-native");
   const bool objects_only = links_objects_only(in.sources);
-  const bool record = in.record_inputs && !objects_only;
   std::vector<Step> steps;
   if (!launcher.split || !links(plan.kind) || objects_only) {
     // One step: the command itself, behind the launcher if there is one.
@@ -168,10 +160,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
     s.output_index = s.compiler_index + plan.command.output_index;
     s.work_files.push_back(s.output_index);
     s.links = links(plan.kind);
-    if (record && launcher.split)
-      list_inputs_in_argv(s, plan.output + ".d");
-    else if (record)
-      s.input_list = InputList::environment;
+    s.observed = in.observe;
     steps.push_back(std::move(s));
   } else {
     BuildOptions compile_options = plan.options;
@@ -189,7 +178,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
       s.output_index = index_of_output(s.argv, objects.back());
       s.work_files.push_back(s.output_index);
       s.source = in.sources[i];
-      if (record) list_inputs_in_argv(s, base + ".d");
+      s.observed = in.observe;
       steps.push_back(std::move(s));
     }
     Command link = assemble(plan.options,
@@ -203,6 +192,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
         if (s.argv[i] == o) s.work_files.push_back(i);
     s.work_files.push_back(s.output_index);
     s.links = true;
+    s.observed = in.observe;
     steps.push_back(std::move(s));
   }
   if (in.load_check) {

@@ -79,13 +79,6 @@ namespace kbuild {
 
 enum class StepKind { command, load_check };
 
-// How a command step's compiler lists the files it read.
-enum class InputList {
-  none,
-  argv,         // -MD -MF FILE on its command line (known launchers)
-  environment,  // SUNPRO_DEPENDENCIES (argv stays Inductor's)
-};
-
 struct Step {
   StepKind kind = StepKind::command;
   std::vector<std::string> argv;
@@ -98,9 +91,10 @@ struct Step {
   std::size_t output_index = 0;    // argv[output_index] is what it writes
   std::string source;              // the one source a split compile step reads
   bool links = false;              // a link (its failures are link failures)
-  InputList input_list = InputList::none;
-  std::size_t input_list_index = 0;  // with InputList::argv: argv[i] is the file
-  std::string comment;               // a load check: what `# ...` says
+  // Run under the observer (observation.hpp), for a cache entry's manifest:
+  // the argv is the same either way.
+  bool observed = false;
+  std::string comment;  // a load check: what `# ...` says
 };
 
 struct StepInput {
@@ -108,7 +102,7 @@ struct StepInput {
   Launcher launcher;
   // What -march=native stands for here, when the launcher resolves it.
   std::vector<std::string> native_flags;
-  bool record_inputs = false;  // the compiler must list what it read
+  bool observe = false;  // what the compiler reads is observed (for the cache)
   bool load_check = false;
   std::vector<std::string> required_symbols;
 };

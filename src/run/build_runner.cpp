@@ -16,6 +16,7 @@
 
 #include "kbuild/error.hpp"
 #include "run/input_manifest.hpp"
+#include "run/observation.hpp"
 #include "run/output_cache.hpp"
 #include "run/remote_cache.hpp"
 #include "run/storage.hpp"
@@ -172,28 +173,7 @@ KeyInput key_input(const BuildPlan& plan, const std::vector<Step>& steps,
   in.programs = {programs.compiler};
   if (!programs.launcher.empty()) in.programs.push_back(programs.launcher);
   in.extra = settings.key_extra;
-  in.links = links(plan.kind);
-  in.libraries = plan.options.values(OptionList::libraries);
-  in.libraries_dirs = plan.options.values(OptionList::libraries_dirs);
   return in;
-}
-
-// The headers the depfiles list (one make rule each), less the sources
-// (checked by content), as one rule.
-std::string headers_only(const std::vector<std::string>& depfile_texts,
-                         const std::vector<std::string>& sources) {
-  std::string rule = "deps:";
-  for (const std::string& text : depfile_texts)
-    for (const std::string& path : parse_depfile(text)) {
-      bool is_source = false;
-      std::error_code ec;
-      for (const std::string& s : sources) is_source = is_source || fs::equivalent(path, s, ec);
-      if (is_source) continue;
-      std::string escaped;
-      for (char c : path) escaped += c == ' ' ? std::string("\\ ") : std::string(1, c);
-      rule += " " + escaped;
-    }
-  return rule + "\n";
 }
 
 mode_t output_mode(OutputKind kind) {
@@ -201,68 +181,70 @@ mode_t output_mode(OutputKind kind) {
   return kind == OutputKind::shared_library ? 0777 : 0666;
 }
 
-// Runs the command steps; returns the texts of the dependency lists, or
-// nothing when a step that should have written one did not.
-std::optional<std::vector<std::string>> run_steps(const BuildPlan& plan,
-                                                  const std::vector<Step>& steps,
-                                                  const Programs& programs, AtomicOutput& out,
-                                                  const BuildSettings& settings,
-                                                  const Environment& env, ProcessRunner& processes,
-                                                  BuildOutcome& outcome) {
-  std::vector<std::string> lists;
-  bool complete = true;
+// Runs the command steps; an observed step runs with the observer preloaded,
+// and what every observed step did is returned (nothing when none was
+// observed).
+std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<Step>& steps,
+                                     const Programs& programs, AtomicOutput& out,
+                                     const BuildSettings& settings, const Environment& env,
+                                     ProcessRunner& processes, BuildOutcome& outcome) {
+  std::optional<Observation> observed;
+  const std::string observer = settings.observer.empty() ? observer_library() : settings.observer;
+  int step_number = 0;
   for (const Step& step : steps) {
     if (step.kind != StepKind::command) continue;
     std::vector<std::string> argv = as_run(step, programs, out);
-    std::string list_file;
-    if (step.input_list == InputList::argv) list_file = argv[step.input_list_index];
-    if (step.input_list == InputList::environment) {
-      // g++ takes the file name up to the first blank (depfile_path has
-      // none) and the rule's target after it.
-      list_file = out.depfile_path();
-      Environment child = env;
-      child.set("SUNPRO_DEPENDENCIES", list_file + " " + plan.output);
-      run_step(plan, step, argv, child, settings, processes, outcome);
-    } else {
+    if (!step.observed) {
       run_step(plan, step, argv, env, settings, processes, outcome);
+      continue;
     }
-    if (!list_file.empty()) {
-      auto text = read_whole_file(list_file);
-      if (text) lists.push_back(*text);
-      complete = complete && text.has_value();
+    if (!observed) observed.emplace();
+    const std::string records =
+        fs::absolute(out.scratch("observed." + std::to_string(step_number++))).string();
+    // No observer, or no place for its records: nothing reports in, and the
+    // manifest says the compiler could not be observed.
+    if (observer.empty() || ::mkdir(records.c_str(), 0700) != 0) {
+      run_step(plan, step, argv, env, settings, processes, outcome);
+      continue;
     }
+    Environment child = env;
+    observe_into(child, observer, records, fs::current_path().string());
+    run_step(plan, step, argv, child, settings, processes, outcome);
+    observed->merge(read_observation(records, argv[0]));
   }
-  if (!complete) return std::nullopt;
-  return lists;
+  return observed;
 }
 
-// Stores the compile in `storage` with what the compiler read: the headers
-// its dependency lists name, its include search list and, for a link, the
-// linker's library dirs. Not stored (uncacheable, and why) when the
-// compiler listed nothing or an input changed while it ran.
+// The manifest of what the observed steps did, or why the build cannot be
+// stored: a program that could not be observed, a side output, an input
+// that changed, or a file naming __DATE__ without SOURCE_DATE_EPOCH.
+Result<std::string> manifest_of(const Observation& observed, const AtomicOutput& out,
+                                const BuildSettings& settings, const Environment& env) {
+  ObservedBuild build;
+  build.private_dirs = {out.work_dir()};
+  build.env = &env;
+  build.started = out.started();
+  build.cache = settings.cache ? settings.cache->root() : nullptr;
+  Result<std::string> manifest = observed_manifest(observed, build);
+  if (!manifest) return manifest;
+  if (!env.get_nonempty("SOURCE_DATE_EPOCH")) {
+    const std::string user = clock_user(observed.read);
+    if (!user.empty())
+      return Failure{user + " uses __DATE__, __TIME__ or __TIMESTAMP__ (set SOURCE_DATE_EPOCH to "
+                            "cache it)"};
+  }
+  return manifest;
+}
+
+// Stores the compile in `storage` with its observed manifest; not stored
+// (uncacheable, and why) when there is none.
 void store(Storage& storage, const EntryKey& key, const KeyInput& key_in, int result,
-           const std::optional<std::vector<std::string>>& lists, const BuildPlan& plan,
-           const std::vector<Step>& steps, const std::vector<std::string>& sources,
-           const AtomicOutput& out, const Programs& programs, const Environment& env,
-           ProcessRunner& processes, BuildOutcome& outcome) {
+           const Result<std::string>& manifest, const AtomicOutput& out, BuildOutcome& outcome) {
   BuiltOutput built{result, &key_in, {}};
   built.read.started = out.started();
-  built.read.dates_fixed = env.get_nonempty("SOURCE_DATE_EPOCH").has_value();
-  Status stored = Failure{"the compiler did not list the files it read"};
-  if ((lists && !lists->empty()) || links_objects_only(sources)) {
-    built.read.depfile_text = headers_only(lists.value_or(std::vector<std::string>{}), sources);
-    // The compiler's own search list: the step's words from the compiler on
-    // (a launcher in front would be asked instead).
-    for (const Step& s : steps) {
-      if (s.kind != StepKind::command) continue;
-      std::vector<std::string> argv = as_run(s, programs, out);
-      argv.erase(argv.begin(), argv.begin() + static_cast<long>(s.compiler_index));
-      built.read.include_search = include_search_dirs(argv, env, processes);
-      if (!s.links) break;
-    }
-    if (links(plan.kind) && !key_in.libraries.empty())
-      built.read.library_search =
-          library_search_dirs(programs.compiler, key_in.libraries_dirs, env, processes);
+  Status stored = manifest ? ok() : Status(Failure{manifest.why()});
+  if (manifest) {
+    built.read.manifest = *manifest;
     stored = storage.put(key, built);
   }
   if (!stored) {
@@ -275,14 +257,15 @@ void store(Storage& storage, const EntryKey& key, const KeyInput& key_in, int re
 // (made on first use: a local hit needs none).
 std::optional<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
                                   const BuildSettings& settings) {
-  std::optional<CacheKey> local = cache_key(key_in, env);
+  std::optional<CacheKey> local = cache_key(key_in);
   if (!local) return std::nullopt;
   EntryKey key(std::move(*local));
+  key.env = &env;
   if (settings.remote && settings.remote->enabled())
-    key.make_shared = [&key_in, &env, &settings] {
+    key.make_shared = [&key_in, &settings] {
       ShareableParts parts = settings.remote_parts;
       parts.base_dir = settings.remote->settings().base_dir;
-      return shareable_key(key_in, env, parts, settings.cache ? settings.cache->root() : nullptr);
+      return shareable_key(key_in, parts, settings.cache ? settings.cache->root() : nullptr);
     };
   return key;
 }
@@ -420,9 +403,9 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   Released released(outcome.cache == CacheStatus::hit ? nullptr : storage, key);
   if (outcome.cache != CacheStatus::hit) {
     auto start = std::chrono::steady_clock::now();
-    std::optional<std::vector<std::string>> lists;
+    std::optional<Observation> observed;
     try {
-      lists = run_steps(plan, steps, programs, out, settings, env, processes, outcome);
+      observed = run_steps(plan, steps, programs, out, settings, env, processes, outcome);
     } catch (...) {
       outcome.timings.push_back({"compile", seconds_since(start)});  // failed builds are timed too
       throw;
@@ -435,12 +418,13 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       throw Error(ErrorKind::compile_failed,
                   "compile failed: the compiler exited 0 but its output is not usable (" +
                       usable.why() + ")" + untouched_output(plan.output));
-    if (settings.record_inputs && lists && !lists->empty())
-      outcome.depfile_text = headers_only(*lists, {});
     outcome.started = out.started();
+    if (observed) outcome.observed_manifest = manifest_of(*observed, out, settings, env);
     if (key) {
-      store(*storage, *key, key_in, result->get(), lists, plan, steps, sources, out, programs, env,
-            processes, outcome);
+      store(*storage, *key, key_in, result->get(),
+            outcome.observed_manifest.value_or(
+                Result<std::string>(Failure{"the compiler was not observed"})),
+            out, outcome);
       released.now();  // after the upload: those waiting find the entry
       save_counters(settings, storage->take_counters());
     }

@@ -58,8 +58,6 @@ struct BuildSettings {
   // What replaces the machine-local parts of the key for the remote (the
   // precompiled header's identity and path).
   ShareableParts remote_parts;
-  // Have the compiler list the files it read (BuildOutcome::depfile_text).
-  bool record_inputs = false;
   // Give the key machines share in BuildOutcome::shared_key, also after a
   // local hit (a --pch header build: its kernels' shared keys name it).
   bool report_shared_key = false;
@@ -67,6 +65,10 @@ struct BuildSettings {
   // of the precompiled header it includes).
   std::vector<std::string> key_extra;
   ProcessRunner* processes = nullptr;  // null: real processes
+  // The observer library preloaded into observed steps; "": the one
+  // installed with kbuild (observer_library()). Tests that play the
+  // compiler name any file and write its records themselves.
+  std::string observer;
   // Tests: the storage to use instead of the one `cache` and `remote`
   // compose (run/storage.hpp).
   Storage* storage = nullptr;
@@ -89,8 +91,10 @@ struct BuildOutcome {
   CacheStatus cache = CacheStatus::off;
   std::string cache_detail;  // why a miss was not stored
   std::vector<StageTiming> timings;
-  std::optional<std::string> depfile_text;  // with record_inputs: what the compiler read
-  std::string entry_manifest;               // on a hit: the entry's record of what it read
+  // On a miss of observed steps: the manifest of what they were seen to do
+  // (input_manifest.hpp: observed_manifest), or why there is none.
+  std::optional<Result<std::string>> observed_manifest;
+  std::string entry_manifest;  // on a hit: the entry's record of what it read
   std::optional<std::string> shared_key;    // with report_shared_key and a remote cache
   struct timespec started {};               // file-system time the build started
 };

@@ -2,13 +2,18 @@
 #include "run/input_manifest.hpp"
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
+
+namespace fs = std::filesystem;
 
 namespace kbuild {
 
@@ -37,29 +42,6 @@ std::string to_cbor(const nlohmann::json& j) {
 // running then (the key is hashed and the compiler started after it).
 bool later(const struct timespec& a, const struct timespec& b) {
   return ns(a) > ns(b);
-}
-
-// Paths that, if they appeared, would be found before `header`: for each
-// search directory the header lies under, the same relative name in every
-// directory searched before it. Which directory and name the compiler used
-// is not known, so every reading counts, less those whose candidate exists
-// now (it existed when the compiler searched, so that reading was not it).
-std::vector<std::string> shadowing_candidates(const std::string& header,
-                                              const std::vector<std::string>& search) {
-  const std::string h = normal_path(header);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < search.size(); ++i) {
-    const std::string& dir = search[i];
-    if (h.size() <= dir.size() + 1 || h.compare(0, dir.size(), dir) != 0 || h[dir.size()] != '/')
-      continue;
-    const std::string rel = h.substr(dir.size() + 1);
-    for (std::size_t j = 0; j < i; ++j) {
-      std::string candidate = search[j] + "/" + rel;
-      struct stat st {};
-      if (::stat(candidate.c_str(), &st) != 0) out.push_back(std::move(candidate));
-    }
-  }
-  return out;
 }
 
 std::vector<std::string> parse_depfile(const std::string& text) {
@@ -106,6 +88,140 @@ Result<std::string> input_manifest(const std::vector<std::string>& paths,
 
 namespace {
 
+bool under(std::string_view path, std::string_view dir) {
+  return path.size() >= dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+         (path.size() == dir.size() || path[dir.size()] == '/' || dir == "/");
+}
+
+// `path` made absolute from the working directory and lexically normal, for
+// telling where it lies.
+std::string absolute_normal(const std::string& path) {
+  return normal_path(path[0] == '/' ? path : (fs::current_path() / path).string());
+}
+
+bool is_system_file(std::string_view path) {
+  return under(path, "/proc") || under(path, "/dev") || under(path, "/sys");
+}
+
+// The directory `path` is in, as recorded ("." for a bare name).
+std::string_view parent_of(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
+// The digest of a directory's sorted names: what a listing of it saw.
+std::optional<std::string> names_digest(const std::string& dir) {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
+    names.push_back(entry.path().filename().string());
+  if (ec) return std::nullopt;
+  std::sort(names.begin(), names.end());
+  Digest digest;
+  for (const std::string& name : names) digest.add(name.data(), name.size() + 1);
+  return digest.hex();
+}
+
+bool presentation_only(std::string_view name) {
+  return std::any_of(std::begin(kPresentationVariables), std::end(kPresentationVariables),
+                     [name](const char* v) { return name == v; });
+}
+
+}  // namespace
+
+Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build) {
+  if (!observed.reported)
+    return Failure{"the compiler could not be observed (kbuild's observer library did not load)"};
+  if (!observed.unobserved.empty())
+    return Failure{observed.unobserved.front() +
+                   " ran but could not be observed (statically linked or setuid, so the preload "
+                   "is ignored)"};
+  std::vector<std::string> private_dirs;
+  for (const std::string& d : build.private_dirs) private_dirs.push_back(absolute_normal(d));
+  auto is_private = [&private_dirs](const std::string& absolute) {
+    return is_system_file(absolute) ||
+           std::any_of(private_dirs.begin(), private_dirs.end(),
+                       [&absolute](const std::string& d) { return under(absolute, d); });
+  };
+  std::unordered_set<std::string> written;
+  for (const std::string& path : observed.written) {
+    const std::string absolute = absolute_normal(path);
+    written.insert(absolute);
+    struct stat st {};
+    // Written besides the output and still there: a side output, which a
+    // hit could not give back. Temporary files the build removed are not.
+    if (!is_private(absolute) && ::lstat(path.c_str(), &st) == 0)
+      return Failure{"the compiler wrote " + path + " besides its output (a side output)"};
+  }
+  nlohmann::json inputs = nlohmann::json::array();
+  std::unordered_set<std::string> recorded;
+  auto add_input = [&](const std::string& path) -> Status {
+    const std::string absolute = absolute_normal(path);
+    if (is_private(absolute) || written.count(absolute) || !recorded.insert(absolute).second)
+      return ok();
+    struct stat before {};
+    if (::stat(path.c_str(), &before) != 0)
+      return Failure{path + " was read by the compiler but is gone"};
+    if (!S_ISREG(before.st_mode)) return ok();  // a directory opened, a terminal
+    if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started))
+      return Failure{path + " changed during the build"};
+    std::optional<std::string> digest = file_digest(path, build.cache);
+    if (!digest) return Failure{path + " cannot be read"};
+    inputs.push_back(
+        {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), std::move(*digest)});
+    return ok();
+  };
+  for (const std::string& path : observed.read)
+    if (Status added = add_input(path); !added) return Failure{added.why()};
+  for (const std::string& program : observed.executed)
+    if (Status added = add_input(program); !added) return Failure{added.why()};
+  // Absent paths, and the directories they would appear in, stamped when
+  // their stamps predate the build (a change during it would be missed).
+  nlohmann::json absent = nlohmann::json::array(), dirs = nlohmann::json::array();
+  std::unordered_set<std::string> stamped;
+  for (const std::string& path : observed.absent) {
+    const std::string absolute = absolute_normal(path);
+    if (is_private(absolute) || written.count(absolute)) continue;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0)
+      return Failure{path + " appeared while the compiler ran"};
+    absent.push_back(path);
+    const std::string dir(parent_of(path));
+    if (!stamped.insert(dir).second) continue;
+    struct stat dir_st {};
+    if (::stat(dir.c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
+        !later(dir_st.st_mtim, build.started) && !later(dir_st.st_ctim, build.started))
+      dirs.push_back({dir, ns(dir_st.st_mtim), ns(dir_st.st_ctim)});
+  }
+  // A variable counts as the compiler's environment gave it; a value a
+  // program of the build set for its children (COLLECT_GCC_OPTIONS) follows
+  // from what was observed already.
+  nlohmann::json variables = nlohmann::json::array();
+  std::unordered_set<std::string> named;
+  for (const auto& [name, value] : observed.variables) {
+    if (presentation_only(name) || named.count(name)) continue;
+    const std::optional<std::string> given = build.env ? build.env->get(name) : std::nullopt;
+    if (given != value) continue;
+    named.insert(name);
+    variables.push_back({name, value ? nlohmann::json(*value) : nlohmann::json(nullptr)});
+  }
+  nlohmann::json listed = nlohmann::json::array();
+  for (const std::string& dir : observed.listed) {
+    if (is_private(absolute_normal(dir))) continue;
+    std::optional<std::string> digest = names_digest(dir);
+    if (!digest) return Failure{"the directory " + dir + " the compiler listed cannot be read"};
+    listed.push_back({dir, *digest});
+  }
+  return to_cbor(nlohmann::json{{"inputs", inputs},
+                                {"absent", absent},
+                                {"dirs", dirs},
+                                {"variables", variables},
+                                {"listed", listed}});
+}
+
+namespace {
+
 bool input_unchanged(const ManifestInput& input, std::string& path) {
   path.assign(input.path);
   FileStamp now = stamp(path);
@@ -143,13 +259,53 @@ class ExistenceCheck {
 
 }  // namespace
 
-bool manifest_holds(const ManifestView& manifest) {
+namespace {
+
+// Whether a directory's stamps are still those recorded: nothing was added
+// to it or removed from it since.
+bool dir_unchanged(const ManifestDir& dir, std::string& path) {
+  path.assign(dir.path);
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && ns(st.st_mtim) == dir.mtime_ns &&
+         ns(st.st_ctim) == dir.ctime_ns;
+}
+
+bool variables_hold(const ManifestView& manifest, const Environment& env, bool local_path) {
+  for (const ManifestVariable& v : manifest.variables) {
+    if (!local_path && v.name == "PATH") continue;
+    const std::optional<std::string> now = env.get(std::string(v.name));
+    if (now.has_value() != v.value.has_value() || (now && *now != *v.value)) return false;
+  }
+  return true;
+}
+
+bool listings_hold(const ManifestView& manifest) {
+  for (const ManifestListing& l : manifest.listed) {
+    std::optional<std::string> now = names_digest(std::string(l.path));
+    if (!now || *now != l.digest) return false;
+  }
+  return true;
+}
+
+bool absences_hold(const ManifestView& manifest) {
+  std::string path;
+  std::unordered_set<std::string_view> unchanged;
+  for (const ManifestDir& dir : manifest.dirs)
+    if (dir_unchanged(dir, path)) unchanged.insert(dir.path);
+  ExistenceCheck check;
+  for (std::string_view absent : manifest.absent)
+    if (!unchanged.count(parent_of(absent)) && check.exists(absent)) return false;  // shadowed now
+  return true;
+}
+
+}  // namespace
+
+bool manifest_holds(const ManifestView& manifest, const Environment& env) {
+  if (!variables_hold(manifest, env, true)) return false;
   std::string path;
   for (const ManifestInput& input : manifest.inputs)
     if (!input_unchanged(input, path)) return false;
-  ExistenceCheck check;
-  for (std::string_view absent : manifest.absent)
-    if (check.exists(absent)) return false;  // shadowed now
+  if (!absences_hold(manifest) || !listings_hold(manifest)) return false;
   for (const ManifestLibrary& lib : manifest.libraries) {
     path.assign(lib.path);
     FileStamp now = stamp(path);
@@ -158,18 +314,24 @@ bool manifest_holds(const ManifestView& manifest) {
   return true;
 }
 
-bool inputs_unchanged(const std::string& manifest_bytes) {
+bool inputs_unchanged(const std::string& manifest_bytes, const Environment& env) {
   std::optional<ManifestView> manifest = read_manifest(manifest_bytes);
-  return manifest && manifest_holds(*manifest);  // a foreign or damaged one: a miss
+  return manifest && manifest_holds(*manifest, env);  // a foreign or damaged one: a miss
 }
 
-std::optional<std::string> restamped_here(const std::string& bytes) {
+std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env) {
   std::optional<ManifestView> view = read_manifest(bytes);
   std::optional<nlohmann::json> manifest = parse_manifest(bytes);
   if (!view || !manifest || !manifest->contains("inputs")) return std::nullopt;
-  ManifestView rest = *view;  // the absent paths and the libraries, as a local hit checks them
+  ManifestView rest = *view;  // absent paths one by one: the writer's directory stamps are its own
   rest.inputs.clear();
-  if (!manifest_holds(rest)) return std::nullopt;
+  rest.dirs.clear();
+  if (!variables_hold(rest, env, false) || !absences_hold(rest) || !listings_hold(rest))
+    return std::nullopt;
+  for (const ManifestLibrary& lib : rest.libraries) {
+    FileStamp now = stamp(std::string(lib.path));
+    if (now.size != lib.size || now.mtime_ns != lib.mtime_ns) return std::nullopt;
+  }
   for (nlohmann::json& record : (*manifest)["inputs"]) {
     if (!record.is_array() || record.size() < 4 || !record[0].is_string() || !record[3].is_string())
       return std::nullopt;
@@ -186,6 +348,25 @@ std::optional<std::string> restamped_here(const std::string& bytes) {
     record[1] = static_cast<std::int64_t>(after.st_size);
     record[2] = ns(after.st_mtim);
   }
+  // This machine's stamps of the directories (settled ones: a change within
+  // the clock's tick would not show), and its own PATH.
+  nlohmann::json dirs = nlohmann::json::array();
+  std::unordered_set<std::string> stamped;
+  for (std::string_view absent : view->absent) {
+    const std::string dir(parent_of(absent));
+    struct stat st {};
+    if (!stamped.insert(dir).second || ::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        !file_system().settled(st))
+      continue;
+    dirs.push_back({dir, ns(st.st_mtim), ns(st.st_ctim)});
+  }
+  (*manifest)["dirs"] = dirs;
+  if (manifest->contains("variables") && (*manifest)["variables"].is_array())
+    for (nlohmann::json& variable : (*manifest)["variables"])
+      if (variable.is_array() && variable.size() == 2 && variable[0] == "PATH") {
+        std::optional<std::string> path_here = env.get("PATH");
+        variable[1] = path_here ? nlohmann::json(*path_here) : nlohmann::json(nullptr);
+      }
   return to_cbor(*manifest);
 }
 
@@ -204,10 +385,14 @@ std::optional<std::string> rebase_manifest(const std::string& bytes, const std::
                                            const std::string& to) {
   std::optional<nlohmann::json> manifest = parse_manifest(bytes);
   if (!manifest || !manifest->is_object()) return std::nullopt;
-  for (const char* list : {"inputs", "libraries"})
+  for (const char* list : {"inputs", "libraries", "dirs", "listed"})
     if (manifest->contains(list) && (*manifest)[list].is_array())
       for (nlohmann::json& record : (*manifest)[list])
         if (record.is_array() && !record.empty()) rebase_path(record[0], from, to);
+  // A variable's value that is a path under the base (PWD).
+  if (manifest->contains("variables") && (*manifest)["variables"].is_array())
+    for (nlohmann::json& record : (*manifest)["variables"])
+      if (record.is_array() && record.size() == 2) rebase_path(record[1], from, to);
   if (manifest->contains("absent") && (*manifest)["absent"].is_array())
     for (nlohmann::json& path : (*manifest)["absent"]) rebase_path(path, from, to);
   return to_cbor(*manifest);
@@ -268,6 +453,18 @@ class Cursor {
     constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
     if (!head(major, n) || (major != kUnsigned && major != kNegative) || n > kMax) return false;
     out = major == kUnsigned ? static_cast<std::int64_t>(n) : -1 - static_cast<std::int64_t>(n);
+    return true;
+  }
+  // A text, or null (CBOR's simple value 22).
+  bool text_or_null(std::optional<std::string_view>& out) {
+    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xf6) {
+      ++at_;
+      out.reset();
+      return true;
+    }
+    std::string_view text_value;
+    if (!text(text_value)) return false;
+    out = text_value;
     return true;
   }
   bool unsigned_integer(std::uint64_t& out) {
@@ -350,9 +547,51 @@ bool read_paths(Cursor& c, std::vector<std::string_view>& out) {
   return true;
 }
 
+// [[path, mtime, ctime], ...]
+bool read_dirs(Cursor& c, std::vector<ManifestDir>& out) {
+  std::uint64_t n = 0;
+  if (!c.array(n)) return false;
+  out.resize(n);
+  for (ManifestDir& d : out) {
+    std::uint64_t fields = 0;
+    if (!c.array(fields) || fields != 3 || !c.text(d.path) || !c.integer(d.mtime_ns) ||
+        !c.integer(d.ctime_ns))
+      return false;
+  }
+  return true;
+}
+
+// [[name, value or null], ...]
+bool read_variables(Cursor& c, std::vector<ManifestVariable>& out) {
+  std::uint64_t n = 0;
+  if (!c.array(n)) return false;
+  out.resize(n);
+  for (ManifestVariable& v : out) {
+    std::uint64_t fields = 0;
+    if (!c.array(fields) || fields != 2 || !c.text(v.name) || !c.text_or_null(v.value))
+      return false;
+  }
+  return true;
+}
+
+// [[path, digest], ...]
+bool read_listed(Cursor& c, std::vector<ManifestListing>& out) {
+  std::uint64_t n = 0;
+  if (!c.array(n)) return false;
+  out.resize(n);
+  for (ManifestListing& l : out) {
+    std::uint64_t fields = 0;
+    if (!c.array(fields) || fields != 2 || !c.text(l.path) || !c.text(l.digest)) return false;
+  }
+  return true;
+}
+
 bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inputs) {
   if (name == "inputs") return has_inputs = read_inputs(c, m.inputs);
   if (name == "absent") return read_paths(c, m.absent);
+  if (name == "dirs") return read_dirs(c, m.dirs);
+  if (name == "variables") return read_variables(c, m.variables);
+  if (name == "listed") return read_listed(c, m.listed);
   if (name == "libraries") return read_libraries(c, m.libraries);
   if (name == "size") {
     std::uint64_t size = 0;

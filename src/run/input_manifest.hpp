@@ -10,7 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "run/observation.hpp"
+#include "util/trusted_dir.hpp"
 
 // A cache entry's manifest (input_manifest.hpp) read in place: the CBOR
 // bytes walked once, every path and digest a view into them. A hit reads a
@@ -29,10 +32,33 @@ struct ManifestLibrary {
   std::int64_t size = 0, mtime_ns = 0;
 };
 
+// A directory holding absent paths, stamped when none of them was there:
+// while its stamps hold, nothing was added to it (one stat, not one a path).
+struct ManifestDir {
+  std::string_view path;
+  std::int64_t mtime_ns = 0, ctime_ns = 0;
+};
+
+// A variable a program of the build asked for, and the value it got
+// (nullopt: unset).
+struct ManifestVariable {
+  std::string_view name;
+  std::optional<std::string_view> value;
+};
+
+// A directory a program listed, and the digest of its sorted names.
+struct ManifestListing {
+  std::string_view path;
+  std::string_view digest;
+};
+
 // Views into the bytes it was read from, which must outlive it.
 struct ManifestView {
   std::vector<ManifestInput> inputs;
   std::vector<std::string_view> absent;
+  std::vector<ManifestDir> dirs;
+  std::vector<ManifestVariable> variables;
+  std::vector<ManifestListing> listed;
   std::vector<ManifestLibrary> libraries;
   std::optional<std::uint64_t> size;  // the output's (a local entry's)
   std::optional<std::string_view> digest;
@@ -40,7 +66,8 @@ struct ManifestView {
 };
 
 // The manifest in `cbor` (as to_cbor writes it: a map with "inputs" and
-// optionally "absent", "libraries", "size", "digest", "compression"; other
+// optionally "absent", "dirs", "variables", "listed", "libraries", "size",
+// "digest", "compression"; other
 // keys skipped); nullopt when it is damaged, has another shape, has no
 // "inputs", or names a compression other than "zstd".
 std::optional<ManifestView> read_manifest(std::string_view cbor);
@@ -70,11 +97,6 @@ std::string to_cbor(const nlohmann::json& j);
 // kernel's coarse clock).
 bool later(const struct timespec& a, const struct timespec& b);
 
-// Paths that, if they appeared, would be found before `header` in `search`
-// (normal paths, in search order); those that exist now are left out.
-std::vector<std::string> shadowing_candidates(const std::string& header,
-                                              const std::vector<std::string>& search);
-
 // The paths a make-style dependency file lists (after the first ':').
 std::vector<std::string> parse_depfile(const std::string& text);
 
@@ -83,12 +105,14 @@ std::vector<std::string> parse_depfile(const std::string& text);
 Result<std::string> input_manifest(const std::vector<std::string>& paths,
                                    const struct timespec& started);
 // Whether every file of a manifest is unchanged (same size and mtime, else
-// the same content), no shadowing path has appeared and no library changed.
-// A damaged manifest counts as changed.
-bool inputs_unchanged(const std::string& manifest);
+// the same content), every absent path is still absent, every variable has
+// the same value in `env` (the compiler's environment), every listed
+// directory has the same names and no library changed. A damaged manifest
+// counts as changed.
+bool inputs_unchanged(const std::string& manifest, const Environment& env);
 // The same for a manifest already read (a caller that reads other fields of
 // it reads it once).
-bool manifest_holds(const ManifestView& manifest);
+bool manifest_holds(const ManifestView& manifest, const Environment& env);
 
 // For an entry another machine wrote (the remote cache): nullopt unless
 // every file of the manifest has the same content here (its stamps prove
@@ -96,7 +120,35 @@ bool manifest_holds(const ManifestView& manifest);
 // as in images and archives that fix mtimes), no shadowing path exists and
 // no library changed; else the manifest with this machine's stamps of the
 // files, as a local entry records them.
-std::optional<std::string> restamped_here(const std::string& bytes);
+// The variables are checked against `env` too, but PATH, which differs from
+// machine to machine (the programs it found are inputs by content), is
+// recorded as this machine has it.
+std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env);
+
+// What a build's observation is read against.
+struct ObservedBuild {
+  // Directories of the build's own (its work directory, the observer's
+  // records): what is read or written there is not an input or a side output.
+  std::vector<std::string> private_dirs;
+  const Environment* env = nullptr;  // the compiler's, without the observer's variables
+  struct timespec started {};        // file-system time the build started
+  const TrustedDir* cache = nullptr;  // where large files' digests are remembered
+};
+
+// The manifest of what the build was observed to do (observation.hpp): the
+// files it read (with digests), the paths it looked for and did not find
+// (with their directories' stamps), the variables it read from the compiler's
+// environment, the directories it listed. A failure, and so nothing stored,
+// when it cannot be trusted: a program ran that could not be observed, a
+// file was written besides the output (a side output: the compile is run as
+// it is), or an input changed or appeared during the build.
+Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build);
+
+// Variables that only shape how the compiler's diagnostics look or how many
+// jobs it runs, never what it writes: read, but not inputs.
+inline constexpr const char* kPresentationVariables[] = {
+    "TERM", "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "GCC_EXTRA_DIAGNOSTIC_OUTPUT",
+    "MAKEFLAGS", "MFLAGS", "MAKELEVEL"};
 
 // The manifest with every recorded path (inputs, absent, libraries) that is
 // `from` or lies under it moved under `to` instead: the remote cache's

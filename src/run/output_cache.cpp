@@ -131,14 +131,16 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   return cache;
 }
 
-bool OutputCache::fetch(const std::string& key, int dest, std::string* manifest_out) {
+bool OutputCache::fetch(const std::string& key, const Environment& env, int dest,
+                        std::string* manifest_out) {
   if (!root_) return false;
   Result<TrustedDir> entry = root_->sub(entry_parent(key) + "/" + key, false);
   if (!entry) return false;
   Result<std::string> manifest_bytes = entry->read("manifest", kMaxManifest);
   if (!manifest_bytes) return false;
   std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
-  if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest)) return false;
+  if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest, env))
+    return false;
   Result<UniqueFd> output = entry->open_file("output");
   bool whole = false;
   if (output) {
@@ -167,56 +169,9 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
     if (!bytes || digest_hex(*bytes) != key.source_digest[i])
       return Failure{input.sources[i] + " changed during the build"};
   }
-  std::vector<std::string> headers = parse_depfile(inputs.depfile_text);
-  std::vector<std::string> read = input.sources;
-  read.insert(read.end(), headers.begin(), headers.end());
-  const SourceScan scan = scan_sources(read);
-  if (!scan.uses_clock.empty() && !inputs.dates_fixed)
-    return Failure{scan.uses_clock +
-                   " uses __DATE__, __TIME__ or __TIMESTAMP__ (set SOURCE_DATE_EPOCH to cache it)"};
-  if (!scan.incbin.empty())
-    return Failure{scan.incbin + " has an .incbin, whose file no dependency list names"};
-  // The search list in the form the compiler printed it (relative -I dirs
-  // stay relative, as the dependency list names their headers: a reader in
-  // another checkout checks its own files) and made absolute.
-  std::vector<std::string> as_given, absolute;
-  // A quoted include is looked for beside the source first.
-  for (const std::string& s : input.sources) {
-    const std::string dir = fs::path(s).parent_path().string();
-    as_given.push_back(normal_path(dir.empty() ? "." : dir));
-    absolute.push_back(normal_path(fs::absolute(s).parent_path().string()));
-  }
-  for (const std::string& d : inputs.include_search) {
-    as_given.push_back(normal_path(d));
-    absolute.push_back(normal_path(fs::absolute(d).string()));
-  }
-  // A header whose existence was asked (__has_include): where it was not
-  // found stays absent, where it was found is an input.
-  const ProbeRecords probes = probe_records(scan.probes, as_given);
-  for (const std::string& present : probes.present)
-    if (std::find(headers.begin(), headers.end(), present) == headers.end())
-      headers.push_back(present);
-  Result<std::string> listed = input_manifest(headers, inputs.started);
-  if (!listed) return Failure{listed.why()};
-  nlohmann::json manifest = nlohmann::json::from_cbor(*listed);
-  std::vector<std::string> absent = probes.absent;
-  for (const std::string& header : headers) {
-    for (const std::string& c : shadowing_candidates(normal_path(header), as_given))
-      absent.push_back(c);
-    for (const std::string& c : shadowing_candidates(fs::absolute(header).string(), absolute))
-      absent.push_back(c);
-  }
-  std::sort(absent.begin(), absent.end());
-  absent.erase(std::unique(absent.begin(), absent.end()), absent.end());
-  manifest["absent"] = absent;
-  nlohmann::json libraries = nlohmann::json::array();
-  for (const std::string& lib : input.libraries)
-    for (const std::string& d : inputs.library_search)
-      for (const std::string& path : library_files(lib, d)) {
-        FileStamp st = stamp(path);
-        libraries.push_back({path, st.size, st.mtime_ns});
-      }
-  manifest["libraries"] = libraries;
+  std::optional<nlohmann::json> parsed = parse_manifest(inputs.manifest);
+  if (!parsed || !parsed->is_object()) return Failure{"no manifest of what the build read"};
+  nlohmann::json manifest = std::move(*parsed);
   if (::lseek(built, 0, SEEK_SET) != 0) return Failure{"cannot read the output"};
 
   Result<TrustedDir> tmp = root_->sub("tmp", true);

@@ -42,13 +42,10 @@ struct CacheSettings {
 // Both kinds are always read.
 bool cache_compression(const Environment& env);
 
-// What the compiler read, for the manifest.
+// What the build read, for the entry.
 struct BuildInputs {
-  std::string depfile_text;                 // a make rule; "" for a link of objects
-  std::vector<std::string> include_search;  // the compiler's include dirs, in order
-  std::vector<std::string> library_search;  // the linker's library dirs, in order
-  struct timespec started {};               // file-system time the build started
-  bool dates_fixed = false;                 // SOURCE_DATE_EPOCH set: __DATE__ is reproducible
+  std::string manifest;        // observed (input_manifest.hpp: observed_manifest), CBOR
+  struct timespec started {};  // file-system time the build started
 };
 
 class OutputCache {
@@ -68,7 +65,10 @@ class OutputCache {
   // On a valid, whole hit writes the output to `dest` and returns true (and
   // the entry's manifest into `manifest_out`, when given). A damaged entry is
   // removed.
-  bool fetch(const std::string& key, int dest, std::string* manifest_out = nullptr);
+  // `env`: the compiler's environment, which the manifest's variables are
+  // checked against.
+  bool fetch(const std::string& key, const Environment& env, int dest,
+             std::string* manifest_out = nullptr);
 
   // Publishes `built` under `key` with what it read. Fails (nothing stored)
   // when an input changed during the build or cannot be read; never leaves

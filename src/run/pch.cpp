@@ -49,10 +49,11 @@ std::shared_ptr<ScratchDir> make_scratch() {
 }
 
 // The recorded manifest when the .gch can be reused as it is.
-std::optional<std::string> reusable(const TrustedDir& dir, const std::string& key) {
+std::optional<std::string> reusable(const TrustedDir& dir, const std::string& key,
+                                    const Environment& env) {
   Result<std::string> deps = dir.read(key + ".deps", 16u << 20);
   // The compiler reads both by name: each must be a trusted regular file.
-  if (!deps || !inputs_unchanged(*deps) || !dir.open_file(key + ".h") ||
+  if (!deps || !inputs_unchanged(*deps, env) || !dir.open_file(key + ".h") ||
       !dir.open_file(key + ".h.gch"))
     return std::nullopt;
   auto manifest = parse_cbor(*deps);
@@ -104,21 +105,17 @@ ShareableParts header_parts(const PchPlan& plan) {
   return parts;
 }
 
-// What the .gch was built from: on a hit the entry's manifest, else the
-// files the compiler listed (less the copy: only kbuild writes it), none
-// changed since the build started.
-Result<std::string> header_record(const BuildOutcome& outcome, const std::string& copy) {
+// What the .gch was built from: on a hit the entry's manifest, else what the
+// header build was observed to read, look for and ask.
+Result<std::string> header_record(const BuildOutcome& outcome) {
   if (outcome.cache == CacheStatus::hit) {
     std::optional<nlohmann::json> manifest = parse_manifest(outcome.entry_manifest);
     if (!manifest || !manifest->is_object() || !manifest->contains("inputs"))
       return Failure{"the cache entry holds no record of them"};
     return outcome.entry_manifest;
   }
-  if (!outcome.depfile_text) return Failure{"no list"};
-  std::vector<std::string> read;
-  for (const std::string& path : parse_depfile(*outcome.depfile_text))
-    if (path != copy) read.push_back(path);
-  return input_manifest(read, outcome.started);
+  if (!outcome.observed_manifest) return Failure{"the header build was not observed"};
+  return *outcome.observed_manifest;
 }
 
 std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
@@ -126,7 +123,7 @@ std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
   StepInput in;
   in.sources = {source};
   in.launcher = launcher;
-  in.record_inputs = true;  // a .gch is only reused while what it read is unchanged
+  in.observe = true;  // a .gch is only reused while what it read is unchanged
   return plan_steps(plan, in);
 }
 
@@ -150,7 +147,7 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   key_in.output = probe.output;
   key_in.sources = {header};
   key_in.programs = {*compiler};
-  auto key = cache_key(key_in, env);
+  auto key = cache_key(key_in);
   if (!key) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
   p.key = key->hex;
   std::optional<TrustedDir> dir;
@@ -159,7 +156,7 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   if (!cache_dir.empty()) p.dir = cache_dir + "/pch";
   p.include = (p.dir.empty() ? std::string(kPrivateDir) : p.dir) + "/" + p.key + ".h";
   if (dir) {
-    if (auto deps = reusable(*dir, p.key)) {
+    if (auto deps = reusable(*dir, p.key, env)) {
       std::optional<ShareableParts> parts = kernel_parts(*deps, p.include);
       if (parts || !shared) {
         p.reuse = true;
@@ -198,7 +195,8 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
   BuildPlan build = plan.build;
   std::vector<Step> steps = plan.steps;
   BuildSettings step = settings;
-  step.record_inputs = true;  // a .gch is only reused while what it read is unchanged
+  // A .gch is only reused while what it read is unchanged: observed.
+  for (Step& s : steps) s.observed = s.kind == StepKind::command;
   step.remote_parts = header_parts(plan);
   step.report_shared_key = true;
   if (!dir) {
@@ -223,14 +221,14 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     throw Error(ErrorKind::output, "--pch: " + written.why());
   BuildOutcome outcome;
   run_build(build, steps, {result.include}, step, env, outcome);
-  Result<std::string> manifest = header_record(outcome, result.include);
+  Result<std::string> manifest = header_record(outcome);
   if (!manifest) {
-    // Without the list of what it read, the .gch could go stale unseen.
+    // Without the record of what it read, the .gch could go stale unseen.
     (void)dir->remove_file(name + ".gch");
     throw Error(ErrorKind::compile_failed,
-                "--pch: the compiler did not list the files " + plan.header +
-                    " reads, or one changed while it ran (" + manifest.why() +
-                    "); build again, with a compiler that honours SUNPRO_DEPENDENCIES as g++ does");
+                "--pch: what the header build of " + plan.header +
+                    " read is not known (" + manifest.why() +
+                    "); build again, or drop --pch for a compiler kbuild cannot observe");
   }
   nlohmann::json record = nlohmann::json::from_cbor(*manifest);
   record.erase("compression");  // how the entry keeps its output, not what it read

@@ -308,7 +308,8 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
 }
 
 bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
-                        const std::string& local_key, int dest, std::string* manifest) {
+                        const std::string& local_key, const Environment& env, int dest,
+                        std::string* manifest) {
   if (!local.root()) return false;
   rejected_ = false;
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
@@ -336,7 +337,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   std::optional<std::string> here = std::string(e->manifest);
   if (!settings_.base_dir.empty())
     here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
-  if (here) here = restamped_here(*here);  // by content: the writer's stamps prove nothing here
+  if (here) here = restamped_here(*here, env);  // by content: the writer's stamps prove nothing here
   if (!here) {
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here";
@@ -476,7 +477,8 @@ void RemoteCache::release_lease(const std::string& remote_key) {
 }
 
 bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                                 const std::string& local_key, int dest, std::string* manifest) {
+                                 const std::string& local_key, const Environment& env, int dest,
+                                 std::string* manifest) {
   const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
   auto pause = std::chrono::milliseconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -495,7 +497,7 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
     }
     // RemoteEntry first: the holder uploads, then releases.
     Result<std::optional<std::string>> entry = c->get(entry_key(remote_key));
-    if (entry && *entry) return fetch(remote_key, local, local_key, dest, manifest);
+    if (entry && *entry) return fetch(remote_key, local, local_key, env, dest, manifest);
     if (!*lease) return false;  // released or expired without an entry
   }
   return false;

@@ -77,8 +77,10 @@ class RemoteCache {
   // On a valid remote entry for `remote_key`: its output written to `dest`
   // (from the start) and the entry installed in `local` under `local_key`
   // (its manifest also into `manifest`, when given); false on a miss.
+  // `env`: the compiler's environment, which the manifest's variables are
+  // checked against.
   bool fetch(const std::string& remote_key, const OutputCache& local, const std::string& local_key,
-             int dest, std::string* manifest = nullptr);
+             const Environment& env, int dest, std::string* manifest = nullptr);
   // Uploads the local entry `local_key` under `remote_key`.
   void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
 
@@ -100,7 +102,8 @@ class RemoteCache {
   // one (that builder died or failed) or the wait ran out. An interrupt
   // ends the wait at once: Error(interrupted).
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                      const std::string& local_key, int dest, std::string* manifest = nullptr);
+                      const std::string& local_key, const Environment& env, int dest,
+                      std::string* manifest = nullptr);
 
   // Counts a lookup made through get() (kbuild isa's shared answers).
   void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }

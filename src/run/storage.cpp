@@ -15,7 +15,7 @@ const char* miss_name(Miss miss) {
 Lookup LocalStorage::get(const EntryKey& key, int dest) {
   // A damaged local entry is removed by fetch and counts as not there.
   std::string manifest;
-  if (cache_.fetch(key.local.hex, dest, &manifest))
+  if (key.env && cache_.fetch(key.local.hex, *key.env, dest, &manifest))
     return Lookup::found(false, std::move(manifest));
   return Lookup::missed(Miss::missing, "");
 }
@@ -48,7 +48,8 @@ Lookup RemoteStorage::missed(const EntryKey& key) const {
 
 Lookup RemoteStorage::get(const EntryKey& key, int dest) {
   std::string manifest;
-  if (key.shared() && remote_.fetch(*key.shared(), local_, key.local.hex, dest, &manifest))
+  if (key.shared() && key.env &&
+      remote_.fetch(*key.shared(), local_, key.local.hex, *key.env, dest, &manifest))
     return Lookup::found(true, std::move(manifest));
   return missed(key);
 }
@@ -60,7 +61,8 @@ Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
     return missed(key);
   }
   std::string manifest;
-  if (remote_.wait_for_entry(*key.shared(), local_, key.local.hex, dest, &manifest))
+  if (key.env && remote_.wait_for_entry(*key.shared(), local_, key.local.hex, *key.env, dest,
+                                        &manifest))
     return Lookup::found(true, std::move(manifest));
   return missed(key);
 }

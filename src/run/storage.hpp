@@ -27,6 +27,9 @@ struct EntryKey {
       : local(std::move(local_key)), make_shared(std::move(make)) {}
   CacheKey local;
   std::function<std::optional<std::string>()> make_shared;  // null: no remote
+  // The compiler's environment, which an entry's manifest is checked
+  // against (the variables the build read).
+  const Environment* env = nullptr;
   // The shared key; nullopt when there is none or an input cannot be read.
   const std::optional<std::string>& shared() const {
     if (!shared_) shared_.emplace(make_shared ? make_shared() : std::nullopt);

@@ -265,8 +265,9 @@ bool same_identity(const struct stat& a, const struct stat& b) {
          ns(a.st_mtim) == ns(b.st_mtim) && ns(a.st_ctim) == ns(b.st_ctim);
 }
 
+// A remembered hash: content_hash's 64 hex digits or digest_hex's 40.
 bool is_hash(const std::string& text) {
-  if (text.size() != 64) return false;
+  if (text.size() != 64 && text.size() != 40) return false;
   for (char c : text)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
@@ -286,34 +287,54 @@ std::optional<std::string> read_fd(int fd, std::size_t size) {
 
 }  // namespace
 
-std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache) {
+namespace {
+
+// `hash` of the file `path` resolves to, remembered in the cache's `subdir`
+// under the file's identity when the file is `remember_from` bytes or more.
+template <typename Hash>
+std::optional<std::string> remembered_hash(const std::string& path, const TrustedDir* cache,
+                                           const char* subdir, std::size_t remember_from,
+                                           Hash hash) {
   char* resolved = ::realpath(path.c_str(), nullptr);
   if (!resolved) return std::nullopt;
   const std::string real = resolved;
   std::free(resolved);
-  UniqueFd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   struct stat before {};
   if (!fd.valid() || ::fstat(fd.get(), &before) != 0 || !S_ISREG(before.st_mode))
     return std::nullopt;
-  const std::string name = identity_name(real, before);
+  const bool remember = cache && static_cast<std::size_t>(before.st_size) >= remember_from;
+  const std::string name = remember ? identity_name(real, before) : std::string();
   std::optional<TrustedDir> dir;
-  if (cache)
-    if (Result<TrustedDir> programs = cache->sub("programs", false))
-      dir.emplace(std::move(*programs));
+  if (remember)
+    if (Result<TrustedDir> known_dir = cache->sub(subdir, false)) dir.emplace(std::move(*known_dir));
   if (dir)
-    if (Result<std::string> known = dir->read(name, 128); known && is_hash(*known)) return *known;
+    if (Result<std::string> known = dir->read(name, 256); known && is_hash(*known)) return *known;
   std::optional<std::string> bytes = read_fd(fd.get(), static_cast<std::size_t>(before.st_size));
   if (!bytes) return std::nullopt;
-  std::string hash = to_hex(content_hash(*bytes));
+  std::string digest = hash(*bytes);
   struct stat after {};
   const bool steady = ::fstat(fd.get(), &after) == 0 && same_identity(before, after);
-  if (cache && steady && file_system().settled(after)) {
+  if (!steady) return std::nullopt;  // changed while read: the digest is of no one version
+  if (remember && file_system().settled(after)) {
     if (!dir)
-      if (Result<TrustedDir> programs = cache->sub("programs", true))
-        dir.emplace(std::move(*programs));
-    if (dir) (void)dir->write_atomically(name, hash);  // a failure only costs the next build
+      if (Result<TrustedDir> made = cache->sub(subdir, true)) dir.emplace(std::move(*made));
+    if (dir) (void)dir->write_atomically(name, digest);  // a failure only costs the next build
   }
-  return hash;
+  return digest;
+}
+
+}  // namespace
+
+std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache) {
+  return remembered_hash(path, cache, "programs", 0,
+                         [](const std::string& bytes) { return to_hex(content_hash(bytes)); });
+}
+
+std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
+                                       std::size_t remember_from) {
+  return remembered_hash(path, cache, "digests", remember_from,
+                         [](const std::string& bytes) { return digest_hex(bytes); });
 }
 
 }  // namespace kbuild

@@ -123,4 +123,10 @@ namespace kbuild {
 // the file system clock's tick would not be seen).
 std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache);
 
+// digest_hex of the file's bytes, remembered the same way (digests/) for a
+// file of `remember_from` bytes or more: an observed manifest names the
+// compiler's programs and libraries, 50 MB a build, by content.
+std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
+                                       std::size_t remember_from = 256 * 1024);
+
 }  // namespace kbuild

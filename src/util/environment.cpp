@@ -91,6 +91,23 @@ std::string kbuild_program() {
   return kSelf;
 }
 
+std::string observer_library() {
+  static const std::string found = [] {
+    const fs::path exe_dir = own_executable().parent_path();
+    if (exe_dir.empty()) return std::string();
+    for (const fs::path& candidate :
+         {exe_dir / "libkbuild-observer.so",
+          exe_dir.parent_path() / "libexec" / "libkbuild-observer.so",
+          fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "libkbuild-observer.so"}) {
+      const std::string path = candidate.string();
+      if (access(path.c_str(), R_OK) == 0)
+        return path.find_first_of(" :\t\n") == std::string::npos ? path : std::string();
+    }
+    return std::string();
+  }();
+  return found;
+}
+
 std::string load_check_helper() {
   const fs::path exe_dir = own_executable().parent_path();
   for (const fs::path& candidate :

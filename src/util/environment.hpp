@@ -24,6 +24,11 @@ std::string kbuild_program();
 // dir of the installation kbuild belongs to. Throws Error (internal).
 std::string load_check_helper();
 
+// The observer library (libkbuild-observer.so, src/observer) found as
+// kbuild-load-check is; "" when it is missing or its path cannot go into
+// LD_PRELOAD (which splits at blanks and colons).
+std::string observer_library();
+
 }  // namespace kbuild
 
 // How long something took, for the timings a report and -v show.

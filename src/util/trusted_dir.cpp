@@ -455,8 +455,8 @@ constexpr const char* kMarkerText =
     "# For information about cache directory tags see https://bford.info/cachedir/\n";
 
 // Everything kbuild creates in a cache directory.
-constexpr std::array<const char*, 8> kLayout = {"objects",  "tmp",        "pch",        "discovery",
-                                                "programs", "stats.json", "stats.lock", kMarker};
+constexpr std::array<const char*, 9> kLayout = {
+    "objects", "tmp", "pch", "discovery", "programs", "digests", "stats.json", "stats.lock", kMarker};
 
 // Also write_atomically's temporary files: another process may be writing
 // the marker (two first builds at once) or the stats as we look.
@@ -485,7 +485,7 @@ bool layout_holds(const TrustedDir& dir, const std::string& name) {
                 : name == "pch"   ? hex_name(entry, 40)
                 : name == "discovery"
                     ? entry.rfind("python-", 0) == 0 || entry.rfind("isa-", 0) == 0
-                : name == "programs" ? hex_name(entry, 64)
+                : name == "programs" || name == "digests" ? hex_name(entry, 64)
                                      : false;  // tmp/ holds only what a build is making
     if (!fits) return false;
   }

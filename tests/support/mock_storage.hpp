@@ -61,9 +61,7 @@ class MockStorage : public kbuild::Storage {
     for (off_t at = 0; (n = ::pread(built.fd, buf, sizeof buf, at)) > 0; at += n)
       bytes.append(buf, static_cast<std::size_t>(n));
     entries[key.local.hex] = bytes;
-    kbuild::Result<std::string> manifest =
-        kbuild::input_manifest(kbuild::parse_depfile(built.read.depfile_text), built.read.started);
-    manifests[key.local.hex] = manifest ? *manifest : "";
+    manifests[key.local.hex] = built.read.manifest;
     return kbuild::ok();
   }
   void release(const kbuild::EntryKey&) override {

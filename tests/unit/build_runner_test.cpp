@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "../support/fake_observation.hpp"
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
@@ -34,8 +35,8 @@ std::string tiny_elf(char tag) {
   return elf;
 }
 
-// Plays the compiler: writes what `-o` names (and the dependency list),
-// answers kbuild's questions, fails when told to.
+// Plays the compiler: writes what `-o` names (and, observed, the records of
+// reading the header), answers kbuild's questions, fails when told to.
 class FakeProcesses : public ProcessRunner {
  public:
   std::vector<std::vector<std::string>> ran;
@@ -55,13 +56,9 @@ class FakeProcesses : public ProcessRunner {
       r.out = load_answer;
       return r;
     }
-    for (std::size_t i = 0; i + 1 < argv.size(); ++i) {
+    for (std::size_t i = 0; i + 1 < argv.size(); ++i)
       if (argv[i] == "-o" && write_output) write_file(argv[i + 1], tiny_elf(tag));
-      if (argv[i] == "-MF") write_file(argv[i + 1], "x.o: " + header + "\n");
-    }
-    if (options.environment)
-      if (auto deps = options.environment->get("SUNPRO_DEPENDENCIES"))
-        write_file(deps->substr(0, deps->find(' ')), "x.o: " + header + "\n");
+    kbuild_test::write_fake_records(options, argv[0], {{header}, {}, {}, {}, {}});
     r.exit_code = exit_code;
     if (exit_code != 0) r.err = "k.cpp:1:1: error: expected something\n";
     return r;
@@ -86,6 +83,7 @@ struct RunnerCase {
     plan.command.argv = {"/usr/bin/g++", sources[0], "-c", "-o", plan.output};
     plan.command.output_index = 4;
     settings.processes = &fake;
+    settings.observer = dir / "observer.so";  // the fake writes the records itself
   }
   void with_cache() {
     CacheSettings cs;
@@ -98,7 +96,7 @@ struct RunnerCase {
   BuildOutcome build(const StepInput& extra = {}) {
     StepInput in = extra;
     in.sources = sources;
-    in.record_inputs = settings.cache != nullptr || settings.storage != nullptr;
+    in.observe = settings.cache != nullptr || settings.storage != nullptr;
     BuildOutcome outcome;
     run_build(plan, plan_steps(plan, in), sources, settings, Environment{}, outcome);
     return outcome;
@@ -142,7 +140,8 @@ TEST_CASE("a split build runs the compile through the launcher, then links the o
   const auto& compile = c.fake.ran[0];
   const auto& link = c.fake.ran[1];
   CHECK(compile[0] == "/usr/bin/env");
-  CHECK(std::find(compile.begin(), compile.end(), "-MF") != compile.end());
+  // No dependency list on the command line: the observer records what it read.
+  CHECK(std::find(compile.begin(), compile.end(), "-MF") == compile.end());
   CHECK(link[0] == "/usr/bin/g++");
   // The link reads the object the compile wrote, in the private work directory.
   auto object = std::find(compile.begin(), compile.end(), "-o");

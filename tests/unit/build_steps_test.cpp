@@ -49,12 +49,12 @@ TEST_CASE("a plain build is one step: Inductor's command as it is", "[unit][buil
   CHECK(s.argv[s.output_index] == "out/k.so");
   CHECK(s.work_files == std::vector<std::size_t>{s.output_index});
   CHECK(s.links);
-  CHECK(s.input_list == InputList::none);
+  CHECK_FALSE(s.observed);
   CHECK(step_lines(steps) == Strings{shell_join(plan.command.argv)});
 
   StepInput record = input({"k.cpp"});
-  record.record_inputs = true;
-  CHECK(plan_steps(plan, record)[0].input_list == InputList::environment);
+  record.observe = true;
+  CHECK(plan_steps(plan, record)[0].observed);
   CHECK(plan_steps(plan, record)[0].argv == plan.command.argv);  // argv stays Inductor's
 }
 
@@ -62,21 +62,21 @@ TEST_CASE("a launcher that is not compile-only goes before the one command",
           "[unit][build_steps]") {
   const BuildPlan plan = plan_for({"k.cpp"});
   StepInput in = input({"k.cpp"}, "nice -n 5");
-  in.record_inputs = true;
+  in.observe = true;
   std::vector<Step> steps = plan_steps(plan, in);
   REQUIRE(steps.size() == 1);
   CHECK(steps[0].compiler_index == 3);
   CHECK(Strings(steps[0].argv.begin(), steps[0].argv.begin() + 3) == Strings{"nice", "-n", "5"});
   CHECK(Strings(steps[0].argv.begin() + 3, steps[0].argv.end()) == plan.command.argv);
   CHECK(steps[0].argv[steps[0].output_index] == "out/k.so");
-  CHECK(steps[0].input_list == InputList::environment);
+  CHECK(steps[0].observed);
 }
 
 TEST_CASE("ccache: each source compiled to an object through it, then a local link",
           "[unit][build_steps]") {
   const BuildPlan plan = plan_for({"src/a.cpp", "b.cpp"});
   StepInput in = input({"src/a.cpp", "b.cpp"}, "ccache");
-  in.record_inputs = true;
+  in.observe = true;
   std::vector<Step> steps = plan_steps(plan, in);
   REQUIRE(steps.size() == 3);
   for (std::size_t i = 0; i < 2; ++i) {
@@ -92,11 +92,10 @@ TEST_CASE("ccache: each source compiled to an object through it, then a local li
     CHECK(c.argv[c.output_index] == base + ".o");
     CHECK(c.argv[c.output_index - 1] == "-o");
     CHECK_FALSE(c.links);
-    // The compiler's input list through -MD -MF (ccache refuses SUNPRO_DEPENDENCIES).
-    CHECK(c.input_list == InputList::argv);
-    CHECK(c.input_list_index == c.argv.size() - 1);
-    CHECK(Strings(c.argv.end() - 3, c.argv.end()) == Strings{"-MD", "-MF", base + ".d"});
-    CHECK(c.work_files == std::vector<std::size_t>{c.output_index, c.input_list_index});
+    // Observed: no dependency list on the command line.
+    CHECK(c.observed);
+    CHECK_FALSE(has(c.argv, "-MF"));
+    CHECK(c.work_files == std::vector<std::size_t>{c.output_index});
   }
   const Step& link = steps[2];
   CHECK(link.argv[0] == plan.command.argv[0]);  // no launcher: linked here
@@ -108,7 +107,7 @@ TEST_CASE("ccache: each source compiled to an object through it, then a local li
   CHECK(link.argv[link.work_files[0]] == "out/k.so.0-a.o");
   CHECK(link.argv[link.work_files[1]] == "out/k.so.1-b.o");
   CHECK(link.work_files[2] == link.output_index);
-  CHECK(link.input_list == InputList::none);
+  CHECK(link.observed);  // the linker's reads (libraries, scripts) are inputs too
 }
 
 TEST_CASE("a compile-only launcher does not split an object build or a link of objects",
@@ -121,10 +120,10 @@ TEST_CASE("a compile-only launcher does not split an object build or a link of o
 
   const BuildPlan objects = plan_for({"a.o", "b.a"});
   StepInput in = input({"a.o", "b.a"}, "ccache");
-  in.record_inputs = true;  // a link of objects reads no headers
+  in.observe = true;
   std::vector<Step> link = plan_steps(objects, in);
   REQUIRE(link.size() == 1);
-  CHECK(link[0].input_list == InputList::none);
+  CHECK(link[0].observed);
   CHECK(link[0].links);
 }
 

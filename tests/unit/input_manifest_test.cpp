@@ -45,22 +45,22 @@ TEST_CASE("a manifest holds while each file keeps its stamp or its content",
   write_file(tmp / "b.h", "two");
   Result<std::string> manifest = input_manifest({tmp / "a.h", tmp / "b.h"}, now());
   REQUIRE(manifest);
-  CHECK(inputs_unchanged(*manifest));
+  CHECK(inputs_unchanged(*manifest, Environment{}));
   // Touched but the same bytes: still holds.
   fs::last_write_time(tmp / "a.h", fs::file_time_type::clock::now() + std::chrono::hours(1));
-  CHECK(inputs_unchanged(*manifest));
+  CHECK(inputs_unchanged(*manifest, Environment{}));
   // The same size, other bytes.
   write_file(tmp / "b.h", "TWO");
-  CHECK_FALSE(inputs_unchanged(*manifest));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
   write_file(tmp / "b.h", "two");
-  CHECK(inputs_unchanged(*manifest));
+  CHECK(inputs_unchanged(*manifest, Environment{}));
   fs::remove(tmp / "a.h");
-  CHECK_FALSE(inputs_unchanged(*manifest));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
 
-  CHECK(inputs_unchanged(*input_manifest({}, now())));
-  CHECK_FALSE(inputs_unchanged(""));
-  CHECK_FALSE(inputs_unchanged("\xa1\x66inputs\x05"));  // CBOR {"inputs": 5}
-  CHECK_FALSE(inputs_unchanged(std::string("garbage")));
+  CHECK(inputs_unchanged(*input_manifest({}, now()), Environment{}));
+  CHECK_FALSE(inputs_unchanged("", Environment{}));
+  CHECK_FALSE(inputs_unchanged("\xa1\x66inputs\x05", Environment{}));  // CBOR {"inputs": 5}
+  CHECK_FALSE(inputs_unchanged(std::string("garbage"), Environment{}));
 }
 
 TEST_CASE("input_manifest refuses a file changed after the build started, or missing",

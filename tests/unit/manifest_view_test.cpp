@@ -90,12 +90,12 @@ TEST_CASE("the manifest's checks hold on a view as on the document", "[unit][man
   ::clock_gettime(CLOCK_REALTIME, &t);
   Result<std::string> none = input_manifest({}, t);
   REQUIRE(none);
-  CHECK(inputs_unchanged(*none));
+  CHECK(inputs_unchanged(*none, Environment{}));
   nlohmann::json j = sample_manifest();
   j["inputs"] = nlohmann::json::array();
   j["libraries"] = nlohmann::json::array();
   j["absent"] = {"/nonexistent-kbuild-dir/a.h"};
-  CHECK(inputs_unchanged(to_cbor(j)));
+  CHECK(inputs_unchanged(to_cbor(j), Environment{}));
   j["absent"] = {"/nonexistent-kbuild-dir/a.h", "/"};  // "/" exists: shadowed
-  CHECK_FALSE(inputs_unchanged(to_cbor(j)));
+  CHECK_FALSE(inputs_unchanged(to_cbor(j), Environment{}));
 }

@@ -51,15 +51,25 @@ struct OutputCacheFixture {
     return in;
   }
   CacheKey key(const KeyInput& in) {
-    auto k = cache_key(in, env);
+    auto k = cache_key(in);
     REQUIRE(k);
     return *k;
   }
+  // What the compiler was observed to do: read the source and inc/a.h,
+  // after looking for a.h beside the source first.
   BuildInputs read() const {
+    Observation observed;
+    observed.reported = true;
+    observed.read = {tmp / "src/k.cpp", tmp / "inc/a.h"};
+    observed.absent = {tmp / "src/a.h"};
+    ObservedBuild build;
+    build.env = &env;
+    build.started = file_time_now();
+    Result<std::string> manifest = observed_manifest(observed, build);
+    REQUIRE(manifest);
     BuildInputs inputs;
-    inputs.depfile_text = "k.o: " + tmp / "src/k.cpp" + " \\\n " + tmp / "inc/a.h" + "\n";
-    inputs.include_search = {tmp / "inc"};
-    inputs.started = file_time_now();
+    inputs.manifest = *manifest;
+    inputs.started = build.started;
     return inputs;
   }
   // Stores `bytes` as the output of input().
@@ -76,7 +86,7 @@ struct OutputCacheFixture {
     const std::string dest = tmp / ("fetched" + unique_suffix());
     int fd = ::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
     REQUIRE(fd >= 0);
-    bool hit = cache.fetch(key(in).hex, fd);
+    bool hit = cache.fetch(key(in).hex, env, fd);
     ::close(fd);
     std::string bytes = read_file(dest);
     fs::remove(dest);
@@ -112,12 +122,6 @@ TEST_CASE("cache_key: the same build gives the same key; each input changes it",
   KeyInput extra = base;
   extra.extra = {"pch identity"};
   CHECK(f.key(extra).hex != k.hex);
-  Environment cpath;
-  cpath.set("CPATH", "/x");
-  CHECK(cache_key(base, cpath)->hex != k.hex);
-  Environment unrelated;
-  unrelated.set("UNRELATED", "x");
-  CHECK(cache_key(base, unrelated)->hex == k.hex);
 
   // Fields are length-prefixed: moving a boundary changes the key.
   KeyInput split1 = base, split2 = base;
@@ -129,27 +133,50 @@ TEST_CASE("cache_key: the same build gives the same key; each input changes it",
   CHECK(f.key(base).hex != k.hex);
 }
 
-TEST_CASE("cache_key covers files named on the command line and the compiler's stamp",
+TEST_CASE("cache_key covers the compiler's stamp; a missing source has no key",
           "[unit][output_cache]") {
   OutputCacheFixture f;
-  write_file(f.tmp / "flags.rsp", "-O2");
   write_file(f.tmp / "fake-g++", "#!/bin/sh\n", true);
   KeyInput in = f.input();
-  const std::string response_file = f.tmp / "flags.rsp";
-  in.argv.push_back("@" + response_file);
   in.programs = {f.tmp / "fake-g++"};
   const std::string before = f.key(in).hex;
-  write_file(f.tmp / "flags.rsp", "-O3");
-  CHECK(f.key(in).hex != before);
-  const std::string rsp = f.key(in).hex;
   write_file(f.tmp / "fake-g++", "#!/bin/sh\n# another build\n", true);
-  CHECK(f.key(in).hex != rsp);
+  CHECK(f.key(in).hex != before);
 
-  fs::remove(f.tmp / "flags.rsp");
-  CHECK_FALSE(cache_key(in, f.env));
   KeyInput no_source = f.input();
   no_source.sources = {f.tmp / "missing.cpp"};
-  CHECK_FALSE(cache_key(no_source, f.env));
+  CHECK_FALSE(cache_key(no_source));
+}
+
+TEST_CASE("a variable the compiler read must have the same value for a hit",
+          "[unit][output_cache]") {
+  OutputCacheFixture f;
+  const KeyInput in = f.input();
+  f.env.set("CPATH", "/one");
+  Observation observed;
+  observed.reported = true;
+  observed.read = {f.tmp / "src/k.cpp"};
+  observed.variables = {{"CPATH", std::string("/one")}, {"LD_RUN_PATH", std::nullopt}};
+  ObservedBuild build;
+  build.env = &f.env;
+  build.started = file_time_now();
+  Result<std::string> manifest = observed_manifest(observed, build);
+  REQUIRE(manifest);
+  BuildInputs inputs;
+  inputs.manifest = *manifest;
+  write_file(f.tmp / "built", "out");
+  int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(f.cache.store(f.key(in), fd, in, inputs));
+  ::close(fd);
+  CHECK(f.fetch(in) == "out");
+  f.env.set("CPATH", "/two");
+  CHECK_FALSE(f.fetch(in));
+  f.env.set("CPATH", "/one");
+  f.env.set("LD_RUN_PATH", "/opt/lib");  // unset when the compiler asked
+  CHECK_FALSE(f.fetch(in));
+  f.env.unset("LD_RUN_PATH");
+  CHECK(f.fetch(in) == "out");
 }
 
 TEST_CASE("a stored output is fetched whole; a changed header is a miss", "[unit][output_cache]") {

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/fake_observation.hpp"
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "devices/registry.hpp"
@@ -27,9 +28,9 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-// Plays g++ precompiling: writes what -o names and lists, through
-// SUNPRO_DEPENDENCIES, the header it was given and `included`. The include
-// search probe a store runs (`-E -v`) answers nothing and is not counted.
+// Plays g++ precompiling: writes what -o names and, observed, the records
+// of reading the header it was given and `included`. A question (`-E`)
+// answers nothing and is not counted.
 class FakeCompiler : public ProcessRunner {
  public:
   std::vector<Strings> ran;
@@ -46,9 +47,7 @@ class FakeCompiler : public ProcessRunner {
       if (argv[i] == "-o") write_file(argv[i + 1], "gpch bytes " + std::to_string(ran.size()));
       if (argv[i] == "c++-header") source = argv[i + 1];
     }
-    if (list_inputs && options.environment)
-      if (auto deps = options.environment->get("SUNPRO_DEPENDENCIES"))
-        write_file(deps->substr(0, deps->find(' ')), "x.gch: " + source + " " + included + "\n");
+    if (list_inputs) kbuild_test::write_fake_records(options, argv[0], {{source, included}});
     return r;
   }
 };
@@ -84,6 +83,7 @@ struct PchCase {
                 RemoteCache* remote = nullptr) {
     BuildSettings settings;
     settings.processes = &fake;
+    settings.observer = tmp / "observer.so";  // the fake writes the records itself
     settings.storage = storage;
     settings.remote = remote;
     return run_pch(p, in ? in : &*cache, settings, registry, ctx(), kernel, env);
@@ -110,7 +110,7 @@ TEST_CASE("the plan: copy the header into the cache's pch/ and precompile it the
   CHECK(has(p.steps[0].argv, "c++-header"));
   CHECK(has(p.steps[0].argv, p.include));
   CHECK(p.steps[0].argv[p.steps[0].output_index] == p.include + ".gch");
-  CHECK(p.steps[0].input_list == InputList::environment);
+  CHECK(p.steps[0].observed);
   Strings lines = pch_lines(p);
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == "# copy " + c.tmp / "pre.h" + " to " + p.include);
@@ -170,16 +170,16 @@ TEST_CASE("a .gch replaced behind kbuild's back is not reused", "[unit][pch]") {
   CHECK_FALSE(c.plan().reuse);
 }
 
-TEST_CASE("a compiler that lists nothing leaves no .gch that could go stale", "[unit][pch]") {
+TEST_CASE("a compiler that reports nothing leaves no .gch that could go stale", "[unit][pch]") {
   PchCase c;
   c.fake.list_inputs = false;
   PchPlan p = c.plan();
   try {
     (void)c.run(p);
-    FAIL("built without a list of inputs");
+    FAIL("built without a record of its inputs");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::compile_failed);
-    CHECK_THAT(std::string(e.what()), Catch::Contains("did not list the files"));
+    CHECK_THAT(std::string(e.what()), Catch::Contains("read is not known"));
   }
   CHECK_FALSE(fs::exists(p.include + ".gch"));
   CHECK_FALSE(c.plan().reuse);
@@ -196,6 +196,7 @@ TEST_CASE("without a cache the .gch lives in a private directory, gone with the 
   {
     BuildSettings settings;
     settings.processes = &c.fake;
+    settings.observer = c.tmp / "observer.so";
     PchResult r = run_pch(p, nullptr, settings, c.registry, c.ctx(), c.kernel, c.env);
     CHECK(r.built);
     REQUIRE(r.scratch);

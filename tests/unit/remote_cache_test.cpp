@@ -38,25 +38,25 @@ TEST_CASE("the shareable key names the compiler by content, not path or mtime", 
     in.programs = {compiler};
     return in;
   };
-  auto a = shareable_key(input(dir / "a/g++"), env);
+  auto a = shareable_key(input(dir / "a/g++"));
   REQUIRE(a);
-  CHECK(shareable_key(input(dir / "b/other-name"), env) == a);
+  CHECK(shareable_key(input(dir / "b/other-name")) == a);
   env.set("PATH", "/elsewhere");  // machine-local: programs are named by content
-  CHECK(shareable_key(input(dir / "a/g++"), env) == a);
+  CHECK(shareable_key(input(dir / "a/g++")) == a);
   env.set("CPATH", "/opt/include");  // changes what the compiler reads
-  CHECK(shareable_key(input(dir / "a/g++"), env) != a);
+  CHECK(shareable_key(input(dir / "a/g++")) != a);
   env.unset("CPATH");
   write_file(dir / "b/other-name", "#!/bin/sh\nexec g++-12 \"$@\"\n", true);  // another build
-  CHECK(shareable_key(input(dir / "b/other-name"), env) != a);
+  CHECK(shareable_key(input(dir / "b/other-name")) != a);
   // The working directory counts only with debug info.
   auto before = std::filesystem::current_path();
-  auto plain = shareable_key(input(dir / "a/g++"), env);
-  auto debug = shareable_key(input(dir / "a/g++", {"-g"}), env);
+  auto plain = shareable_key(input(dir / "a/g++"));
+  auto debug = shareable_key(input(dir / "a/g++", {"-g"}));
   std::filesystem::current_path(dir.path());
-  CHECK(shareable_key(input(dir / "a/g++"), env) == plain);
-  CHECK(shareable_key(input(dir / "a/g++", {"-g"}), env) != debug);
+  CHECK(shareable_key(input(dir / "a/g++")) == plain);
+  CHECK(shareable_key(input(dir / "a/g++", {"-g"})) != debug);
   std::filesystem::current_path(before);
-  CHECK_FALSE(shareable_key(input(dir / "missing/g++"), env));
+  CHECK_FALSE(shareable_key(input(dir / "missing/g++")));
 }
 
 TEST_CASE("remote cache settings: flag before variable, keys checked", "[unit][remote]") {
