@@ -299,30 +299,37 @@ TEST_CASE("store refuses a source edited while the compiler ran, and leaves noth
   CHECK(f.cache.stats().entries == 0);
 }
 
-TEST_CASE("store refuses a header changed after the build started", "[unit][output_cache]") {
+TEST_CASE("an observed manifest refuses a header changed after the build started",
+          "[unit][output_cache]") {
   OutputCacheFixture f;
-  const KeyInput in = f.input();
-  BuildInputs inputs = f.read();
-  inputs.started.tv_sec -= 3600;  // the header is newer than the build
-  write_file(f.tmp / "built", "out");
-  int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
-  Status stored = f.cache.store(f.key(in), fd, in, inputs);
-  ::close(fd);
-  REQUIRE_FALSE(stored);
-  CHECK(stored.why().find("changed during the build") != std::string::npos);
-  CHECK(f.cache.stats().entries == 0);
-  CHECK((!fs::exists(f.tmp / "cache/tmp") || fs::is_empty(f.tmp / "cache/tmp")));
+  Observation observed;
+  observed.reported = true;
+  observed.read = {f.tmp / "src/k.cpp", f.tmp / "inc/a.h"};
+  ObservedBuild build;
+  build.env = &f.env;
+  build.started = file_time_now();
+  build.started.tv_sec -= 3600;  // the header is newer than the build
+  Result<std::string> manifest = observed_manifest(observed, build);
+  REQUIRE_FALSE(manifest);
+  CHECK(manifest.why().find("changed during the build") != std::string::npos);
 }
 
-TEST_CASE("a link's entry is a miss when a library it could pick up changes",
+TEST_CASE("a link's entry is a miss when a library looked for and not found appears",
           "[unit][output_cache]") {
   OutputCacheFixture f;
   fs::create_directories(f.tmp / "lib");
-  KeyInput in = f.input();
-  in.links = true;
-  in.libraries = {"acc"};
-  BuildInputs inputs = f.read();
-  inputs.library_search = {f.tmp / "lib"};
+  const KeyInput in = f.input();
+  Observation observed;
+  observed.reported = true;
+  observed.read = {f.tmp / "src/k.cpp"};
+  observed.absent = {f.tmp / "lib/libacc.so", f.tmp / "lib/libacc.a"};
+  ObservedBuild build;
+  build.env = &f.env;
+  build.started = file_time_now();
+  Result<std::string> manifest = observed_manifest(observed, build);
+  REQUIRE(manifest);
+  BuildInputs inputs;
+  inputs.manifest = *manifest;
   write_file(f.tmp / "built", "linked");
   int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
   REQUIRE(f.cache.store(f.key(in), fd, in, inputs));
@@ -358,7 +365,7 @@ TEST_CASE("open: disabled, none named, missing without create, untrusted", "[uni
   CHECK(open.problem().find("building without the cache") != std::string::npos);
 
   // A disabled cache answers without touching anything.
-  CHECK_FALSE(off.fetch(std::string(40, 'a'), -1));
+  CHECK_FALSE(off.fetch(std::string(40, 'a'), Environment{}, -1));
   CHECK_FALSE(off.store(CacheKey{}, -1, KeyInput{}, BuildInputs{}));
   off.count(true);
   CHECK(off.stats().hits == 0);
