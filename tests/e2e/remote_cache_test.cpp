@@ -838,16 +838,56 @@ TEST_CASE("secrets are never shown nor written: report, -v, doctor, --version, a
   CHECK(malformed.exit_code == 2);
   CHECK(malformed.err.find("redis://***@" + host) != std::string::npos);
   outputs.push_back(malformed);
+  // A mistyped scheme is refused, and neither its error nor the report
+  // written on failure quotes what follows it.
+  RunResult mistyped =
+      m.build(fleet, 1, {{"KBUILD_REMOTE_CACHE", "redis:/:" + password + "@" + host}},
+              {"--report", m.cwd / "r3.json"});
+  CHECK(mistyped.exit_code == 2);
+  CHECK(mistyped.err.find("'redis:/***@" + host + "'") != std::string::npos);
+  CHECK(read_file(m.cwd / "r3.json").find("redis:/***@" + host) != std::string::npos);
+  outputs.push_back(mistyped);
+  // A password with a blank is sent whole as AUTH, and hidden whole: in -v,
+  // the report's environment and argv, and the "building without it" warning.
+  const std::vector<std::string> spaced_secrets{"c0rrect h0rse", "c0rrect", "h0rse",
+                                                "wr0ng st4ple",  "wr0ng",   "st4ple"};
+  Redis spaced;
+  REQUIRE(spaced.cli({"CONFIG", "SET", "requirepass", "c0rrect h0rse"}) == "OK");
+  const std::string spaced_host = "127.0.0.1:" + std::to_string(spaced.port);
+  Machine b(fleet, "redis://:c0rrect h0rse@" + spaced_host);
+  outputs.push_back(b.build(fleet, 0, {}, {"--report", b.cwd / "report.json"}));
+  CHECK(outputs.back().exit_code == 0);
+  CHECK(warnings(outputs.back()) == 0);  // AUTH took the whole password
+  CHECK(outputs.back().err.find("remote cache: redis://***@" + spaced_host) != std::string::npos);
+  CHECK(read_file(b.cwd / "report.json")
+            .find("\"KBUILD_REMOTE_CACHE\": \"redis://***@" + spaced_host) != std::string::npos);
+  outputs.push_back(
+      b.build(fleet, 1, {{"KBUILD_REMOTE_CACHE", "redis://:wr0ng st4ple@" + spaced_host}}));
+  CHECK(warnings(outputs.back()) == 1);
+  CHECK(outputs.back().err.find("remote cache redis://***@" + spaced_host) != std::string::npos);
+  outputs.push_back(b.build(fleet, 1, {},
+                            {"--remote-cache=redis://:wr0ng st4ple@" + spaced_host, "--report",
+                             b.cwd / "r2.json", "--cxx", "/nonexistent/g++"}));
+  CHECK(outputs.back().exit_code != 0);
+  outputs.push_back(b.build(fleet, 1, {},
+                            {"--remote-cache", "redis://:wr0ng st4ple@" + spaced_host, "--report",
+                             b.cwd / "r3.json", "--cxx", "/nonexistent/g++"}));
+  CHECK(outputs.back().exit_code != 0);
+  std::vector<std::string> secrets{password, signing, verify};
+  secrets.insert(secrets.end(), spaced_secrets.begin(), spaced_secrets.end());
   for (const RunResult& r : outputs) {
     INFO(r.out + r.err);
-    for (const std::string& secret : {password, signing, verify}) {
+    for (const std::string& secret : secrets) {
       CHECK(r.out.find(secret) == std::string::npos);
       CHECK(r.err.find(secret) == std::string::npos);
     }
   }
-  for (const std::string& secret : {password, signing, verify}) {
-    CHECK(files_holding(m.home.path(), secret).empty());
-    CHECK(files_holding(m.cwd.path(), secret).empty());
+  for (const std::string& secret : secrets) {
+    INFO(secret);
+    for (const Machine* machine : {&m, &b}) {
+      CHECK(files_holding(machine->home.path(), secret).empty());
+      CHECK(files_holding(machine->cwd.path(), secret).empty());
+    }
   }
 }
 

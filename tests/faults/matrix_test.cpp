@@ -1161,6 +1161,21 @@ TEST_CASE("E138 Ctrl-C while the remote cache answers", "[matrix]") {
   ::close(fd);
 }
 
+TEST_CASE("E139 a mistyped scheme before a password", "[matrix]") {
+  Row row;
+  const std::string report = row.dir / "report.json";
+  RunResult r =
+      row.build({"--report", report}, {{"KBUILD_REMOTE_CACHE", "redis:/:Pa55 w/rd@cache:6379"}});
+  row.expect("E139", r, 2, "usage",
+             {"KBUILD_REMOTE_CACHE: 'redis:/***@cache:6379'", "not a redis:// or unix:// address"});
+  const std::string written = read_file(report);
+  CHECK(written.find("redis:/***@cache:6379") != std::string::npos);
+  for (const std::string& part : {"Pa55", "w/rd"}) {
+    CHECK(r.err.find(part) == std::string::npos);
+    CHECK(written.find(part) == std::string::npos);
+  }
+}
+
 TEST_CASE("E160 kbuild reached again through the compiler it runs", "[matrix]") {
   Row row;
   fs::create_directories(row.dir / "one");
