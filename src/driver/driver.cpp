@@ -109,6 +109,12 @@ SigningKeys Driver::cache_keygen() {
   return generate_signing_keys();
 }
 
+RemoteCacheCheck Driver::check_remote_cache(const std::string& address) {
+  const RemoteCacheSettings settings = remote_cache_settings(address, false, env_);
+  if (settings.url.empty()) return {};
+  return {redact_address(settings.url), settings.from};
+}
+
 BatchRun Driver::build_many(const BatchRequest& request) {
   std::vector<BatchJob> batch = load_batch_manifest(request.manifest);
   // Read before anything runs: a wrong baseline costs no build.

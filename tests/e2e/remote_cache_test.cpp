@@ -742,6 +742,47 @@ TEST_CASE("a device file's default address: used, but --remote-cache and the var
   CHECK(redis.entries().size() == 2);
 }
 
+TEST_CASE("kbuild cache check refuses exactly what a routed compile refuses, in its words",
+          "[e2e][remote]") {
+  TempDir home, dir;
+  write_file(dir / "k.cpp", "int f() { return 1; }\n");
+  auto first_error = [](const RunResult& r) {
+    const std::size_t at = r.err.find("kbuild: error[");
+    return at == std::string::npos ? std::string() : r.err.substr(at, r.err.find('\n', at) - at);
+  };
+  for (const std::string& address :
+       {"rediss://cache:6379", "redis:/:Pa/ss@cache:1", "redis://:correct horse@cache:1/x",
+        "unix://relative.sock", "redis://cache:99999"}) {
+    INFO(address);
+    const std::map<std::string, std::string> env{{"KBUILD_REMOTE_CACHE", address}};
+    RunResult compile =
+        run_kbuild({"cc", "--", "g++", "-c", dir / "k.cpp", "-o", dir / "k.o"}, home.str(), env);
+    RunResult check = run_kbuild({"cache", "check"}, home.str(), env);
+    CHECK(compile.exit_code == 2);
+    CHECK(check.exit_code == 2);
+    CHECK_FALSE(first_error(check).empty());
+    CHECK(first_error(check) == first_error(compile));
+    for (const std::string& part : {"Pa/ss", "correct", "horse"})
+      CHECK(check.err.find(part) == std::string::npos);
+  }
+  // Taken: shown with its userinfo hidden, nothing connected to.
+  RunResult taken = run_kbuild({"cache", "check"}, home.str(),
+                               {{"KBUILD_REMOTE_CACHE", "redis://:correct horse@127.0.0.1:1/2"}});
+  CHECK(taken.exit_code == 0);
+  CHECK(taken.out == "remote cache: redis://***@127.0.0.1:1/2 (from KBUILD_REMOTE_CACHE)\n");
+  RunResult flag =
+      run_kbuild({"cache", "check", "--remote-cache", "unix:///run/a@b.sock"}, home.str());
+  CHECK(flag.exit_code == 0);
+  CHECK(flag.out == "remote cache: unix:///run/a@b.sock (from --remote-cache)\n");
+  RunResult none = run_kbuild({"cache", "check"}, home.str());
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.find("no remote cache") == 0);
+  // Never a setting silently ignored.
+  RunResult stats = run_kbuild({"cache", "stats", "--remote-cache", "redis://h:1"}, home.str());
+  CHECK(stats.exit_code == 2);
+  CHECK(stats.err.find("--remote-cache is for kbuild cache check") != std::string::npos);
+}
+
 TEST_CASE("a password in the address (AUTH); a wrong one is one warning and a miss",
           "[e2e][remote]") {
   Redis redis({"--requirepass", "s3cret"});

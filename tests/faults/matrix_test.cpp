@@ -156,7 +156,7 @@ TEST_CASE("E154 kbuild cache with an action one typo from a known one", "[matrix
       "E154", row.kbuild({"cache", "stat"}), 2, "usage",
       {"unknown cache action 'stat'; did you mean 'kbuild cache stats'?", "stats, clear, keygen"});
   row.expect("E154", row.kbuild({"cache", "--cache-max-size", "1G", "frobnicate"}), 2, "usage",
-             {"unknown cache action 'frobnicate' (actions: stats, clear, keygen)"});
+             {"unknown cache action 'frobnicate' (actions: stats, clear, keygen, check)"});
 }
 
 TEST_CASE("E05 unknown backend", "[matrix]") {
