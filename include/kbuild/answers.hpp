@@ -61,6 +61,12 @@ struct CacheSummary {
   RemoteStats remote;
 };
 
+// `kbuild cache check`: the remote cache a routed compile would use.
+struct RemoteCacheCheck {
+  std::string address;  // as shown (its userinfo as ***); empty: none is set
+  std::string from;     // "--remote-cache" or "KBUILD_REMOTE_CACHE"
+};
+
 struct SigningKeys {
   std::string secret_hex;  // 64 hex digits (the seed)
   std::string public_hex;  // 64 hex digits

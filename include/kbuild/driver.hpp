@@ -106,11 +106,15 @@ class Driver {
   std::vector<DoctorCheck> doctor(const BuildRequest& request);
   // `kbuild isa`.
   IsaAnswer isa(const std::string& compiler, const std::string& remote_cache, bool readonly);
-  // `kbuild cache stats|clear|keygen`.
+  // `kbuild cache stats|clear|keygen|check`.
   CacheSummary cache_stats(const std::string& max_size);
   // The directory cleared, and whether there was one. Throws Error (usage).
   std::pair<std::string, bool> clear_cache();
   SigningKeys cache_keygen();
+  // The remote cache settings (`address`, else KBUILD_REMOTE_CACHE, and
+  // their variables) checked as compiler mode checks them, without
+  // connecting. Throws Error (usage) where a routed compile would.
+  RemoteCacheCheck check_remote_cache(const std::string& address);
   // `kbuild build-many`. Throws Error for a bad manifest or baseline, before
   // anything runs.
   BatchRun build_many(const BatchRequest& request);

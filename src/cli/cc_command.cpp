@@ -106,7 +106,8 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
 // SCCACHE_LOG are for): a routed compile's output is not shown by the
 // program that ran it (Inductor keeps it only when the compile fails).
 // Appended in one write; never a link, never a file of another user; the
-// line names the output, never the argv (no secret from a -D).
+// line names the output, never the argv (no secret from a -D), escaped as
+// messages are (printable_line): a newline in a path forges no line.
 void append_log(const Environment& env, std::string line, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
@@ -120,7 +121,7 @@ void append_log(const Environment& env, std::string line, const Console& console
                       "directory is missing); nothing logged"});
     return;
   }
-  line = std::to_string(::getpid()) + " " + redact_urls(line) + "\n";
+  line = std::to_string(::getpid()) + " " + printable_line(redact_urls(line)) + "\n";
   (void)write_all(fd, line, "KBUILD_LOG");
   ::close(fd);
 }

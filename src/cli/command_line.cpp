@@ -30,7 +30,7 @@ const CLI::Validator kDeviceName(
     },
     "DEVICE");
 // What `kbuild cache ACTION` does (the bash completion lists the same).
-const std::vector<std::string> kCacheActions = {"stats", "clear", "keygen"};
+const std::vector<std::string> kCacheActions = {"stats", "clear", "keygen", "check"};
 // At most a week: a longer --timeout is a mistake (or inf, which would
 // overflow the deadline and end the compiler at once).
 constexpr double kMaxTimeoutSeconds = 604800;
@@ -259,7 +259,9 @@ constexpr Subcommand kSubcommands[] = {
     {"doctor", "check compiler, device files, variables, paths and libraries"},
     {"isa", "Inductor's valid vector ISAs and its pick here (the probes --isa auto runs)"},
     {"build-many", "build every kernel of a manifest, N at a time"},
-    {"cache", "output cache: stats, clear, or keygen (a signing key pair for the remote cache)"},
+    {"cache",
+     "output cache: stats, clear, keygen (a signing key pair for the remote cache), or check "
+     "(the remote cache's address, checked as a routed compile checks it)"},
     // Only listed: `kbuild cc -- ARGV` is taken before parsing (cc_command.hpp).
     {"cc", "run a compiler command as given through the cache: kbuild cc -- g++ ARGS..."},
 };
@@ -317,7 +319,10 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
     if (chosen == "cache")
       options.flag("--json", out.json, "(stats) as JSON: entries, bytes, limit and counters");
     if (chosen == "cache")
-      sub->add_option("action", out.cache_action, "stats | clear | keygen")
+      options.option("--remote-cache", out.build.remote_cache,
+                     "(check) the address to check (default: KBUILD_REMOTE_CACHE)");
+    if (chosen == "cache")
+      sub->add_option("action", out.cache_action, "stats | clear | keygen | check")
           ->required()
           ->check(CLI::IsMember(kCacheActions));
   }

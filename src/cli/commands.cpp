@@ -175,7 +175,17 @@ int cache_command(Driver& driver, const CommandLine& cl) {
                 "--cache-max-size is for kbuild cache stats (and builds), not " + action);
   if (cl.json && action != "stats")
     throw Error(ErrorKind::usage, "--json is for kbuild cache stats, not " + action);
-  if (action == "keygen") {
+  if (!cl.build.remote_cache.empty() && action != "check")
+    throw Error(ErrorKind::usage,
+                "--remote-cache is for kbuild cache check (and builds), not " + action);
+  if (action == "check") {
+    const RemoteCacheCheck check = driver.check_remote_cache(cl.build.remote_cache);
+    std::cout << (check.address.empty()
+                      ? std::string(
+                            "no remote cache (--remote-cache and KBUILD_REMOTE_CACHE unset)")
+                      : "remote cache: " + check.address + " (from " + check.from + ")")
+              << "\n";
+  } else if (action == "keygen") {
     SigningKeys keys = driver.cache_keygen();
     std::cout << "KBUILD_REMOTE_CACHE_SIGNING_KEY=" << keys.secret_hex << "  # writers only\n"
               << "KBUILD_REMOTE_CACHE_VERIFY_KEY=" << keys.public_hex << "\n";

@@ -194,7 +194,7 @@ std::string read_remote_cache(const Validator& check, const json& section) {
   if (!section.contains("address")) check.fail(ptr, "missing 'address' (redis://HOST:PORT[/DB])");
   const std::string& address = check.expect_string(section["address"], ptr + "/address");
   Result<RedisAddress> parsed = parse_redis_url(address);
-  if (!parsed) check.fail(ptr + "/address", "'" + redact_redis_url(address) + "': " + parsed.why());
+  if (!parsed) check.fail(ptr + "/address", "'" + redact_address(address) + "': " + parsed.why());
   return address;
 }
 

@@ -17,6 +17,7 @@
 #include "util/parsed_file_cache.hpp"
 #include "util/process.hpp"
 #include "util/redis_client.hpp"
+#include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -302,7 +303,7 @@ IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env) {
                    {"libdir", site.paths.python_libdir.value_or("")}};
   out["cpu"] = cpu_json(cpu);
   out["probes_compiled"] = result.compiler_runs;
-  out["remote"] = {{"url", shared.enabled() ? json(redact_redis_url(shared.url())) : json(nullptr)},
+  out["remote"] = {{"url", shared.enabled() ? json(redact_address(shared.url())) : json(nullptr)},
                    {"answers_used", result.shared_answers_used},
                    {"stored", stored}};
   out["notes"] = answer.notes;

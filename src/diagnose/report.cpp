@@ -59,6 +59,14 @@ ojson plugin_json(const PluginStatus& s) {
                {"switches", switches}};
 }
 
+// Each word read whole as redact_value does: an address in one word may
+// hold a blank ("--remote-cache=redis://:two words@host").
+ojson redacted_words(const std::vector<std::string>& words) {
+  ojson out = ojson::array();
+  for (const std::string& word : words) out.push_back(redact_value(word));
+  return out;
+}
+
 void redact_strings(ojson& j) {
   if (j.is_string()) j = redact_urls(j.get_ref<const std::string&>());
   if (j.is_structured())  // iterating a number would give the number itself
@@ -71,7 +79,7 @@ ojson build_report(const ReportInput& in) {
   ojson r;
   r["schema"] = "kbuild-report/1";
   r["kbuild_version"] = KBUILD_VERSION;
-  r["kbuild_argv"] = in.kbuild_argv;
+  r["kbuild_argv"] = redacted_words(in.kbuild_argv);
   r["cwd"] = in.cwd;
   r["host"] = host();
   r["compiler"] = {{"path", in.compiler_path}, {"version", in.compiler_version}};
@@ -99,11 +107,11 @@ ojson build_report(const ReportInput& in) {
   if (in.env)
     for (const auto& [name, value] : in.env->consulted())
       env[name] = is_secret_variable(name) ? ojson(value ? "set" : "unset")
-                  : value                  ? ojson(*value)
+                  : value                  ? ojson(shown_value(name, *value))
                                            : ojson(nullptr);
   r["environment"] = env;
   if (in.plan) {
-    r["argv"] = in.plan->command.argv;
+    r["argv"] = redacted_words(in.plan->command.argv);
     r["output"] = in.plan->output;
     r["steps"] = in.steps;
   }

@@ -109,6 +109,12 @@ SigningKeys Driver::cache_keygen() {
   return generate_signing_keys();
 }
 
+RemoteCacheCheck Driver::check_remote_cache(const std::string& address) {
+  const RemoteCacheSettings settings = remote_cache_settings(address, false, env_);
+  if (settings.url.empty()) return {};
+  return {redact_address(settings.url), settings.from};
+}
+
 BatchRun Driver::build_many(const BatchRequest& request) {
   std::vector<BatchJob> batch = load_batch_manifest(request.manifest);
   // Read before anything runs: a wrong baseline costs no build.
@@ -142,7 +148,7 @@ CompilerRun Driver::compile(const CompilerCall& call, BuildListener& listener) {
   // routed compiles are shared too.
   RemoteCache remote(remote_cache_settings("", false, env_));
   if (remote.enabled())
-    listener.info("remote cache: " + redact_redis_url(remote.settings().url) + " (from " +
+    listener.info("remote cache: " + redact_address(remote.settings().url) + " (from " +
                   remote.settings().from + ")");
   BuildSettings settings;
   settings.cache = &cache;
@@ -269,7 +275,7 @@ void drive_build(Session& session, const BuildJob& job, const Environment& env,
         &remote.emplace(remote_cache_settings(job.remote_cache, job.remote_cache_readonly, env,
                                               device_remote_cache(session, record.device)));
   if (job.verbose && remote && remote->enabled())
-    listener.info("remote cache: " + redact_redis_url(remote->settings().url) + " (from " +
+    listener.info("remote cache: " + redact_address(remote->settings().url) + " (from " +
                   remote->settings().from + ")");
   try {
     plan_and_run(session, job, context, env, listener, record);

@@ -17,6 +17,7 @@
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/process.hpp"
+#include "util/text.hpp"
 
 namespace kbuild {
 
@@ -202,7 +203,7 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   if (s.url.empty()) return s;
   Result<RedisAddress> address = parse_redis_url(s.url);
   if (!address)
-    throw Error(ErrorKind::usage, s.from + ": '" + redact_redis_url(s.url) + "': " + address.why());
+    throw Error(ErrorKind::usage, s.from + ": '" + redact_address(s.url) + "': " + address.why());
   s.address = *address;
   if (auto hex = env.get_nonempty("KBUILD_REMOTE_CACHE_SIGNING_KEY")) {
     Result<std::string> key = decode_signing_key(*hex, "KBUILD_REMOTE_CACHE_SIGNING_KEY");
@@ -247,7 +248,7 @@ void RemoteCache::fail(const std::string& why) {
   ++counts_.errors;
   if (failure_.empty()) failure_ = why;
   if (warning_.empty())
-    warning_ = "remote cache " + redact_redis_url(settings_.url) + ": " + why +
+    warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
                "; building without it (check the server, or drop --remote-cache)";
   dead_ = true;  // one timeout per build at most
   client_.reset();

@@ -45,23 +45,18 @@ std::optional<std::string> percent_decoded(const std::string& text) {
   return out;
 }
 
-// Takes "[USER]:PASSWORD@" off the front of `rest` (host, port and database
-// after it) into `a`.
-Status take_credentials(std::string& rest, RedisAddress& a) {
-  // Hosts and database numbers hold no '@': the last one ends the password.
-  const std::size_t at = rest.rfind('@');
-  if (at == std::string::npos) return ok();
-  const std::string userinfo = rest.substr(0, at);
+// The user and password of `userinfo` ("[USER]:PASSWORD", as
+// address_parts split it off the host) into `a`.
+Status take_credentials(std::string_view userinfo, RedisAddress& a) {
   const std::size_t colon = userinfo.find(':');
   if (colon == std::string::npos)
     return Failure{"a user without a password (write USER:PASSWORD@ or :PASSWORD@)"};
-  auto user = percent_decoded(userinfo.substr(0, colon));
-  auto password = percent_decoded(userinfo.substr(colon + 1));
+  auto user = percent_decoded(std::string(userinfo.substr(0, colon)));
+  auto password = percent_decoded(std::string(userinfo.substr(colon + 1)));
   if (!user || !password) return Failure{"a bad %XX escape in the user or password"};
   if (password->empty()) return Failure{"an empty password"};
   a.user = *user;
   a.password = *password;
-  rest.erase(0, at + 1);
   return ok();
 }
 
@@ -70,8 +65,11 @@ Status take_credentials(std::string& rest, RedisAddress& a) {
 Result<RedisAddress> parse_redis_url(const std::string& url) {
   const std::string usage = "give redis://HOST:PORT[/DB] or unix:///PATH";
   RedisAddress a;
-  if (url.rfind("unix://", 0) == 0) {
-    a.socket = url.substr(7);
+  // Split as redact_address splits it: what is shown hidden is what is sent.
+  const AddressParts parts = address_parts(url);
+  if (parts.scheme == "unix://") {
+    if (parts.userinfo) return Failure{"no socket path; " + usage};
+    a.socket = std::string(parts.rest);
     auto q = a.socket.find("?db=");
     if (q != std::string::npos) {
       if (!parse_int(a.socket.substr(q + 4), a.db)) return Failure{"bad database number; " + usage};
@@ -80,10 +78,11 @@ Result<RedisAddress> parse_redis_url(const std::string& url) {
     if (a.socket.empty() || a.socket[0] != '/') return Failure{"no socket path; " + usage};
     return a;
   }
-  if (url.rfind("redis://", 0) != 0) return Failure{"not a redis:// or unix:// address; " + usage};
-  std::string rest = url.substr(8);
-  if (Status credentials = take_credentials(rest, a); !credentials)
-    return Failure{credentials.why() + "; give redis://[USER]:PASSWORD@HOST:PORT[/DB]"};
+  if (parts.scheme != "redis://") return Failure{"not a redis:// or unix:// address; " + usage};
+  if (parts.userinfo)
+    if (Status credentials = take_credentials(*parts.userinfo, a); !credentials)
+      return Failure{credentials.why() + "; give redis://[USER]:PASSWORD@HOST:PORT[/DB]"};
+  std::string rest(parts.rest);
   auto slash = rest.find('/');
   if (slash != std::string::npos) {
     if (!parse_int(rest.substr(slash + 1), a.db)) return Failure{"bad database number; " + usage};
@@ -102,11 +101,6 @@ Result<RedisAddress> parse_redis_url(const std::string& url) {
   if (rest.empty()) return Failure{"no host; " + usage};
   a.host = rest;
   return a;
-}
-
-// The remote cache's counterpart of redact_urls, for an address alone.
-std::string redact_redis_url(const std::string& url) {
-  return redact_urls(url);
 }
 
 namespace {

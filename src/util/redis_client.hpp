@@ -30,11 +30,9 @@ struct RedisAddress {
 };
 
 // The address, or a Failure saying what is wrong with `url` (which never
-// quotes the password).
+// quotes the password). Its scheme and userinfo are address_parts' (the
+// split redact_address shows), so what a message hides is what AUTH sends.
 Result<RedisAddress> parse_redis_url(const std::string& url);
-
-// `url` with its password replaced by "***", for messages and logs.
-std::string redact_redis_url(const std::string& url);
 
 struct RedisTimeouts {
   std::chrono::milliseconds connect{500};     // the TCP or unix connect

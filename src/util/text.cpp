@@ -113,6 +113,65 @@ std::string redact_urls(std::string_view text) {
   return out;
 }
 
+namespace {
+
+bool is_scheme_letter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+bool is_scheme_char(char c) {
+  return is_scheme_letter(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-';
+}
+
+// The length of the scheme-like prefix `address` starts with (letters, then
+// RFC 3986's scheme characters, a ':' and at most two '/'), 0 for none.
+std::size_t scheme_length(std::string_view address) {
+  if (address.empty() || !is_scheme_letter(address[0])) return 0;
+  std::size_t i = 1;
+  while (i < address.size() && is_scheme_char(address[i])) ++i;
+  if (i == address.size() || address[i] != ':') return 0;
+  ++i;
+  for (int slash = 0; slash < 2 && i < address.size() && address[i] == '/'; ++slash) ++i;
+  return i;
+}
+
+}  // namespace
+
+AddressParts address_parts(std::string_view address) {
+  AddressParts parts;
+  parts.scheme = address.substr(0, scheme_length(address));
+  std::string_view after = address.substr(parts.scheme.size());
+  parts.rest = after;
+  // unix:///PATH: a socket's path, whose '@' is no userinfo's end.
+  if (parts.scheme == "unix://" && !after.empty() && after[0] == '/') return parts;
+  const std::size_t at = after.rfind('@');
+  if (at == std::string_view::npos) return parts;
+  parts.userinfo = after.substr(0, at);
+  parts.rest = after.substr(at + 1);
+  return parts;
+}
+
+std::string redact_address(std::string_view address) {
+  const AddressParts parts = address_parts(address);
+  if (!parts.userinfo) return std::string(address);
+  std::string shown(parts.scheme);
+  shown += "***@";
+  shown.append(parts.rest);
+  return shown;
+}
+
+std::string redact_value(std::string_view value) {
+  std::size_t start = 0;
+  if (!value.empty() && value[0] == '-') {
+    const std::size_t equals = value.find('=');
+    if (equals != std::string_view::npos) start = equals + 1;
+  }
+  const std::string_view address = value.substr(start);
+  if (scheme_length(address) == 0 || address.find('@') == std::string_view::npos)
+    return redact_urls(value);
+  return std::string(value.substr(0, start)) + redact_address(address);
+}
+
 bool is_secret_variable(std::string_view name) {
   static constexpr std::array<std::string_view, 6> kMarks{"_KEY",   "PASSWORD", "PASSWD",
                                                           "SECRET", "TOKEN",    "CREDENTIAL"};
@@ -121,8 +180,14 @@ bool is_secret_variable(std::string_view name) {
   return false;
 }
 
+bool is_address_variable(std::string_view name) {
+  return name == "KBUILD_REMOTE_CACHE" ||
+         (name.size() > 4 && name.substr(name.size() - 4) == "_URL");
+}
+
 std::string shown_value(std::string_view name, std::string_view value) {
-  return is_secret_variable(name) ? "set" : redact_urls(value);
+  if (is_secret_variable(name)) return "set";
+  return is_address_variable(name) ? redact_address(value) : redact_value(value);
 }
 
 }  // namespace kbuild

@@ -36,17 +36,49 @@ std::string comma_joined(const Names& names) {
 // --version. One function per kind of value, used wherever one is shown.
 namespace kbuild {
 
+// A server's address (redis://, unix://, and any SCHEME://, http(s)://
+// included) as kbuild's clients read it: SCHEME://[USERINFO@]REST. The
+// userinfo runs to the last '@' (a password may hold a blank, ':', '/' or
+// '@'); unix:///PATH has none, its path may hold '@'. An address mistyped
+// ("redis:/:PW@HOST", "redis:PW@HOST", ":PW@HOST") has for its scheme what
+// looks like one (letters, then ':' and at most two '/'), or none, and the same
+// userinfo.
+struct AddressParts {
+  std::string_view scheme;                   // "redis://", "redis:/", or ""
+  std::optional<std::string_view> userinfo;  // between the scheme and the last '@'
+  std::string_view rest;                     // after the userinfo's '@' (host, port, path)
+};
+AddressParts address_parts(std::string_view address);
+
+// An address as it may be shown: its userinfo, whatever it holds, replaced
+// by "***" ("redis://***@host:6379", "redis:/***@host:6379"). Every value
+// that is an address (a setting, a variable, a device file's) is shown
+// through this one function.
+std::string redact_address(std::string_view address);
+
 // `text` with the userinfo of every URL in it (SCHEME://USERINFO@HOST, the
-// colon forgotten or not) replaced by "***": "redis://***@host:6379".
+// colon forgotten or not) replaced by "***": "redis://***@host:6379". A
+// URL in running text ends at a blank or a quote; a value known to be an
+// address is shown with redact_address, which reads it whole.
 std::string redact_urls(std::string_view text);
+
+// One word or value whose role is not known (an argv word, a variable's
+// value): an address when it, or what follows the '=' of an option word
+// ("--remote-cache=ADDRESS"), starts with a scheme-like prefix and holds an
+// '@' (redact_address, read to the word's end); else redact_urls.
+std::string redact_value(std::string_view value);
 
 // Whether a variable's value is a secret shown only as set or unset (the
 // remote cache's signing and verify keys, anything named like a password,
 // token or key).
 bool is_secret_variable(std::string_view name);
 
-// A variable's value as it may be shown: "set" for a secret, else the
-// value with its URLs' userinfo masked.
+// Whether a variable holds an address (KBUILD_REMOTE_CACHE, anything named
+// *_URL): shown with redact_address, whatever it looks like.
+bool is_address_variable(std::string_view name);
+
+// A variable's value as it may be shown: "set" for a secret, an address
+// with its userinfo masked, else redact_value.
 std::string shown_value(std::string_view name, std::string_view value);
 
 }  // namespace kbuild

@@ -180,6 +180,39 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(libraries, ["torch_npu", "runtime", "ascendcl"])
         self.assertEqual(passthrough, ["-DBUILD_LIBTORCH=ON -Wno-unused-function"])
 
+    def test_remote_cache_is_taken_exactly_as_kbuild_takes_it_its_secret_never_shown(self):
+        os.environ.update(KBUILD_CC_DIR=self.home.name + "/links")
+        os.environ.pop("KBUILD_REMOTE_CACHE", None)
+        mod = old_torch()
+
+        def register(address):
+            config = types.SimpleNamespace(cpp=types.SimpleNamespace(cxx=(None, "g++")))
+            return kbuild_inductor.register("cpu", kbuild=KBUILD, extra_args=NO_TORCH,
+                                            cpp_builder=mod, route_compiles=True,
+                                            inductor_config=config, remote_cache=address,
+                                            isa=False)
+
+        # kbuild refuses rediss:// (no TLS), a mistyped scheme, a bad database:
+        # so does register(), rather than every routed compile with exit 2.
+        for address, shown in (("rediss://cache:6379", "'rediss://cache:6379'"),
+                               ("redis:/:Pa/ss@h:1", "'redis:/***@h:1'"),
+                               ("redis://:correct horse@h:1/x", "'redis://***@h:1/x'"),
+                               (b"redis://:correct horse@h:1", "bytes"),
+                               ("", "''")):
+            with self.assertRaises(kbuild_inductor.KbuildError, msg=address) as ctx:
+                register(address)
+            message = str(ctx.exception)
+            self.assertIn(shown, message)
+            for part in ("Pa/ss", "ss@", "correct", "horse"):
+                self.assertNotIn(part, message)
+            self.assertIsNone(os.environ.get("KBUILD_REMOTE_CACHE"))
+        # What kbuild takes, register() takes (no server needed to check it).
+        address = "redis://:correct horse@127.0.0.1:1/2"
+        register(address)
+        self.assertEqual(os.environ.get("KBUILD_REMOTE_CACHE"), address)
+        kbuild_inductor.unregister("cpu", cpp_builder=mod)
+        self.assertIsNone(os.environ.get("KBUILD_REMOTE_CACHE"))
+
     def test_old_torch_hook_is_wrapped_not_replaced(self):
         mod = old_torch()
         kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod)

@@ -285,6 +285,32 @@ TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, tim
   CHECK(read_file(victim) == "precious\n");
 }
 
+TEST_CASE("KBUILD_LOG escapes the output's path as messages do: no forged line", "[e2e][cc]") {
+  CcCase c;
+  const std::string log = c.dir / "kbuild.log";
+  auto env = c.env();
+  env["KBUILD_LOG"] = log;
+  const std::string forged = "1 evil.so ok cache=hit total=0.001s";
+  const std::string built = c.dir / ("k\n" + forged + "\n\x1b[2Jk.so");
+  const std::string kept = c.dir / ("p\n" + forged + "\np.ii");
+  REQUIRE(run_kbuild({"cc", "--", "g++", c.dir / "k.cpp", "-DX=1", "-shared", "-fPIC", "-o", built},
+                     c.home.str(), env)
+              .exit_code == 0);
+  REQUIRE(fs::exists(built));
+  REQUIRE(
+      run_kbuild({"cc", "--", "g++", "-E", c.dir / "k.cpp", "-DX=1", "-o", kept}, c.home.str(), env)
+          .exit_code == 0);
+  const std::string text = read_file(log);
+  INFO(text);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 2);  // one line per run, none forged
+  CHECK(text.find("\n" + forged) == std::string::npos);
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find(" " + (c.dir / ("k\\n" + forged + "\\n\\x1b[2Jk.so")) + " ok cache=miss") !=
+        std::string::npos);
+  CHECK(text.find(" " + (c.dir / ("p\\n" + forged + "\\np.ii")) + " ran-as-it-is exit=0") !=
+        std::string::npos);
+}
+
 TEST_CASE("KBUILD_LOG names a compiler run kbuild did not treat as a build", "[e2e][cc]") {
   CcCase c;
   const std::string log = c.dir / "kbuild.log";

@@ -742,6 +742,47 @@ TEST_CASE("a device file's default address: used, but --remote-cache and the var
   CHECK(redis.entries().size() == 2);
 }
 
+TEST_CASE("kbuild cache check refuses exactly what a routed compile refuses, in its words",
+          "[e2e][remote]") {
+  TempDir home, dir;
+  write_file(dir / "k.cpp", "int f() { return 1; }\n");
+  auto first_error = [](const RunResult& r) {
+    const std::size_t at = r.err.find("kbuild: error[");
+    return at == std::string::npos ? std::string() : r.err.substr(at, r.err.find('\n', at) - at);
+  };
+  for (const std::string& address :
+       {"rediss://cache:6379", "redis:/:Pa/ss@cache:1", "redis://:correct horse@cache:1/x",
+        "unix://relative.sock", "redis://cache:99999"}) {
+    INFO(address);
+    const std::map<std::string, std::string> env{{"KBUILD_REMOTE_CACHE", address}};
+    RunResult compile =
+        run_kbuild({"cc", "--", "g++", "-c", dir / "k.cpp", "-o", dir / "k.o"}, home.str(), env);
+    RunResult check = run_kbuild({"cache", "check"}, home.str(), env);
+    CHECK(compile.exit_code == 2);
+    CHECK(check.exit_code == 2);
+    CHECK_FALSE(first_error(check).empty());
+    CHECK(first_error(check) == first_error(compile));
+    for (const std::string& part : {"Pa/ss", "correct", "horse"})
+      CHECK(check.err.find(part) == std::string::npos);
+  }
+  // Taken: shown with its userinfo hidden, nothing connected to.
+  RunResult taken = run_kbuild({"cache", "check"}, home.str(),
+                               {{"KBUILD_REMOTE_CACHE", "redis://:correct horse@127.0.0.1:1/2"}});
+  CHECK(taken.exit_code == 0);
+  CHECK(taken.out == "remote cache: redis://***@127.0.0.1:1/2 (from KBUILD_REMOTE_CACHE)\n");
+  RunResult flag =
+      run_kbuild({"cache", "check", "--remote-cache", "unix:///run/a@b.sock"}, home.str());
+  CHECK(flag.exit_code == 0);
+  CHECK(flag.out == "remote cache: unix:///run/a@b.sock (from --remote-cache)\n");
+  RunResult none = run_kbuild({"cache", "check"}, home.str());
+  CHECK(none.exit_code == 0);
+  CHECK(none.out.find("no remote cache") == 0);
+  // Never a setting silently ignored.
+  RunResult stats = run_kbuild({"cache", "stats", "--remote-cache", "redis://h:1"}, home.str());
+  CHECK(stats.exit_code == 2);
+  CHECK(stats.err.find("--remote-cache is for kbuild cache check") != std::string::npos);
+}
+
 TEST_CASE("a password in the address (AUTH); a wrong one is one warning and a miss",
           "[e2e][remote]") {
   Redis redis({"--requirepass", "s3cret"});
@@ -838,16 +879,56 @@ TEST_CASE("secrets are never shown nor written: report, -v, doctor, --version, a
   CHECK(malformed.exit_code == 2);
   CHECK(malformed.err.find("redis://***@" + host) != std::string::npos);
   outputs.push_back(malformed);
+  // A mistyped scheme is refused, and neither its error nor the report
+  // written on failure quotes what follows it.
+  RunResult mistyped =
+      m.build(fleet, 1, {{"KBUILD_REMOTE_CACHE", "redis:/:" + password + "@" + host}},
+              {"--report", m.cwd / "r3.json"});
+  CHECK(mistyped.exit_code == 2);
+  CHECK(mistyped.err.find("'redis:/***@" + host + "'") != std::string::npos);
+  CHECK(read_file(m.cwd / "r3.json").find("redis:/***@" + host) != std::string::npos);
+  outputs.push_back(mistyped);
+  // A password with a blank is sent whole as AUTH, and hidden whole: in -v,
+  // the report's environment and argv, and the "building without it" warning.
+  const std::vector<std::string> spaced_secrets{"c0rrect h0rse", "c0rrect", "h0rse",
+                                                "wr0ng st4ple",  "wr0ng",   "st4ple"};
+  Redis spaced;
+  REQUIRE(spaced.cli({"CONFIG", "SET", "requirepass", "c0rrect h0rse"}) == "OK");
+  const std::string spaced_host = "127.0.0.1:" + std::to_string(spaced.port);
+  Machine b(fleet, "redis://:c0rrect h0rse@" + spaced_host);
+  outputs.push_back(b.build(fleet, 0, {}, {"--report", b.cwd / "report.json"}));
+  CHECK(outputs.back().exit_code == 0);
+  CHECK(warnings(outputs.back()) == 0);  // AUTH took the whole password
+  CHECK(outputs.back().err.find("remote cache: redis://***@" + spaced_host) != std::string::npos);
+  CHECK(read_file(b.cwd / "report.json")
+            .find("\"KBUILD_REMOTE_CACHE\": \"redis://***@" + spaced_host) != std::string::npos);
+  outputs.push_back(
+      b.build(fleet, 1, {{"KBUILD_REMOTE_CACHE", "redis://:wr0ng st4ple@" + spaced_host}}));
+  CHECK(warnings(outputs.back()) == 1);
+  CHECK(outputs.back().err.find("remote cache redis://***@" + spaced_host) != std::string::npos);
+  outputs.push_back(b.build(fleet, 1, {},
+                            {"--remote-cache=redis://:wr0ng st4ple@" + spaced_host, "--report",
+                             b.cwd / "r2.json", "--cxx", "/nonexistent/g++"}));
+  CHECK(outputs.back().exit_code != 0);
+  outputs.push_back(b.build(fleet, 1, {},
+                            {"--remote-cache", "redis://:wr0ng st4ple@" + spaced_host, "--report",
+                             b.cwd / "r3.json", "--cxx", "/nonexistent/g++"}));
+  CHECK(outputs.back().exit_code != 0);
+  std::vector<std::string> secrets{password, signing, verify};
+  secrets.insert(secrets.end(), spaced_secrets.begin(), spaced_secrets.end());
   for (const RunResult& r : outputs) {
     INFO(r.out + r.err);
-    for (const std::string& secret : {password, signing, verify}) {
+    for (const std::string& secret : secrets) {
       CHECK(r.out.find(secret) == std::string::npos);
       CHECK(r.err.find(secret) == std::string::npos);
     }
   }
-  for (const std::string& secret : {password, signing, verify}) {
-    CHECK(files_holding(m.home.path(), secret).empty());
-    CHECK(files_holding(m.cwd.path(), secret).empty());
+  for (const std::string& secret : secrets) {
+    INFO(secret);
+    for (const Machine* machine : {&m, &b}) {
+      CHECK(files_holding(machine->home.path(), secret).empty());
+      CHECK(files_holding(machine->cwd.path(), secret).empty());
+    }
   }
 }
 

@@ -156,7 +156,7 @@ TEST_CASE("E154 kbuild cache with an action one typo from a known one", "[matrix
       "E154", row.kbuild({"cache", "stat"}), 2, "usage",
       {"unknown cache action 'stat'; did you mean 'kbuild cache stats'?", "stats, clear, keygen"});
   row.expect("E154", row.kbuild({"cache", "--cache-max-size", "1G", "frobnicate"}), 2, "usage",
-             {"unknown cache action 'frobnicate' (actions: stats, clear, keygen)"});
+             {"unknown cache action 'frobnicate' (actions: stats, clear, keygen, check)"});
 }
 
 TEST_CASE("E05 unknown backend", "[matrix]") {
@@ -1159,6 +1159,21 @@ TEST_CASE("E138 Ctrl-C while the remote cache answers", "[matrix]") {
       {"interrupted by signal 2", "while the remote cache answered", "nothing was compiled"});
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));  // not 30 s
   ::close(fd);
+}
+
+TEST_CASE("E139 a mistyped scheme before a password", "[matrix]") {
+  Row row;
+  const std::string report = row.dir / "report.json";
+  RunResult r =
+      row.build({"--report", report}, {{"KBUILD_REMOTE_CACHE", "redis:/:Pa55 w/rd@cache:6379"}});
+  row.expect("E139", r, 2, "usage",
+             {"KBUILD_REMOTE_CACHE: 'redis:/***@cache:6379'", "not a redis:// or unix:// address"});
+  const std::string written = read_file(report);
+  CHECK(written.find("redis:/***@cache:6379") != std::string::npos);
+  for (const std::string& part : {"Pa55", "w/rd"}) {
+    CHECK(r.err.find(part) == std::string::npos);
+    CHECK(written.find(part) == std::string::npos);
+  }
 }
 
 TEST_CASE("E160 kbuild reached again through the compiler it runs", "[matrix]") {

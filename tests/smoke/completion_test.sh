@@ -40,6 +40,7 @@ expect "kbuild ca" cache
 expect "kbuild cache " stats
 expect "kbuild cache " clear
 expect "kbuild cache " keygen
+expect "kbuild cache " check
 expect "kbuild --launch" --launcher
 expect "kbuild --launcher cc" ccache
 expect "kbuild --pc" --pch

@@ -16,6 +16,7 @@
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/redis_client.hpp"
+#include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 
 using namespace kbuild;
@@ -167,9 +168,9 @@ TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]
   CHECK(u->host == "::1");
   CHECK(u->port == 7000);
   // The whole userinfo: a user name can be a secret too.
-  CHECK(redact_redis_url("redis://builder:p%40ss:w/rd@[::1]:7000") == "redis://***@[::1]:7000");
-  CHECK(redact_redis_url("redis://:s3cret@cache:6380/2") == "redis://***@cache:6380/2");
-  CHECK(redact_redis_url("redis://cache:6380/2") == "redis://cache:6380/2");
+  CHECK(redact_address("redis://builder:p%40ss:w/rd@[::1]:7000") == "redis://***@[::1]:7000");
+  CHECK(redact_address("redis://:s3cret@cache:6380/2") == "redis://***@cache:6380/2");
+  CHECK(redact_address("redis://cache:6380/2") == "redis://cache:6380/2");
   // A bad address's message never quotes the password.
   Environment env;
   try {

@@ -257,7 +257,8 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
     `remote_cache="redis://HOST:PORT"` (with route_compiles) sets
     KBUILD_REMOTE_CACHE for the routed compiles, so that machines sharing
     that Redis compile each kernel once; without it they use
-    KBUILD_REMOTE_CACHE as the environment has it.
+    KBUILD_REMOTE_CACHE as the environment has it. kbuild checks the
+    address now (`kbuild cache check`): one it refuses raises KbuildError.
     `isa=True` also installs register_isa()'s hook on `cpu_vec_isa`
     (torch's when `cpp_builder` is torch's; with a stand-in cpp_builder only
     when given), which unregister() of the last device removes.
@@ -268,10 +269,12 @@ def register(device_type, backend=None, *, kbuild=None, extra_args=(), cache=Tru
         if not route_compiles:  # a setting never silently ignored
             raise KbuildError("remote_cache= is for routed compiles: pass route_compiles=True "
                               "too (the options kbuild gives Inductor use no cache)")
-        _route.check_remote_cache(remote_cache)
     cpp_builder, device_interface = _torch_modules(cpp_builder, device_interface)
     binary = find_kbuild(kbuild)  # fail now, not at the first compile
     _check_kbuild(binary, timeout)
+    if remote_cache is not None:  # kbuild's own rule, now rather than at every compile
+        _route.check_remote_cache(remote_cache, binary,
+                                  lambda argv, env: _run(argv, timeout, env))
     callback = _Callback(backend, kbuild, extra_args, cache, timeout)
     table = _shapes.callback_table(cpp_builder)
     if route_compiles:

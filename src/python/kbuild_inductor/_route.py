@@ -202,13 +202,24 @@ def link_name(configured):
 REMOTE_VARIABLE = "KBUILD_REMOTE_CACHE"
 
 
-def check_remote_cache(url):
-    """`url` when it is a Redis address kbuild takes; an error naming it
-    without its password otherwise (every routed compile would fail on it)."""
-    if not isinstance(url, str) or not re.match(r"(redis|rediss|unix)://.", url):
-        shown = re.sub(r"//[^@/]*@", "//***@", str(url))
-        raise _error(f"remote_cache={shown!r} is not a Redis address: give redis://HOST:PORT "
+def check_remote_cache(url, kbuild, run):
+    """`url` when kbuild takes it as the routed compiles will (`kbuild cache
+    check`, with it in KBUILD_REMOTE_CACHE: never in an argv, which `ps`
+    shows to every user); an error otherwise, in kbuild's words, which show
+    the address with its userinfo hidden (every routed compile would fail on
+    it). `run(argv, env)` runs kbuild."""
+    if not isinstance(url, str):
+        raise _error(f"remote_cache= must be a str, not {type(url).__name__}: give "
+                     "redis://HOST:PORT or unix:///PATH")
+    if not url:
+        raise _error("remote_cache='' is not a Redis address: give redis://HOST:PORT "
                      "(redis://:PASSWORD@HOST:PORT with a password) or unix:///PATH")
+    proc = run([kbuild, "cache", "check"], dict(os.environ, **{REMOTE_VARIABLE: url}))
+    if proc.returncode != 0:
+        said = [line for line in proc.stderr.splitlines() if line.strip()]
+        why = said[0] if said else f"kbuild cache check exited {proc.returncode}"
+        why = re.sub(r"^kbuild: error\[\w+\]: ", "", why)
+        raise _error(f"remote_cache is not a Redis address kbuild takes: {why}")
     return url
 
 
