@@ -134,6 +134,16 @@ Step launched(const Launcher& launcher, const std::vector<std::string>& argv,
   return s;
 }
 
+// A step run through the launcher is observed when asked, unless the
+// launcher runs the compile where kbuild cannot see it.
+void observe(Step& s, const StepInput& in) {
+  if (!in.observe) return;
+  if (s.compiler_index > 0 && !in.launcher.unobservable.empty())
+    s.unobservable = in.launcher.unobservable;
+  else
+    s.observed = true;
+}
+
 }  // namespace
 
 bool links_objects_only(const std::vector<std::string>& sources) {
@@ -160,7 +170,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
     s.output_index = s.compiler_index + plan.command.output_index;
     s.work_files.push_back(s.output_index);
     s.links = links(plan.kind);
-    s.observed = in.observe;
+    observe(s, in);
     steps.push_back(std::move(s));
   } else {
     BuildOptions compile_options = plan.options;
@@ -178,7 +188,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
       s.output_index = index_of_output(s.argv, objects.back());
       s.work_files.push_back(s.output_index);
       s.source = in.sources[i];
-      s.observed = in.observe;
+      observe(s, in);
       steps.push_back(std::move(s));
     }
     Command link = assemble(plan.options,
@@ -192,7 +202,7 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
         if (s.argv[i] == o) s.work_files.push_back(i);
     s.work_files.push_back(s.output_index);
     s.links = true;
-    s.observed = in.observe;
+    observe(s, in);
     steps.push_back(std::move(s));
   }
   if (in.load_check) {
@@ -438,6 +448,10 @@ Launcher parse_launcher(const std::string& text) {
   const std::string name = l.name();
   l.distributes = name == "distcc" || name == "icecc" || name == "pump";
   l.split = l.distributes || name == "ccache" || name == "sccache";
+  if (l.distributes)
+    l.unobservable = name + " hands the compile to another machine, where kbuild cannot observe it";
+  if (name == "sccache")
+    l.unobservable = "sccache hands the compile to its server, where kbuild cannot observe it";
   return l;
 }
 

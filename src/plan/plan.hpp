@@ -47,10 +47,12 @@ namespace kbuild {
 
 struct Launcher {
   std::vector<std::string> argv;  // empty: none
-  // A known compile-only launcher: link steps run locally, and the
-  // compiler's input list goes through -MD -MF (they refuse
-  // SUNPRO_DEPENDENCIES).
+  // A known compile-only launcher: link steps run locally.
   bool split = false;
+  // Why its compiles cannot be observed: it hands them to a daemon
+  // (sccache's server) or another machine (distcc, icecc); "" when they run
+  // here, under the launcher, where the observer sees them.
+  std::string unobservable;
   // Sends compiles to other hosts, where -march=native would mean their CPU.
   bool distributes = false;
   // Replace -march=native in the launched compile steps by what it means on
@@ -94,6 +96,9 @@ struct Step {
   // Run under the observer (observation.hpp), for a cache entry's manifest:
   // the argv is the same either way.
   bool observed = false;
+  // Why a step that should be observed cannot be (its launcher's
+  // unobservable): the build is then not stored.
+  std::string unobservable;
   std::string comment;  // a load check: what `# ...` says
 };
 

@@ -194,6 +194,10 @@ std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<St
   for (const Step& step : steps) {
     if (step.kind != StepKind::command) continue;
     std::vector<std::string> argv = as_run(step, programs, out);
+    if (!step.unobservable.empty()) {
+      if (!observed) observed.emplace();
+      observed->unobservable = step.unobservable;
+    }
     if (!step.observed) {
       run_step(plan, step, argv, env, settings, processes, outcome);
       continue;
@@ -202,8 +206,11 @@ std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<St
     const std::string records =
         fs::absolute(out.scratch("observed." + std::to_string(step_number++))).string();
     // No observer, or no place for its records: nothing reports in, and the
-    // manifest says the compiler could not be observed.
+    // manifest says why.
     if (observer.empty() || ::mkdir(records.c_str(), 0700) != 0) {
+      if (observer.empty())
+        observed->unobservable =
+            "kbuild's observer (libkbuild-observer.so) is missing beside kbuild; reinstall kbuild";
       run_step(plan, step, argv, env, settings, processes, outcome);
       continue;
     }
@@ -218,10 +225,19 @@ std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<St
 // The manifest of what the observed steps did, or why the build cannot be
 // stored: a program that could not be observed, a side output, an input
 // that changed, or a file naming __DATE__ without SOURCE_DATE_EPOCH.
-Result<std::string> manifest_of(const Observation& observed, const AtomicOutput& out,
+Result<std::string> manifest_of(const Observation& observed, const std::vector<Step>& steps,
+                                const Programs& programs, const AtomicOutput& out,
                                 const BuildSettings& settings, const Environment& env) {
   ObservedBuild build;
-  build.private_dirs = {out.work_dir()};
+  // The work directory holds the build's own files (the result, a split
+  // build's objects) and the observer's records; anything else written
+  // there would be lost with it: a side output.
+  build.work_dir = out.work_dir();
+  for (const Step& s : steps)
+    if (s.kind == StepKind::command) {
+      const std::vector<std::string> argv = as_run(s, programs, out);
+      for (std::size_t i : s.work_files) build.own_files.push_back(argv[i]);
+    }
   build.env = &env;
   build.started = out.started();
   build.cache = settings.cache ? settings.cache->root() : nullptr;
@@ -419,7 +435,8 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
                   "compile failed: the compiler exited 0 but its output is not usable (" +
                       usable.why() + ")" + untouched_output(plan.output));
     outcome.started = out.started();
-    if (observed) outcome.observed_manifest = manifest_of(*observed, out, settings, env);
+    if (observed)
+      outcome.observed_manifest = manifest_of(*observed, steps, programs, out, settings, env);
     if (key) {
       store(*storage, *key, key_in, result->get(),
             outcome.observed_manifest.value_or(

@@ -131,18 +131,22 @@ bool presentation_only(std::string_view name) {
 }  // namespace
 
 Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build) {
+  if (!observed.unobservable.empty()) return Failure{observed.unobservable};
   if (!observed.reported)
     return Failure{"the compiler could not be observed (kbuild's observer library did not load)"};
   if (!observed.unobserved.empty())
     return Failure{observed.unobserved.front() +
                    " ran but could not be observed (statically linked or setuid, so the preload "
                    "is ignored)"};
-  std::vector<std::string> private_dirs;
-  for (const std::string& d : build.private_dirs) private_dirs.push_back(absolute_normal(d));
-  auto is_private = [&private_dirs](const std::string& absolute) {
-    return is_system_file(absolute) ||
-           std::any_of(private_dirs.begin(), private_dirs.end(),
-                       [&absolute](const std::string& d) { return under(absolute, d); });
+  const std::string work_dir = build.work_dir.empty() ? "" : absolute_normal(build.work_dir);
+  std::unordered_set<std::string> own;
+  for (const std::string& f : build.own_files) own.insert(absolute_normal(f));
+  auto is_private = [&work_dir](const std::string& absolute) {
+    return is_system_file(absolute) || (!work_dir.empty() && under(absolute, work_dir));
+  };
+  auto is_record = [&work_dir](const std::string& absolute) {
+    return !work_dir.empty() && under(absolute, work_dir) &&
+           absolute.compare(work_dir.size(), 10, "/observed.") == 0;
   };
   std::unordered_set<std::string> written;
   for (const std::string& path : observed.written) {
@@ -151,7 +155,8 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     struct stat st {};
     // Written besides the output and still there: a side output, which a
     // hit could not give back. Temporary files the build removed are not.
-    if (!is_private(absolute) && ::lstat(path.c_str(), &st) == 0)
+    if (!own.count(absolute) && !is_record(absolute) && !is_system_file(absolute) &&
+        ::lstat(path.c_str(), &st) == 0)
       return Failure{"the compiler wrote " + path + " besides its output (a side output)"};
   }
   nlohmann::json inputs = nlohmann::json::array();

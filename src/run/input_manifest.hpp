@@ -127,9 +127,11 @@ std::optional<std::string> restamped_here(const std::string& bytes, const Enviro
 
 // What a build's observation is read against.
 struct ObservedBuild {
-  // Directories of the build's own (its work directory, the observer's
-  // records): what is read or written there is not an input or a side output.
-  std::vector<std::string> private_dirs;
+  // The build's private work directory: what is read there is not an
+  // input; what is written there, other than `own_files` and the
+  // observer's records (observed.*), is a side output that would be lost.
+  std::string work_dir;
+  std::vector<std::string> own_files;
   const Environment* env = nullptr;  // the compiler's, without the observer's variables
   struct timespec started {};        // file-system time the build started
   const TrustedDir* cache = nullptr;  // where large files' digests are remembered

@@ -78,6 +78,7 @@ void Observation::merge(const Observation& other) {
     if (std::find(variables.begin(), variables.end(), variable) == variables.end())
       variables.push_back(variable);
   reported = reported || other.reported;
+  if (unobservable.empty()) unobservable = other.unobservable;
 }
 
 void observe_into(Environment& child, const std::string& observer, const std::string& record_dir,

@@ -30,6 +30,9 @@ struct Observation {
   // without the observer): their reads are unknown.
   std::vector<std::string> unobserved;
   bool reported = false;  // at least one program reported in
+  // Why a step could not be observed at all (its launcher runs the compile
+  // in a daemon or on another machine); "" when every step was.
+  std::string unobservable;
 
   void merge(const Observation& other);
 };
