@@ -30,8 +30,10 @@ namespace {
 
 constexpr std::size_t kMaxManifest = 16u << 20;
 
-// Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
-Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
+// Copies `from` to `to` (both open), returning the bytes' size and SHA-1;
+// `write_failed` (when given) says whether a failure was writing `to`.
+Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to,
+                                                           bool* write_failed = nullptr) {
   Digest sha;
   std::uint64_t size = 0;
   char buffer[1 << 16];
@@ -45,7 +47,10 @@ Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
     for (ssize_t done = 0; to >= 0 && done < n;) {  // straight from the buffer: no copy
       ssize_t w = ::write(to, buffer + done, static_cast<std::size_t>(n - done));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return Failure{std::string("cannot write the output: ") + std::strerror(errno)};
+      if (w <= 0) {
+        if (write_failed) *write_failed = true;
+        return Failure{std::string("cannot write the output: ") + std::strerror(errno)};
+      }
       done += w;
     }
   }
@@ -84,8 +89,9 @@ Result<std::pair<std::uint64_t, std::string>> compress_hashing(int from, int to)
 
 // A compressed entry's output (one zstd frame holding `size` bytes)
 // decompressed into `dest` a MiB at a time; its size and digest.
-Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint64_t size,
-                                                             int dest) {
+// `write_failed` says whether a failure was writing `dest`.
+Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint64_t size, int dest,
+                                                             bool& write_failed) {
   // At most what zstd's worst case makes of `size` bytes.
   const std::uint64_t most = size + size / 128 + (1u << 16);
   struct stat st {};
@@ -101,7 +107,9 @@ Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint
       [&](std::string_view chunk) -> Status {
         digest.add(chunk.data(), chunk.size());
         written += chunk.size();
-        return write_all(dest, chunk, "output");
+        Status s = write_all(dest, chunk, "output");
+        write_failed = !s;
+        return s;
       },
       damaged);
   if (!expanded) return Failure{expanded.why()};
@@ -140,16 +148,19 @@ bool OutputCache::fetch(const std::string& key, int dest, std::string* manifest_
   std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
   if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest)) return false;
   Result<UniqueFd> output = entry->open_file("output");
-  bool whole = false;
+  bool whole = false, write_failed = false;
   if (output) {
-    auto copied = manifest->compressed ? expand_hashing(output->get(), *manifest->size, dest)
-                                       : copy_hashing(output->get(), dest);
+    auto copied = manifest->compressed
+                      ? expand_hashing(output->get(), *manifest->size, dest, write_failed)
+                      : copy_hashing(output->get(), dest, &write_failed);
     whole = copied && copied->first == *manifest->size && copied->second == *manifest->digest;
   }
   if (!whole) {
-    // Truncated, emptied or replaced: never served, and rebuilt.
-    Result<TrustedDir> parent = root_->sub(entry_parent(key), false);
-    if (parent) (void)parent->remove_tree(key);
+    // Truncated, emptied or replaced: never served, and removed. When only
+    // writing `dest` failed (a full output disk), the entry is kept.
+    if (!write_failed)
+      if (Result<TrustedDir> parent = root_->sub(entry_parent(key), false))
+        (void)parent->remove_tree(key);
     return false;
   }
   // Least recently used: a hit refreshes the entry.
