@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "kbuild/error.hpp"
 #include "run/cache_key.hpp"
 #include "run/input_manifest.hpp"
 #include "site/search.hpp"
@@ -389,14 +392,43 @@ Status write_counters(const TrustedDir& root, const nlohmann::json& stats) {
   return written;
 }
 
+// Set once stats.lock stayed held for a whole wait: later updates in this
+// process try it once, without waiting again.
+std::atomic<bool> stats_lock_stuck{false};
+
+// stats.lock, waited for at most half a second (an update holds it for a
+// millisecond or so): a holder stopped with Ctrl-Z must not stall every
+// later build, and the counts are optional. Nothing when it stays held.
+// An interrupt ends the wait: Error(interrupted).
+std::optional<DirLock> lock_stats(const TrustedDir& root) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    DirLock lock(root, "stats.lock", false);
+    const bool held_by_another = !lock.held() && errno == EWOULDBLOCK;
+    if (lock.held()) stats_lock_stuck = false;
+    if (!held_by_another)
+      return lock.held() ? std::optional<DirLock>(std::move(lock)) : std::nullopt;
+    if (stats_lock_stuck || std::chrono::steady_clock::now() >= deadline) {
+      stats_lock_stuck = true;
+      return std::nullopt;
+    }
+    if (int sig = sleep_unless_interrupted(pause))
+      throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
+                                              " while waiting for " + root.path() +
+                                              "/stats.lock (the cache's counters)");
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
 }  // namespace
 
 void add_counters(const TrustedDir& root, const CounterIncrements& increments) {
   if (std::all_of(increments.begin(), increments.end(),
                   [](const auto& i) { return i.second == 0; }))
     return;
-  DirLock lock(root, "stats.lock");
-  if (!lock.held()) return;
+  std::optional<DirLock> lock = lock_stats(root);
+  if (!lock) return;
   nlohmann::json stats = read_counters(root);
   for (const auto& [field, n] : increments) {
     if (n == 0) continue;
