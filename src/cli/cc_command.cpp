@@ -111,9 +111,14 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
 void append_log(const Environment& env, std::string line, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
-  const int fd =
-      ::open(path->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // Never opened unless regular: a FIFO with no reader would block the open
+  // (and the compile it logs) for ever. O_NONBLOCK for one made meanwhile.
   struct stat st {};
+  const bool special = ::lstat(path->c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  const int fd =
+      special ? -1
+              : ::open(path->c_str(),
+                       O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
     if (fd >= 0) ::close(fd);
     console.warnings({"KBUILD_LOG=" + *path +

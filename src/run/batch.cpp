@@ -11,6 +11,7 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <unordered_set>
 
 #include "kbuild/error.hpp"
 #include "util/file_system.hpp"
@@ -381,6 +382,8 @@ std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
       !root.contains("builds") || !root["builds"].is_array())
     manifest_error(path, doc, "", expect, ErrorKind::usage);
   std::vector<BatchSummaryRow> rows;
+  // Names seen so far: a set, as a baseline can hold 100,000 builds.
+  std::unordered_set<std::string> names;
   for (std::size_t i = 0; i < root["builds"].size(); ++i) {
     const std::string pointer = "/builds/" + std::to_string(i);
     const nlohmann::json& b = root["builds"][i];
@@ -403,13 +406,12 @@ std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
       manifest_error(path, doc, pointer + "/status", "expected ok, failed or skipped",
                      ErrorKind::usage);
     if (row.status == "failed" && row.stage.empty()) row.stage = "failed";
-    for (const BatchSummaryRow& earlier : rows)
-      if (earlier.name == row.name)
-        manifest_error(path, doc, pointer + "/name",
-                       "'" + row.name +
-                           "' names two builds; builds are compared by name: a baseline from "
-                           "a manifest whose builds have distinct names",
-                       ErrorKind::usage);
+    if (!names.insert(row.name).second)
+      manifest_error(path, doc, pointer + "/name",
+                     "'" + row.name +
+                         "' names two builds; builds are compared by name: a baseline from "
+                         "a manifest whose builds have distinct names",
+                     ErrorKind::usage);
     rows.push_back(std::move(row));
   }
   return rows;

@@ -6,12 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "kbuild/error.hpp"
 #include "run/cache_key.hpp"
 #include "run/input_manifest.hpp"
 #include "site/search.hpp"
@@ -30,8 +33,10 @@ namespace {
 
 constexpr std::size_t kMaxManifest = 16u << 20;
 
-// Copies `from` to `to` (both open), returning the bytes' size and SHA-1.
-Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
+// Copies `from` to `to` (both open), returning the bytes' size and SHA-1;
+// `write_failed` (when given) says whether a failure was writing `to`.
+Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to,
+                                                           bool* write_failed = nullptr) {
   Digest sha;
   std::uint64_t size = 0;
   char buffer[1 << 16];
@@ -45,7 +50,10 @@ Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to) {
     for (ssize_t done = 0; to >= 0 && done < n;) {  // straight from the buffer: no copy
       ssize_t w = ::write(to, buffer + done, static_cast<std::size_t>(n - done));
       if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return Failure{std::string("cannot write the output: ") + std::strerror(errno)};
+      if (w <= 0) {
+        if (write_failed) *write_failed = true;
+        return Failure{std::string("cannot write the output: ") + std::strerror(errno)};
+      }
       done += w;
     }
   }
@@ -84,8 +92,9 @@ Result<std::pair<std::uint64_t, std::string>> compress_hashing(int from, int to)
 
 // A compressed entry's output (one zstd frame holding `size` bytes)
 // decompressed into `dest` a MiB at a time; its size and digest.
-Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint64_t size,
-                                                             int dest) {
+// `write_failed` says whether a failure was writing `dest`.
+Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint64_t size, int dest,
+                                                             bool& write_failed) {
   // At most what zstd's worst case makes of `size` bytes.
   const std::uint64_t most = size + size / 128 + (1u << 16);
   struct stat st {};
@@ -101,7 +110,9 @@ Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint
       [&](std::string_view chunk) -> Status {
         digest.add(chunk.data(), chunk.size());
         written += chunk.size();
-        return write_all(dest, chunk, "output");
+        Status s = write_all(dest, chunk, "output");
+        write_failed = !s;
+        return s;
       },
       damaged);
   if (!expanded) return Failure{expanded.why()};
@@ -142,16 +153,19 @@ bool OutputCache::fetch(const std::string& key, const Environment& env, int dest
   if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest, env))
     return false;
   Result<UniqueFd> output = entry->open_file("output");
-  bool whole = false;
+  bool whole = false, write_failed = false;
   if (output) {
-    auto copied = manifest->compressed ? expand_hashing(output->get(), *manifest->size, dest)
-                                       : copy_hashing(output->get(), dest);
+    auto copied = manifest->compressed
+                      ? expand_hashing(output->get(), *manifest->size, dest, write_failed)
+                      : copy_hashing(output->get(), dest, &write_failed);
     whole = copied && copied->first == *manifest->size && copied->second == *manifest->digest;
   }
   if (!whole) {
-    // Truncated, emptied or replaced: never served, and rebuilt.
-    Result<TrustedDir> parent = root_->sub(entry_parent(key), false);
-    if (parent) (void)parent->remove_tree(key);
+    // Truncated, emptied or replaced: never served, and removed. When only
+    // writing `dest` failed (a full output disk), the entry is kept.
+    if (!write_failed)
+      if (Result<TrustedDir> parent = root_->sub(entry_parent(key), false))
+        (void)parent->remove_tree(key);
     return false;
   }
   // Least recently used: a hit refreshes the entry.
@@ -333,14 +347,43 @@ Status write_counters(const TrustedDir& root, const nlohmann::json& stats) {
   return written;
 }
 
+// Set once stats.lock stayed held for a whole wait: later updates in this
+// process try it once, without waiting again.
+std::atomic<bool> stats_lock_stuck{false};
+
+// stats.lock, waited for at most half a second (an update holds it for a
+// millisecond or so): a holder stopped with Ctrl-Z must not stall every
+// later build, and the counts are optional. Nothing when it stays held.
+// An interrupt ends the wait: Error(interrupted).
+std::optional<DirLock> lock_stats(const TrustedDir& root) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    DirLock lock(root, "stats.lock", false);
+    const bool held_by_another = !lock.held() && errno == EWOULDBLOCK;
+    if (lock.held()) stats_lock_stuck = false;
+    if (!held_by_another)
+      return lock.held() ? std::optional<DirLock>(std::move(lock)) : std::nullopt;
+    if (stats_lock_stuck || std::chrono::steady_clock::now() >= deadline) {
+      stats_lock_stuck = true;
+      return std::nullopt;
+    }
+    if (int sig = sleep_unless_interrupted(pause))
+      throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
+                                              " while waiting for " + root.path() +
+                                              "/stats.lock (the cache's counters)");
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+}
+
 }  // namespace
 
 void add_counters(const TrustedDir& root, const CounterIncrements& increments) {
   if (std::all_of(increments.begin(), increments.end(),
                   [](const auto& i) { return i.second == 0; }))
     return;
-  DirLock lock(root, "stats.lock");
-  if (!lock.held()) return;
+  std::optional<DirLock> lock = lock_stats(root);
+  if (!lock) return;
   nlohmann::json stats = read_counters(root);
   for (const auto& [field, n] : increments) {
     if (n == 0) continue;

@@ -25,11 +25,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kEntryMagic = "kbuild-remote-entry-2\n";
+constexpr const char* kEntryMagic = "kbuild-remote-entry-3\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 
+// Under the format's number: entries of format 2 (whose digest was of the
+// output decompressed, not of the frame read) are neither read here nor
+// dropped by an older kbuild reading this one's as damaged.
 std::string entry_key(const std::string& key) {
-  return "kbuild:entry:" + key;
+  return "kbuild:entry:3:" + key;
 }
 std::string lease_key(const std::string& key) {
   return "kbuild:lease:" + key;
@@ -66,12 +69,14 @@ std::chrono::milliseconds env_ms(const Environment& env, const char* name,
 
 // The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
 // the output as one zstd frame, the BLAKE2b-256 hash of the key, the
-// manifest and the output as it is (not compressed), then an optional
-// Ed25519 signature of that digest.
-std::string digest_of(std::string_view key, std::string_view manifest, std::string_view output) {
+// manifest and the frame as stored, then an optional Ed25519 signature of
+// that digest. The digest covers the bytes a reader reads, so it and the
+// signature are checked before anything is decompressed: a frame swapped
+// for a small one that expands to the reader's limit is refused unread.
+std::string digest_of(std::string_view key, std::string_view manifest, std::string_view frame) {
   const std::string key_size = u64_bytes(key.size()), manifest_size = u64_bytes(manifest.size()),
-                    output_size = u64_bytes(output.size());
-  return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, output_size, output});
+                    frame_size = u64_bytes(frame.size());
+  return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, frame_size, frame});
 }
 
 struct StagedEntry {
@@ -265,11 +270,15 @@ std::optional<std::string> RemoteCache::download(const std::string& remote_key) 
   return *value;
 }
 
-// Why `e` (parsed from `bytes`) cannot be used before its output is
-// hashed: not an entry, unsigned or badly signed under a verify key.
-std::string RemoteCache::entry_problem(const std::optional<RemoteEntry>& e) const {
+// Why `e` (parsed from `bytes`) cannot be used, decided before any of it
+// is decompressed: not an entry, unsigned under a verify key, its digest
+// not that of its bytes, or badly signed.
+std::string RemoteCache::entry_problem(const std::string& remote_key,
+                                       const std::optional<RemoteEntry>& e) const {
   if (!e) return "is damaged (truncated or altered)";
   if (!settings_.verify_key.empty() && e->signature.empty()) return "is not signed";
+  if (e->digest != digest_of(remote_key, e->manifest, e->compressed))
+    return "is damaged (truncated or altered)";
   if (!settings_.verify_key.empty() &&
       !signature_valid(settings_.verify_key, std::string(e->digest), std::string(e->signature)))
     return "has a bad signature";
@@ -295,12 +304,11 @@ std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
   // this reader accepts is a plain miss (another machine's larger limit).
   if (e && zstd_content_size(e->compressed).value_or(0) > settings_.max_entry_bytes)
     return std::nullopt;
-  std::string problem = entry_problem(e);
+  std::string problem = entry_problem(remote_key, e);
   Result<std::string> output = problem.empty()
                                    ? zstd_decompress(e->compressed, settings_.max_entry_bytes)
                                    : Result<std::string>(Failure{problem});
-  if (problem.empty() && (!output || e->digest != digest_of(remote_key, e->manifest, *output)))
-    problem = "is damaged (truncated or altered)";
+  if (problem.empty() && !output) problem = "is damaged (truncated or altered)";
   if (!problem.empty()) {
     reject(remote_key, *bytes, problem);
     return std::nullopt;
@@ -325,14 +333,14 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // 0 when the frame records no size: zstd_decompress_to refuses it below.
   const std::size_t size = e ? zstd_content_size(e->compressed).value_or(0) : 0;
   if (size > settings_.max_entry_bytes) return miss();  // another machine's limit
-  if (std::string problem = entry_problem(e); !problem.empty()) {
+  if (std::string problem = entry_problem(remote_key, e); !problem.empty()) {
     reject(remote_key, *bytes, problem);
     return miss();
   }
   // The headers and libraries the writer's compiler read must be the same
   // here (else this machine would build something else): a plain miss.
-  // Read before the output is hashed: a manifest altered in Redis fails
-  // the digest below, and checking it here only reads this machine's files.
+  // The digest and signature checked above cover it: checking it here
+  // only reads this machine's files.
   // With the base-dir opt-in the writer's paths under its base are
   // "<base>/..." in the entry: this machine's own files are checked.
   std::optional<std::string> here = std::string(e->manifest);
@@ -344,18 +352,11 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
                    ": its entry was built from files that differ here";
     return miss();
   }
-  // The output is decompressed a MiB at a time into the build's output and
-  // the local cache's staged entry, and hashed as it goes: the whole never
-  // sits in memory (a .gch is 100-150 MB). Used only if the digest holds.
+  // The output (its frame checked above) is decompressed a MiB at a time
+  // into the build's output and the local cache's staged entry: the whole
+  // never sits in memory (a .gch is 100-150 MB).
   Result<StagedEntry> staged = stage_entry(*local.root());
   if (!staged || ::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0) return miss();
-  ContentHash hash;
-  const std::string key_size = u64_bytes(remote_key.size()),
-                    manifest_size = u64_bytes(e->manifest.size()), output_size = u64_bytes(size);
-  for (std::string_view part :
-       {std::string_view(kEntryMagic), std::string_view(key_size), std::string_view(remote_key),
-        std::string_view(manifest_size), e->manifest, std::string_view(output_size)})
-    hash.add(part);
   bool damaged = false;
   // A local cache that compresses keeps the frame as it came; else the
   // bytes go to its entry as they are decompressed.
@@ -363,12 +364,11 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   Status written = zstd_decompress_to(
       e->compressed, settings_.max_entry_bytes,
       [&](std::string_view chunk) -> Status {
-        hash.add(chunk);
         if (Status s = write_all(dest, chunk, "output"); !s) return s;
         return keep_frame ? ok() : write_all(staged->output.get(), chunk, "output");
       },
       damaged);
-  const bool whole = written && hash.raw() == e->digest;
+  const bool whole = static_cast<bool>(written);
   std::string local_manifest(*here);  // this machine's paths and stamps
   if (whole && keep_frame) {
     written = write_all(staged->output.get(), e->compressed, "output");
@@ -384,7 +384,8 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     if (::ftruncate(dest, 0) != 0) {
     }  // the build writes its own output next
     discard_entry(*local.root(), *staged);
-    if (damaged || written) reject(remote_key, *bytes, "is damaged (truncated or altered)");
+    // Dropped only when the frame was at fault, not a write here.
+    if (!whole && damaged) reject(remote_key, *bytes, "is damaged (truncated or altered)");
     return miss();
   }
   (void)commit_entry(*local.root(), local_key, *staged, local_manifest);
@@ -442,12 +443,12 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
 
 void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
   if (!writable() || dead_) return;
-  const std::string digest = digest_of(remote_key, blob.manifest, blob.bytes);
-  const std::string signature =
-      settings_.signing_key.empty() ? "" : sign_message(settings_.signing_key, digest);
   if (blob.bytes.size() > settings_.max_entry_bytes) return;
   const std::string compressed = zstd_compress(blob.bytes);
   if (compressed.empty() && !blob.bytes.empty()) return;
+  const std::string digest = digest_of(remote_key, blob.manifest, compressed);
+  const std::string signature =
+      settings_.signing_key.empty() ? "" : sign_message(settings_.signing_key, digest);
   std::string bytes = kEntryMagic + u64_bytes(blob.manifest.size()) + blob.manifest +
                       u64_bytes(compressed.size()) + compressed + digest + signature;
   if (bytes.size() > settings_.max_entry_bytes) return;

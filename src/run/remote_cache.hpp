@@ -127,7 +127,8 @@ class RemoteCache {
  private:
   RedisClient* client();
   void fail(const std::string& why);
-  std::string entry_problem(const std::optional<RemoteEntry>& e) const;
+  std::string entry_problem(const std::string& remote_key,
+                            const std::optional<RemoteEntry>& e) const;
   // One warning; the entry deleted when this client may write.
   void reject(const std::string& remote_key, const std::string& bytes, const std::string& problem);
   std::optional<std::string> download(const std::string& remote_key);

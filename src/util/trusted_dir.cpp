@@ -425,7 +425,7 @@ void TrustedDir::touch(const std::string& name) const {
   ::utimensat(fd_.get(), name.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
 }
 
-UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted) {
+UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted, bool wait) {
   UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd.valid()) return fd;
   struct stat st {};
@@ -434,12 +434,17 @@ UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted) {
     errno = EPERM;
     return UniqueFd();
   }
-  if (::flock(fd.get(), LOCK_EX) != 0) return UniqueFd();
+  if (::flock(fd.get(), wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+    const int why = errno;
+    fd.reset();
+    errno = why;
+    return UniqueFd();
+  }
   return fd;
 }
 
-DirLock::DirLock(const TrustedDir& dir, const std::string& name)
-    : fd_(lock_file(dir.fd(), name, true)) {}
+DirLock::DirLock(const TrustedDir& dir, const std::string& name, bool wait)
+    : fd_(lock_file(dir.fd(), name, true, wait)) {}
 
 }  // namespace kbuild
 

@@ -110,16 +110,18 @@ class TrustedDir {
 };
 
 // Opens `name` in `dir_fd` (AT_FDCWD: from the current directory), creating
-// it, never through a symlink, and waits for an exclusive flock on it.
+// it, never through a symlink, and waits for an exclusive flock on it
+// (unless `wait` is false: then errno EWOULDBLOCK when another holds it).
 // Invalid (errno set) when it is not a regular file, when `trusted` and its
 // owner fails the trust rule, or when it cannot be opened or locked. Closing
 // the descriptor releases the lock.
-UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted);
+UniqueFd lock_file(int dir_fd, const std::string& name, bool trusted, bool wait = true);
 
-// Holds an exclusive flock on a trusted lock file inside `dir` while alive.
+// Holds an exclusive flock on a trusted lock file inside `dir` while alive
+// (with `wait` false, only one another does not hold: see lock_file).
 class DirLock {
  public:
-  DirLock(const TrustedDir& dir, const std::string& name);
+  DirLock(const TrustedDir& dir, const std::string& name, bool wait = true);
   bool held() const { return fd_.valid(); }
 
  private:

@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -335,6 +336,67 @@ TEST_CASE("with a verify key only signed entries are used, and a reader cannot s
   CHECK(remote_hit(good));
   CHECK(warnings(good) == 0);
   CHECK(fleet.runs() == 5);
+}
+
+// The entry as stored: a magic line, the manifest and the zstd frame (each
+// after its size, 8 bytes), a digest (32 bytes), a signature (64 bytes).
+TEST_CASE("a signed entry's frame swapped for a small one that expands big is refused unread",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  kbuild::SigningKeys keys = kbuild::generate_signing_keys();
+  Machine writer(fleet, redis.url), reader(fleet, redis.url);
+  writer.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = keys.secret_hex;
+  REQUIRE(writer.build(fleet).exit_code == 0);
+  auto entries = redis.entries();
+  REQUIRE(entries.size() == 1);
+  auto client = redis.client();
+  REQUIRE(client);
+  auto value = client->get(entries[0]);
+  REQUIRE((value && *value));
+  const std::string good = **value;
+  std::size_t at = good.find('\n') + 1;
+  auto take_sized = [&good, &at] {
+    std::uint64_t n = 0;
+    REQUIRE(good.size() - at >= sizeof n);
+    std::memcpy(&n, good.data() + at, sizeof n);
+    at += sizeof n;
+    REQUIRE(good.size() - at >= n);
+    at += n;
+    return good.substr(at - n, n);
+  };
+  const std::string magic = good.substr(0, good.find('\n') + 1), manifest = take_sized(),
+                    frame = take_sized(), digest_and_signature = good.substr(at);
+  REQUIRE(digest_and_signature.size() == 32 + 64);
+  // The writer's digest and signature kept, its frame swapped for 128 MiB of
+  // zeros in a few KB.
+  const std::string bomb = kbuild::zstd_compress(std::string(128u << 20, '\0'));
+  REQUIRE(bomb.size() < (64u << 10));
+  auto sized = [](const std::string& bytes) {
+    const std::uint64_t n = bytes.size();
+    return std::string(reinterpret_cast<const char*>(&n), sizeof n) + bytes;
+  };
+  REQUIRE(client->set(entries[0], magic + sized(manifest) + sized(bomb) + digest_and_signature));
+  // The reader may write no file over 64 MiB (SIGXFSZ): expanding the frame
+  // into the output would end it. Refused from the stored bytes, it builds.
+  std::map<std::string, std::string> set = reader.env;
+  set["KBUILD_REMOTE_CACHE_VERIFY_KEY"] = keys.public_hex;
+  std::vector<std::string> unset;
+  make_hermetic(reader.home.str(), set, unset);
+  const fs::path before = fs::current_path();
+  fs::current_path(reader.cwd.path());
+  RunResult r = run({"/usr/bin/prlimit", "--fsize=" + std::to_string(64u << 20), "--",
+                     kbuild_binary(), "--no-torch", "--cxx", reader.cxx, fleet.shared / "k0.cpp",
+                     "-o", reader.cwd / "k0.so", "-v", "--remote-cache-readonly"},
+                    set, unset);
+  fs::current_path(before);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK_FALSE(remote_hit(r));
+  CHECK(r.err.find("is damaged (truncated or altered); not used") != std::string::npos);
+  CHECK(warnings(r) == 1);
+  CHECK(fleet.runs() == 2);
+  CHECK(fs::file_size(reader.cwd / "k0.so") < (1u << 20));
 }
 
 TEST_CASE("a --pch header's .gch and the kernels built with it are shared", "[e2e][remote]") {

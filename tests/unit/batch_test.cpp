@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
+#include "util/json.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;
@@ -308,4 +310,36 @@ TEST_CASE("a --report in common is refused: every build would write that one rep
   CHECK_THAT(std::string(shared.what()),
              Catch::Contains("at /builds/1: --report ./r.json is also the --report of /builds/0; "
                              "give each build its own --report"));
+}
+
+TEST_CASE("a baseline of 100000 builds is read in linear time (names checked with a set)",
+          "[unit][batch]") {
+  TempDir tmp;
+  std::string text = "{\"format\": 1, \"builds\": [";
+  constexpr int kRows = 100000;
+  for (int i = 0; i < kRows; ++i)
+    text += std::string(i ? "," : "") + "{\"name\": \"kernel-" + std::to_string(i) +
+            "\", \"status\": \"ok\"}";
+  text += "]}";
+  write_file(tmp / "before.json", text);
+  auto seconds_of = [](auto&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Reading it is about parsing it (the JSON with its locations): the
+  // quadratic name check added about 30 s to a parse of a second or two.
+  const double parse = seconds_of([&] { (void)parse_json_file_text(text, tmp / "before.json"); });
+  std::vector<BatchSummaryRow> rows;
+  const double load = seconds_of([&] { rows = load_batch_baseline(tmp / "before.json"); });
+  CHECK(rows.size() == kRows);
+  CHECK(rows.back().name == "kernel-99999");
+  INFO("parse " << parse << " s, load " << load << " s");
+  CHECK(load < 3 * parse + 2);
+  // A name given twice is still refused.
+  write_file(tmp / "twice.json",
+             "{\"format\": 1, \"builds\": [{\"name\": \"a\", "
+             "\"status\": \"ok\"}, {\"name\": \"a\", \"status\": \"ok\"}]}");
+  CHECK_THROWS_WITH(load_batch_baseline(tmp / "twice.json"),
+                    Catch::Contains("'a' names two builds"));
 }

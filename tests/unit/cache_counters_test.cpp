@@ -3,13 +3,17 @@
 // followed.
 #include "run/output_cache.hpp"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+#include "util/process.hpp"
 #include "util/trusted_dir.hpp"
 
 using namespace kbuild;
@@ -101,4 +105,40 @@ TEST_CASE("concurrent builders each adding one update lose no count") {
   CHECK(j["hits"] == kBuilders * kBuilds);
   CHECK(j["remote_hits"] == kBuilders * kBuilds);
   CHECK(j["remote_bytes_down"] == kBuilders * kBuilds * 10);
+}
+
+// A kbuild stopped (Ctrl-Z) while it holds stats.lock: the counts are
+// optional, so a build waits for them a moment at most, and Ctrl-C ends that.
+TEST_CASE("stats.lock held by another: the update is skipped after a short wait") {
+  TempDir tmp;
+  TrustedDir root = cache_root(tmp);
+  add_counters(root, {{"hits", 1}});
+  // Another open file description: flock conflicts with it as with another
+  // process's.
+  UniqueFd holder = lock_file(root.fd(), "stats.lock", true);
+  REQUIRE(holder.valid());
+  auto seconds_of = [&root] {
+    const auto start = std::chrono::steady_clock::now();
+    add_counters(root, {{"hits", 1}});
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  CHECK(seconds_of() < 5);     // about half a second
+  CHECK(seconds_of() < 0.25);  // once it stayed held, tried without waiting again
+  CHECK(counters(tmp)["hits"] == 1);
+  holder.reset();
+  add_counters(root, {{"hits", 1}});
+  CHECK(counters(tmp)["hits"] == 2);
+
+  // An interrupt held pending (as run_build's guard holds it) ends the wait.
+  holder = lock_file(root.fd(), "stats.lock", true);
+  REQUIRE(holder.valid());
+  {
+    InterruptGuard guard;
+    ::raise(SIGINT);
+    CHECK_THROWS_WITH(add_counters(root, {{"hits", 1}}),
+                      Catch::Contains("interrupted by signal 2 while waiting for") &&
+                          Catch::Contains("stats.lock"));
+  }
+  { InterruptWatch fresh; }  // the handlers put back as they were
+  CHECK(counters(tmp)["hits"] == 2);
 }

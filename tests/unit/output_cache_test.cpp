@@ -273,6 +273,25 @@ TEST_CASE("entries are stored as zstd frames, and read whichever way they were s
   CHECK_FALSE(fs::exists(f.entry(in)));
 }
 
+TEST_CASE("a hit whose output cannot be written (a full disk) keeps its valid entry",
+          "[unit][output_cache]") {
+  const bool compressed = GENERATE(false, true);
+  INFO("compressed: " << compressed);
+  OutputCacheFixture f;
+  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, compressed});
+  const KeyInput in = f.input();
+  std::string library;
+  for (int i = 0; i < 4096; ++i) library += "\177ELF section " + std::to_string(i % 64) + "\n";
+  REQUIRE(f.store(library, in));
+  // /dev/full: every write fails with ENOSPC, as on a full output disk.
+  const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  REQUIRE(full >= 0);
+  CHECK_FALSE(f.cache.fetch(f.key(in).hex, full));
+  ::close(full);
+  CHECK(fs::exists(f.entry(in) / "output"));  // the entry's own bytes are right: kept
+  CHECK(f.fetch(in) == library);
+}
+
 TEST_CASE("entries are stored compressed only with KBUILD_CACHE_COMPRESS=1",
           "[unit][output_cache]") {
   Environment env;
