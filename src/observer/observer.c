@@ -18,6 +18,7 @@
 //   R path       opened for reading (also dlopen, and each loaded library)
 //   A path       looked for and not found (ENOENT, ENOTDIR)
 //   W path       opened for writing, created or renamed to
+//   Y path       opened only to append to (a wrapper's log)
 //   X path       about to execute (execve and friends; posix_spawn: after)
 //   F path       that execution failed
 //   L path       listed (opendir, scandir)
@@ -210,7 +211,9 @@ static int absent_errno(int err) { return err == ENOENT || err == ENOTDIR; }
 static void after_open(int result, int dirfd, const char* path, int flags) {
   if (result >= 0) {
     int access_mode = flags & O_ACCMODE;
-    if (access_mode != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
+    if ((flags & O_APPEND) && !(flags & O_TRUNC))
+      record_path('Y', dirfd, path);
+    else if (access_mode != O_RDONLY || (flags & (O_CREAT | O_TRUNC)))
       record_path('W', dirfd, path);
     else
       record_path((flags & O_DIRECTORY) ? 'L' : 'R', dirfd, path);
@@ -334,7 +337,8 @@ CREAT_LIKE(creat64)
 static int fopen_flags(const char* mode) {
   if (!mode) return O_RDONLY;
   if (mode[0] == 'r') return strchr(mode, '+') ? O_RDWR : O_RDONLY;
-  return O_WRONLY | O_CREAT;  // "w", "a", "x"
+  if (mode[0] == 'a') return O_WRONLY | O_CREAT | O_APPEND;
+  return O_WRONLY | O_CREAT | O_TRUNC;  // "w", "x"
 }
 
 #define FOPEN_LIKE(name)                                              \
@@ -371,9 +375,15 @@ STAT_LIKE(lstat, struct stat)
 STAT_LIKE(stat64, struct stat64)
 STAT_LIKE(lstat64, struct stat64)
 
+// Only older programs call these (glibc 2.33 made stat a function): the
+// real one may be missing from a newer libc.
 #define XSTAT_LIKE(name, type)                                  \
   DECLARE_REAL(int, name, int, const char*, type*)              \
   EXPORT int name(int ver, const char* path, type* st) {        \
+    if (!get_##name()) {                                        \
+      errno = ENOSYS;                                           \
+      return -1;                                                \
+    }                                                           \
     int r = get_##name()(ver, path, st);                        \
     after_lookup(r, AT_FDCWD, path);                            \
     return r;                                                   \
@@ -395,12 +405,20 @@ FSTATAT_LIKE(fstatat64, struct stat64)
 
 DECLARE_REAL(int, __fxstatat, int, int, const char*, struct stat*, int)
 EXPORT int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int flags) {
+  if (!get___fxstatat()) {
+    errno = ENOSYS;
+    return -1;
+  }
   int r = get___fxstatat()(ver, dirfd, path, st, flags);
   after_lookup(r, dirfd, path);
   return r;
 }
 DECLARE_REAL(int, __fxstatat64, int, int, const char*, struct stat64*, int)
 EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int flags) {
+  if (!get___fxstatat64()) {
+    errno = ENOSYS;
+    return -1;
+  }
   int r = get___fxstatat64()(ver, dirfd, path, st, flags);
   after_lookup(r, dirfd, path);
   return r;
@@ -470,6 +488,20 @@ DECLARE_REAL(int, scandir, const char*, struct dirent***, scandir_filter, scandi
 EXPORT int scandir(const char* path, struct dirent*** list, scandir_filter filter,
                    scandir_compare compare) {
   int r = get_scandir()(path, list, filter, compare);
+  if (r >= 0)
+    record_path('L', AT_FDCWD, path);
+  else if (absent_errno(errno))
+    record_path('A', AT_FDCWD, path);
+  return r;
+}
+
+DECLARE_REAL(int, scandir64, const char*, struct dirent64***,
+             int (*)(const struct dirent64*), int (*)(const struct dirent64**,
+                                                      const struct dirent64**))
+EXPORT int scandir64(const char* path, struct dirent64*** list,
+                     int (*filter)(const struct dirent64*),
+                     int (*compare)(const struct dirent64**, const struct dirent64**)) {
+  int r = get_scandir64()(path, list, filter, compare);
   if (r >= 0)
     record_path('L', AT_FDCWD, path);
   else if (absent_errno(errno))

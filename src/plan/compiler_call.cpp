@@ -107,24 +107,17 @@ namespace {
 // Words after which the command is not one build with one output that
 // kbuild can check and cache: it runs as it is. Besides every side output
 // (writes_side_output), every long spelling but two (g++ takes
-// abbreviations of them too).
+// abbreviations of them too). What the command reads (a response file, a
+// plugin, specs, the programs -B names) is observed, not a reason.
 bool runs_as_it_is(std::string_view w) {
   constexpr std::array<std::string_view, 7> exact{"-E",   "-S",       "-v",           "-",
                                                   "-###", "-wrapper", "-fsyntax-only"};
   if (std::find(exact.begin(), exact.end(), w) != exact.end()) return true;
-  constexpr std::array<std::string_view, 7> prefixes{"-print-", "-dump", "@",        "-fplugin",
-                                                     "-specs",  "-B",    "--sysroot"};
+  constexpr std::array<std::string_view, 2> prefixes{"-print-", "-dump"};
   for (std::string_view p : prefixes)
     if (w.rfind(p, 0) == 0) return true;
   if (w.rfind("--", 0) == 0) return w != "--param" && w != "--compile";
   return w.rfind("-o", 0) == 0 && w.size() > 2;
-}
-
-// Assembly can pull in files (.incbin) that no dependency list names, so
-// its output could not be checked against them.
-bool is_assembly(const std::string& input) {
-  std::string_view w(input);
-  return w.size() > 2 && (w.substr(w.size() - 2) == ".s" || w.substr(w.size() - 2) == ".S");
 }
 
 bool takes_value(std::string_view w) {
@@ -163,8 +156,7 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
     } else if (w == "-shared") {
       shared = true;
     } else if (w.empty() || w[0] != '-') {
-      if (is_assembly(w)) return std::nullopt;
-      inputs.push_back(w);
+      inputs.push_back(w);  // assembly too: what it pulls in (.incbin, .include) is observed
     }
   }
   // One object or precompiled header per compile; a program (neither -c

@@ -159,6 +159,9 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
         ::lstat(path.c_str(), &st) == 0)
       return Failure{"the compiler wrote " + path + " besides its output (a side output)"};
   }
+  // A file only appended to (a wrapper's log of its runs) is not an output
+  // a hit must give back, nor an input.
+  for (const std::string& path : observed.appended) written.insert(absolute_normal(path));
   nlohmann::json inputs = nlohmann::json::array();
   std::unordered_set<std::string> recorded;
   auto add_input = [&](const std::string& path) -> Status {

@@ -71,6 +71,7 @@ void Observation::merge(const Observation& other) {
   join(read, other.read);
   join(absent, other.absent);
   join(written, other.written);
+  join(appended, other.appended);
   join(listed, other.listed);
   join(executed, other.executed);
   join(unobserved, other.unobserved);
@@ -91,7 +92,8 @@ void observe_into(Environment& child, const std::string& observer, const std::st
 
 Observation read_observation(const std::string& record_dir, const std::string& top) {
   Observation obs;
-  std::unordered_set<std::string> seen_read, seen_absent, seen_written, seen_listed, seen_executed;
+  std::unordered_set<std::string> seen_read, seen_absent, seen_written, seen_appended, seen_listed,
+      seen_executed;
   std::set<std::pair<std::string, std::optional<std::string>>> seen_variables;
   // Each program image that reported in, by pid; each exec that succeeded.
   std::multimap<long, std::string> images;
@@ -124,6 +126,7 @@ Observation read_observation(const std::string& record_dir, const std::string& t
         case 'R': add_once(obs.read, seen_read, p); break;
         case 'A': add_once(obs.absent, seen_absent, p); break;
         case 'W': add_once(obs.written, seen_written, p); break;
+        case 'Y': add_once(obs.appended, seen_appended, p); break;
         case 'L': add_once(obs.listed, seen_listed, p); break;
         case 'X': pending[r.pid].emplace_back(p); break;
         case 'F': {

@@ -20,6 +20,7 @@ struct Observation {
   std::vector<std::string> read;      // opened for reading, loaded, dlopen'd
   std::vector<std::string> absent;    // looked for and not found
   std::vector<std::string> written;   // opened for writing, created, renamed to
+  std::vector<std::string> appended;  // opened only to append to (a log)
   std::vector<std::string> listed;    // directories listed
   std::vector<std::string> executed;  // programs run that reported in (their images)
   // Each variable a program asked for, with the value it got (nullopt:

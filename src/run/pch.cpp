@@ -63,13 +63,17 @@ std::optional<std::string> reusable(const TrustedDir& dir, const std::string& ke
   return *deps;
 }
 
-// The header build: the kernel's flags, precompiling (no link part).
-BuildRequest header_request(const BuildRequest& kernel, const std::string& source) {
+// The header build: the kernel's flags, precompiling (no link part) the
+// header where it lies, so its quoted includes resolve beside it as
+// `g++ -include HEADER` resolves them, into `include`.gch, where the
+// kernel's -include finds it.
+BuildRequest header_request(const BuildRequest& kernel, const std::string& header,
+                            const std::string& include) {
   BuildRequest r = kernel;
   r.kind = OutputKind::precompiled_header;
   r.query.compile_only = false;
-  r.sources = {source};
-  r.output = source + ".gch";
+  r.sources = {header};
+  r.output = include + ".gch";
   r.include_pch.reset();
   return r;
 }
@@ -136,7 +140,7 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
   PchPlan p;
   p.header = header;
-  BuildPlan probe = plan_build(header_request(kernel, header), registry, ctx);
+  BuildPlan probe = plan_build(header_request(kernel, header, header), registry, ctx);
   auto compiler = find_executable(probe.command.argv[0], env);
   if (!compiler)
     throw Error(ErrorKind::compiler_missing,
@@ -166,8 +170,8 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
       }
     }
   }
-  p.build = plan_build(header_request(kernel, p.include), registry, ctx);
-  p.steps = header_steps(p.build, p.include, launcher);
+  p.build = plan_build(header_request(kernel, header, p.include), registry, ctx);
+  p.steps = header_steps(p.build, header, launcher);
   return p;
 }
 
@@ -208,8 +212,8 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     dir.emplace(std::move(*opened));
     result.scratch = scratch;
     result.include = scratch->path + "/" + plan.key + ".h";
-    build = plan_build(header_request(kernel, result.include), registry, ctx);
-    steps = header_steps(build, result.include, settings.launcher);
+    build = plan_build(header_request(kernel, plan.header, result.include), registry, ctx);
+    steps = header_steps(build, plan.header, settings.launcher);
     step.cache = nullptr;
     step.remote = nullptr;
     step.storage = nullptr;
@@ -220,7 +224,7 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
   if (Status written = dir->write_atomically(name, *bytes); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
   BuildOutcome outcome;
-  run_build(build, steps, {result.include}, step, env, outcome);
+  run_build(build, steps, {plan.header}, step, env, outcome);
   Result<std::string> manifest = header_record(outcome);
   if (!manifest) {
     // Without the record of what it read, the .gch could go stale unseen.

@@ -409,8 +409,10 @@ std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
       if (!expanded) return std::nullopt;
       output = std::move(*expanded);
       j.erase("compression");
-      manifest = to_cbor(j);
     }
+    // Directories' stamps are this machine's: a reader stamps its own.
+    j.erase("dirs");
+    manifest = to_cbor(j);
     if (j.at("size").get<std::uint64_t>() != output.size() ||
         j.at("digest").get<std::string>() != digest_hex(output))
       return std::nullopt;

@@ -286,7 +286,7 @@ TEST_CASE("a hit whose output cannot be written (a full disk) keeps its valid en
   // /dev/full: every write fails with ENOSPC, as on a full output disk.
   const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
   REQUIRE(full >= 0);
-  CHECK_FALSE(f.cache.fetch(f.key(in).hex, full));
+  CHECK_FALSE(f.cache.fetch(f.key(in).hex, f.env, full));
   ::close(full);
   CHECK(fs::exists(f.entry(in) / "output"));  // the entry's own bytes are right: kept
   CHECK(f.fetch(in) == library);
