@@ -229,6 +229,8 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
                                 const Programs& programs, const AtomicOutput& out,
                                 const BuildSettings& settings, const Environment& env) {
   ObservedBuild build;
+  build.key_programs = {programs.compiler};
+  if (!programs.launcher.empty()) build.key_programs.push_back(programs.launcher);
   // The work directory holds the build's own files (the result, a split
   // build's objects) and the observer's records; anything else written
   // there would be lost with it: a side output.

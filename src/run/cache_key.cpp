@@ -254,8 +254,10 @@ std::string clock_user(const std::vector<std::string>& files) {
     // not preprocessed (and a FIFO is never opened).
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    std::optional<std::string> head = read_file_up_to(file, 8);
-    if (!head || head->rfind("\x7f" "ELF", 0) == 0 || head->rfind("!<arch>", 0) == 0) continue;
+    // A NUL in its first 8 KiB: a program, a library, an archive or a
+    // precompiled header (whose tables name __DATE__), never source.
+    std::optional<std::string> head = read_file_up_to(file, 8192);
+    if (!head || head->find('\0') != std::string::npos) continue;
     auto bytes = read_whole_file(file);
     if (!bytes) continue;  // the manifest fails on it anyway
     const std::string_view raw(*bytes);

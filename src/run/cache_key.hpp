@@ -85,7 +85,8 @@ std::optional<std::string> shareable_key(const KeyInput& input, const ShareableP
 // their bytes at store time; a hit never scans.
 namespace kbuild {
 
-// The first of `files` (regular text files; others are skipped) naming
+// The first of `files` (regular text files, with no NUL byte in their first
+// 8 KiB; others are skipped) naming
 // __DATE__, __TIME__ or __TIMESTAMP__ outside comments and literals, or "".
 std::string clock_user(const std::vector<std::string>& files);
 

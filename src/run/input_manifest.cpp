@@ -180,6 +180,12 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
         {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), std::move(*digest)});
     return ok();
   };
+  for (const std::string& program : build.key_programs) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(program, ec);
+    recorded.insert(absolute_normal(ec ? program : real.string()));  // keyed already
+    recorded.insert(absolute_normal(program));
+  }
   for (const std::string& path : observed.read)
     if (Status added = add_input(path); !added) return Failure{added.why()};
   for (const std::string& program : observed.executed)
@@ -221,6 +227,10 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     if (!digest) return Failure{"the directory " + dir + " the compiler listed cannot be read"};
     listed.push_back({dir, *digest});
   }
+  // In one order whatever order the programs ran in: machines that read
+  // the same files store the same manifest.
+  for (nlohmann::json* list : {&inputs, &absent, &dirs, &variables, &listed})
+    std::sort(list->begin(), list->end());
   return to_cbor(nlohmann::json{{"inputs", inputs},
                                 {"absent", absent},
                                 {"dirs", dirs},
@@ -278,9 +288,14 @@ bool dir_unchanged(const ManifestDir& dir, std::string& path) {
          ns(st.st_ctim) == dir.ctime_ns;
 }
 
-bool variables_hold(const ManifestView& manifest, const Environment& env, bool local_path) {
+bool machine_variable(std::string_view name) {
+  return std::any_of(std::begin(kMachineVariables), std::end(kMachineVariables),
+                     [name](const char* v) { return name == v; });
+}
+
+bool variables_hold(const ManifestView& manifest, const Environment& env, bool same_machine) {
   for (const ManifestVariable& v : manifest.variables) {
-    if (!local_path && v.name == "PATH") continue;
+    if (!same_machine && machine_variable(v.name)) continue;
     const std::optional<std::string> now = env.get(std::string(v.name));
     if (now.has_value() != v.value.has_value() || (now && *now != *v.value)) return false;
   }
@@ -371,10 +386,23 @@ std::optional<std::string> restamped_here(const std::string& bytes, const Enviro
   (*manifest)["dirs"] = dirs;
   if (manifest->contains("variables") && (*manifest)["variables"].is_array())
     for (nlohmann::json& variable : (*manifest)["variables"])
-      if (variable.is_array() && variable.size() == 2 && variable[0] == "PATH") {
-        std::optional<std::string> path_here = env.get("PATH");
-        variable[1] = path_here ? nlohmann::json(*path_here) : nlohmann::json(nullptr);
+      if (variable.is_array() && variable.size() == 2 && variable[0].is_string() &&
+          machine_variable(variable[0].get<std::string>())) {
+        std::optional<std::string> here = env.get(variable[0].get<std::string>());
+        variable[1] = here ? nlohmann::json(*here) : nlohmann::json(nullptr);
       }
+  return to_cbor(*manifest);
+}
+
+std::optional<std::string> shareable_manifest(const std::string& bytes) {
+  std::optional<nlohmann::json> manifest = parse_manifest(bytes);
+  if (!manifest || !manifest->is_object()) return std::nullopt;
+  manifest->erase("dirs");
+  if (manifest->contains("variables") && (*manifest)["variables"].is_array())
+    for (nlohmann::json& variable : (*manifest)["variables"])
+      if (variable.is_array() && variable.size() == 2 && variable[0].is_string() &&
+          machine_variable(variable[0].get<std::string>()))
+        variable[1] = kMachineValue;
   return to_cbor(*manifest);
 }
 

@@ -120,10 +120,13 @@ bool manifest_holds(const ManifestView& manifest, const Environment& env);
 // as in images and archives that fix mtimes), no shadowing path exists and
 // no library changed; else the manifest with this machine's stamps of the
 // files, as a local entry records them.
-// The variables are checked against `env` too, but PATH, which differs from
-// machine to machine (the programs it found are inputs by content), is
-// recorded as this machine has it.
+// The variables are checked against `env` too, but kMachineVariables, which
+// differ from machine to machine, are recorded as this machine has them.
 std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env);
+
+// The manifest as machines share it: without this machine's directory
+// stamps, its kMachineVariables' values replaced by kMachineValue.
+std::optional<std::string> shareable_manifest(const std::string& bytes);
 
 // What a build's observation is read against.
 struct ObservedBuild {
@@ -132,6 +135,9 @@ struct ObservedBuild {
   // observer's records (observed.*), is a side output that would be lost.
   std::string work_dir;
   std::vector<std::string> own_files;
+  // The programs the key names (the compiler, a launcher): keyed by their
+  // stamps here and by content across machines, where their paths differ.
+  std::vector<std::string> key_programs;
   const Environment* env = nullptr;  // the compiler's, without the observer's variables
   struct timespec started {};        // file-system time the build started
   const TrustedDir* cache = nullptr;  // where large files' digests are remembered
@@ -145,6 +151,13 @@ struct ObservedBuild {
 // file was written besides the output (a side output: the compile is run as
 // it is), or an input changed or appeared during the build.
 Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build);
+
+// Variables whose value is this machine's: the programs PATH led to are
+// inputs by content, and the working directory matters only for debug info,
+// which the shareable key covers. Compared on this machine, never across
+// machines (a remote entry stores them as kMachineValue).
+inline constexpr const char* kMachineVariables[] = {"PATH", "PWD"};
+inline constexpr const char* kMachineValue = "<this machine's>";
 
 // Variables that only shape how the compiler's diagnostics look or how many
 // jobs it runs, never what it writes: read, but not inputs.

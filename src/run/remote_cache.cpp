@@ -409,10 +409,12 @@ std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
       if (!expanded) return std::nullopt;
       output = std::move(*expanded);
       j.erase("compression");
+      manifest = to_cbor(j);
     }
-    // Directories' stamps are this machine's: a reader stamps its own.
-    j.erase("dirs");
-    manifest = to_cbor(j);
+    // Without this machine's stamps and values: a reader checks its own.
+    std::optional<std::string> shared = shareable_manifest(manifest);
+    if (!shared) return std::nullopt;
+    manifest = std::move(*shared);
     if (j.at("size").get<std::uint64_t>() != output.size() ||
         j.at("digest").get<std::string>() != digest_hex(output))
       return std::nullopt;

@@ -4,6 +4,7 @@
 // as one build runs as it is.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "../support/test_support.hpp"
 
@@ -96,10 +97,14 @@ TEST_CASE("kbuild started as g++ finds the real g++ after itself and caches comp
   CHECK(version.exit_code == 0);
   CHECK(version.out == run({"/usr/bin/g++", "--version"}).out);
   CHECK(c.runs() == 2);
-  // Assembly runs as it is too: what it .incbin's is listed nowhere.
+  // Assembly is cached: the assembler is seen to read what it .incbin's.
   write_file(c.dir / "blob.S", ".section .rodata\n.incbin \"" + c.dir / "k.cpp" + "\"\n");
   for (int i = 0; i < 2; ++i)
     REQUIRE(run({gxx, "-c", c.dir / "blob.S", "-o", c.dir / "blob.o"}, env).exit_code == 0);
+  CHECK(c.runs() == 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later mtime
+  write_file(c.dir / "k.cpp", "extern \"C\" int f() { return 42 + X; }\n");
+  REQUIRE(run({gxx, "-c", c.dir / "blob.S", "-o", c.dir / "blob.o"}, env).exit_code == 0);
   CHECK(c.runs() == 4);
   RunResult bad = run({gxx, c.dir / "missing.cpp"}, env);
   CHECK(bad.exit_code == 1);

@@ -28,10 +28,11 @@ TEST_CASE("the clock is found in code, not in comments or messages", "[unit][sou
 
 TEST_CASE("libraries and FIFOs the toolchain read are not scanned", "[unit][source_scan]") {
   TempDir d;
-  write_file(d / "lib.so",
-             "\x7f"
-             "ELF ... __DATE__ ...\n");
-  write_file(d / "lib.a", "!<arch>\n__DATE__\n");
+  write_file(d / "lib.so", std::string("\x7f"
+                                       "ELF\x02\x01\0\0 __DATE__\n",
+                                       18));
+  write_file(d / "lib.a", std::string("!<arch>\n\0__DATE__\n", 18));
+  write_file(d / "k.h.gch", std::string("gpch\0\0\0\x01 __DATE__ __TIME__", 26));
   REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);  // opened, the scan would block
-  CHECK(clock_user({d / "lib.so", d / "lib.a", d / "fifo"}).empty());
+  CHECK(clock_user({d / "lib.so", d / "lib.a", d / "k.h.gch", d / "fifo"}).empty());
 }
