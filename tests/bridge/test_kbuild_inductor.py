@@ -3,6 +3,7 @@ torch._dynamo.device_interface and torch_npu (no torch needed) and the real
 kbuild binary. Run from the source tree (PYTHONPATH=src/python) and, by the
 wheel test, from an installed wheel."""
 import functools
+import inspect
 import json
 import os
 import shutil
@@ -40,46 +41,90 @@ def old_torch():
 
 
 def interface_torch():
-    """cpp_builder and device_interface with the optional
-    DeviceInterface.get_cpp_device_options, whose tuple replaces the built-in
-    branches (and a registry too: the interface is preferred)."""
+    """cpp_builder and device_interface shaped like torch 2.15's DeviceInterface
+    hook as it landed (PR 190614; pytorch/pytorch main,
+    torch/_inductor/cpp_builder.py `get_cpp_torch_device_options` and
+    test/inductor/test_cpp_builder.py `test_device_interface_cpp_options`, read
+    through the code index; torch/_dynamo/device_interface.py at 0140b62d8bab
+    for the registry): the hook asks
+    `get_interface_for_device(device_type).get_cpp_device_options(aot_mode,
+    compile_only)` (the name imported into cpp_builder) for every build; the
+    method is static, without a device type; a tuple it returns replaces the
+    built-in branches; NotImplementedError (no interface, or the base class's
+    method) falls through to them. A registry is there too: the interface is
+    preferred."""
     di = types.ModuleType("device_interface")
 
     class DeviceInterface:
         @staticmethod
-        def get_cpp_device_options(aot_mode=False, compile_only=False):
-            return None
+        def get_cpp_device_options(aot_mode, compile_only):
+            raise NotImplementedError
 
     class CudaInterface(DeviceInterface):
         pass
 
-    di.DeviceInterface = DeviceInterface
-    di.device_interfaces = {"cuda": CudaInterface}
+    class CpuInterface(DeviceInterface):
+        pass
 
-    def register_interface_for_device(device, interface):
-        di.device_interfaces[device] = interface
+    di.DeviceInterface = DeviceInterface
+    di.device_interfaces = {}
+    di.initialized = False
+    di.asked = []  # each device type get_cpp_torch_device_options asked for
+
+    def register_interface_for_device(device, device_interface):
+        di.device_interfaces[getattr(device, "type", device)] = device_interface
+
+    def init_device_reg():
+        register_interface_for_device("cuda", CudaInterface)
+        register_interface_for_device("cpu", CpuInterface)
+        di.initialized = True
 
     def get_interface_for_device(device):
-        if device not in di.device_interfaces:
-            raise NotImplementedError(f"No interface for device {device}")
-        return di.device_interfaces[device]
+        if not di.initialized:
+            init_device_reg()
+        if device in di.device_interfaces:
+            return di.device_interfaces[device]
+        raise NotImplementedError(f"No interface for device {device}")
 
     di.register_interface_for_device = register_interface_for_device
     di.get_interface_for_device = get_interface_for_device
     mod = new_torch()
+    mod.get_interface_for_device = get_interface_for_device  # cpp_builder's own import
     builtin = mod.get_cpp_torch_device_options
 
     def get_cpp_torch_device_options(device_type, aot_mode=False, compile_only=False):
+        di.asked.append(device_type)
         try:
-            interface = di.get_interface_for_device(device_type)
+            device_options = mod.get_interface_for_device(device_type).get_cpp_device_options(
+                aot_mode, compile_only)
         except NotImplementedError:
-            interface = None
-        answer = interface.get_cpp_device_options(aot_mode, compile_only) if interface else None
-        return answer if answer is not None else builtin(device_type, aot_mode, compile_only)
+            device_options = None
+        if device_options is not None:
+            return device_options
+        return builtin(device_type, aot_mode, compile_only)
 
     get_cpp_torch_device_options.__module__ = mod.__name__
     mod.get_cpp_torch_device_options = get_cpp_torch_device_options
     return mod, di
+
+
+def torch_npu_interface(di, register_now=True):
+    """torch_npu's NpuInterface (torch_npu/utils/_dynamo_device.py) and its
+    registration (torch_npu/utils/_dynamo.py `_dynamo_register_interface_for_device`,
+    master 9e73e708ab93): the function imports `register_interface_for_device`
+    when it runs and registers the class for npu and npu:0..31."""
+    class NpuInterface(di.DeviceInterface):
+        pass
+
+    def register_interfaces():
+        register = di.register_interface_for_device  # its import, at call time
+        register("npu", NpuInterface)
+        for i in range(32):
+            register(f"npu:{i}", NpuInterface)
+
+    if register_now:
+        register_interfaces()
+    return NpuInterface, register_interfaces
 
 
 def import_torch_npu(mod, di=None):
@@ -211,19 +256,99 @@ class BridgeTest(unittest.TestCase):
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[5], ["cuda"])
         self.assertEqual(mod.registry, {})  # the registry was not used
         self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
-        self.assertIsNone(di.DeviceInterface.get_cpp_device_options())  # base class untouched
+        with self.assertRaises(NotImplementedError):  # base class untouched
+            di.DeviceInterface.get_cpp_device_options(False, False)
         kbuild_inductor.unregister("cuda", cpp_builder=mod, device_interface=di)
         self.assertNotIn("get_cpp_device_options", vars(cuda))
         self.assertEqual(mod.get_cpp_torch_device_options("cuda")[4:6], (["/torch/lib"], []))
 
-    def test_device_interface_is_registered_for_a_device_without_one(self):
+    def counting_kbuild(self):
+        """KBUILD behind a script that logs each `options` run to the returned file."""
+        log, path = os.path.join(self.home.name, "runs.log"), os.path.join(self.home.name, "kb")
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1" = options ] && echo "$*" >> {log}\nexec {KBUILD} "$@"\n')
+        os.chmod(path, 0o755)
+        return path, log
+
+    def test_landed_hook_asks_torch_npus_own_interface_for_kbuilds_full_answer(self):
         mod, di = interface_torch()
-        kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH, cpp_builder=mod,
+        npu_interface, _ = torch_npu_interface(di)
+        kbuild, log = self.counting_kbuild()
+        kbuild_inductor.register("npu", kbuild=kbuild, extra_args=NO_TORCH, cpp_builder=mod,
                                  device_interface=di)
-        npu = di.get_interface_for_device("npu")
-        self.assertTrue(issubclass(npu, di.DeviceInterface))
-        self.assertEqual(mod.get_cpp_torch_device_options("npu", True, False)[0], ["USE_NPU"])
-        self.assertEqual(mod.get_cpp_torch_device_options("mps")[0], [])  # others untouched
+        # torch_npu's class for npu and npu:0..31, with the method, not a class of kbuild's.
+        for device in ["npu"] + [f"npu:{i}" for i in range(32)]:
+            self.assertIs(di.get_interface_for_device(device), npu_interface)
+        method = vars(npu_interface)["get_cpp_device_options"]
+        self.assertIsInstance(method, staticmethod)  # called on the class, no device type
+        self.assertEqual(list(inspect.signature(method.__func__).parameters),
+                         ["aot_mode", "compile_only"])
+        self.assertFalse(hasattr(mod.get_cpp_torch_device_options, "_kbuild_callbacks"))
+        for aot in (False, True):
+            for compile_only in (False, True):
+                expected = kbuild_inductor.device_options("npu", aot, compile_only, kbuild=KBUILD,
+                                                          extra_args=NO_TORCH)
+                for _ in range(3):  # Inductor asks for every build
+                    self.assertEqual(mod.get_cpp_torch_device_options("npu", aot, compile_only),
+                                     expected)
+        with open(log) as f:
+            self.assertEqual(len(f.readlines()), 4)  # once per (aot, compile_only)
+        # NotImplementedError falls through: cpu's interface has no method, xyz no interface.
+        self.assertEqual(mod.get_cpp_torch_device_options("cpu")[0], [])
+        self.assertEqual(mod.get_cpp_torch_device_options("xyz")[4], ["/torch/lib"])
+        self.assertEqual(di.asked[-2:], ["cpu", "xyz"])
+
+        kbuild_inductor.unregister("npu", cpp_builder=mod, device_interface=di)
+        self.assertNotIn("get_cpp_device_options", vars(npu_interface))  # as it was
+        self.assertIs(di.get_interface_for_device("npu"), npu_interface)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # the built-ins again
+
+    def test_unregister_gives_the_class_its_own_method_back(self):
+        mod, di = interface_torch()
+        npu_interface, _ = torch_npu_interface(di)
+
+        def own(aot_mode, compile_only):  # a torch_npu that answers itself
+            return (["TORCH_NPU_OWN"], [], [], [], [], [], [])
+
+        npu_interface.get_cpp_device_options = staticmethod(own)
+        before = vars(npu_interface)["get_cpp_device_options"]
+        for backend in (None, "mlir"):  # registering again with other settings
+            kbuild_inductor.register("npu", backend, kbuild=KBUILD, extra_args=NO_TORCH,
+                                     cpp_builder=mod, device_interface=di)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])  # mlir: none of its own
+        kbuild_inductor.unregister("npu", cpp_builder=mod, device_interface=di)
+        self.assertIs(vars(npu_interface)["get_cpp_device_options"], before)
+        self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], ["TORCH_NPU_OWN"])
+
+    def test_torch_npu_registering_its_interface_after_kbuild_gets_the_method(self):
+        for holds_the_function in (False, True):
+            with self.subTest(torch_npu_imported_the_function_before_kbuild=holds_the_function):
+                mod, di = interface_torch()
+                original = di.register_interface_for_device
+                npu_interface, register_interfaces = torch_npu_interface(di, register_now=False)
+                if holds_the_function:  # `from ... import register_interface_for_device` earlier
+                    register_interfaces = functools.partial(
+                        lambda register: [register(d, npu_interface) for d in
+                                          ["npu"] + [f"npu:{i}" for i in range(32)]], original)
+                kbuild_inductor.register("npu", kbuild=KBUILD, extra_args=NO_TORCH,
+                                         cpp_builder=mod, device_interface=di)
+                with self.assertRaises(NotImplementedError):  # kbuild registered no class
+                    di.get_interface_for_device("npu")
+                expected = kbuild_inductor.device_options("npu", kbuild=KBUILD,
+                                                          extra_args=NO_TORCH)
+                self.assertEqual(mod.get_cpp_torch_device_options("npu"), expected)
+                register_interfaces()  # torch_npu, once Dynamo is imported
+                self.assertIs(di.get_interface_for_device("npu:31"), npu_interface)
+                self.assertEqual(mod.get_cpp_torch_device_options("npu"), expected)
+                self.assertEqual(mod.get_cpp_torch_device_options("cuda")[0], [" USE_CUDA"])
+                self.assertEqual("get_cpp_device_options" in vars(npu_interface),
+                                 not holds_the_function)
+                if not holds_the_function:
+                    self.assertEqual(npu_interface.get_cpp_device_options(False, False), expected)
+                kbuild_inductor.unregister("npu", cpp_builder=mod, device_interface=di)
+                self.assertNotIn("get_cpp_device_options", vars(npu_interface))
+                self.assertIs(di.register_interface_for_device, original)
+                self.assertEqual(mod.get_cpp_torch_device_options("npu")[0], [])
 
     def test_kbuild_wins_over_torch_npu_whatever_the_order(self):
         shapes = {"wrapper": lambda: (old_torch(), None), "registry": lambda: (new_torch(), None),
@@ -746,6 +871,63 @@ supported_vec_isa_list = [VecAMX(), VecAVX512VNNI(), VecAVX512(), VecAVX2(), Vec
 """
 
 
+# torch 2.13: the probe is loaded in a child without `import torch` on Linux,
+# torch's lib/ first on LD_LIBRARY_PATH (PR 183515). Shaped like 2.13.0's
+# torch/_inductor/cpu_vec_isa.py (ykamranali/OmniAI-Personal-Assistant @
+# 3e01c59c, backend/venv/Lib/site-packages/torch/: VecISA._avx_py_load,
+# _build_probe_env, _probe_load, check_build = build, then _probe_load).
+# PROBE_RESULT is whether a probe builds, PLAIN_LOADS whether it loads.
+CPU_VEC_ISA_2_13 = CPU_VEC_ISA_2_11 + """
+PLAIN_LOADS = True
+loads = []  # (how, class) of each load Inductor itself tried
+
+VecISA._avx_py_load = '''
+import sys
+if sys.platform != "linux":
+    import torch  # noqa: F401
+from ctypes import cdll
+cdll.LoadLibrary("__lib_path__")
+'''
+
+def _build_probe_env():
+    return {"LD_LIBRARY_PATH": os.path.join(os.path.dirname(torch.__file__), "lib")}
+
+def _probe_load(self, output_path):
+    loads.append(("plain", type(self).__name__))
+    return PLAIN_LOADS
+
+def _check_build_then_load(self, code):
+    return _built(self, code) and self._probe_load("probe.so")
+
+_built = VecISA.check_build
+VecISA.check_build = _check_build_then_load
+VecISA._build_probe_env = staticmethod(_build_probe_env)
+VecISA._probe_load = _probe_load
+"""
+
+# PR 189900, as issue 45 describes it (its source is in no stored release
+# file): the plain load first; when it fails, again in a child that imports
+# torch. IMPORT_LOADS is whether the probe loads after the import.
+CPU_VEC_ISA_RETRY = CPU_VEC_ISA_2_13 + """
+IMPORT_LOADS = True
+
+VecISA._avx_py_load_after_import = '''
+import torch  # noqa: F401
+from ctypes import cdll
+cdll.LoadLibrary("__lib_path__")
+'''
+
+def _probe_load_or_retry(self, output_path):
+    if _plain_load(self, output_path):
+        return True
+    loads.append(("import", type(self).__name__))
+    return IMPORT_LOADS
+
+_plain_load = VecISA._probe_load
+VecISA._probe_load = _probe_load_or_retry
+"""
+
+
 def cpu_flags():
     """The running CPU's flags (torch.cpu reads the same through cpuinfo)."""
     with open("/proc/cpuinfo") as f:
@@ -778,15 +960,23 @@ template <class T> struct Vectorized {
 """
 
 
-def make_torch_root(root, version):
+# ATen's vec header whose exp() needs a symbol no library gives: the probe
+# builds, and does not load (as Debian's torch with a system SLEEF lacking it).
+VEC_H_UNLOADABLE = VEC_H.replace(
+    "Vectorized exp() const { return *this; }",
+    "Vectorized exp() const { return Vectorized(kbuild_no_such_expf(v_)); }").replace(
+    "namespace at::vec {", 'extern "C" float kbuild_no_such_expf(float);\nnamespace at::vec {')
+
+
+def make_torch_root(root, version, vec_h=VEC_H):
     """A torch package dir kbuild's ISA probes can build and load against:
-    version.py, ATen's vec headers reduced to what the probe uses, and the
-    libraries the probe links."""
+    version.py, ATen's vec headers reduced to what the probe uses (`vec_h`),
+    and the libraries the probe links."""
     for sub in ("include/ATen/cpu/vec", "include/torch/csrc/api/include", "lib"):
         os.makedirs(os.path.join(root, sub), exist_ok=True)
     files = {"__init__.py": "", "version.py": f"__version__ = '{version}'\n",
              "include/ATen/cpu/vec/functional.h": "#pragma once\n",
-             "include/ATen/cpu/vec/vec.h": VEC_H}
+             "include/ATen/cpu/vec/vec.h": vec_h}
     for name, text in files.items():
         with open(os.path.join(root, name), "w") as f:
             f.write(text)
@@ -888,6 +1078,62 @@ class IsaHookTest(unittest.TestCase):
                 if "avx512_vnni" in cpu_flags() and "amx_tile" not in cpu_flags():
                     self.assertEqual(answer["pick"]["isa"],
                                      "avx512" if line == "2.6" else "avx512_vnni")
+
+    def new_probe_standin(self, shape, root, forbid, plain_loads=True, import_loads=None):
+        """A cpu_vec_isa of the 2.13 or retry shape on `root` (a 2.14.0 torch:
+        kbuild has no 2.13 profile here, and the loader is the line's, not the
+        profile's)."""
+        module = cpu_vec_isa_standin(shape, root, "2.14.0")
+        module.PLAIN_LOADS = plain_loads
+        if import_loads is not None:
+            module.IMPORT_LOADS = import_loads
+        if forbid:
+            module.forbid_own.update(_isa.KNOWN_CLASSES)
+        return module
+
+    def test_the_new_probe_every_candidate_builds_but_none_loads(self):
+        root = make_torch_root(os.path.join(self.home.name, "unloadable", "torch"), "2.14.0",
+                               VEC_H_UNLOADABLE)
+        cases = [(CPU_VEC_ISA_2_13, None), (CPU_VEC_ISA_RETRY, False), (CPU_VEC_ISA_RETRY, True)]
+        for shape, import_loads in cases:
+            retry = shape is CPU_VEC_ISA_RETRY
+            with self.subTest(retry=retry, import_loads=import_loads):
+                inductor = self.new_probe_standin(shape, root, False, False, import_loads)
+                alone_valid, alone_pick, _ = self.picked(inductor)
+                module = self.new_probe_standin(shape, root, not retry, False, import_loads)
+                self.assertEqual(_isa.probe_loader(module), _isa.RETRY if retry else _isa.PLAIN)
+                hook = kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+                valid, pick, said = self.picked(module)
+                self.assertEqual([str(isa) for isa in valid], [str(isa) for isa in alone_valid])
+                self.assertEqual(str(pick), str(alone_pick))
+                self.assertEqual(self.kbuild_isa(module)["valid"], [])  # kbuild loaded each one
+                self.assertEqual(hook.kbuild_runs, 1)
+                if not retry:  # kbuild's load is 2.13's: its answer, no own check
+                    self.assertEqual((said, module.own_checks, str(pick)),
+                                     ([], [], "INVALID_VEC_ISA"))
+                    continue
+                # Only the retry can tell: Inductor's own check, with one warning.
+                self.assertEqual(len(said), 1, said)
+                self.assertIn("loads a probe that did not load again after `import torch`",
+                              said[0])
+                self.assertIn(("import", "VecAVX2"), module.loads)
+                self.assertEqual(bool(valid), import_loads)
+
+    def test_the_new_probe_that_loads_is_kbuilds_answer_with_or_without_the_retry(self):
+        for shape in (CPU_VEC_ISA_2_13, CPU_VEC_ISA_RETRY):
+            with self.subTest(retry=shape is CPU_VEC_ISA_RETRY):
+                module = self.new_probe_standin(shape, self.torch["2.14"], True)
+                kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
+                valid, pick, said = self.picked(module)
+                answer = self.kbuild_isa(module)
+                self.assertEqual((said, module.own_checks, module.loads), ([], [], []))
+                self.assertEqual([str(isa) for isa in valid],
+                                 [entry["inductor"] for entry in answer["valid"]])
+                self.assertEqual(str(pick), answer["pick"]["inductor"])
+
+    def test_the_loader_is_told_from_inductors_own_classes(self):
+        self.assertEqual(_isa.probe_loader(self.standin("2.11", forbid=False)), _isa.IMPORT)
+        self.assertEqual(_isa.probe_loader(self.standin("2.14", forbid=False)), _isa.PLAIN)
 
     def test_aten_cpu_capability_handled_as_inductor_is_answered_by_kbuild(self):
         for capability in ("avx2", "avx512", "default", "zvector", "nonsense"):
@@ -1160,6 +1406,155 @@ class AutoloadAndDoctorTest(unittest.TestCase):
         self.assertIn("no device to check; name one (doctor npu) or set KBUILD_INDUCTOR_DEVICES",
                       run.stderr)
 
+
+
+# torch_npu that patches lazily (Ascend/pytorch master 9e73e708ab93 and branch
+# v2.12.0: torch_npu/utils/_dynamo.py `_install_dynamo_post_import_trigger`,
+# `_DynamoPostImportFinder`, `_lazy_dynamo_setup`,
+# `_dynamo_register_interface_for_device`; the C++-builder patch comes with the
+# backend loader, `_NpuBackendScope.__enter__` -> `_lazy_inductor_setup`, at
+# the first compile), with torch 2.15's landed hook (see interface_torch).
+LAZY_TORCH_NPU = {
+    "torch/_dynamo/__init__.py": "",
+    "torch/_dynamo/device_interface.py": """
+        class DeviceInterface:
+            @staticmethod
+            def get_cpp_device_options(aot_mode, compile_only):
+                raise NotImplementedError
+        class CpuInterface(DeviceInterface):
+            pass
+        device_interfaces = {}
+        def register_interface_for_device(device, device_interface):
+            device_interfaces[device] = device_interface
+        def get_interface_for_device(device):
+            if not device_interfaces:
+                register_interface_for_device("cpu", CpuInterface)
+            if device in device_interfaces:
+                return device_interfaces[device]
+            raise NotImplementedError(f"No interface for device {device}")
+        """,
+    "torch/_inductor/cpp_builder.py": """
+        from torch._dynamo.device_interface import get_interface_for_device
+        def get_cpp_torch_device_options(device_type, aot_mode=False, compile_only=False):
+            try:
+                options = get_interface_for_device(device_type).get_cpp_device_options(
+                    aot_mode, compile_only)
+            except NotImplementedError:
+                options = None
+            if options is not None:
+                return options
+            return ([" USE_CUDA"] if device_type == "cuda" else [], [], [], [], ["/torch/lib"],
+                    [], [])
+        """,
+    "torch_npu/__init__.py": """
+        import importlib.util, sys
+        import torch
+        events = []
+        def _lazy_dynamo_setup():
+            from torch._dynamo.device_interface import (DeviceInterface,
+                                                        register_interface_for_device)
+            global NpuInterface
+            class NpuInterface(DeviceInterface):
+                pass
+            register_interface_for_device("npu", NpuInterface)
+            for i in range(32):
+                register_interface_for_device(f"npu:{i}", NpuInterface)
+            events.append("dynamo setup")
+        class _Loader:
+            def __init__(self, loader):
+                self._loader = loader
+            def create_module(self, spec):
+                return self._loader.create_module(spec)
+            def exec_module(self, module):
+                self._loader.exec_module(module)
+                _lazy_dynamo_setup()
+        class _Finder:
+            def find_spec(self, fullname, path=None, target=None):
+                if fullname != "torch._dynamo":
+                    return None
+                sys.meta_path.remove(self)
+                spec = importlib.util.find_spec(fullname)
+                spec.loader = _Loader(spec.loader)
+                return spec
+        if "torch._dynamo" in sys.modules:
+            _lazy_dynamo_setup()
+        else:
+            sys.meta_path.insert(0, _Finder())
+        def first_compile():
+            # The triton loader's patch: its own options for every device.
+            from torch._inductor import cpp_builder
+            original = cpp_builder.get_cpp_torch_device_options
+            def patched(device_type, aot_mode=False, compile_only=False):
+                if device_type == "npu":
+                    return (["TORCH_NPU_OWN"], [], [], [], [], ["torch_npu"], [])
+                result = original(device_type, aot_mode, compile_only)
+                return (result[0] + ["TORCH_NPU_PATCHED"],) + tuple(result[1:])
+            patched.__module__ = "torch_npu._inductor.cpp_builder"
+            cpp_builder.get_cpp_torch_device_options = patched
+            events.append("compile")
+        """,
+}
+
+LAZY_CHECK = """
+import json, os, sys
+{before}
+import kbuild_inductor
+import torch._dynamo
+from torch._inductor import cpp_builder
+from torch._dynamo import device_interface
+torch_npu.first_compile()
+npu = device_interface.get_interface_for_device("npu")
+print(json.dumps({{
+    "events": torch_npu.events,
+    "npu": cpp_builder.get_cpp_torch_device_options("npu", False, True),
+    "cuda": cpp_builder.get_cpp_torch_device_options("cuda"),
+    "class": npu.__name__, "same": all(device_interface.get_interface_for_device(f"npu:{{i}}")
+                                        is npu for i in range(32)),
+    "method": "get_cpp_device_options" in vars(npu),
+    "direct": kbuild_inductor.device_options("npu", False, True, extra_args={extra},
+                                             kbuild=os.environ["KBUILD_INDUCTOR_KBUILD"])}}))
+"""
+
+
+class LazyTorchNpuTest(unittest.TestCase):
+    """register() and autoload with a torch_npu that sets itself up only once
+    Dynamo is imported, and patches Inductor's C++ builds at the first compile."""
+
+    setUp = BridgeTest.setUp
+    tearDown = BridgeTest.tearDown
+    python = AutoloadAndDoctorTest.python
+
+    def site(self):
+        site = AutoloadAndDoctorTest.site(self)
+        for name, text in LAZY_TORCH_NPU.items():
+            os.makedirs(os.path.dirname(os.path.join(site, name)), exist_ok=True)
+            with open(os.path.join(site, name), "w") as f:
+                f.write(textwrap.dedent(text))
+        return site
+
+    def check(self, run):
+        self.assertEqual(run.returncode, 0, run.stderr)
+        said = json.loads(run.stdout)
+        self.assertEqual(said["events"], ["dynamo setup", "compile"])
+        self.assertEqual(said["npu"], said["direct"])  # kbuild's answer, whole
+        self.assertEqual(said["npu"][0], ["USE_NPU"])
+        self.assertEqual(said["cuda"][0], [" USE_CUDA", "TORCH_NPU_PATCHED"])  # as without kbuild
+        self.assertEqual((said["class"], said["same"], said["method"]),
+                         ("NpuInterface", True, True))
+        self.assertNotIn("kbuild_inductor", run.stderr)
+
+    def test_register_after_torch_npu_that_patches_once_dynamo_is_imported(self):
+        os.environ.pop("KBUILD_INDUCTOR_DEVICES", None)
+        before = ("import torch, torch_npu, kbuild_inductor\n"
+                  "assert 'torch._dynamo' not in sys.modules\n"
+                  f"kbuild_inductor.register('npu', kbuild={KBUILD!r}, extra_args={NO_TORCH!r}, isa=False)")
+        self.check(self.python(LAZY_CHECK.format(before=before, extra=NO_TORCH)))
+
+    def test_autoload_with_torch_npu_imported_before_or_after_torch(self):
+        for before in ("import torch_npu, torch", "import torch, torch_npu"):
+            with self.subTest(before=before):
+                self.check(self.python(LAZY_CHECK.format(before=before, extra=()),
+                                       KBUILD_INDUCTOR_DEVICES="npu"))
 
 
 def record_daemon(pid, what):

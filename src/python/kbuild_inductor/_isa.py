@@ -20,10 +20,22 @@ Inductor's own check runs, with one warning per hook: no kbuild, kbuild
 failing, a torch line kbuild has no profile for, another compiler, an
 unknown class or probe, a check that timed out, and ATEN_CPU_CAPABILITY set
 when Inductor's handling of it picks otherwise than kbuild.
+
+How Inductor loads a probe that built differs by line (probe_loader(), told
+from Inductor's own VecISA): up to 2.12 a child Python imports torch, then
+loads it; 2.13 (PR 183515) loads it in a child without importing torch, with
+torch's lib/ first on LD_LIBRARY_PATH, which is kbuild-load-check's load;
+with PR 189900 a probe that does not load so is loaded again after
+`import torch`. kbuild loads without the import and never retries, so on a
+line with the retry a check kbuild failed (a probe that built but did not
+load would pass Inductor's retry when torch's import supplies what it lacks)
+is Inductor's own check, with the one warning; a check kbuild passed is
+kbuild's answer (Inductor's first load passes too).
 """
 
 import json
 import os
+import re
 import sys
 import sysconfig
 import threading
@@ -53,6 +65,25 @@ def probe_name(vec_isa, code):
                 return name
     raise CannotAnswer(f"{type(vec_isa).__name__}.check_build was given a probe program kbuild "
                        "does not know")
+
+
+IMPORT, PLAIN, RETRY = "import", "plain", "retry"
+
+
+def probe_loader(cpu_vec_isa):
+    """How this Inductor loads a probe that built: IMPORT (a child imports
+    torch, then loads it: up to 2.12), PLAIN (a child without the import,
+    torch's lib/ first on LD_LIBRARY_PATH: 2.13), RETRY (PLAIN, then again
+    after `import torch` when that fails: PR 189900). Told by VecISA's
+    `_probe_load` (2.13 and later) and its loader scripts: one that imports
+    torch on Linux beside `_probe_load` is the retry's."""
+    vec = cpu_vec_isa.VecISA
+    if not hasattr(vec, "_probe_load"):
+        return IMPORT
+    scripts = [value for name in dir(vec) if isinstance(value := getattr(vec, name, None), str)
+               and "LoadLibrary" in value]
+    importing = any(re.search(r"^(import torch|from torch\b)", script, re.M) for script in scripts)
+    return RETRY if importing else PLAIN
 
 
 def _words(text):
@@ -104,6 +135,10 @@ class IsaHook:
                     and sorted(check["macros"]) == macros:
                 if not check["certain"]:
                     raise CannotAnswer(f"kbuild's {probe} check of {kind} timed out")
+                if not check["passed"] and probe_loader(self.module) == RETRY:
+                    raise CannotAnswer(f"kbuild's {probe} check of {kind} failed, and this "
+                                       "Inductor loads a probe that did not load again after "
+                                       "`import torch` (kbuild does not)")
                 return bool(check["passed"])
         raise CannotAnswer(f"kbuild ran no {probe} check of {class_name} with flags "
                            f"{' '.join(flags) or '(none)'}")

@@ -1,10 +1,16 @@
 """How a callback reaches Inductor, for each shape of torch's API.
 
 Chosen by what the running torch has, in this order:
-1. `DeviceInterface.get_cpp_device_options(aot_mode, compile_only)` (an
-   optional method that get_cpp_torch_device_options queries): attached to
-   the device's registered interface, or to one registered for a device
-   that has none;
+1. `DeviceInterface.get_cpp_device_options(aot_mode, compile_only)` (torch
+   2.15, PR 190614): get_cpp_torch_device_options asks the interface
+   registered for the device, and a 7-tuple it returns replaces the built-in
+   branches; NotImplementedError (no interface, or the base class's method)
+   falls through to them. kbuild adds the method, static and without a device
+   type, to the device's own registered class (torch_npu's NpuInterface,
+   registered for npu and npu:0..31), never a class of its own; what the class
+   held before is given back at unregister(). A device with no interface yet
+   is answered through the wrapped hook (3) until its interface is
+   registered, which then gets the method too;
 2. `cpp_builder.register_cpp_device_options(device, callback)`; torch has
    no way to unregister, so unregister() puts back, in the module's dict
    that took the callback, the entry it replaced (none: the device's key
@@ -19,9 +25,9 @@ bypass 1 and 2 and drop 3. A hook someone else installed, before kbuild or
 after it, is wrapped the same way, so kbuild's devices keep kbuild's answer
 and every other device gets the patched hook; a patch is a hook from
 another module or one with `__wrapped__` (functools.wraps copies torch's
-`__module__`). A device interface registered
-again for a kbuild device (torch_npu registers its own) gets the method
-attached again.
+`__module__`). A device interface registered again for a kbuild device
+(torch_npu registers its own, eagerly or once Dynamo is imported) gets the
+method attached again.
 """
 
 import types
@@ -31,7 +37,9 @@ INTERFACE_METHOD = "get_cpp_device_options"
 _TABLE_ATTR = "_kbuild_registered"  # on cpp_builder: device -> callback
 _WRAPPER_ATTR = "_kbuild_callbacks"  # on a wrapped hook: the same table
 _REGISTRY_ATTR = "_kbuild_registry_before"  # on cpp_builder: device -> (registry, entry before)
+_ATTACHED_ATTR = "_kbuild_attached"  # on cpp_builder: device -> [(class, entry before)]
 _MARK = "_kbuild_owned"
+_ABSENT = object()  # a class that had no method of its own
 
 INTERFACE, REGISTRY, WRAPPER = "device_interface", "registry", "wrapper"
 
@@ -56,12 +64,14 @@ def callback_table(cpp_builder):
 
 def install(device, callback, cpp_builder, device_interface):
     shape = shape_of(cpp_builder, device_interface)
+    attached = False
     if shape == INTERFACE:
-        _guard_interface_registration(device_interface, callback_table(cpp_builder))
-        _attach(device_interface, device, callback)
+        _guard_interface_registration(device_interface, cpp_builder)
+        attached = _attach_registered(device_interface, device, callback, cpp_builder)
     elif shape == REGISTRY:
         _register(cpp_builder, device, callback)
-    _guard_hook(cpp_builder, wrap_now=shape == WRAPPER)
+    # A device without its interface yet is answered by the wrapped hook.
+    _guard_hook(cpp_builder, wrap_now=shape == WRAPPER or (shape == INTERFACE and not attached))
     return shape
 
 
@@ -70,10 +80,10 @@ def uninstall(device, cpp_builder, device_interface):
     callback = callback_table(cpp_builder).pop(device, None)
     shape = shape_of(cpp_builder, device_interface)
     if shape == INTERFACE:
-        interface = _interface_for(device_interface, device)
-        method = interface.__dict__.get(INTERFACE_METHOD) if interface is not None else None
-        if getattr(getattr(method, "__func__", None), _MARK, False):  # kbuild's staticmethod
-            delattr(interface, INTERFACE_METHOD)
+        for interface, before in cpp_builder.__dict__.get(_ATTACHED_ATTR, {}).pop(device, []):
+            _detach(interface, before)
+        if not callback_table(cpp_builder):
+            _unguard_interface_registration(device_interface)
     elif shape == REGISTRY and callback is not None:
         _unregister(cpp_builder, device, callback)
     return callback
@@ -84,7 +94,7 @@ def _register(cpp_builder, device, callback):
     the callback and what it held before: torch offers no way to unregister."""
     def dicts():  # torch's, not kbuild's own tables
         return [value for name, value in vars(cpp_builder).items()
-                if isinstance(value, dict) and name not in (_TABLE_ATTR, _REGISTRY_ATTR)]
+                if isinstance(value, dict) and name not in (_TABLE_ATTR, _REGISTRY_ATTR, _ATTACHED_ATTR)]
 
     before = {id(registry): registry.get(device) for registry in dicts()}
     cpp_builder.register_cpp_device_options(device, callback)
@@ -167,12 +177,21 @@ def _interface_for(device_interface, device):
         return None
 
 
-def _attach(device_interface, device, callback):
-    interface = _interface_for(device_interface, device)
-    if interface is None:
-        interface = type(f"Kbuild{device.capitalize()}Interface",
-                         (device_interface.DeviceInterface,), {})
-        device_interface.register_interface_for_device(device, interface)
+def _is_kbuilds(method):
+    return getattr(getattr(method, "__func__", method), _MARK, False)
+
+
+def _attach(interface, device, callback, cpp_builder):
+    """`interface` (a registered class) answers `device` with kbuild's
+    callback: a static method without a device type, as torch calls it; what
+    the class itself held before is remembered for unregister()."""
+    attached = cpp_builder.__dict__.setdefault(_ATTACHED_ATTR, {}).setdefault(device, [])
+    if not any(klass is interface for klass, _ in attached):
+        before = interface.__dict__.get(INTERFACE_METHOD, _ABSENT)
+        if _is_kbuilds(before):  # attached for another device: that one's entry before
+            before = next((b for entries in cpp_builder.__dict__[_ATTACHED_ATTR].values()
+                           for klass, b in entries if klass is interface), _ABSENT)
+        attached.append((interface, before))
 
     def get_cpp_device_options(aot_mode=False, compile_only=False):
         return callback(device, aot_mode, compile_only)
@@ -181,18 +200,46 @@ def _attach(device_interface, device, callback):
     setattr(interface, INTERFACE_METHOD, staticmethod(get_cpp_device_options))
 
 
-def _guard_interface_registration(device_interface, table):
-    """An interface registered later for a kbuild device gets the method too."""
+def _detach(interface, before):
+    """The class's entry as it was before kbuild, unless someone set another since."""
+    if not _is_kbuilds(interface.__dict__.get(INTERFACE_METHOD)):
+        return
+    if before is _ABSENT:
+        delattr(interface, INTERFACE_METHOD)
+    else:
+        setattr(interface, INTERFACE_METHOD, before)
+
+
+def _attach_registered(device_interface, device, callback, cpp_builder):
+    """Attaches to the class registered for `device`; False when there is none."""
+    interface = _interface_for(device_interface, device)
+    if interface is None or interface is device_interface.DeviceInterface:
+        return False
+    _attach(interface, device, callback, cpp_builder)
+    return True
+
+
+def _guard_interface_registration(device_interface, cpp_builder):
+    """An interface registered later for a kbuild device (`npu`, or `npu:3`)
+    gets the method too."""
     register = device_interface.register_interface_for_device
     if getattr(register, _MARK, False):
         return
 
     def register_interface_for_device(device, interface, *args, **kwargs):
         result = register(device, interface, *args, **kwargs)
-        callback = table.get(_device_name(device))
-        if callback is not None:
-            _attach(device_interface, _device_name(device), callback)
+        name = _device_name(device).partition(":")[0]
+        callback = callback_table(cpp_builder).get(name)
+        if callback is not None and isinstance(interface, type):
+            _attach(interface, name, callback, cpp_builder)
         return result
 
     setattr(register_interface_for_device, _MARK, True)
+    register_interface_for_device.__wrapped__ = register
     device_interface.register_interface_for_device = register_interface_for_device
+
+
+def _unguard_interface_registration(device_interface):
+    register = device_interface.register_interface_for_device
+    if getattr(register, _MARK, False):
+        device_interface.register_interface_for_device = register.__wrapped__
