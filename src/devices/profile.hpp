@@ -76,6 +76,10 @@ bool profile_applies(const Profile& profile, const ProfileEntry& entry, const Pr
 std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const std::string& list,
                                                  const ProfileFacts& facts);
 
+// The entry's value, each ${env:NAME} replaced by that variable's value ("" when unset):
+// torch 2.13's -march=${env:TORCHINDUCTOR_CPP_MARCH}.
+std::string profile_value(const ProfileEntry& entry, const ProfileFacts& facts);
+
 // Loads `<dir>/<line>.json` and what it extends. Throws Error(config)
 // "file:line:column: at /pointer: what" for an unknown key, a wrong type, an
 // unknown condition, a missing parent or an extends cycle.

@@ -17,6 +17,7 @@ using nlohmann::json;
 
 namespace {
 
+// `line` may name a subdirectory: "2.13/cpp_march-empty".
 json load_profile_golden(const std::string& line) {
   std::ifstream in(source_root() + "/tests/golden/profiles/" + line + "/builder_commands.json");
   REQUIRE(in.good());
@@ -100,7 +101,8 @@ std::pair<RunResult, RunResult> dry_run(const ProfileMachine& m, const Request& 
   if (r.min_optimize) args.push_back("--min-optimize");
   args.insert(args.end(), r.extra.begin(), r.extra.end());
   std::vector<std::string> unset = {"AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION",
-                                    "ATEN_CPU_CAPABILITY", "CUDA_HOME", "CXX"};
+                                    "ATEN_CPU_CAPABILITY", "CUDA_HOME", "CXX",
+                                    "TORCHINDUCTOR_CPP_MARCH"};
   for (const auto& [name, value] : r.env)
     unset.erase(std::remove(unset.begin(), unset.end(), name), unset.end());
   RunResult argv = run_kbuild_in_process(args, m.home.str(), r.env, unset);
@@ -314,4 +316,41 @@ TEST_CASE("profiles: --no-torch uses the base layer of the named line", "[golden
   REQUIRE(r.exit_code == 0);
   CHECK(kbuild::shell_split(r.out.substr(0, r.out.find('\n'))) ==
         std::optional(m.subst_all(g214["commands"]["CppOptions"]["argv"])));
+}
+
+TEST_CASE(
+    "profiles: 2.13 follows TORCHINDUCTOR_CPP_MARCH (a value, and empty), command for command",
+    "[golden][profiles]") {
+  // tests/golden/profiles/2.13/cpp_march-*: torch 2.13.0's cpp_builder.py run by the harness
+  // with --env TORCHINDUCTOR_CPP_MARCH=x86-64-v3 and with the empty value.
+  for (const auto& [dir, value] :
+       {std::pair<const char*, const char*>{"cpp_march-x86-64-v3", "x86-64-v3"},
+        {"cpp_march-empty", ""}}) {
+    DYNAMIC_SECTION(dir) {
+      ProfileMachine m("2.13.0+cpu");
+      json golden = load_profile_golden(std::string("2.13/") + dir);
+      int checked = 0;
+      for (const auto& [key, expected] : golden["commands"].items()) {
+        if (key.rfind("cpu|", 0) != 0 && key.rfind("cuda|", 0) != 0) continue;
+        INFO(dir << " " << key);
+        Request r = request_of(key);
+        r.env = {{"TORCHINDUCTOR_CPP_MARCH", value}};
+        check_command(m, r, expected);
+        ++checked;
+      }
+      for (const char* isa : {"avx2", "avx512", "amx"}) {
+        for (const auto& [key, expected] : golden["variants"].items()) {
+          std::string prefix = std::string("isa=") + isa + "|";
+          if (key.rfind(prefix, 0) != 0 || key.find("picked") != std::string::npos) continue;
+          INFO(dir << " " << key);
+          Request r = request_of(key.substr(prefix.size()));
+          r.isa = std::string(isa) == "amx" ? "amx+bf16" : isa;
+          r.env = {{"TORCHINDUCTOR_CPP_MARCH", value}};
+          check_command(m, r, expected);
+          ++checked;
+        }
+      }
+      CHECK(checked == 16 + 24);
+    }
+  }
 }
