@@ -454,6 +454,13 @@ std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
+// The label of a profile's evidence: its provenance's "evidence" up to the first ':'.
+std::string evidence_label(const Profile& profile) {
+  auto it = profile.provenance.find("evidence");
+  if (it == profile.provenance.end() || it->second.empty()) return "not stated";
+  return it->second.substr(0, it->second.find(':'));
+}
+
 // The line itself when it has a profile, else the nearest older one (below
 // the oldest: the oldest).
 std::string nearest_line(const std::vector<std::string>& lines, const std::string& wanted) {
@@ -506,7 +513,13 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
     if (lines.empty())
       throw Error(ErrorKind::config, "no Inductor profile in " + dir + "; reinstall kbuild");
     line = nearest_line(lines, *wanted);
-    if (line != *wanted)
+    if (line != *wanted && line_key(*wanted) > line_key(lines.back()))
+      // torch 2.15 (no release file yet) and later: the newest profile, with a warning.
+      choice.note = "torch " + torch_version + " (" + chosen_by +
+                    ") is newer than every Inductor profile: profile " + line +
+                    " stands in, and this torch's Inductor may run another command (profiles: " +
+                    joined(lines) + ")";
+    else if (line != *wanted)
       choice.note = "torch " + torch_version + " (" + chosen_by + ") has no Inductor profile " +
                     *wanted + "; using the nearest, " + line + " (profiles: " + joined(lines) + ")";
   } else if (!torch_version.empty()) {
@@ -514,6 +527,10 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
                   ") is not MAJOR.MINOR; using Inductor profile " + line;
   }
   choice.profile = std::make_shared<const Profile>(load_profile_cached(dir, line, cache_root));
+  choice.evidence = evidence_label(*choice.profile);
+  if (auto wanted = inductor_line_of(torch_version); wanted && *wanted != line)
+    choice.evidence =
+        "stand-in: profile " + line + " (" + choice.evidence + ") for torch " + *wanted;
   return choice;
 }
 
@@ -537,7 +554,7 @@ std::string describe(const ProfileChoice& choice) {
     text += "; torch " + choice.torch_version + " from " + choice.chosen_by;
   else
     text += "; no torch version known: the default line";
-  return text + ")";
+  return text + "; evidence: " + choice.evidence + ")";
 }
 
 }  // namespace kbuild

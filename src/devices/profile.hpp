@@ -106,6 +106,9 @@ struct ProfileChoice {
   std::string torch_version;        // what it was chosen for ("" when no torch version is known)
   std::string chosen_by;            // "--torch-version", "TORCH_ROOT/version.py" or "default"
   std::optional<std::string> note;  // the nearest profile stood in for the line
+  // What the profile in use rests on: its provenance's label ("measured", "executed",
+  // "derived from release files", ...), or "stand-in: profile L (its label) for torch X.Y".
+  std::string evidence;
 };
 
 // "2.9.1+cu130" -> "2.9"; nullopt unless it starts with MAJOR.MINOR digits.

@@ -268,10 +268,11 @@ TEST_CASE(
     const json* expected;
     const char* note;  // in stderr, "" for none
   };
-  for (const Pick& p : {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g29, ""},
-                        Pick{"2.9.0+cpu", &g29, ""}, Pick{"2.10.0", &g29, "using the nearest, 2.9"},
-                        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
-                        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
+  for (const Pick& p :
+       {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g29, ""}, Pick{"2.9.0+cpu", &g29, ""},
+        Pick{"2.10.0", &g29, "using the nearest, 2.9"},
+        Pick{"2.20.0", &g214, "is newer than every Inductor profile: profile 2.14 stands in"},
+        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
     DYNAMIC_SECTION("torch " << p.release) {
       ProfileMachine m(p.release);
       auto [dry, line] = dry_run(m, Request{});
@@ -351,6 +352,77 @@ TEST_CASE(
         }
       }
       CHECK(checked == 16 + 24);
+    }
+  }
+}
+
+namespace {
+// Occurrences of `what` in `text`.
+std::size_t profiles_test_count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("profiles: --version, doctor and --report say the evidence the profile rests on",
+          "[golden][profiles]") {
+  struct Evidence {
+    const char* release;
+    const char* evidence;
+  };
+  for (const Evidence& e :
+       {Evidence{"2.11.0+cu130", "evidence: measured"}, Evidence{"2.14.1", "evidence: executed"},
+        Evidence{"2.13.0+cpu", "evidence: derived from release files"},
+        Evidence{"2.10.0", "evidence: stand-in: profile 2.9"}}) {
+    DYNAMIC_SECTION("torch " << e.release) {
+      ProfileMachine m(e.release);
+      const std::map<std::string, std::string> env = {
+          {"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}};
+      RunResult v = run_kbuild_in_process({"--version"}, m.home.str(), env);
+      CHECK(v.exit_code == 0);
+      CHECK(v.out.find(e.evidence) != std::string::npos);
+      RunResult d = run_kbuild_in_process(
+          {"doctor", "--torch-root", m.placeholders.at("${TORCH_ROOT}")}, m.home.str(), env);
+      INFO(d.out << d.err);
+      CHECK(d.out.find(e.evidence) != std::string::npos);
+      Request r;
+      const std::string report = m.subst("${OUT_DIR}/report.json");
+      r.extra = {"--report", report};
+      auto [dry, line] = dry_run(m, r);
+      (void)line;
+      REQUIRE(dry.exit_code == 0);
+      std::ifstream in(report);
+      if (in.good()) {
+        json j = json::parse(in);
+        CHECK(j["profile"]["evidence"].get<std::string>().find(
+                  std::string(e.evidence).substr(10)) == 0);
+      } else {
+        FAIL("no report written: " << dry.err);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "profiles: torch 2.15 (no release file) gets 2.14, and a torch newer than every "
+    "profile is warned about once",
+    "[golden][profiles]") {
+  json g214 = load_profile_golden("2.14");
+  for (const char* release : {"2.15.0", "2.16.0+cu130"}) {
+    DYNAMIC_SECTION("torch " << release) {
+      ProfileMachine m(release);
+      Request r;
+      check_command(m, r,
+                    g214["commands"]["cpu|aot=False|compile_only=False|include_pytorch=False"]);
+      auto [dry, line] = dry_run(m, r);
+      (void)line;
+      INFO(dry.err);
+      CHECK(profiles_test_count(dry.err, "newer than every Inductor profile") == 1);
+      CHECK(profiles_test_count(dry.err, "2.14 stands in") == 1);
+      RunResult v = run_kbuild_in_process(
+          {"--version"}, m.home.str(), {{"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}});
+      CHECK(v.out.find("evidence: stand-in: profile 2.14") != std::string::npos);
     }
   }
 }
