@@ -50,6 +50,16 @@ const std::set<std::string> kTorchLists = {"definitions",    "include_dirs", "cf
 const std::set<std::string> kIsaKinds = {"avx2", "avx512", "avx512_vnni", "amx", "neon", "sve256"};
 
 // Reads one profile file, checking every key and type as it goes.
+// "env:NAME" or "env:NAME=VALUE" with NAME a variable name ([A-Za-z_][A-Za-z0-9_]*).
+bool env_atom(const std::string& atom) {
+  if (atom.rfind("env:", 0) != 0) return false;
+  std::string name =
+      atom.substr(4, atom.find('=') == std::string::npos ? std::string::npos : atom.find('=') - 4);
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  return !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+         std::all_of(name.begin(), name.end(), word);
+}
+
 class ProfileReader : public JsonFileReader {
  public:
   using JsonFileReader::JsonFileReader;
@@ -116,9 +126,9 @@ class ProfileReader : public JsonFileReader {
     for (std::string w; words >> w;) {
       std::string atom = w[0] == '!' ? w.substr(1) : w;
       bool machine = atom.rfind("machine=", 0) == 0 && atom.size() > 8;
-      if (!machine && !profile_atoms().count(atom))
+      if (!machine && !env_atom(atom) && !profile_atoms().count(atom))
         fail(ptr, "unknown condition '" + w + "' (known: " + comma_joined(profile_atoms()) +
-                      ", machine=NAME; ! negates)");
+                      ", machine=NAME, env:NAME, env:NAME=VALUE; ! negates)");
       out.push_back(w);
     }
     return out;
@@ -284,6 +294,14 @@ void load_chain(const std::string& dir, const std::string& line, Profile& p, int
 
 bool atom_holds(const Profile& profile, const std::string& atom, const ProfileFacts& f) {
   if (atom.rfind("machine=", 0) == 0) return f.machine == atom.substr(8);
+  if (atom.rfind("env:", 0) == 0) {
+    // env:NAME: NAME is set (even to ""); env:NAME=VALUE: it is set to VALUE. Read through the
+    // environment, so a report records the variable as consulted.
+    std::size_t eq = atom.find('=');
+    auto value =
+        f.env ? f.env->get(atom.substr(4, eq == std::string::npos ? eq : eq - 4)) : std::nullopt;
+    return value && (eq == std::string::npos || *value == atom.substr(eq + 1));
+  }
   auto has = [&](const char* s) { return f.compiler.find(s) != std::string::npos; };
   bool clang = has("clang");
   if (atom == "link") return f.link;
@@ -329,6 +347,19 @@ std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const s
   if (it == profile.lists.end()) return out;
   for (const ProfileEntry& e : it->second)
     if (profile_applies(profile, e, facts)) out.push_back(&e);
+  return out;
+}
+
+std::string profile_value(const ProfileEntry& entry, const ProfileFacts& facts) {
+  std::string out = entry.value;
+  for (std::size_t at = out.find("${env:"); at != std::string::npos; at = out.find("${env:", at)) {
+    std::size_t end = out.find('}', at);
+    if (end == std::string::npos) break;
+    std::string name = out.substr(at + 6, end - at - 6);
+    std::string value = facts.env ? facts.env->get(name).value_or("") : "";
+    out.replace(at, end + 1 - at, value);
+    at += value.size();
+  }
   return out;
 }
 
@@ -470,6 +501,13 @@ std::string joined(const std::vector<std::string>& lines) {
   return out;
 }
 
+// The label of a profile's evidence: its provenance's "evidence" up to the first ':'.
+std::string evidence_label(const Profile& profile) {
+  auto it = profile.provenance.find("evidence");
+  if (it == profile.provenance.end() || it->second.empty()) return "not stated";
+  return it->second.substr(0, it->second.find(':'));
+}
+
 // The line itself when it has a profile, else the nearest older one (below
 // the oldest: the oldest).
 std::string nearest_line(const std::vector<std::string>& lines, const std::string& wanted) {
@@ -523,7 +561,13 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
     if (lines.empty())
       throw Error(ErrorKind::config, "no Inductor profile in " + dir + "; reinstall kbuild");
     line = nearest_line(lines, *wanted);
-    if (line != *wanted)
+    if (line != *wanted && line_key(*wanted) > line_key(lines.back()))
+      // torch 2.15 (no release file yet) and later: the newest profile, with a warning.
+      choice.note = "torch " + torch_version + " (" + chosen_by +
+                    ") is newer than every Inductor profile: profile " + line +
+                    " stands in, and this torch's Inductor may run another command (profiles: " +
+                    joined(lines) + ")";
+    else if (line != *wanted)
       choice.note = "torch " + torch_version + " (" + chosen_by + ") has no Inductor profile " +
                     *wanted + "; using the nearest, " + line + " (profiles: " + joined(lines) + ")";
   } else if (!torch_version.empty()) {
@@ -532,6 +576,10 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
   }
   choice.profile =
       std::make_shared<const Profile>(load_profile_cached(dir, line, cache_root, check_trust));
+  choice.evidence = evidence_label(*choice.profile);
+  if (auto wanted = inductor_line_of(torch_version); wanted && *wanted != line)
+    choice.evidence =
+        "stand-in: profile " + line + " (" + choice.evidence + ") for torch " + *wanted;
   return choice;
 }
 
@@ -556,7 +604,7 @@ std::string describe(const ProfileChoice& choice) {
     text += "; torch " + choice.torch_version + " from " + choice.chosen_by;
   else
     text += "; no torch version known: the default line";
-  return text + ")";
+  return text + "; evidence: " + choice.evidence + ")";
 }
 
 }  // namespace kbuild

@@ -76,6 +76,10 @@ bool profile_applies(const Profile& profile, const ProfileEntry& entry, const Pr
 std::vector<const ProfileEntry*> profile_entries(const Profile& profile, const std::string& list,
                                                  const ProfileFacts& facts);
 
+// The entry's value, each ${env:NAME} replaced by that variable's value ("" when unset):
+// torch 2.13's -march=${env:TORCHINDUCTOR_CPP_MARCH}.
+std::string profile_value(const ProfileEntry& entry, const ProfileFacts& facts);
+
 // Loads `<dir>/<line>.json` and what it extends. Throws Error(config)
 // "file:line:column: at /pointer: what" for an unknown key, a wrong type, an
 // unknown condition, a missing parent or an extends cycle. With
@@ -105,6 +109,9 @@ struct ProfileChoice {
   std::string torch_version;        // what it was chosen for ("" when no torch version is known)
   std::string chosen_by;            // "--torch-version", "TORCH_ROOT/version.py" or "default"
   std::optional<std::string> note;  // the nearest profile stood in for the line
+  // What the profile in use rests on: its provenance's label ("measured", "executed",
+  // "derived from release files", ...), or "stand-in: profile L (its label) for torch X.Y".
+  std::string evidence;
 };
 
 // "2.9.1+cu130" -> "2.9"; nullopt unless it starts with MAJOR.MINOR digits.

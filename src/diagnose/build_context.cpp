@@ -218,6 +218,7 @@ nlohmann::ordered_json report_of(const Compilation& record, const Environment& e
     if (session->profile.profile) {
       in.profile = describe(session->profile);
       in.profile_line = session->profile.profile->name;
+      in.profile_evidence = session->profile.evidence;
     }
     if (auto d = session->listing(record.device)) {
       in.provider_kind = d->kind;

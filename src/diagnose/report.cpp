@@ -96,7 +96,8 @@ ojson build_report(const ReportInput& in) {
   r["versions"] = {{"torch", in.torch_version.empty() ? ojson() : ojson(in.torch_version)},
                    {"plugins", plugins}};
   r["profile"] = {{"line", in.profile_line.empty() ? ojson() : ojson(in.profile_line)},
-                  {"description", in.profile}};
+                  {"description", in.profile},
+                  {"evidence", in.profile_evidence.empty() ? ojson() : ojson(in.profile_evidence)}};
   ojson files = ojson::array();
   for (const std::string& f : in.device_files) {
     auto bytes = read_whole_file(f);

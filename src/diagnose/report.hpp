@@ -36,6 +36,7 @@ struct ReportInput {
   std::string torch_version;                   // torch's version.py ("" unknown)
   std::string profile;                         // the Inductor profile, as describe() names it
   std::string profile_line;                    // its line ("2.11"; "" unknown)
+  std::string profile_evidence;                // what it rests on (ProfileChoice::evidence)
   std::vector<PluginStatus> plugins;           // the version matrix of active plugins
   const Error* error = nullptr;                // null on success
   int exit_code = 0;

@@ -242,8 +242,10 @@ ProfileFacts base_facts(const BaseSettings& s) {
 BuildOptions base_layer(const BaseSettings& s) {
   std::shared_ptr<const Profile> profile = s.profile ? s.profile : default_profile();
   BuildOptions o;
-  for (const ProfileEntry* e : profile_entries(*profile, "base.cflags", base_facts(s)))
-    o.add(OptionList::cflags, e->value, Origin{Layer::base, "base", e->file, e->line});
+  const ProfileFacts facts = base_facts(s);
+  for (const ProfileEntry* e : profile_entries(*profile, "base.cflags", facts))
+    o.add(OptionList::cflags, profile_value(*e, facts),
+          Origin{Layer::base, "base", e->file, e->line});
 
   // Inductor always adds the joined extra flags, even when empty.
   std::string extra;

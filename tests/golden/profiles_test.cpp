@@ -17,6 +17,7 @@ using nlohmann::json;
 
 namespace {
 
+// `line` may name a subdirectory: "2.13/cpp_march-empty".
 json load_profile_golden(const std::string& line) {
   std::ifstream in(source_root() + "/tests/golden/profiles/" + line + "/builder_commands.json");
   REQUIRE(in.good());
@@ -100,7 +101,8 @@ std::pair<RunResult, RunResult> dry_run(const ProfileMachine& m, const Request& 
   if (r.min_optimize) args.push_back("--min-optimize");
   args.insert(args.end(), r.extra.begin(), r.extra.end());
   std::vector<std::string> unset = {"AOTINDUCTOR_RAISE_ERROR_ON_IGNORED_OPTIMIZATION",
-                                    "ATEN_CPU_CAPABILITY", "CUDA_HOME", "CXX"};
+                                    "ATEN_CPU_CAPABILITY", "CUDA_HOME", "CXX",
+                                    "TORCHINDUCTOR_CPP_MARCH"};
   for (const auto& [name, value] : r.env)
     unset.erase(std::remove(unset.begin(), unset.end(), name), unset.end());
   RunResult argv = run_kbuild_in_process(args, m.home.str(), r.env, unset);
@@ -266,10 +268,11 @@ TEST_CASE(
     const json* expected;
     const char* note;  // in stderr, "" for none
   };
-  for (const Pick& p : {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g29, ""},
-                        Pick{"2.9.0+cpu", &g29, ""}, Pick{"2.10.0", &g29, "using the nearest, 2.9"},
-                        Pick{"2.20.0", &g214, "using the nearest, 2.14"},
-                        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
+  for (const Pick& p :
+       {Pick{"2.6.3+cu124", &g26, ""}, Pick{"2.9.1+cu130", &g29, ""}, Pick{"2.9.0+cpu", &g29, ""},
+        Pick{"2.10.0", &g29, "using the nearest, 2.9"},
+        Pick{"2.20.0", &g214, "is newer than every Inductor profile: profile 2.14 stands in"},
+        Pick{"1.13.1", &g26, "using the nearest, 2.6"}}) {
     DYNAMIC_SECTION("torch " << p.release) {
       ProfileMachine m(p.release);
       auto [dry, line] = dry_run(m, Request{});
@@ -314,4 +317,112 @@ TEST_CASE("profiles: --no-torch uses the base layer of the named line", "[golden
   REQUIRE(r.exit_code == 0);
   CHECK(kbuild::shell_split(r.out.substr(0, r.out.find('\n'))) ==
         std::optional(m.subst_all(g214["commands"]["CppOptions"]["argv"])));
+}
+
+TEST_CASE(
+    "profiles: 2.13 follows TORCHINDUCTOR_CPP_MARCH (a value, and empty), command for command",
+    "[golden][profiles]") {
+  // tests/golden/profiles/2.13/cpp_march-*: torch 2.13.0's cpp_builder.py run by the harness
+  // with --env TORCHINDUCTOR_CPP_MARCH=x86-64-v3 and with the empty value.
+  for (const auto& [dir, value] :
+       {std::pair<const char*, const char*>{"cpp_march-x86-64-v3", "x86-64-v3"},
+        {"cpp_march-empty", ""}}) {
+    DYNAMIC_SECTION(dir) {
+      ProfileMachine m("2.13.0+cpu");
+      json golden = load_profile_golden(std::string("2.13/") + dir);
+      int checked = 0;
+      for (const auto& [key, expected] : golden["commands"].items()) {
+        if (key.rfind("cpu|", 0) != 0 && key.rfind("cuda|", 0) != 0) continue;
+        INFO(dir << " " << key);
+        Request r = request_of(key);
+        r.env = {{"TORCHINDUCTOR_CPP_MARCH", value}};
+        check_command(m, r, expected);
+        ++checked;
+      }
+      for (const char* isa : {"avx2", "avx512", "amx"}) {
+        for (const auto& [key, expected] : golden["variants"].items()) {
+          std::string prefix = std::string("isa=") + isa + "|";
+          if (key.rfind(prefix, 0) != 0 || key.find("picked") != std::string::npos) continue;
+          INFO(dir << " " << key);
+          Request r = request_of(key.substr(prefix.size()));
+          r.isa = std::string(isa) == "amx" ? "amx+bf16" : isa;
+          r.env = {{"TORCHINDUCTOR_CPP_MARCH", value}};
+          check_command(m, r, expected);
+          ++checked;
+        }
+      }
+      CHECK(checked == 16 + 24);
+    }
+  }
+}
+
+namespace {
+// Occurrences of `what` in `text`.
+std::size_t profiles_test_count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("profiles: --version, doctor and --report say the evidence the profile rests on",
+          "[golden][profiles]") {
+  struct Evidence {
+    const char* release;
+    const char* evidence;
+  };
+  for (const Evidence& e :
+       {Evidence{"2.11.0+cu130", "evidence: measured"}, Evidence{"2.14.1", "evidence: executed"},
+        Evidence{"2.13.0+cpu", "evidence: derived from release files"},
+        Evidence{"2.10.0", "evidence: stand-in: profile 2.9"}}) {
+    DYNAMIC_SECTION("torch " << e.release) {
+      ProfileMachine m(e.release);
+      const std::map<std::string, std::string> env = {
+          {"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}};
+      RunResult v = run_kbuild_in_process({"--version"}, m.home.str(), env);
+      CHECK(v.exit_code == 0);
+      CHECK(v.out.find(e.evidence) != std::string::npos);
+      RunResult d = run_kbuild_in_process(
+          {"doctor", "--torch-root", m.placeholders.at("${TORCH_ROOT}")}, m.home.str(), env);
+      INFO(d.out << d.err);
+      CHECK(d.out.find(e.evidence) != std::string::npos);
+      Request r;
+      const std::string report = m.subst("${OUT_DIR}/report.json");
+      r.extra = {"--report", report};
+      auto [dry, line] = dry_run(m, r);
+      (void)line;
+      REQUIRE(dry.exit_code == 0);
+      std::ifstream in(report);
+      if (in.good()) {
+        json j = json::parse(in);
+        CHECK(j["profile"]["evidence"].get<std::string>().find(
+                  std::string(e.evidence).substr(10)) == 0);
+      } else {
+        FAIL("no report written: " << dry.err);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "profiles: torch 2.15 (no release file) gets 2.14, and a torch newer than every "
+    "profile is warned about once",
+    "[golden][profiles]") {
+  json g214 = load_profile_golden("2.14");
+  for (const char* release : {"2.15.0", "2.16.0+cu130"}) {
+    DYNAMIC_SECTION("torch " << release) {
+      ProfileMachine m(release);
+      Request r;
+      check_command(m, r,
+                    g214["commands"]["cpu|aot=False|compile_only=False|include_pytorch=False"]);
+      auto [dry, line] = dry_run(m, r);
+      (void)line;
+      INFO(dry.err);
+      CHECK(profiles_test_count(dry.err, "newer than every Inductor profile") == 1);
+      CHECK(profiles_test_count(dry.err, "2.14 stands in") == 1);
+      RunResult v = run_kbuild_in_process(
+          {"--version"}, m.home.str(), {{"KBUILD_TORCH_ROOT", m.placeholders.at("${TORCH_ROOT}")}});
+      CHECK(v.out.find("evidence: stand-in: profile 2.14") != std::string::npos);
+    }
+  }
 }

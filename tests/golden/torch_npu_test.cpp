@@ -34,8 +34,10 @@ struct NpuMachine {
   TempDir home, dir;
   std::map<std::string, std::string> placeholders;
 
-  explicit NpuMachine(const std::string& release) {
+  explicit NpuMachine(const std::string& release, const std::string& torch = "") {
     make_fake_torch(dir / "site-packages/torch", false);
+    if (!torch.empty())
+      write_file(dir / "site-packages/torch/version.py", "__version__ = '" + torch + "'\n");
     fs::create_directories(dir / "site-packages/torch_npu/lib");
     write_file(dir / "site-packages/torch_npu/version.py",
                "__version__ = '" + release + "'\ngit_version = 'abc'\n");
@@ -96,6 +98,12 @@ struct Release {
   std::string version_py;
   std::map<std::string, std::string> env;
   std::vector<std::string> upstream;
+  // torch's version.py; empty: the fake torch's 2.11.0
+  std::string torch = "";
+  // Upstream Inductor before 2.11 returns torch's include dirs from the device
+  // hook too; kbuild's `options --json` leaves them to the torch layer (the
+  // argv is the same): in the upstream state, include_dirs is not compared.
+  bool upstream_hook_includes = false;
 };
 
 // How the process chose its backend for the "upstream" state: each backend
@@ -157,7 +165,7 @@ std::vector<std::string> unset_vars(const std::map<std::string, std::string>& en
 
 // Runs every case of `cases` through the kbuild binary on a machine with `release`.
 int check_cases(const json& cases, const Release& release) {
-  NpuMachine m(release.version_py);
+  NpuMachine m(release.version_py, release.torch);
   int checked = 0;
   for (const auto& [key, expected] : cases.items()) {
     Case c(key);
@@ -204,7 +212,8 @@ int check_cases(const json& cases, const Release& release) {
         std::size_t i = 0;
         for (const auto& [name, values] : tuple.items()) {
           CHECK(name == kTupleOrder[i]);
-          CHECK(m.subst_all(values) == m.subst_all(expected["options"][i]));
+          if (!(release.upstream_hook_includes && c.state == "upstream" && i == 1))
+            CHECK(m.subst_all(values) == m.subst_all(expected["options"][i]));
           ++i;
         }
       }
@@ -298,7 +307,12 @@ TEST_CASE("a backend a release lacks is refused as an unknown backend is", "[gol
       {"2.12.0", {"dvm", "ascendc", "triton_experimental"}},
       {"2.12.0.post1", {"triton_experimental"}},
       {"2.12.0.post2", {"dvm", "ascendc", "triton_experimental"}},
-      {"2.13.0", {"ascendc", "triton_experimental"}}};
+      {"2.13.0", {"ascendc", "triton_experimental"}},
+      {"2.7.1.post9", {"ascendc", "triton_experimental"}},
+      {"2.7.1.post10", {"ascendc", "triton_experimental"}},
+      {"2.9.0.post7", {"triton_experimental"}},
+      {"2.9.0.post8", {"ascendc", "triton_experimental"}},
+      {"2.10.0.post5", {"triton_experimental"}}};
   for (const auto& [release, backends] : lacks) {
     NpuMachine m(release);
     for (const std::string& backend : backends) {
@@ -368,5 +382,52 @@ TEST_CASE("torch_npu 2.7.1 and 2.9.0: the older optimization flags on their torc
     // The release is one kbuild knows: no note that it reproduces another.
     CHECK(dry.err.find("is not a release kbuild knows") == std::string::npos);
     CHECK(dry.err.find("of a line kbuild does not know") == std::string::npos);
+  }
+}
+
+// torch_npu refs executed by conformance/torch_npu_harness.py on the torch of
+// their line (torch_npu_refs/README.md): one file per cpp_builder.py, the
+// releases that share it named by their version files.
+namespace {
+struct TorchNpuExecutedRef {
+  std::string file;
+  std::vector<Release> releases;
+};
+}  // namespace
+
+TEST_CASE("torch_npu refs executed on their torch line: every case, argv and options --json",
+          "[golden]") {
+  const std::vector<std::string> master_backends = {"mlir", "dvm", "ascendc",
+                                                    "triton_experimental"};
+  const std::vector<TorchNpuExecutedRef> refs = {
+      // master's cpp_builder: tag compatibility_release-pytorch2.13.0 (version.txt 2.14.0)
+      // and tag v26.2.0-beta.1-pytorch2.13.0 (master's version list), on torch 2.13.
+      {"v26.2.0-beta.1-pytorch2.13.0",
+       {{"2.14.0", {}, master_backends, "2.13.0"},
+        {"2.13.0+git94c0533",
+         {{"KBUILD_TORCH_NPU_RELEASE", "master"}},
+         master_backends,
+         "2.13.0"}}},
+      {"v26.2.0-beta.1-pytorch2.12.0",
+       {{"2.12.0.post1", {}, {"mlir", "dvm", "ascendc"}, "2.12.0"}}},
+      {"v2.12.0-26.1.0", {{"2.12.0.post2", {}, {"mlir"}, "2.12.0"}}},
+      {"v26.1.0-pytorch2.12.0", {{"2.12.0", {}, {"mlir"}, "2.12.0"}}},
+      // the same cpp_builder on the 2.9 and 2.10 beta tags; torch 2.10 has the 2.9 profile
+      {"v26.2.0-beta.1-pytorch2.9.0",
+       {{"2.9.0.post7", {}, {"mlir", "dvm", "ascendc"}, "2.9.1", true},
+        {"2.10.0.post5", {}, {"mlir", "dvm", "ascendc"}, "2.10.0", true}}},
+      {"v2.9.0-26.1.0", {{"2.9.0.post8", {}, {"mlir", "dvm"}, "2.9.1", true}}},
+      {"v26.2.0-beta.1-pytorch2.7.1", {{"2.7.1.post9", {}, {"mlir", "dvm"}, "2.7.1", true}}},
+      {"v2.7.1-26.1.0", {{"2.7.1.post10", {}, {"mlir", "dvm"}, "2.7.1", true}}},
+  };
+  for (const TorchNpuExecutedRef& ref : refs) {
+    const json golden = load_npu_golden("torch_npu_refs/" + ref.file + ".json");
+    REQUIRE(golden["cases"].size() == 192);
+    for (const Release& release : ref.releases) {
+      INFO(ref.file << " as torch_npu " << release.version_py << " on torch " << release.torch);
+      const int upstream_runs =
+          release.upstream.size() == 1 ? 2 : static_cast<int>(release.upstream.size());
+      CHECK(check_cases(golden["cases"], release) == 128 * 2 + 64 * upstream_runs);
+    }
   }
 }

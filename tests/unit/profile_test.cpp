@@ -136,3 +136,71 @@ TEST_CASE("SVE256 has bf16 from 2.8 on; 2.6's and 2.7's Inductor have neither fl
           sve.macros.end());
   }
 }
+
+namespace {
+// The -march/-mcpu flags the shipped 2.13 profile gives on `machine` with `env`.
+std::vector<std::string> profile_test_arch_flags(const Environment& env,
+                                                 const std::string& machine) {
+  const Profile p = load_profile(profiles(), "2.13");
+  ProfileFacts f;
+  f.env = &env;
+  f.machine = machine;
+  std::vector<std::string> out;
+  for (const ProfileEntry* e : profile_entries(p, "base.cflags", f)) {
+    std::string value = profile_value(*e, f);
+    if (value.rfind("march=", 0) == 0 || value.rfind("mcpu=", 0) == 0) out.push_back(value);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("2.13 follows TORCHINDUCTOR_CPP_MARCH: unset the machine's default, empty none, a value",
+          "[unit][profile]") {
+  // torch 2.13's _get_cpu_arch_cflags (cpp_builder.py:998-1025), config.cpp.march (config.py:1697).
+  using Flags = std::vector<std::string>;
+  Environment unset;
+  CHECK(profile_test_arch_flags(unset, "x86_64") == Flags{"march=native"});
+  CHECK(profile_test_arch_flags(unset, "ppc64le") == Flags{"mcpu=native"});
+  CHECK(profile_test_arch_flags(unset, "riscv64") == Flags{"march=rv64gc"});
+  // The variable is recorded as read (the report's environment), set or not.
+  CHECK(unset.consulted().count("TORCHINDUCTOR_CPP_MARCH"));
+  Environment empty(std::map<std::string, std::string>{{"TORCHINDUCTOR_CPP_MARCH", ""}});
+  CHECK(profile_test_arch_flags(empty, "x86_64").empty());
+  CHECK(profile_test_arch_flags(empty, "ppc64le").empty());
+  Environment v3(std::map<std::string, std::string>{{"TORCHINDUCTOR_CPP_MARCH", "x86-64-v3"}});
+  CHECK(profile_test_arch_flags(v3, "x86_64") == Flags{"march=x86-64-v3"});
+  CHECK(profile_test_arch_flags(v3, "riscv64") == Flags{"march=x86-64-v3"});
+  Environment power(std::map<std::string, std::string>{{"TORCHINDUCTOR_CPP_MARCH", "power9"}});
+  CHECK(profile_test_arch_flags(power, "ppc64le") == Flags{"mcpu=power9"});
+  // The 2.11 line has no such variable.
+  const Profile p211 = load_profile(profiles(), "2.11");
+  ProfileFacts f;
+  f.env = &v3;
+  bool native = false;
+  for (const ProfileEntry* e : profile_entries(p211, "base.cflags", f))
+    native = native || profile_value(*e, f) == "march=native";
+  CHECK(native);
+}
+
+TEST_CASE("conditions env:NAME and env:NAME=VALUE; a bad variable name is refused",
+          "[unit][profile]") {
+  Profile p;
+  Environment env(std::map<std::string, std::string>{{"X_SET", ""}, {"Y", "v"}});
+  ProfileFacts f;
+  f.env = &env;
+  CHECK(profile_applies(p, ProfileEntry{"a", {"env:X_SET"}, "", 0}, f));
+  CHECK(profile_applies(p, ProfileEntry{"a", {"env:X_SET="}, "", 0}, f));
+  CHECK_FALSE(profile_applies(p, ProfileEntry{"a", {"env:Y="}, "", 0}, f));
+  CHECK(profile_applies(p, ProfileEntry{"a", {"env:Y=v"}, "", 0}, f));
+  CHECK(profile_applies(p, ProfileEntry{"a", {"!env:UNSET"}, "", 0}, f));
+  CHECK(profile_value(ProfileEntry{"march=${env:Y}", {}, "", 0}, f) == "march=v");
+  TempDir dir;
+  write_file(dir / "2.13.json", R"({"profile": "2.13", "base": {"cflags": [)"
+                                R"({"flag": "x", "when": "env:1BAD"}]}})");
+  try {
+    load_profile(dir.str(), "2.13");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("unknown condition 'env:1BAD'") != std::string::npos);
+  }
+}
