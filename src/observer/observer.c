@@ -75,7 +75,9 @@ static void lock(void) {
   while (atomic_flag_test_and_set_explicit(&g_lock, memory_order_acquire)) {
   }
 }
-static void unlock(void) { atomic_flag_clear_explicit(&g_lock, memory_order_release); }
+static void unlock(void) {
+  atomic_flag_clear_explicit(&g_lock, memory_order_release);
+}
 
 static uint64_t hash_record(char kind, const char* text, size_t len) {
   uint64_t h = 1469598103934665603ull ^ (unsigned char)kind;
@@ -205,7 +207,9 @@ static void record_path(char kind, int dirfd, const char* path) {
   put(kind, text, strlen(text), 1);
 }
 
-static int absent_errno(int err) { return err == ENOENT || err == ENOTDIR; }
+static int absent_errno(int err) {
+  return err == ENOENT || err == ENOTDIR;
+}
 
 // After a lookup: R or W when it succeeded, A when nothing was there.
 static void after_open(int result, int dirfd, const char* path, int flags) {
@@ -229,11 +233,11 @@ static void after_lookup(int result, int dirfd, const char* path) {
 // ---- the real functions ----------------------------------------------------
 
 #define REAL(name) real_##name
-#define DECLARE_REAL(ret, name, ...)                                        \
-  static ret (*real_##name)(__VA_ARGS__);                                  \
-  static ret (*get_##name(void))(__VA_ARGS__) {                            \
+#define DECLARE_REAL(ret, name, ...)                                              \
+  static ret (*real_##name)(__VA_ARGS__);                                         \
+  static ret (*get_##name(void))(__VA_ARGS__) {                                   \
     if (!real_##name) real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name); \
-    return real_##name;                                                    \
+    return real_##name;                                                           \
   }
 
 // ---- start ---------------------------------------------------------------
@@ -267,69 +271,71 @@ __attribute__((constructor)) static void observer_start(void) {
 
 // ---- opening files ---------------------------------------------------------
 
-static int wants_mode(int flags) { return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE; }
+static int wants_mode(int flags) {
+  return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
 
-#define OPEN_LIKE(name)                                             \
-  DECLARE_REAL(int, name, const char*, int, ...)                    \
-  EXPORT int name(const char* path, int flags, ...) {               \
-    mode_t mode = 0;                                                \
-    if (wants_mode(flags)) {                                        \
-      va_list ap;                                                   \
-      va_start(ap, flags);                                          \
-      mode = (mode_t)va_arg(ap, int);                               \
-      va_end(ap);                                                   \
-    }                                                               \
-    int fd = get_##name()(path, flags, mode);                       \
-    after_open(fd, AT_FDCWD, path, flags);                          \
-    return fd;                                                      \
+#define OPEN_LIKE(name)                               \
+  DECLARE_REAL(int, name, const char*, int, ...)      \
+  EXPORT int name(const char* path, int flags, ...) { \
+    mode_t mode = 0;                                  \
+    if (wants_mode(flags)) {                          \
+      va_list ap;                                     \
+      va_start(ap, flags);                            \
+      mode = (mode_t)va_arg(ap, int);                 \
+      va_end(ap);                                     \
+    }                                                 \
+    int fd = get_##name()(path, flags, mode);         \
+    after_open(fd, AT_FDCWD, path, flags);            \
+    return fd;                                        \
   }
 OPEN_LIKE(open)
 OPEN_LIKE(open64)
 
-#define OPENAT_LIKE(name)                                           \
-  DECLARE_REAL(int, name, int, const char*, int, ...)               \
-  EXPORT int name(int dirfd, const char* path, int flags, ...) {    \
-    mode_t mode = 0;                                                \
-    if (wants_mode(flags)) {                                        \
-      va_list ap;                                                   \
-      va_start(ap, flags);                                          \
-      mode = (mode_t)va_arg(ap, int);                               \
-      va_end(ap);                                                   \
-    }                                                               \
-    int fd = get_##name()(dirfd, path, flags, mode);                \
-    after_open(fd, dirfd, path, flags);                             \
-    return fd;                                                      \
+#define OPENAT_LIKE(name)                                        \
+  DECLARE_REAL(int, name, int, const char*, int, ...)            \
+  EXPORT int name(int dirfd, const char* path, int flags, ...) { \
+    mode_t mode = 0;                                             \
+    if (wants_mode(flags)) {                                     \
+      va_list ap;                                                \
+      va_start(ap, flags);                                       \
+      mode = (mode_t)va_arg(ap, int);                            \
+      va_end(ap);                                                \
+    }                                                            \
+    int fd = get_##name()(dirfd, path, flags, mode);             \
+    after_open(fd, dirfd, path, flags);                          \
+    return fd;                                                   \
   }
 OPENAT_LIKE(openat)
 OPENAT_LIKE(openat64)
 
 // The fortified variants (_FORTIFY_SOURCE): no mode argument.
-#define OPEN2_LIKE(name)                                  \
-  DECLARE_REAL(int, name, const char*, int)               \
-  EXPORT int name(const char* path, int flags) {          \
-    int fd = get_##name()(path, flags);                   \
-    after_open(fd, AT_FDCWD, path, flags);                \
-    return fd;                                            \
+#define OPEN2_LIKE(name)                         \
+  DECLARE_REAL(int, name, const char*, int)      \
+  EXPORT int name(const char* path, int flags) { \
+    int fd = get_##name()(path, flags);          \
+    after_open(fd, AT_FDCWD, path, flags);       \
+    return fd;                                   \
   }
 OPEN2_LIKE(__open_2)
 OPEN2_LIKE(__open64_2)
 
-#define OPENAT2_LIKE(name)                                        \
-  DECLARE_REAL(int, name, int, const char*, int)                  \
-  EXPORT int name(int dirfd, const char* path, int flags) {       \
-    int fd = get_##name()(dirfd, path, flags);                    \
-    after_open(fd, dirfd, path, flags);                           \
-    return fd;                                                    \
+#define OPENAT2_LIKE(name)                                  \
+  DECLARE_REAL(int, name, int, const char*, int)            \
+  EXPORT int name(int dirfd, const char* path, int flags) { \
+    int fd = get_##name()(dirfd, path, flags);              \
+    after_open(fd, dirfd, path, flags);                     \
+    return fd;                                              \
   }
 OPENAT2_LIKE(__openat_2)
 OPENAT2_LIKE(__openat64_2)
 
-#define CREAT_LIKE(name)                                  \
-  DECLARE_REAL(int, name, const char*, mode_t)            \
-  EXPORT int name(const char* path, mode_t mode) {        \
-    int fd = get_##name()(path, mode);                    \
-    after_open(fd, AT_FDCWD, path, O_WRONLY | O_CREAT);   \
-    return fd;                                            \
+#define CREAT_LIKE(name)                                \
+  DECLARE_REAL(int, name, const char*, mode_t)          \
+  EXPORT int name(const char* path, mode_t mode) {      \
+    int fd = get_##name()(path, mode);                  \
+    after_open(fd, AT_FDCWD, path, O_WRONLY | O_CREAT); \
+    return fd;                                          \
   }
 CREAT_LIKE(creat)
 CREAT_LIKE(creat64)
@@ -341,34 +347,34 @@ static int fopen_flags(const char* mode) {
   return O_WRONLY | O_CREAT | O_TRUNC;  // "w", "x"
 }
 
-#define FOPEN_LIKE(name)                                              \
-  DECLARE_REAL(FILE*, name, const char*, const char*)                 \
-  EXPORT FILE* name(const char* path, const char* mode) {             \
-    FILE* f = get_##name()(path, mode);                               \
-    after_open(f ? 0 : -1, AT_FDCWD, path, fopen_flags(mode));        \
-    return f;                                                         \
+#define FOPEN_LIKE(name)                                       \
+  DECLARE_REAL(FILE*, name, const char*, const char*)          \
+  EXPORT FILE* name(const char* path, const char* mode) {      \
+    FILE* f = get_##name()(path, mode);                        \
+    after_open(f ? 0 : -1, AT_FDCWD, path, fopen_flags(mode)); \
+    return f;                                                  \
   }
 FOPEN_LIKE(fopen)
 FOPEN_LIKE(fopen64)
 
-#define FREOPEN_LIKE(name)                                                  \
-  DECLARE_REAL(FILE*, name, const char*, const char*, FILE*)                \
-  EXPORT FILE* name(const char* path, const char* mode, FILE* stream) {     \
-    FILE* f = get_##name()(path, mode, stream);                             \
-    if (path) after_open(f ? 0 : -1, AT_FDCWD, path, fopen_flags(mode));    \
-    return f;                                                               \
+#define FREOPEN_LIKE(name)                                               \
+  DECLARE_REAL(FILE*, name, const char*, const char*, FILE*)             \
+  EXPORT FILE* name(const char* path, const char* mode, FILE* stream) {  \
+    FILE* f = get_##name()(path, mode, stream);                          \
+    if (path) after_open(f ? 0 : -1, AT_FDCWD, path, fopen_flags(mode)); \
+    return f;                                                            \
   }
 FREOPEN_LIKE(freopen)
 FREOPEN_LIKE(freopen64)
 
 // ---- looking files up ------------------------------------------------------
 
-#define STAT_LIKE(name, type)                              \
-  DECLARE_REAL(int, name, const char*, type*)              \
-  EXPORT int name(const char* path, type* st) {            \
-    int r = get_##name()(path, st);                        \
-    after_lookup(r, AT_FDCWD, path);                       \
-    return r;                                              \
+#define STAT_LIKE(name, type)                   \
+  DECLARE_REAL(int, name, const char*, type*)   \
+  EXPORT int name(const char* path, type* st) { \
+    int r = get_##name()(path, st);             \
+    after_lookup(r, AT_FDCWD, path);            \
+    return r;                                   \
   }
 STAT_LIKE(stat, struct stat)
 STAT_LIKE(lstat, struct stat)
@@ -377,28 +383,28 @@ STAT_LIKE(lstat64, struct stat64)
 
 // Only older programs call these (glibc 2.33 made stat a function): the
 // real one may be missing from a newer libc.
-#define XSTAT_LIKE(name, type)                                  \
-  DECLARE_REAL(int, name, int, const char*, type*)              \
-  EXPORT int name(int ver, const char* path, type* st) {        \
-    if (!get_##name()) {                                        \
-      errno = ENOSYS;                                           \
-      return -1;                                                \
-    }                                                           \
-    int r = get_##name()(ver, path, st);                        \
-    after_lookup(r, AT_FDCWD, path);                            \
-    return r;                                                   \
+#define XSTAT_LIKE(name, type)                           \
+  DECLARE_REAL(int, name, int, const char*, type*)       \
+  EXPORT int name(int ver, const char* path, type* st) { \
+    if (!get_##name()) {                                 \
+      errno = ENOSYS;                                    \
+      return -1;                                         \
+    }                                                    \
+    int r = get_##name()(ver, path, st);                 \
+    after_lookup(r, AT_FDCWD, path);                     \
+    return r;                                            \
   }
 XSTAT_LIKE(__xstat, struct stat)
 XSTAT_LIKE(__lxstat, struct stat)
 XSTAT_LIKE(__xstat64, struct stat64)
 XSTAT_LIKE(__lxstat64, struct stat64)
 
-#define FSTATAT_LIKE(name, type)                                       \
-  DECLARE_REAL(int, name, int, const char*, type*, int)                \
-  EXPORT int name(int dirfd, const char* path, type* st, int flags) {  \
-    int r = get_##name()(dirfd, path, st, flags);                      \
+#define FSTATAT_LIKE(name, type)                                         \
+  DECLARE_REAL(int, name, int, const char*, type*, int)                  \
+  EXPORT int name(int dirfd, const char* path, type* st, int flags) {    \
+    int r = get_##name()(dirfd, path, st, flags);                        \
     if (!(flags & AT_EMPTY_PATH) || *path) after_lookup(r, dirfd, path); \
-    return r;                                                          \
+    return r;                                                            \
   }
 FSTATAT_LIKE(fstatat, struct stat)
 FSTATAT_LIKE(fstatat64, struct stat64)
@@ -495,9 +501,8 @@ EXPORT int scandir(const char* path, struct dirent*** list, scandir_filter filte
   return r;
 }
 
-DECLARE_REAL(int, scandir64, const char*, struct dirent64***,
-             int (*)(const struct dirent64*), int (*)(const struct dirent64**,
-                                                      const struct dirent64**))
+DECLARE_REAL(int, scandir64, const char*, struct dirent64***, int (*)(const struct dirent64*),
+             int (*)(const struct dirent64**, const struct dirent64**))
 EXPORT int scandir64(const char* path, struct dirent64*** list,
                      int (*filter)(const struct dirent64*),
                      int (*compare)(const struct dirent64**, const struct dirent64**)) {
@@ -758,9 +763,9 @@ EXPORT char* secure_getenv(const char* name) {
 
 // setlocale(..., "") reads LC_ALL, the category's variable and LANG inside
 // libc, where getenv is not seen: they decide the source's default charset.
-static const char* const kLocaleVariables[] = {
-    "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
-    "LANG"};
+static const char* const kLocaleVariables[] = {"LC_ALL",      "LC_CTYPE",   "LC_NUMERIC",
+                                               "LC_TIME",     "LC_COLLATE", "LC_MONETARY",
+                                               "LC_MESSAGES", "LANG"};
 #include <locale.h>
 DECLARE_REAL(char*, setlocale, int, const char*)
 EXPORT char* setlocale(int category, const char* locale) {

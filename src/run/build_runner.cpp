@@ -248,8 +248,9 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
   if (!env.get_nonempty("SOURCE_DATE_EPOCH")) {
     const std::string user = clock_user(observed.read);
     if (!user.empty())
-      return Failure{user + " uses __DATE__, __TIME__ or __TIMESTAMP__ (set SOURCE_DATE_EPOCH to "
-                            "cache it)"};
+      return Failure{user +
+                     " uses __DATE__, __TIME__ or __TIMESTAMP__ (set SOURCE_DATE_EPOCH to "
+                     "cache it)"};
   }
   return manifest;
 }

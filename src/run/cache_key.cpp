@@ -67,11 +67,12 @@ bool asks_native(const std::string& w) {
 
 // The options whose value is a path the compiler reads or writes, joined
 // (-I/x) or as the next word; and those whose next word is anything else.
-constexpr std::string_view kPathOptions[] = {"-I", "-isystem", "-iquote", "-idirafter", "-include",
-                                             "-imacros", "-L", "-o", "-T", "-MF", "-MT", "-MQ"};
+constexpr std::string_view kPathOptions[] = {"-I",       "-isystem", "-iquote", "-idirafter",
+                                             "-include", "-imacros", "-L",      "-o",
+                                             "-T",       "-MF",      "-MT",     "-MQ"};
 constexpr std::string_view kOtherValueOptions[] = {
-    "-D", "-U", "-x", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-u", "-e", "--param", "-A",
-    "-l", "-wrapper"};
+    "-D", "-U", "-x",      "-Xlinker", "-Xassembler", "-Xpreprocessor",
+    "-u", "-e", "--param", "-A",       "-l",          "-wrapper"};
 
 // Whether `word` (after `before`) names a path the compiler reads or
 // writes: an option's path, or a word that is no option (a source, an

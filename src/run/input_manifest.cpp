@@ -44,48 +44,6 @@ bool later(const struct timespec& a, const struct timespec& b) {
   return ns(a) > ns(b);
 }
 
-std::vector<std::string> parse_depfile(const std::string& text) {
-  std::vector<std::string> paths;
-  auto colon = text.find(": ");
-  if (colon == std::string::npos) colon = text.find(":\n");
-  if (colon == std::string::npos) return paths;
-  std::string word;
-  for (std::size_t i = colon + 1; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
-      ++i;  // line continuation
-    } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == ' ') {
-      word += ' ';  // an escaped blank inside a path
-      ++i;
-    } else if (c == ' ' || c == '\n' || c == '\t') {
-      if (!word.empty()) paths.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) paths.push_back(word);
-  return paths;
-}
-
-Result<std::string> input_manifest(const std::vector<std::string>& paths,
-                                   const struct timespec& started) {
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const std::string& path : paths) {
-    struct stat before {};
-    if (::stat(path.c_str(), &before) != 0) return Failure{path + " cannot be read"};
-    // Changed once the build had started: what the compiler read may not
-    // be what is hashed now.
-    if (later(before.st_mtim, started) || later(before.st_ctim, started))
-      return Failure{path + " changed during the build"};
-    auto bytes = read_whole_file(path);
-    if (!bytes) return Failure{path + " cannot be read"};
-    inputs.push_back(
-        {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), digest_hex(*bytes)});
-  }
-  return to_cbor(nlohmann::json{{"inputs", inputs}});
-}
-
 namespace {
 
 bool under(std::string_view path, std::string_view dir) {
@@ -121,6 +79,23 @@ std::optional<std::string> names_digest(const std::string& dir) {
   Digest digest;
   for (const std::string& name : names) digest.add(name.data(), name.size() + 1);
   return digest.hex();
+}
+
+// A directory's record in "dirs": its stamps when it exists and they are
+// older than `started` (or settled on the file system's clock, without one:
+// a change within the clock's tick would not show), or kNoDirectory twice
+// when it does not exist (every path under it is absent while it stays so);
+// nullopt when it cannot be trusted to stand for its absent paths.
+std::optional<nlohmann::json> dir_stamp(const std::string& dir, const struct timespec* started) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    return errno == ENOENT || errno == ENOTDIR
+               ? std::optional<nlohmann::json>(nlohmann::json{dir, kNoDirectory, kNoDirectory})
+               : std::nullopt;
+  const bool steady = started ? !later(st.st_mtim, *started) && !later(st.st_ctim, *started)
+                              : file_system().settled(st);
+  if (!S_ISDIR(st.st_mode) || !steady) return std::nullopt;
+  return nlohmann::json{dir, ns(st.st_mtim), ns(st.st_ctim)};
 }
 
 bool presentation_only(std::string_view name) {
@@ -198,15 +173,12 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute)) continue;
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0)
-      return Failure{path + " appeared while the compiler ran"};
+    if (::lstat(path.c_str(), &st) == 0) return Failure{path + " appeared while the compiler ran"};
     absent.push_back(path);
     const std::string dir(parent_of(path));
     if (!stamped.insert(dir).second) continue;
-    struct stat dir_st {};
-    if (::stat(dir.c_str(), &dir_st) == 0 && S_ISDIR(dir_st.st_mode) &&
-        !later(dir_st.st_mtim, build.started) && !later(dir_st.st_ctim, build.started))
-      dirs.push_back({dir, ns(dir_st.st_mtim), ns(dir_st.st_ctim)});
+    if (std::optional<nlohmann::json> stamp = dir_stamp(dir, &build.started))
+      dirs.push_back(std::move(*stamp));
   }
   // A variable counts as the compiler's environment gave it; a value a
   // program of the build set for its children (COLLECT_GCC_OPTIONS) follows
@@ -284,8 +256,9 @@ namespace {
 bool dir_unchanged(const ManifestDir& dir, std::string& path) {
   path.assign(dir.path);
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && ns(st.st_mtim) == dir.mtime_ns &&
-         ns(st.st_ctim) == dir.ctime_ns;
+  if (::stat(path.c_str(), &st) != 0)
+    return dir.mtime_ns == kNoDirectory && (errno == ENOENT || errno == ENOTDIR);
+  return S_ISDIR(st.st_mode) && ns(st.st_mtim) == dir.mtime_ns && ns(st.st_ctim) == dir.ctime_ns;
 }
 
 bool machine_variable(std::string_view name) {
@@ -377,11 +350,9 @@ std::optional<std::string> restamped_here(const std::string& bytes, const Enviro
   std::unordered_set<std::string> stamped;
   for (std::string_view absent : view->absent) {
     const std::string dir(parent_of(absent));
-    struct stat st {};
-    if (!stamped.insert(dir).second || ::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-        !file_system().settled(st))
-      continue;
-    dirs.push_back({dir, ns(st.st_mtim), ns(st.st_ctim)});
+    if (!stamped.insert(dir).second) continue;
+    if (std::optional<nlohmann::json> stamp = dir_stamp(dir, nullptr))
+      dirs.push_back(std::move(*stamp));
   }
   (*manifest)["dirs"] = dirs;
   if (manifest->contains("variables") && (*manifest)["variables"].is_array())

@@ -34,6 +34,9 @@ struct ManifestLibrary {
 
 // A directory holding absent paths, stamped when none of them was there:
 // while its stamps hold, nothing was added to it (one stat, not one a path).
+// A directory that did not exist has kNoDirectory as both stamps: every
+// path under it is absent while it stays so.
+inline constexpr std::int64_t kNoDirectory = -1;
 struct ManifestDir {
   std::string_view path;
   std::int64_t mtime_ns = 0, ctime_ns = 0;
@@ -97,13 +100,6 @@ std::string to_cbor(const nlohmann::json& j);
 // kernel's coarse clock).
 bool later(const struct timespec& a, const struct timespec& b);
 
-// The paths a make-style dependency file lists (after the first ':').
-std::vector<std::string> parse_depfile(const std::string& text);
-
-// A record of files (path, size, mtime, SHA-1), as CBOR bytes; a failure
-// when one cannot be read or changed at or after `started`.
-Result<std::string> input_manifest(const std::vector<std::string>& paths,
-                                   const struct timespec& started);
 // Whether every file of a manifest is unchanged (same size and mtime, else
 // the same content), every absent path is still absent, every variable has
 // the same value in `env` (the compiler's environment), every listed
@@ -138,8 +134,8 @@ struct ObservedBuild {
   // The programs the key names (the compiler, a launcher): keyed by their
   // stamps here and by content across machines, where their paths differ.
   std::vector<std::string> key_programs;
-  const Environment* env = nullptr;  // the compiler's, without the observer's variables
-  struct timespec started {};        // file-system time the build started
+  const Environment* env = nullptr;   // the compiler's, without the observer's variables
+  struct timespec started {};         // file-system time the build started
   const TrustedDir* cache = nullptr;  // where large files' digests are remembered
 };
 
@@ -162,8 +158,8 @@ inline constexpr const char* kMachineValue = "<this machine's>";
 // Variables that only shape how the compiler's diagnostics look or how many
 // jobs it runs, never what it writes: read, but not inputs.
 inline constexpr const char* kPresentationVariables[] = {
-    "TERM", "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "GCC_EXTRA_DIAGNOSTIC_OUTPUT",
-    "MAKEFLAGS", "MFLAGS", "MAKELEVEL"};
+    "TERM",      "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "GCC_EXTRA_DIAGNOSTIC_OUTPUT",
+    "MAKEFLAGS", "MFLAGS",  "MAKELEVEL"};
 
 // The manifest with every recorded path (inputs, absent, libraries) that is
 // `from` or lies under it moved under `to` instead: the remote cache's

@@ -29,9 +29,8 @@ std::string image_of(const std::string& path) {
   if (ec) return "";
   std::optional<std::string> head = read_file_up_to(real.string(), 256);
   if (head && head->rfind("#!", 0) == 0) {
-    std::string line = head->substr(2, head->find('\n') == std::string::npos
-                                           ? std::string::npos
-                                           : head->find('\n') - 2);
+    std::string line = head->substr(
+        2, head->find('\n') == std::string::npos ? std::string::npos : head->find('\n') - 2);
     const std::size_t start = line.find_first_not_of(" \t");
     if (start == std::string::npos) return "";
     const std::size_t end = line.find_first_of(" \t", start);

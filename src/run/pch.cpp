@@ -230,8 +230,8 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     // Without the record of what it read, the .gch could go stale unseen.
     (void)dir->remove_file(name + ".gch");
     throw Error(ErrorKind::compile_failed,
-                "--pch: what the header build of " + plan.header +
-                    " read is not known (" + manifest.why() +
+                "--pch: what the header build of " + plan.header + " read is not known (" +
+                    manifest.why() +
                     "); build again, or drop --pch for a compiler kbuild cannot observe");
   }
   nlohmann::json record = nlohmann::json::from_cbor(*manifest);

@@ -346,7 +346,8 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   std::optional<std::string> here = std::string(e->manifest);
   if (!settings_.base_dir.empty())
     here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
-  if (here) here = restamped_here(*here, env);  // by content: the writer's stamps prove nothing here
+  if (here)
+    here = restamped_here(*here, env);  // by content: the writer's stamps prove nothing here
   if (!here) {
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here";

@@ -61,8 +61,8 @@ Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
     return missed(key);
   }
   std::string manifest;
-  if (key.env && remote_.wait_for_entry(*key.shared(), local_, key.local.hex, *key.env, dest,
-                                        &manifest))
+  if (key.env &&
+      remote_.wait_for_entry(*key.shared(), local_, key.local.hex, *key.env, dest, &manifest))
     return Lookup::found(true, std::move(manifest));
   return missed(key);
 }

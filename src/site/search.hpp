@@ -1,5 +1,4 @@
-// search: where a header or library a build names is found, as the compiler and linker would; the
-// parts the rest of the library uses.
+// search: where a library a build names is found, as the linker and the dynamic loader would.
 #pragma once
 
 #include <optional>
@@ -9,27 +8,11 @@
 #include "kbuild/environment.hpp"
 #include "util/process.hpp"
 
-// Where the compiler looks for headers: its include search list for a
-// command line, as `-E -v` prints it.
+// Where doctor looks for the libraries a build names: the files a -l name
+// can be in a directory, and the shared libraries the dynamic loader would
+// find. (What a build's compiler and linker actually read is observed:
+// run/observation.)
 namespace kbuild {
-
-// The include search list the compiler uses for `argv` (its -v output),
-// quote dirs first, as normal paths; empty when it cannot be read.
-std::vector<std::string> include_search_dirs(const std::vector<std::string>& argv,
-                                             const Environment& env, ProcessRunner& processes);
-
-}  // namespace kbuild
-
-// The one place kbuild looks for libraries: the directories the linker
-// searches for -l, the files a -l name can be in them, and the shared
-// libraries the dynamic loader would find.
-namespace kbuild {
-
-// The directories the linker searches for -l (-L, then LIBRARY_PATH, then
-// the compiler's own), in order, as normal paths.
-std::vector<std::string> library_search_dirs(const std::string& compiler,
-                                             const std::vector<std::string>& libraries_dirs,
-                                             const Environment& env, ProcessRunner& processes);
 
 // The files `-l name` can be in `dir`: lib<name>.so, then lib<name>.a.
 std::vector<std::string> library_files(const std::string& name, const std::string& dir);

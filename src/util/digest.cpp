@@ -307,7 +307,8 @@ std::optional<std::string> remembered_hash(const std::string& path, const Truste
   const std::string name = remember ? identity_name(real, before) : std::string();
   std::optional<TrustedDir> dir;
   if (remember)
-    if (Result<TrustedDir> known_dir = cache->sub(subdir, false)) dir.emplace(std::move(*known_dir));
+    if (Result<TrustedDir> known_dir = cache->sub(subdir, false))
+      dir.emplace(std::move(*known_dir));
   if (dir)
     if (Result<std::string> known = dir->read(name, 256); known && is_hash(*known)) return *known;
   std::optional<std::string> bytes = read_fd(fd.get(), static_cast<std::size_t>(before.st_size));

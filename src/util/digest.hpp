@@ -127,6 +127,6 @@ std::optional<std::string> program_hash(const std::string& path, const TrustedDi
 // file of `remember_from` bytes or more: an observed manifest names the
 // compiler's programs and libraries, 50 MB a build, by content.
 std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
-                                       std::size_t remember_from = 256 * 1024);
+                                       std::size_t remember_from = std::size_t{256} * 1024);
 
 }  // namespace kbuild

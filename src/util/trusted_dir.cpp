@@ -460,8 +460,9 @@ constexpr const char* kMarkerText =
     "# For information about cache directory tags see https://bford.info/cachedir/\n";
 
 // Everything kbuild creates in a cache directory.
-constexpr std::array<const char*, 9> kLayout = {
-    "objects", "tmp", "pch", "discovery", "programs", "digests", "stats.json", "stats.lock", kMarker};
+constexpr std::array<const char*, 9> kLayout = {"objects",    "tmp",        "pch",
+                                                "discovery",  "programs",   "digests",
+                                                "stats.json", "stats.lock", kMarker};
 
 // Also write_atomically's temporary files: another process may be writing
 // the marker (two first builds at once) or the stats as we look.
@@ -490,8 +491,9 @@ bool layout_holds(const TrustedDir& dir, const std::string& name) {
                 : name == "pch"   ? hex_name(entry, 40)
                 : name == "discovery"
                     ? entry.rfind("python-", 0) == 0 || entry.rfind("isa-", 0) == 0
-                : name == "programs" || name == "digests" ? hex_name(entry, 64)
-                                     : false;  // tmp/ holds only what a build is making
+                : name == "programs" || name == "digests"
+                    ? hex_name(entry, 64)
+                    : false;  // tmp/ holds only what a build is making
     if (!fits) return false;
   }
   return true;
@@ -824,25 +826,7 @@ void AtomicOutput::discard_result() const {
   ::unlinkat(work_fd_.get(), name_.c_str(), 0);
 }
 
-std::string AtomicOutput::depfile_path() {
-  if (work_path_.find(' ') == std::string::npos) return scratch("deps.d");
-  if (private_tmp_.empty()) {
-    const std::string base = "/tmp";
-    std::string pattern = base + "/kbuild-deps.XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw Error(ErrorKind::output, "cannot make a private directory in " + base + ": " +
-                                         std::strerror(errno) +
-                                         "; choose an output path without blanks");
-    private_tmp_ = pattern;
-  }
-  return private_tmp_ + "/deps.d";
-}
-
 AtomicOutput::~AtomicOutput() {
-  if (!private_tmp_.empty()) {
-    std::error_code ignored;
-    fs::remove_all(private_tmp_, ignored);  // made by mkdtemp: ours alone
-  }
   // Removed through the opened directory: whatever is at its name now.
   if (work_fd_.valid()) {
     int copy = ::dup(work_fd_.get());

@@ -234,10 +234,6 @@ class AtomicOutput {
   // The file-system time the work directory was made: any input changed
   // at or after it may have changed while the build read it.
   const struct timespec& started() const { return started_; }
-  // A file name for the compiler's dependency list without blanks (g++
-  // ends SUNPRO_DEPENDENCIES's file name at the first blank): in the work
-  // directory, or in a private directory under /tmp.
-  std::string depfile_path();
 
  private:
   // Throws Error(output) when the output exists and is not a regular file.
@@ -246,7 +242,6 @@ class AtomicOutput {
   UniqueFd dir_fd_, work_fd_;
   bool committed_ = false;
   struct timespec started_ {};
-  std::string private_tmp_;  // made by depfile_path() when needed
 };
 
 // Removes the work directories (and files of older kbuilds' temporaries)

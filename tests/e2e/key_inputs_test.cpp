@@ -217,15 +217,16 @@ TEST_CASE("programs the driver runs from elsewhere: COMPILER_PATH, GCC_EXEC_PREF
       const std::map<std::string, std::string> env =
           how == "-B" ? std::map<std::string, std::string>{}
                       : std::map<std::string, std::string>{{"COMPILER_PATH", k.dir / "progs/"}};
-      const std::vector<std::string> flags =
-          how == "-B" ? std::vector<std::string>{"-B" + k.dir / "progs/"}
-                      : std::vector<std::string>{};
+      const std::vector<std::string> flags = how == "-B"
+                                                 ? std::vector<std::string>{"-B" + k.dir / "progs/"}
+                                                 : std::vector<std::string>{};
       k.build(flags, env);
       CHECK(key_hit(k.build(flags, env)));
       // An assembler that leaves a mark, then is the real one.
-      write_file(k.dir / "progs/as",
-                 "#!/bin/sh\necho ran > \"" + k.dir / "progs/as-ran" + "\"\nexec /usr/bin/as \"$@\"\n",
-                 true);
+      write_file(
+          k.dir / "progs/as",
+          "#!/bin/sh\necho ran > \"" + k.dir / "progs/as-ran" + "\"\nexec /usr/bin/as \"$@\"\n",
+          true);
       CHECK_FALSE(key_hit(k.build(flags, env)));
       CHECK(fs::exists(k.dir / "progs/as-ran"));
     }

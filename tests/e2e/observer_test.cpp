@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ObserverRecords {
-  std::set<std::pair<char, std::string>> records;  // kind, payload
+  std::set<std::pair<char, std::string>> records;        // kind, payload
   std::map<std::string, std::set<std::string>> pids_of;  // "X path" / "P exe" -> pids
   std::size_t files = 0;
   bool has(char kind, const std::string& payload) const {
@@ -61,10 +61,10 @@ struct ProbeRun {
     probe = (fs::read_symlink("/proc/self/exe").parent_path() / "observer_probe").string();
     REQUIRE(fs::exists(probe));
     REQUIRE(fs::exists(observer_library_path()));
-    for (const char* name : {"read-open", "read-open64", "read-openat", "read-openat64",
-                             "read-open_2", "read-open64_2", "read-openat_2", "read-openat64_2",
-                             "read-fopen", "read-fopen64", "read-freopen", "read-freopen64",
-                             "read-after-fchdir", "sub/read-after-chdir"})
+    for (const char* name :
+         {"read-open", "read-open64", "read-openat", "read-openat64", "read-open_2",
+          "read-open64_2", "read-openat_2", "read-openat64_2", "read-fopen", "read-fopen64",
+          "read-freopen", "read-freopen64", "read-after-fchdir", "sub/read-after-chdir"})
       write_file(dir / name, "x\n");
     fs::create_directories(dir / "listed-opendir");
     fs::create_directories(dir / "listed-scandir");

@@ -52,14 +52,14 @@ static void wait_child(pid_t pid) {
 }
 
 // Runs `call` in a forked child (an exec replaces it), and waits.
-#define IN_CHILD(call)      \
-  do {                      \
-    pid_t pid = fork();     \
-    if (pid == 0) {         \
-      call;                 \
-      _exit(127);           \
-    }                       \
-    wait_child(pid);        \
+#define IN_CHILD(call)  \
+  do {                  \
+    pid_t pid = fork(); \
+    if (pid == 0) {     \
+      call;             \
+      _exit(127);       \
+    }                   \
+    wait_child(pid);    \
   } while (0)
 
 static int no_filter(const struct dirent* e) {
@@ -122,8 +122,8 @@ int main(int argc, char** argv) {
   (void)statx(dfd, "absent-statx", 0, STATX_BASIC_STATS, &stx);
   // The pre-2.33 entry points, as older programs call them: found the way
   // the dynamic linker finds a preloaded definition.
-  int (*xstat)(int, const char*, struct stat*) = (int (*)(int, const char*, struct stat*))dlsym(
-      RTLD_DEFAULT, "__xstat");
+  int (*xstat)(int, const char*, struct stat*) =
+      (int (*)(int, const char*, struct stat*))dlsym(RTLD_DEFAULT, "__xstat");
   if (xstat) (void)xstat(1, in_dir("absent-xstat"), &st);
   mark("access");
   (void)access(in_dir("absent-access"), R_OK);

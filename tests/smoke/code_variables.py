@@ -23,14 +23,16 @@ def variables(source_root):
         found |= set(re.findall(r'\bgetenv\("([A-Z][A-Z0-9_]+)"\)', code))
         found |= set(re.findall(r'\benv_\w+\(env, "([A-Z][A-Z0-9_]+)"', code))
         found |= set(re.findall(r'constexpr const char\* k\w+ = "([A-Z][A-Z0-9_]+)";', code))
-        for block in re.findall(r"kCompilerVariables\[\] = \{([^}]*)\}", code):
-            found |= set(literals(block))
         for block in re.findall(r"for \(const char\* var : \{([^}]*)\}", code):
             found |= set(literals(block))
     for path in glob.glob(os.path.join(source_root, "src/python/**/*.py"), recursive=True):
         code = open(path).read()
         found |= set(re.findall(r'environ(?:\.get\(|\[)\s*"([A-Z][A-Z0-9_]+)"', code))
         found |= set(re.findall(r'^\w+_VARIABLE = "([A-Z][A-Z0-9_]+)"', code, re.M))
+    # Profiles: a flag's ${env:NAME}, a condition's env:NAME (torch 2.13's
+    # TORCHINDUCTOR_CPP_MARCH).
+    for path in glob.glob(os.path.join(source_root, "configs/profiles/*.json")):
+        found |= set(re.findall(r"env:([A-Z][A-Z0-9_]+)", open(path).read()))
     for path in glob.glob(os.path.join(source_root, "configs/devices/*.json")):
         text = open(path).read()
         found |= set(re.findall(r"\$\{env:([A-Z][A-Z0-9_]+)", text))

@@ -195,25 +195,6 @@ TEST_CASE("the work directory is locked while the build runs", "[unit][atomic_ou
   CHECK(fs::is_directory(out.work_dir()));
 }
 
-TEST_CASE("the dependency list's name has no blank even when the output's path has one",
-          "[unit][atomic_output]") {
-  TempDir tmp;
-  fs::create_directory(tmp / "a b");
-  std::string private_dir;
-  {
-    AtomicOutput plain(tmp / "k.so");
-    CHECK(plain.depfile_path() == plain.scratch("deps.d"));
-    AtomicOutput blank(tmp / "a b/k.so");
-    std::string deps = blank.depfile_path();
-    CHECK(deps.find(' ') == std::string::npos);
-    CHECK(deps == blank.depfile_path());  // one private directory per build
-    private_dir = fs::path(deps).parent_path().string();
-    CHECK((fs::status(private_dir).permissions() & fs::perms::all) == fs::perms::owner_all);
-    write_file(deps, "k.o: k.cpp\n");
-  }
-  CHECK_FALSE(fs::exists(private_dir));
-}
-
 TEST_CASE("started() is the work directory's birth on the file system clock",
           "[unit][atomic_output]") {
   TempDir tmp;

@@ -100,14 +100,14 @@ TEST_CASE("options that write files beside the output run as they are", "[unit][
 
 TEST_CASE("what a command reads is observed: response files, specs, plugins, -B, assembly",
           "[unit][compiler_call]") {
-  for (const Strings& argv : std::vector<Strings>{
-           {"g++", "-shared", "@args", "-o", "k.so"},
-           {"g++", "-c", "k.cpp", "-B/opt/bin", "-o", "k.o"},
-           {"g++", "-c", "k.cpp", "-specs=my.specs", "-o", "k.o"},
-           {"g++", "-c", "k.cpp", "-fplugin=p.so", "-o", "k.o"},
-           {"g++", "-c", "start.S", "-o", "start.o"},
-           {"g++", "-c", "start.s", "-o", "start.o"},
-           {"g++", "-c", "start.sx", "-o", "start.o"}}) {
+  for (const Strings& argv :
+       std::vector<Strings>{{"g++", "-shared", "@args", "-o", "k.so"},
+                            {"g++", "-c", "k.cpp", "-B/opt/bin", "-o", "k.o"},
+                            {"g++", "-c", "k.cpp", "-specs=my.specs", "-o", "k.o"},
+                            {"g++", "-c", "k.cpp", "-fplugin=p.so", "-o", "k.o"},
+                            {"g++", "-c", "start.S", "-o", "start.o"},
+                            {"g++", "-c", "start.s", "-o", "start.o"},
+                            {"g++", "-c", "start.sx", "-o", "start.o"}}) {
     INFO(argv[2]);
     CHECK(plan_compiler_call(argv));
   }

@@ -1,5 +1,7 @@
-// The record of what a build read: the dependency list's paths, and a
-// manifest of files (size, mtime, SHA-1) that holds while each is unchanged.
+// The record of what a build was observed to do (observed_manifest): files
+// read, with their digests; paths looked for and absent, with their
+// directories' stamps; variables read; listings; and when it cannot be made
+// at all (a program unobserved, a side output, an input changed meanwhile).
 #include "run/input_manifest.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,28 +24,28 @@ struct timespec now() {
   return t;
 }
 
-// Answers with fixed output and records what it was asked.
+// The manifest of a build seen to read `read` and look for `absent`.
+Result<std::string> manifest_observing(const Strings& read, const Strings& absent = {},
+                                       const Environment* env = nullptr,
+                                       struct timespec started = now()) {
+  Observation observed;
+  observed.reported = true;
+  observed.read = read;
+  observed.absent = absent;
+  ObservedBuild build;
+  build.env = env;
+  build.started = started;
+  return observed_manifest(observed, build);
+}
 
 }  // namespace
-
-TEST_CASE("parse_depfile: the paths after the first colon, continuations and escaped blanks",
-          "[unit][input_manifest]") {
-  CHECK(parse_depfile("k.o: k.cpp a.h\n") == Strings{"k.cpp", "a.h"});
-  CHECK(parse_depfile("k.o: k.cpp \\\n  /x/a.h\t/y/b.h \\\n /z/c.h\n") ==
-        Strings{"k.cpp", "/x/a.h", "/y/b.h", "/z/c.h"});
-  CHECK(parse_depfile("k.o: /a\\ b/c.h d.h") == Strings{"/a b/c.h", "d.h"});
-  CHECK(parse_depfile("k.o:\n k.cpp\n") == Strings{"k.cpp"});
-  CHECK(parse_depfile("").empty());
-  CHECK(parse_depfile("no rule here").empty());
-  CHECK(parse_depfile("k.o: ").empty());
-}
 
 TEST_CASE("a manifest holds while each file keeps its stamp or its content",
           "[unit][input_manifest]") {
   TempDir tmp;
   write_file(tmp / "a.h", "one");
   write_file(tmp / "b.h", "two");
-  Result<std::string> manifest = input_manifest({tmp / "a.h", tmp / "b.h"}, now());
+  Result<std::string> manifest = manifest_observing({tmp / "a.h", tmp / "b.h"});
   REQUIRE(manifest);
   CHECK(inputs_unchanged(*manifest, Environment{}));
   // Touched but the same bytes: still holds.
@@ -57,24 +59,155 @@ TEST_CASE("a manifest holds while each file keeps its stamp or its content",
   fs::remove(tmp / "a.h");
   CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
 
-  CHECK(inputs_unchanged(*input_manifest({}, now()), Environment{}));
+  CHECK(inputs_unchanged(*manifest_observing({}), Environment{}));
   CHECK_FALSE(inputs_unchanged("", Environment{}));
   CHECK_FALSE(inputs_unchanged("\xa1\x66inputs\x05", Environment{}));  // CBOR {"inputs": 5}
   CHECK_FALSE(inputs_unchanged(std::string("garbage"), Environment{}));
 }
 
-TEST_CASE("input_manifest refuses a file changed after the build started, or missing",
+TEST_CASE("an observed manifest refuses a file changed after the build started, or gone",
           "[unit][input_manifest]") {
   TempDir tmp;
   const struct timespec started = now();
   write_file(tmp / "late.h", "x");  // written after `started`
   fs::last_write_time(tmp / "late.h", fs::file_time_type::clock::now() + std::chrono::hours(1));
-  Result<std::string> late = input_manifest({tmp / "late.h"}, started);
+  Result<std::string> late = manifest_observing({tmp / "late.h"}, {}, nullptr, started);
   REQUIRE_FALSE(late);
   CHECK(late.why() == tmp / "late.h" + " changed during the build");
-  Result<std::string> missing = input_manifest({tmp / "missing.h"}, now());
+  Result<std::string> missing = manifest_observing({tmp / "missing.h"});
   REQUIRE_FALSE(missing);
-  CHECK(missing.why() == tmp / "missing.h" + " cannot be read");
+  CHECK(missing.why() == tmp / "missing.h" + " was read by the compiler but is gone");
+  // Looked for, absent then, there now: it appeared while the compiler ran.
+  write_file(tmp / "appeared.h", "x");
+  Result<std::string> appeared = manifest_observing({}, {tmp / "appeared.h"});
+  REQUIRE_FALSE(appeared);
+  CHECK(appeared.why() == tmp / "appeared.h" + " appeared while the compiler ran");
+}
+
+TEST_CASE(
+    "an absent path holds through its directory's stamps, and each is checked when they "
+    "change",
+    "[unit][input_manifest]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "inc");
+  write_file(tmp / "inc/other.h", "x");
+  struct timespec started = now();
+  started.tv_sec += 1;  // the directory is older than the build: its stamps count
+  Result<std::string> manifest = manifest_observing(
+      {}, {tmp / "inc/a.h", tmp / "inc/b.h", tmp / "gone/c.h"}, nullptr, started);
+  REQUIRE(manifest);
+  std::optional<ManifestView> view = read_manifest(*manifest);
+  REQUIRE(view);
+  REQUIRE(view->dirs.size() == 1);  // inc/ (gone/ does not exist: no stamp)
+  CHECK(view->dirs[0].path == tmp / "inc");
+  CHECK(inputs_unchanged(*manifest, Environment{}));
+  // Another file in inc/: its stamps change, each absent path is asked.
+  write_file(tmp / "inc/unrelated.h", "x");
+  CHECK(inputs_unchanged(*manifest, Environment{}));
+  write_file(tmp / "inc/b.h", "x");
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+  fs::remove(tmp / "inc/b.h");
+  write_file(tmp / "gone/c.h", "x");  // its directory appeared too
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+}
+
+TEST_CASE(
+    "variables: as the compiler's environment gave them, not set by a program for its "
+    "children, not how diagnostics look",
+    "[unit][input_manifest]") {
+  Environment env;
+  env.set("CPATH", "/inc");
+  env.set("TERM", "xterm");
+  Observation observed;
+  observed.reported = true;
+  observed.variables = {{"CPATH", std::string("/inc")},
+                        {"LD_RUN_PATH", std::nullopt},
+                        {"COLLECT_GCC_OPTIONS", std::string("'-o' '/tmp/x'")},
+                        {"TERM", std::string("xterm")}};
+  ObservedBuild build;
+  build.env = &env;
+  build.started = now();
+  Result<std::string> manifest = observed_manifest(observed, build);
+  REQUIRE(manifest);
+  std::optional<ManifestView> view = read_manifest(*manifest);
+  REQUIRE(view);
+  std::vector<std::pair<std::string, std::optional<std::string>>> got;
+  for (const ManifestVariable& v : view->variables)
+    got.emplace_back(std::string(v.name),
+                     v.value ? std::optional<std::string>(*v.value) : std::nullopt);
+  CHECK(got == std::vector<std::pair<std::string, std::optional<std::string>>>{
+                   {"CPATH", std::string("/inc")}, {"LD_RUN_PATH", std::nullopt}});
+  CHECK(inputs_unchanged(*manifest, env));
+  Environment other = env;
+  other.set("TERM", "dumb");
+  CHECK(inputs_unchanged(*manifest, other));
+  other.set("LD_RUN_PATH", "/opt");
+  CHECK_FALSE(inputs_unchanged(*manifest, other));
+}
+
+TEST_CASE("no manifest for what was not observed, or wrote beside its output",
+          "[unit][input_manifest]") {
+  TempDir tmp;
+  ObservedBuild build;
+  build.started = now();
+  Observation nothing;
+  Result<std::string> none = observed_manifest(nothing, build);
+  REQUIRE_FALSE(none);
+  CHECK(none.why().find("could not be observed") != std::string::npos);
+  Observation static_program;
+  static_program.reported = true;
+  static_program.unobserved = {"/opt/bin/static-ld"};
+  Result<std::string> unobserved = observed_manifest(static_program, build);
+  REQUIRE_FALSE(unobserved);
+  CHECK(unobserved.why().find("/opt/bin/static-ld ran but could not be observed") !=
+        std::string::npos);
+  Observation elsewhere;
+  elsewhere.reported = true;
+  elsewhere.unobservable = "distcc hands the compile to another machine";
+  CHECK(observed_manifest(elsewhere, build).why() == elsewhere.unobservable);
+  // A side output still there; a temporary removed; a log appended to.
+  write_file(tmp / "k.map", "map");
+  write_file(tmp / "runs.log", "run\n");
+  Observation side;
+  side.reported = true;
+  side.written = {tmp / "k.map", tmp / "cc123.s"};
+  side.appended = {tmp / "runs.log"};
+  Result<std::string> with_side = observed_manifest(side, build);
+  REQUIRE_FALSE(with_side);
+  CHECK(with_side.why() == "the compiler wrote " + tmp / "k.map" +
+                               " besides its output (a side "
+                               "output)");
+  side.written = {tmp / "cc123.s"};
+  CHECK(observed_manifest(side, build));
+  // In the work directory, only the build's own files.
+  fs::create_directories(tmp / "work");
+  write_file(tmp / "work/k.so", "out");
+  write_file(tmp / "work/k.so.001r.expand", "dump");
+  build.work_dir = tmp / "work";
+  build.own_files = {tmp / "work/k.so"};
+  Observation dumps;
+  dumps.reported = true;
+  dumps.written = {tmp / "work/k.so", tmp / "work/k.so.001r.expand"};
+  Result<std::string> lost = observed_manifest(dumps, build);
+  REQUIRE_FALSE(lost);
+  CHECK(lost.why().find("k.so.001r.expand besides its output") != std::string::npos);
+}
+
+TEST_CASE("a listed directory holds while its names do", "[unit][input_manifest]") {
+  TempDir tmp;
+  write_file(tmp / "d/one", "x");
+  Observation observed;
+  observed.reported = true;
+  observed.listed = {tmp / "d"};
+  ObservedBuild build;
+  build.started = now();
+  Result<std::string> manifest = observed_manifest(observed, build);
+  REQUIRE(manifest);
+  CHECK(inputs_unchanged(*manifest, Environment{}));
+  write_file(tmp / "d/one", "changed content, same name");
+  CHECK(inputs_unchanged(*manifest, Environment{}));
+  write_file(tmp / "d/two", "x");
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
 }
 
 TEST_CASE("rebase_manifest moves the paths under a base, and only those", "[manifest][base-dir]") {

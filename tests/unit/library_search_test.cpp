@@ -17,23 +17,6 @@ using kbuild_test::exited;
 
 }  // namespace
 
-TEST_CASE("library_search_dirs: -L, then LIBRARY_PATH, then the compiler's own",
-          "[unit][library_search]") {
-  ScriptedCompiler g;
-  g.answer = exited(0,
-                    "install: /usr/lib/gcc/x86_64-linux-gnu/12/\n"
-                    "libraries: =/usr/lib/gcc/x86_64-linux-gnu/12/:/usr/lib/../lib/::/lib/\n",
-                    "");
-  Environment env{{{"LIBRARY_PATH", "/lp1::/lp2/"}}};
-  Strings dirs = library_search_dirs("/usr/bin/g++", {"/L1", "/L2/./x"}, env, g);
-  CHECK(dirs == Strings{"/L1", "/L2/x", "/lp1", "/lp2", "/usr/lib/gcc/x86_64-linux-gnu/12",
-                        "/usr/lib", "/lib"});
-  REQUIRE(g.asked.size() == 1);
-  CHECK(g.asked[0] == Strings{"/usr/bin/g++", "-print-search-dirs"});
-  g.answer = exited(1, "", "");
-  CHECK(library_search_dirs("/usr/bin/g++", {}, Environment(), g).empty());
-}
-
 TEST_CASE("library_files: the shared library first, then the archive", "[unit][library_search]") {
   CHECK(library_files("acc", "/opt/lib") == Strings{"/opt/lib/libacc.so", "/opt/lib/libacc.a"});
 }

@@ -88,7 +88,11 @@ TEST_CASE("every truncation and every altered byte is refused or read within bou
 TEST_CASE("the manifest's checks hold on a view as on the document", "[unit][manifest_view]") {
   struct timespec t {};
   ::clock_gettime(CLOCK_REALTIME, &t);
-  Result<std::string> none = input_manifest({}, t);
+  Observation nothing_read;
+  nothing_read.reported = true;
+  ObservedBuild build;
+  build.started = t;
+  Result<std::string> none = observed_manifest(nothing_read, build);
   REQUIRE(none);
   CHECK(inputs_unchanged(*none, Environment{}));
   nlohmann::json j = sample_manifest();

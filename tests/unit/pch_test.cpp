@@ -98,7 +98,7 @@ struct PchCase {
 
 }  // namespace
 
-TEST_CASE("the plan: copy the header into the cache's pch/ and precompile it there",
+TEST_CASE("the plan: copy the header into the cache's pch/, precompile it where it lies into there",
           "[unit][pch]") {
   PchCase c;
   PchPlan p = c.plan();
@@ -108,7 +108,10 @@ TEST_CASE("the plan: copy the header into the cache's pch/ and precompile it the
   CHECK(p.include == c.tmp / "cache/pch/" + p.key + ".h");
   REQUIRE(p.steps.size() == 1);
   CHECK(has(p.steps[0].argv, "c++-header"));
-  CHECK(has(p.steps[0].argv, p.include));
+  // The header itself, so its quoted includes resolve beside it; the .gch
+  // goes where the kernel's -include of the copy finds it.
+  CHECK(has(p.steps[0].argv, c.tmp / "pre.h"));
+  CHECK_FALSE(has(p.steps[0].argv, p.include));
   CHECK(p.steps[0].argv[p.steps[0].output_index] == p.include + ".gch");
   CHECK(p.steps[0].observed);
   Strings lines = pch_lines(p);
@@ -203,7 +206,7 @@ TEST_CASE("without a cache the .gch lives in a private directory, gone with the 
     private_dir = fs::path(r.include).parent_path().string();
     CHECK(fs::exists(r.include + ".gch"));
     CHECK((fs::status(private_dir).permissions() & fs::perms::all) == fs::perms::owner_all);
-    CHECK(has(c.fake.ran.back(), r.include));  // the step names the private copy
+    CHECK(has(c.fake.ran.back(), r.include + ".gch"));  // into the private directory
   }
   CHECK_FALSE(fs::exists(private_dir));
 }
@@ -267,7 +270,12 @@ TEST_CASE("another builder's .gch arrives while it holds the lease: none compile
   storage.arrives = "gpch from another builder";
   struct timespec later {};
   later.tv_sec = 4000000000;
-  Result<std::string> record = input_manifest({c.tmp / "inc.h"}, later);
+  Observation observed;
+  observed.reported = true;
+  observed.read = {c.tmp / "inc.h"};
+  ObservedBuild build;
+  build.started = later;
+  Result<std::string> record = observed_manifest(observed, build);
   REQUIRE(record);
   storage.arrives_manifest = *record;
   PchPlan p = c.plan();
@@ -326,11 +334,12 @@ TEST_CASE("with a remote cache the header build's shared key is recorded, the sa
   CHECK(built_a.kernel_parts->extra[0].rfind("pch ", 0) == 0);
   CHECK(built_a.kernel_parts->rewrites ==
         std::vector<std::pair<std::string, std::string>>{{plan_a.include, "<pch>"}});
-  // Another place, another local key; the header build's shared key is the
-  // same (its record's inputs are each machine's own inc.h, by path).
+  // Another place, another local key, and another shared key: the header
+  // is precompiled where it lies, and its place decides what its quoted
+  // includes are (trees at other paths share through the base-dir opt-in).
   CHECK(plan_a.key != plan_b.key);
   const std::string shared_a = built_a.kernel_parts->extra[0].substr(0, 4 + 64);
-  CHECK(shared_a == built_b.kernel_parts->extra[0].substr(0, 4 + 64));
+  CHECK(shared_a != built_b.kernel_parts->extra[0].substr(0, 4 + 64));
   // Reused later: the same parts from the record.
   PchPlan again = a.plan();
   REQUIRE(again.reuse);

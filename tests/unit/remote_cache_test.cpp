@@ -44,9 +44,8 @@ TEST_CASE("the shareable key names the compiler by content, not path or mtime", 
   CHECK(shareable_key(input(dir / "b/other-name")) == a);
   env.set("PATH", "/elsewhere");  // machine-local: programs are named by content
   CHECK(shareable_key(input(dir / "a/g++")) == a);
-  env.set("CPATH", "/opt/include");  // changes what the compiler reads
-  CHECK(shareable_key(input(dir / "a/g++")) != a);
-  env.unset("CPATH");
+  // A variable the compiler reads (CPATH) is in the entry's manifest, which
+  // a reader checks in its own environment: not in the key.
   write_file(dir / "b/other-name", "#!/bin/sh\nexec g++-12 \"$@\"\n", true);  // another build
   CHECK(shareable_key(input(dir / "b/other-name")) != a);
   // The working directory counts only with debug info.
@@ -58,6 +57,39 @@ TEST_CASE("the shareable key names the compiler by content, not path or mtime", 
   CHECK(shareable_key(input(dir / "a/g++", {"-g"})) != debug);
   std::filesystem::current_path(before);
   CHECK_FALSE(shareable_key(input(dir / "missing/g++")));
+}
+
+TEST_CASE("the base-dir opt-in takes as alike only paths the compiler reads or writes",
+          "[unit][remote][base-dir]") {
+  TempDir one, two;
+  for (const TempDir* d : {&one, &two}) write_file(*d / "k.cpp", "int f() { return 1; }\n");
+  // The same build at two bases: what differs is each word's base.
+  auto key = [](const TempDir& base, const std::vector<std::string>& words) {
+    KeyInput in;
+    in.argv = {"/usr/bin/g++", base / "k.cpp", "-o", "<work>.so"};
+    in.argv.insert(in.argv.end(), words.begin(), words.end());
+    in.output_index = 3;
+    in.output = "k.so";
+    in.sources = {base / "k.cpp"};
+    in.programs = {"/usr/bin/g++"};
+    ShareableParts parts;
+    parts.base_dir = base.str();
+    return shareable_key(in, parts);
+  };
+  // Include dirs, -include files and sources: the same key at either base.
+  for (const std::string& form :
+       {std::string("-I"), std::string("-isystem"), std::string("-include")}) {
+    INFO(form);
+    CHECK(key(one, {form, one / "inc"}) == key(two, {form, two / "inc"}));
+  }
+  CHECK(key(one, {"-I" + one / "inc"}) == key(two, {"-I" + two / "inc"}));
+  // A macro's value reaches the binary as written: never alike.
+  for (const std::string& form : {std::string("-Wp,-DWHERE="), std::string("--define-macro=WHERE="),
+                                  std::string("-DWHERE="), std::string("-Wl,-rpath,")}) {
+    INFO(form);
+    CHECK(key(one, {form + one / "x"}) != key(two, {form + two / "x"}));
+  }
+  CHECK(key(one, {"-D", "WHERE=" + one / "x"}) != key(two, {"-D", "WHERE=" + two / "x"}));
 }
 
 TEST_CASE("remote cache settings: flag before variable, keys checked", "[unit][remote]") {

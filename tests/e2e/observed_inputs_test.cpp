@@ -1,0 +1,286 @@
+// The fourth hostile pass's stale cases (issue 43), each in a plain build and
+// in compiler mode: an input no model of the compiler listed, changed after
+// the entry was stored, must be a miss, and the new binary must show it. The
+// observer (src/observer) sees what the compiler, assembler and linker read,
+// looked for and asked the environment; nothing here is special-cased.
+// Last, a property: any change to a file the build opened or looked for in
+// its own tree (an edit, a file created where one was absent, a removal)
+// makes the next build miss.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../support/test_support.hpp"
+
+using namespace kbuild_test;
+
+namespace {
+
+enum class ObservedMode { build, cc };
+
+bool observed_hit(const RunResult& r) {
+  return r.err.find("cache: hit") != std::string::npos;
+}
+
+// A kernel in its own directory, built from there with relative paths,
+// through kbuild or kbuild cc.
+struct ObservedCase {
+  TempDir home, dir;
+  ObservedMode mode;
+  explicit ObservedCase(ObservedMode m) : mode(m) {}
+  RunResult build(const std::vector<std::string>& flags,
+                  std::map<std::string, std::string> env = {}, const std::string& source = "k.cpp",
+                  bool expect_ok = true) {
+    std::vector<std::string> args;
+    if (mode == ObservedMode::cc) {
+      args = {"cc", "--", "g++", "-shared", "-fPIC", source};
+      args.insert(args.end(), flags.begin(), flags.end());
+      args.insert(args.end(), {"-o", "k.so"});
+      env["KBUILD_VERBOSE"] = "1";
+    } else {
+      args = {"--no-torch", source, "-o", "k.so", "-v"};
+      args.insert(args.end(), flags.begin(), flags.end());
+    }
+    const fs::path before = fs::current_path();
+    fs::current_path(dir.path());
+    RunResult r = run_kbuild(args, home.str(), std::move(env));
+    fs::current_path(before);
+    INFO(r.err);
+    if (expect_ok) CHECK(r.exit_code == 0);
+    return r;
+  }
+  int value() { return call_f(dir / "k.so"); }
+  // Written with a later mtime than anything the last build saw.
+  void rewrite(const std::string& rel, const std::string& text) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    write_file(dir / rel, text);
+  }
+  // The local cache entry's manifest (CBOR), read with the JSON library.
+  nlohmann::json manifest() const {
+    nlohmann::json found;
+    for (const auto& e : fs::recursive_directory_iterator(home.path()))
+      if (e.path().filename() == "manifest" &&
+          e.path().string().find("/objects/") != std::string::npos) {
+        const std::string bytes = read_file(e.path());
+        found = nlohmann::json::from_cbor(bytes);
+      }
+    return found;
+  }
+};
+
+const char* observed_mode_name(ObservedMode m) {
+  return m == ObservedMode::cc ? "kbuild cc" : "kbuild";
+}
+
+constexpr ObservedMode kObservedModes[] = {ObservedMode::build, ObservedMode::cc};
+
+}  // namespace
+
+TEST_CASE("an inline-asm .include: the file the assembler reads is an input", "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    write_file(k.dir / "defs.s", ".set KB_VALUE, 5\n");
+    write_file(k.dir / "k.cpp",
+               "asm(\".include \\\"defs.s\\\"\\n.section .rodata\\n.globl kb_v\\nkb_v: .byte "
+               "KB_VALUE\\n.previous\");\nextern \"C\" const char kb_v[];\n"
+               "extern \"C\" int f() { return kb_v[0]; }\n");
+    k.build({});
+    CHECK(k.value() == 5);
+    CHECK(observed_hit(k.build({})));
+    k.rewrite("defs.s", ".set KB_VALUE, 6\n");
+    CHECK_FALSE(observed_hit(k.build({})));
+    CHECK(k.value() == 6);
+  }
+}
+
+TEST_CASE("an .incbin spelled \".inc\" \"bin\" or with an escape is an input", "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    for (const std::string spelling : {"\".inc\" \"bin", "\".incbi\\x6e"}) {
+      INFO(spelling);
+      ObservedCase k(mode);
+      write_file(k.dir / "data.bin", "A");
+      write_file(k.dir / "k.cpp", "asm(\".section .rodata\\n.globl kb_blob\\nkb_blob: \" " +
+                                      spelling +
+                                      " \\\"data.bin\\\"\\n.previous\");\n"
+                                      "extern \"C\" const char kb_blob[];\n"
+                                      "extern \"C\" int f() { return kb_blob[0]; }\n");
+      k.build({});
+      CHECK(k.value() == 'A');
+      CHECK(observed_hit(k.build({})));
+      k.rewrite("data.bin", "B");
+      CHECK_FALSE(observed_hit(k.build({})));
+      CHECK(k.value() == 'B');
+    }
+  }
+}
+
+TEST_CASE("kbuild cc: .sx assembly is cached on what it pulls in", "[e2e][observed]") {
+  ObservedCase k(ObservedMode::cc);
+  write_file(k.dir / "data.bin", "C");
+  write_file(k.dir / "k.sx",
+             "#define SECTION .rodata\n.section SECTION\n.globl kb_blob\nkb_blob: .incbin "
+             "\"data.bin\"\n.globl f\n.text\nf: movzbl kb_blob(%rip), %eax\nret\n");
+  k.build({}, {}, "k.sx");
+  CHECK(k.value() == 'C');
+  CHECK(observed_hit(k.build({}, {}, "k.sx")));
+  k.rewrite("data.bin", "D");
+  CHECK_FALSE(observed_hit(k.build({}, {}, "k.sx")));
+  CHECK(k.value() == 'D');
+}
+
+TEST_CASE("a -l library that is a linker script: what its INPUT names is an input",
+          "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    auto archive = [&](int value) {
+      write_file(k.dir / "lib/v.c", "int kb_v(void) { return " + std::to_string(value) + "; }\n");
+      REQUIRE(run({"/usr/bin/gcc", "-c", "-fPIC", k.dir / "lib/v.c", "-o", k.dir / "lib/v.o"})
+                  .exit_code == 0);
+      fs::remove(k.dir / "lib/libbar_real.a");
+      REQUIRE(
+          run({"/usr/bin/ar", "rcs", k.dir / "lib/libbar_real.a", k.dir / "lib/v.o"}).exit_code ==
+          0);
+    };
+    archive(7);
+    write_file(k.dir / "lib/libbar.so", "INPUT(libbar_real.a)\n");
+    write_file(k.dir / "k.cpp",
+               "extern \"C\" int kb_v(); extern \"C\" int f() { return kb_v(); }\n");
+    const std::vector<std::string> flags{"-L", "lib", "-lbar"};
+    k.build(flags);
+    CHECK(k.value() == 7);
+    CHECK(observed_hit(k.build(flags)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    archive(8);
+    CHECK_FALSE(observed_hit(k.build(flags)));
+    CHECK(k.value() == 8);
+  }
+}
+
+TEST_CASE("LD_RUN_PATH, which ld reads and writes as the RUNPATH, is an input", "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    write_file(k.dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
+    k.build({});
+    CHECK(observed_hit(k.build({})));
+    RunResult with = k.build({}, {{"LD_RUN_PATH", "/opt/kb-run-path"}});
+    CHECK_FALSE(observed_hit(with));
+    CHECK(read_file(k.dir / "k.so").find("/opt/kb-run-path") != std::string::npos);
+    CHECK(observed_hit(k.build({}, {{"LD_RUN_PATH", "/opt/kb-run-path"}})));
+    CHECK_FALSE(observed_hit(k.build({})));
+    CHECK(read_file(k.dir / "k.so").find("/opt/kb-run-path") == std::string::npos);
+  }
+}
+
+TEST_CASE("a header that appears beside the header that quotes it is a miss", "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    write_file(k.dir / "inc/a.h", "#include \"b.h\"\n");
+    write_file(k.dir / "other/b.h", "#define VALUE 1\n");
+    write_file(k.dir / "k.cpp", "#include <a.h>\nextern \"C\" int f() { return VALUE; }\n");
+    const std::vector<std::string> flags{"-I", "inc", "-I", "other"};
+    k.build(flags);
+    CHECK(observed_hit(k.build(flags)));
+    k.rewrite("inc/b.h", "#define VALUE 2\n");  // beside a.h: found first now
+    CHECK_FALSE(observed_hit(k.build(flags)));
+    CHECK(k.value() == 2);
+  }
+}
+
+TEST_CASE(
+    "--pch: the header build's quoted includes resolve beside the header, and a new one "
+    "shadowing them is seen, cached or not",
+    "[e2e][observed]") {
+  for (bool cached : {true, false}) {
+    INFO((cached ? "with the cache" : "--no-cache"));
+    ObservedCase k(ObservedMode::build);
+    // pre.h quotes x.h, which lies beside it: g++ -include pre.h reads that one.
+    write_file(k.dir / "pch/pre.h", "#include \"x.h\"\n");
+    write_file(k.dir / "pch/x.h", "#define VALUE 3\n");
+    write_file(k.dir / "k.cpp", "extern \"C\" int f() { return VALUE; }\n");
+    std::vector<std::string> flags{"--pch", k.dir / "pch/pre.h"};
+    if (!cached) flags.push_back("--no-cache");
+    RunResult first = k.build(flags);
+    INFO(first.err);
+    CHECK(k.value() == 3);
+    // Found through -I the first time; then a header appears beside pre.h.
+    ObservedCase s(ObservedMode::build);
+    write_file(s.dir / "pch/pre.h", "#include \"y.h\"\n");
+    write_file(s.dir / "inc/y.h", "#define VALUE 4\n");
+    write_file(s.dir / "k.cpp", "extern \"C\" int f() { return VALUE; }\n");
+    std::vector<std::string> sflags{"--pch", s.dir / "pch/pre.h", "-I", "inc"};
+    if (!cached) sflags.push_back("--no-cache");
+    s.build(sflags);
+    CHECK(s.value() == 4);
+    s.rewrite("pch/y.h", "#define VALUE 5\n");
+    RunResult again = s.build(sflags);
+    INFO(again.err);
+    CHECK(again.err.find("pch: reused") == std::string::npos);
+    CHECK(s.value() == 5);
+  }
+}
+
+TEST_CASE(
+    "every read file and looked-for path of the build's own tree is checked: edit, create, "
+    "remove",
+    "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    write_file(k.dir / "inc1/.keep", "");
+    write_file(k.dir / "inc2/h.h", "#include \"g.h\"\n#define VALUE (G + 1)\n");
+    write_file(k.dir / "inc2/g.h", "#define G 1\n");
+    write_file(k.dir / "k.cpp", "#include \"h.h\"\nextern \"C\" int f() { return VALUE; }\n");
+    const std::vector<std::string> flags{"-I", "inc1", "-I", "inc2"};
+    k.build(flags);
+    REQUIRE(observed_hit(k.build(flags)));
+    const nlohmann::json manifest = k.manifest();
+    REQUIRE(manifest.contains("inputs"));
+    const std::string root = fs::canonical(k.dir.path()).string();
+    auto ours = [&](std::string path) {
+      if (path.rfind('/', 0) != 0) path = root + "/" + path;
+      return path.rfind(root + "/", 0) == 0 ? path.substr(root.size() + 1) : std::string();
+    };
+    int edited = 0, created = 0;
+    // Each file read in the tree (but the source, which is keyed): edited,
+    // a miss; put back, a hit again.
+    for (const auto& input : manifest["inputs"]) {
+      const std::string rel = ours(input[0].get<std::string>());
+      if (rel.empty() || rel == "k.cpp") continue;
+      INFO("edited " << rel);
+      const std::string before = read_file(k.dir / rel);
+      k.rewrite(rel, before + "\n");
+      CHECK_FALSE(observed_hit(k.build(flags)));
+      k.rewrite(rel, before);
+      k.build(flags);
+      CHECK(observed_hit(k.build(flags)));
+      ++edited;
+    }
+    // Each path looked for in the tree and not found: created, a miss;
+    // removed again, a hit.
+    for (const auto& absent : manifest["absent"]) {
+      const std::string rel = ours(absent.get<std::string>());
+      if (rel.empty() || fs::exists(k.dir / fs::path(rel).parent_path()) == false) continue;
+      INFO("created " << rel);
+      k.rewrite(rel, "#define G 9\n#define VALUE 9\n");
+      CHECK_FALSE(observed_hit(k.build(flags)));
+      fs::remove(k.dir / rel);
+      k.build(flags);
+      CHECK(observed_hit(k.build(flags)));
+      ++created;
+    }
+    CHECK(edited >= 2);   // h.h and g.h
+    CHECK(created >= 2);  // h.h beside k.cpp and in inc1
+    // Removed: a header read is gone, the build fails as g++ does.
+    fs::remove(k.dir / "inc2/g.h");
+    RunResult gone = k.build(flags, {}, "k.cpp", false);
+    CHECK(gone.exit_code != 0);
+    CHECK_FALSE(observed_hit(gone));
+  }
+}
