@@ -122,7 +122,7 @@ TEST_CASE("kbuild cc: .sx assembly is cached on what it pulls in", "[e2e][observ
   ObservedCase k(ObservedMode::cc);
   write_file(k.dir / "data.bin", "C");
   write_file(k.dir / "k.sx",
-             "#define SECTION .rodata\n.section SECTION\n.globl kb_blob\nkb_blob: .incbin "
+             "#define SECTION .rodata\n.section SECTION\nkb_blob: .incbin "
              "\"data.bin\"\n.globl f\n.text\nf: movzbl kb_blob(%rip), %eax\nret\n");
   k.build({}, {}, "k.sx");
   CHECK(k.value() == 'C');

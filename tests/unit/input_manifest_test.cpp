@@ -98,8 +98,10 @@ TEST_CASE(
   REQUIRE(manifest);
   std::optional<ManifestView> view = read_manifest(*manifest);
   REQUIRE(view);
-  REQUIRE(view->dirs.size() == 1);  // inc/ (gone/ does not exist: no stamp)
-  CHECK(view->dirs[0].path == tmp / "inc");
+  REQUIRE(view->dirs.size() == 2);  // inc/, and gone/ as missing
+  CHECK(view->dirs[0].path == tmp / "gone");
+  CHECK(view->dirs[0].mtime_ns == kNoDirectory);
+  CHECK(view->dirs[1].path == tmp / "inc");
   CHECK(inputs_unchanged(*manifest, Environment{}));
   // Another file in inc/: its stamps change, each absent path is asked.
   write_file(tmp / "inc/unrelated.h", "x");
