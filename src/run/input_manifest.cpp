@@ -81,21 +81,37 @@ std::optional<std::string> names_digest(const std::string& dir) {
   return digest.hex();
 }
 
-// A directory's record in "dirs": its stamps when it exists and they are
-// older than `started` (or settled on the file system's clock, without one:
-// a change within the clock's tick would not show), or kNoDirectory twice
-// when it does not exist (every path under it is absent while it stays so);
-// nullopt when it cannot be trusted to stand for its absent paths.
-std::optional<nlohmann::json> dir_stamp(const std::string& dir, const struct timespec* started) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0)
-    return errno == ENOENT || errno == ENOTDIR
-               ? std::optional<nlohmann::json>(nlohmann::json{dir, kNoDirectory, kNoDirectory})
-               : std::nullopt;
-  const bool steady = started ? !later(st.st_mtim, *started) && !later(st.st_ctim, *started)
-                              : file_system().settled(st);
-  if (!S_ISDIR(st.st_mode) || !steady) return std::nullopt;
-  return nlohmann::json{dir, ns(st.st_mtim), ns(st.st_ctim)};
+// The "dirs" that stand for `absent` paths: for each, its directory or,
+// when that does not exist, each missing directory up to the nearest one
+// that does (kNoDirectory twice), and that one with its stamps, when they
+// are older than `started` (or settled on the file system's clock, without
+// one: a change within the clock's tick would not show). While that
+// directory's stamps hold, nothing was added to it, so its missing child is
+// still missing and every path under it absent: a hit stats a few dozen
+// directories, not thousands of paths. A directory that cannot be trusted
+// is left out: its paths are checked one by one.
+nlohmann::json absence_dirs(const std::vector<std::string_view>& absent,
+                            const struct timespec* started) {
+  nlohmann::json dirs = nlohmann::json::array();
+  std::unordered_set<std::string> seen;
+  for (std::string_view path : absent) {
+    for (std::string_view dir = parent_of(path);; dir = parent_of(dir)) {
+      if (!seen.emplace(dir).second) break;  // recorded, with what lies above it
+      const std::string name(dir);
+      struct stat st {};
+      if (::stat(name.c_str(), &st) != 0) {
+        if (errno != ENOENT && errno != ENOTDIR) break;
+        dirs.push_back({name, kNoDirectory, kNoDirectory});
+        if (dir == "/" || dir == ".") break;
+        continue;
+      }
+      const bool steady = started ? !later(st.st_mtim, *started) && !later(st.st_ctim, *started)
+                                  : file_system().settled(st);
+      if (S_ISDIR(st.st_mode) && steady) dirs.push_back({name, ns(st.st_mtim), ns(st.st_ctim)});
+      break;
+    }
+  }
+  return dirs;
 }
 
 bool presentation_only(std::string_view name) {
@@ -167,19 +183,17 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     if (Status added = add_input(program); !added) return Failure{added.why()};
   // Absent paths, and the directories they would appear in, stamped when
   // their stamps predate the build (a change during it would be missed).
-  nlohmann::json absent = nlohmann::json::array(), dirs = nlohmann::json::array();
-  std::unordered_set<std::string> stamped;
+  nlohmann::json absent = nlohmann::json::array();
+  std::vector<std::string_view> absent_paths;
   for (const std::string& path : observed.absent) {
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute)) continue;
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) return Failure{path + " appeared while the compiler ran"};
     absent.push_back(path);
-    const std::string dir(parent_of(path));
-    if (!stamped.insert(dir).second) continue;
-    if (std::optional<nlohmann::json> stamp = dir_stamp(dir, &build.started))
-      dirs.push_back(std::move(*stamp));
+    absent_paths.push_back(path);
   }
+  nlohmann::json dirs = absence_dirs(absent_paths, &build.started);
   // A variable counts as the compiler's environment gave it; a value a
   // program of the build set for its children (COLLECT_GCC_OPTIONS) follows
   // from what was observed already.
@@ -283,14 +297,59 @@ bool listings_hold(const ManifestView& manifest) {
   return true;
 }
 
+// Whether every absent path is still absent: through the directories that
+// stand for it (absence_dirs: missing ones up to the nearest that exists,
+// whose stamps must hold, one stat each), else one by one.
+class AbsenceCheck {
+ public:
+  explicit AbsenceCheck(const ManifestView& manifest) {
+    for (const ManifestDir& dir : manifest.dirs) {
+      if (dir.mtime_ns == kNoDirectory)
+        missing_.insert(dir.path);
+      else
+        stamped_.emplace(dir.path, &dir);
+    }
+  }
+  bool holds(std::string_view absent) {
+    const std::string_view dir = parent_of(absent);
+    // The list is sorted: a path's directory is mostly the last one's.
+    if (dir != last_dir_) {
+      auto known = covered_.find(dir);
+      last_covered_ = known != covered_.end() ? known->second : covered_by(dir);
+      last_dir_ = dir;
+    }
+    return last_covered_ || !existence_.exists(absent);
+  }
+
+ private:
+  // Whether `dir`'s nearest existing ancestor, as recorded, is unchanged.
+  bool covered_by(std::string_view dir) {
+    std::string_view d = dir;
+    while (missing_.count(d) && d != "/" && d != ".") d = parent_of(d);
+    auto stamp = stamped_.find(d);
+    bool covered = false;
+    if (stamp != stamped_.end()) {
+      auto done = unchanged_.find(d);
+      covered = done != unchanged_.end()
+                    ? done->second
+                    : unchanged_.emplace(d, dir_unchanged(*stamp->second, path_)).first->second;
+    }
+    covered_.emplace(dir, covered);
+    return covered;
+  }
+  std::unordered_set<std::string_view> missing_;
+  std::unordered_map<std::string_view, const ManifestDir*> stamped_;
+  std::unordered_map<std::string_view, bool> unchanged_, covered_;
+  ExistenceCheck existence_;
+  std::string path_;
+  std::string_view last_dir_;
+  bool last_covered_ = false;
+};
+
 bool absences_hold(const ManifestView& manifest) {
-  std::string path;
-  std::unordered_set<std::string_view> unchanged;
-  for (const ManifestDir& dir : manifest.dirs)
-    if (dir_unchanged(dir, path)) unchanged.insert(dir.path);
-  ExistenceCheck check;
+  AbsenceCheck check(manifest);
   for (std::string_view absent : manifest.absent)
-    if (!unchanged.count(parent_of(absent)) && check.exists(absent)) return false;  // shadowed now
+    if (!check.holds(absent)) return false;  // shadowed now
   return true;
 }
 
@@ -346,14 +405,8 @@ std::optional<std::string> restamped_here(const std::string& bytes, const Enviro
   }
   // This machine's stamps of the directories (settled ones: a change within
   // the clock's tick would not show), and its own PATH.
-  nlohmann::json dirs = nlohmann::json::array();
-  std::unordered_set<std::string> stamped;
-  for (std::string_view absent : view->absent) {
-    const std::string dir(parent_of(absent));
-    if (!stamped.insert(dir).second) continue;
-    if (std::optional<nlohmann::json> stamp = dir_stamp(dir, nullptr))
-      dirs.push_back(std::move(*stamp));
-  }
+  nlohmann::json dirs = absence_dirs(view->absent, nullptr);
+  std::sort(dirs.begin(), dirs.end());
   (*manifest)["dirs"] = dirs;
   if (manifest->contains("variables") && (*manifest)["variables"].is_array())
     for (nlohmann::json& variable : (*manifest)["variables"])
