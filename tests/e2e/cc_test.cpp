@@ -457,7 +457,7 @@ TEST_CASE("a hit replays what the compiler printed: its warnings on stderr, stdo
   INFO(miss.err);
   REQUIRE(miss.exit_code == 0);
   CHECK(miss.out == "chatty: on stdout\n");
-  CHECK(miss.err.find("warning: unused variable 'unused'") != std::string::npos);
+  CHECK(miss.err.find("unused variable") != std::string::npos);
   for (int i = 0; i < 2; ++i) {
     fs::remove(c.dir / "w.o");
     RunResult hit = run_kbuild(cmd, c.home.str(), env);
@@ -480,7 +480,7 @@ TEST_CASE("a hit replays what the compiler printed: its warnings on stderr, stdo
   CHECK(c.runs() == runs);
   CHECK(again.out == first.out);
   CHECK(again.err == first.err);
-  CHECK(again.err.find("warning: unused variable 'unused'") != std::string::npos);
+  CHECK(again.err.find("unused variable") != std::string::npos);
 }
 
 TEST_CASE("-MD compiles are cached: the depfile on a miss and a hit is g++'s, byte for byte",

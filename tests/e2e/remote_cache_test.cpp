@@ -1356,12 +1356,12 @@ TEST_CASE("a remote hit replays the compiler's warnings and writes the reader's 
   RunResult writer = cc(first, a);
   INFO(writer.err);
   REQUIRE(writer.exit_code == 0);
-  CHECK(writer.err.find("warning: unused variable 'unused'") != std::string::npos);
+  CHECK(writer.err.find("unused variable") != std::string::npos);
   RunResult reader = cc(second, b);  // an empty local cache, another tree
   INFO(reader.err);
   REQUIRE(reader.exit_code == 0);
   CHECK(remote_hit(reader));
   CHECK(fleet.runs() == 1);
-  CHECK(reader.err.find("warning: unused variable 'unused'") != std::string::npos);
+  CHECK(reader.err.find("unused variable") != std::string::npos);
   CHECK(read_file(b / "k.d") == expected);
 }
