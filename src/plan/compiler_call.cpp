@@ -57,6 +57,19 @@ bool passes_writing_part(std::string_view word, bool (*writes)(std::string_view)
 
 }  // namespace
 
+bool dependency_word(std::string_view w) {
+  if (w == "-MD" || w == "-MMD" || w == "-MP") return true;
+  return w.rfind("-MF", 0) == 0 || w.rfind("-MT", 0) == 0 || w.rfind("-MQ", 0) == 0;
+}
+
+std::string default_depfile(const std::string& output) {
+  // g++'s spec (%.d%* on -o): the file name's last suffix becomes .d, or .d
+  // is added when it has none.
+  const std::size_t name = output.rfind('/') == std::string::npos ? 0 : output.rfind('/') + 1;
+  const std::size_t dot = output.rfind('.');
+  return (dot != std::string::npos && dot >= name ? output.substr(0, dot) : output) + ".d";
+}
+
 // The one list of spellings that make the compiler, the assembler or the
 // linker write a file other than the output: beside it and named after it
 // (the object would record kbuild's temporary name, the file would be lost
@@ -64,6 +77,7 @@ bool passes_writing_part(std::string_view word, bool (*writes)(std::string_view)
 // command runs as it is.
 bool writes_side_output(const std::vector<std::string>& argv, std::size_t i) {
   const std::string_view w(argv[i]);
+  if (dependency_word(w)) return false;  // the build's own depfile (plan_compiler_call)
   const std::string_view value = i + 1 < argv.size() ? std::string_view(argv[i + 1]) : "";
   if (w == "-Xlinker") return linker_writes_file(value);
   if (w == "-Xassembler") return assembler_writes_file(value);
@@ -133,13 +147,96 @@ std::string_view language(const std::vector<std::string>& argv, std::size_t i) {
 
 }  // namespace
 
-std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv) {
+namespace {
+
+// The dependency-file words of a command (-MD, -MMD, -MF, -MT, -MQ, -MP).
+struct DependencyWords {
+  bool writes = false;                    // -MD or -MMD
+  bool other = false;                     // any of the others
+  bool target = false;                    // -MT or -MQ
+  std::optional<std::size_t> file_index;  // -MF's value
+};
+
+// Reads argv[i] when it is a dependency word (moving i past a value);
+// false for any other word, or for a second -MF (nullopt: run as it is).
+std::optional<bool> read_dependency_word(const std::vector<std::string>& argv, std::size_t& i,
+                                         DependencyWords& deps) {
+  const std::string& w = argv[i];
+  if (!dependency_word(w)) return false;
+  if (w == "-MD" || w == "-MMD") {
+    deps.writes = true;
+    return true;
+  }
+  deps.other = true;
+  if (w == "-MF") {
+    if (deps.file_index || i + 1 == argv.size()) return std::nullopt;
+    deps.file_index = ++i;
+  } else if (w.rfind("-MF", 0) == 0) {
+    return std::nullopt;  // attached: split before (plan_compiler_call)
+  } else if (w == "-MT" || w == "-MQ") {
+    deps.target = true;
+    ++i;
+  } else if (w != "-MP") {
+    deps.target = true;  // -MTtarget, -MQtarget
+  }
+  return true;
+}
+
+// The command with its dependency file named and targeted: an -MF (the
+// default g++ derives from -o when none) and, when no -MT or -MQ names
+// one, the -MQ for the output that g++ would write. false: it cannot be
+// one build (a dependency file without -MD, a link's, one that is not a
+// regular file).
+bool plan_depfile(const DependencyWords& deps, std::size_t inputs, bool compile_only, bool header,
+                  CompilerCall& call) {
+  if (!deps.writes) return !deps.other;
+  if (inputs != 1 || !(compile_only || header)) return false;
+  std::vector<std::string>& argv = call.plan.command.argv;
+  const std::string& output = call.plan.output;
+  const std::string depfile = deps.file_index ? argv[*deps.file_index] : default_depfile(output);
+  struct stat st {};
+  if (depfile.empty() || depfile == "-" || depfile == output || depfile == call.sources[0] ||
+      (::lstat(depfile.c_str(), &st) == 0 && !S_ISREG(st.st_mode)))
+    return false;
+  if (!deps.file_index) argv.insert(argv.end(), {"-MF", depfile});
+  if (!deps.target) argv.insert(argv.end(), {"-MQ", output});
+  call.plan.depfile = depfile;
+  return true;
+}
+
+// argv with an attached -MFFILE as two words, -MF FILE (the work
+// directory's file takes FILE's place as it runs).
+std::vector<std::string> split_attached_depfile(const std::vector<std::string>& given) {
+  std::vector<std::string> argv;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const std::string& w = given[i];
+    if (i > 0 && w.size() > 3 && w.rfind("-MF", 0) == 0) {
+      argv.emplace_back("-MF");
+      argv.push_back(w.substr(3));
+    } else {
+      argv.push_back(w);
+    }
+    // A value that looks like -MF... is not one.
+    if (i > 0 && (takes_value(w) || w == "-MF") && i + 1 < given.size()) argv.push_back(given[++i]);
+  }
+  return argv;
+}
+
+}  // namespace
+
+std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& words) {
+  const std::vector<std::string> argv = split_attached_depfile(words);
   std::optional<std::size_t> output_index;
   bool compile_only = false, shared = false, header = false;
+  DependencyWords deps;
   std::vector<std::string> inputs;
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& w = argv[i];
     if (runs_as_it_is(w) || writes_side_output(argv, i)) return std::nullopt;
+    if (std::optional<bool> read = read_dependency_word(argv, i, deps); !read)
+      return std::nullopt;
+    else if (*read)
+      continue;
     if (std::string_view lang = language(argv, i); !lang.empty()) {
       // Only a header precompiled (Inductor's prefix header), named before
       // its one input; any other language change runs as it is.
@@ -194,6 +291,7 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& a
   call.plan.command.argv = argv;
   call.plan.command.output_index = *output_index;
   call.sources = std::move(inputs);
+  if (!plan_depfile(deps, call.sources.size(), compile_only, header, call)) return std::nullopt;
   return call;
 }
 
@@ -206,6 +304,11 @@ bool compiler_refuses_files(const CompilerCall& call) {
   if (dir.empty()) dir.assign(1, '.');
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  if (!call.plan.depfile.empty()) {
+    std::string depfile_dir = std::filesystem::path(call.plan.depfile).parent_path().string();
+    if (depfile_dir.empty()) depfile_dir.assign(1, '.');
+    if (::stat(depfile_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  }
   for (const std::string& source : call.sources) {
     if (::stat(source.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
         ::access(source.c_str(), R_OK) != 0)

@@ -12,9 +12,10 @@
 // A compiler command given as it is (`kbuild cc -- g++ ...`, or kbuild
 // started as g++): what it reads and writes, so that it runs through the
 // output cache and launchers (build_steps.hpp, build_runner.hpp) without a
-// word of it changed. What kbuild cannot treat as one build (no `-o`,
-// preprocessing, dependency files, a program link, --version, ...) runs as
-// it is.
+// word of it changed, but for a dependency file (-MD, -MMD) named and
+// targeted explicitly (plan.depfile). What kbuild cannot treat as one build
+// (no `-o`, preprocessing, -M and -MM, a program link, --version, ...) runs
+// as it is.
 namespace kbuild {
 
 struct CompilerCall {
@@ -24,6 +25,14 @@ struct CompilerCall {
 
 // argv[0] is the compiler (a path). nullopt: run argv as it is.
 std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv);
+
+// Whether `word` is one of the dependency-file options compiler mode
+// caches: -MD, -MMD, -MF[FILE], -MT[TARGET], -MQ[TARGET], -MP.
+bool dependency_word(std::string_view word);
+
+// The dependency file g++ writes for -MD without -MF: the output's last
+// suffix replaced by .d ("dir/k.cpp.o" -> "dir/k.cpp.d", "k" -> "k.d").
+std::string default_depfile(const std::string& output);
 
 // Whether argv[i] (with its value, for -Xlinker and -Xassembler) makes the
 // compiler, assembler or linker write a file besides the output: the one

@@ -169,6 +169,12 @@ std::vector<Step> plan_steps(const BuildPlan& plan, const StepInput& in) {
     Step s = launched(launcher, plan.command.argv, in.native_flags);
     s.output_index = s.compiler_index + plan.command.output_index;
     s.work_files.push_back(s.output_index);
+    if (!plan.depfile.empty())
+      for (std::size_t i = s.argv.size(); i-- > s.compiler_index + 1;)
+        if (s.argv[i] == plan.depfile && s.argv[i - 1] == "-MF") {
+          s.depfile_index = i;
+          break;
+        }
     s.links = links(plan.kind);
     observe(s, in);
     steps.push_back(std::move(s));

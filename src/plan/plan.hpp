@@ -29,6 +29,9 @@ struct BuildPlan {
   std::vector<std::string> notes;
   ProcessPlugins plugins;                  // what was active (report, explain)
   std::shared_ptr<const Profile> profile;  // the Inductor profile used
+  // Where the dependency file goes (-MD, -MMD; compiler mode), "" when the
+  // build writes none: the command's -MF word names it.
+  std::string depfile;
 };
 
 // Throws Error (usage/config/provider). `--isa auto` runs the ISA probes
@@ -100,6 +103,9 @@ struct Step {
   // unobservable): the build is then not stored.
   std::string unobservable;
   std::string comment;  // a load check: what `# ...` says
+  // argv[depfile_index] is the dependency file (-MF's value), 0 when none:
+  // the compiler writes it in the work directory, as the output.
+  std::size_t depfile_index = 0;
 };
 
 struct StepInput {

@@ -21,6 +21,7 @@
 #include "run/remote_cache.hpp"
 #include "run/storage.hpp"
 #include "site/search.hpp"
+#include "util/digest.hpp"
 #include "util/environment.hpp"
 #include "util/file_system.hpp"
 #include "util/text.hpp"
@@ -99,6 +100,7 @@ void run_step(const BuildPlan& plan, const Step& step, const std::vector<std::st
   outcome.steps.push_back(argv);
   outcome.process = processes.run(argv, opts);
   const ProcessResult& p = *outcome.process;
+  outcome.printed.add(p);
   if (p.interrupted_by)
     throw Error(ErrorKind::interrupted,
                 "interrupted; the compiler was stopped" + untouched_output(plan.output));
@@ -142,6 +144,13 @@ Programs find_programs(const std::vector<Step>& steps, const Environment& env) {
   return found;
 }
 
+// Where the compiler writes the dependency file (-MD): in the work
+// directory, under a name no other file there has (the result is named
+// after the output, the observer's records observed.N).
+std::string depfile_in(const AtomicOutput& out) {
+  return out.path() + ".kbuild-depfile";
+}
+
 // A step's argv as it runs: programs resolved, its own files in the work
 // directory.
 std::vector<std::string> as_run(const Step& step, const Programs& programs,
@@ -151,6 +160,7 @@ std::vector<std::string> as_run(const Step& step, const Programs& programs,
   argv[step.compiler_index] = programs.compiler;
   for (std::size_t i : step.work_files)
     argv[i] = out.scratch(fs::path(argv[i]).filename().string());
+  if (step.depfile_index) argv[step.depfile_index] = depfile_in(out);
   return argv;
 }
 
@@ -164,6 +174,8 @@ KeyInput key_input(const BuildPlan& plan, const std::vector<Step>& steps,
     if (s.kind != StepKind::command) continue;
     std::vector<std::string> argv = s.argv;
     for (std::size_t i : s.work_files) argv[i] = "<work>" + fs::path(argv[i]).extension().string();
+    // Where it goes is not keyed (its text is the same), its target is.
+    if (s.depfile_index) argv[s.depfile_index] = "<depfile>";
     in.argv.insert(in.argv.end(), argv.begin(), argv.end());
     in.argv.emplace_back("<next step>");
   }
@@ -239,6 +251,7 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
     if (s.kind == StepKind::command) {
       const std::vector<std::string> argv = as_run(s, programs, out);
       for (std::size_t i : s.work_files) build.own_files.push_back(argv[i]);
+      if (s.depfile_index) build.own_files.push_back(argv[s.depfile_index]);
     }
   build.env = &env;
   build.started = out.started();
@@ -258,12 +271,15 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
 // Stores the compile in `storage` with its observed manifest; not stored
 // (uncacheable, and why) when there is none.
 void store(Storage& storage, const EntryKey& key, const KeyInput& key_in, int result,
-           const Result<std::string>& manifest, const AtomicOutput& out, BuildOutcome& outcome) {
+           const Result<std::string>& manifest, const AtomicOutput& out,
+           const std::optional<std::string>& depfile, BuildOutcome& outcome) {
   BuiltOutput built{result, &key_in, {}};
   built.read.started = out.started();
-  Status stored = manifest ? ok() : Status(Failure{manifest.why()});
-  if (manifest) {
-    built.read.manifest = *manifest;
+  Result<std::string> entry =
+      manifest ? with_replay(*manifest, outcome.printed, depfile) : manifest;
+  Status stored = entry ? ok() : Status(Failure{entry.why()});
+  if (entry) {
+    built.read.manifest = *entry;
     stored = storage.put(key, built);
   }
   if (!stored) {
@@ -364,6 +380,49 @@ class Released {
   const std::optional<EntryKey>& key_;
 };
 
+// What an entry gives back besides the output: what the compiler printed
+// and the dependency file it wrote (when the build writes one).
+struct EntryExtras {
+  CompilerOutput printed;
+  std::optional<std::string> depfile;
+};
+
+// nullopt when the entry's manifest lacks them or they are damaged.
+std::optional<EntryExtras> entry_extras(const std::string& manifest, bool wants_depfile) {
+  std::optional<ManifestView> view = read_manifest(manifest);
+  if (!view || !view->diagnostics) return std::nullopt;
+  std::optional<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
+  if (!printed) return std::nullopt;
+  EntryExtras extras{std::move(*printed), std::nullopt};
+  if (!wants_depfile) return extras;
+  if (!view->depfile) return std::nullopt;
+  Result<std::string> depfile = zstd_decompress(*view->depfile, kMaxDepfile);
+  if (!depfile) return std::nullopt;
+  extras.depfile = std::move(*depfile);
+  return extras;
+}
+
+// The dependency file the compiler wrote into the work directory.
+std::string written_depfile(const AtomicOutput& out, const std::string& output) {
+  // Whole (the entry refuses more than kMaxDepfile; the build still gets it).
+  Result<std::string> bytes = read_regular_file_up_to(depfile_in(out), std::size_t(1) << 30);
+  if (!bytes)
+    throw Error(ErrorKind::compile_failed,
+                "compile failed: the compiler exited 0 but wrote no dependency file (" +
+                    bytes.why() + ")" + untouched_output(output));
+  return std::move(*bytes);
+}
+
+// The dependency file written whole where the command names it, before the
+// output is (a build tool that sees the output finds its list).
+void install_depfile(const std::string& path, const std::string& bytes, const std::string& output) {
+  Status written = check_replaceable(path);
+  if (written) written = write_file_atomically(path, bytes);
+  if (!written)
+    throw Error(ErrorKind::output, "cannot write the dependency file " + path + ": " +
+                                       written.why() + untouched_output(output));
+}
+
 }  // namespace
 
 Status check_output_format(int fd, OutputKind kind) {
@@ -418,6 +477,20 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   std::optional<EntryKey> key;
   if (storage) key = look_up(*storage, key_in, plan, settings, env, out, outcome);
   if (key && settings.report_shared_key) outcome.shared_key = key->shared();
+  std::optional<std::string> depfile;
+  if (outcome.cache == CacheStatus::hit) {
+    std::optional<EntryExtras> extras = entry_extras(outcome.entry_manifest, !plan.depfile.empty());
+    if (extras) {
+      outcome.printed = std::move(extras->printed);
+      depfile = std::move(extras->depfile);
+      replay_compiler_output(outcome.printed, settings.replay_stdout, settings.replay_stderr);
+    } else {  // an entry that cannot be given back whole: compile
+      outcome.cache = CacheStatus::miss;
+      outcome.cache_detail = "its entry's diagnostics or dependency file are damaged";
+      outcome.entry_manifest.clear();
+      out.discard_result();
+    }
+  }
   // The lease a miss took, released once stored or when the build fails.
   Released released(outcome.cache == CacheStatus::hit ? nullptr : storage, key);
   if (outcome.cache != CacheStatus::hit) {
@@ -438,13 +511,14 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
                   "compile failed: the compiler exited 0 but its output is not usable (" +
                       usable.why() + ")" + untouched_output(plan.output));
     outcome.started = out.started();
+    if (!plan.depfile.empty()) depfile = written_depfile(out, plan.output);
     if (observed)
       outcome.observed_manifest = manifest_of(*observed, steps, programs, out, settings, env);
     if (key) {
       store(*storage, *key, key_in, result->get(),
             outcome.observed_manifest.value_or(
                 Result<std::string>(Failure{"the compiler was not observed"})),
-            out, outcome);
+            out, depfile, outcome);
       released.now();  // after the upload: those waiting find the entry
       save_counters(settings, storage->take_counters());
     }
@@ -471,6 +545,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }
+  if (depfile) install_depfile(plan.depfile, *depfile, plan.output);
   out.commit();
 }
 

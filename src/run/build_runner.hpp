@@ -72,6 +72,9 @@ struct BuildSettings {
   // Tests: the storage to use instead of the one `cache` and `remote`
   // compose (run/storage.hpp).
   Storage* storage = nullptr;
+  // Where a hit replays what the compiler printed (its stdout and stderr),
+  // as a miss passes it through.
+  int replay_stdout = 1, replay_stderr = 2;
 };
 
 struct StageTiming {
@@ -94,7 +97,10 @@ struct BuildOutcome {
   // On a miss of observed steps: the manifest of what they were seen to do
   // (input_manifest.hpp: observed_manifest), or why there is none.
   std::optional<Result<std::string>> observed_manifest;
-  std::string entry_manifest;             // on a hit: the entry's record of what it read
+  std::string entry_manifest;  // on a hit: the entry's record of what it read
+  // What the compiler printed: on a miss as it ran (every step), on a hit
+  // as the entry replayed it.
+  CompilerOutput printed;
   std::optional<std::string> shared_key;  // with report_shared_key and a remote cache
   struct timespec started {};             // file-system time the build started
 };

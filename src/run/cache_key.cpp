@@ -22,10 +22,12 @@ namespace kbuild {
 namespace {
 
 // 4: the manifest is what the observer saw (a model's manifest is never read).
-constexpr const char* kLocalKeyVersion = "kbuild-cache-4";
+// 5: entries hold what the compiler printed and its dependency file (an
+// older entry, without them, is never found: a miss, never a silent hit).
+constexpr const char* kLocalKeyVersion = "kbuild-cache-5";
 // 3: entries hold the output zstd-compressed (a reader of 2 never sees them).
-// 4: observed manifests.
-constexpr const char* kRemoteKeyVersion = "kbuild-remote-key-4";
+// 4: observed manifests. 5: what the compiler printed, its dependency file.
+constexpr const char* kRemoteKeyVersion = "kbuild-remote-key-5";
 
 // Fields hashed length-prefixed: no ambiguity between them.
 class Hasher {

@@ -439,7 +439,37 @@ void rebase_path(nlohmann::json& path, const std::string& from, const std::strin
     path = to + p.substr(from.size());
 }
 
+// A path as make reads it in a dependency file (as g++ writes it).
+std::string make_quoted(const std::string& path) {
+  std::string quoted;
+  for (char c : path) {
+    if (c == ' ' || c == '\t' || c == '#') quoted += '\\';
+    if (c == '$') quoted += '$';
+    quoted += c;
+  }
+  return quoted;
+}
+
 }  // namespace
+
+std::string rebase_depfile(const std::string& depfile, const std::string& from,
+                           const std::string& to) {
+  const std::string old = make_quoted(from), now = make_quoted(to);
+  std::string out;
+  for (std::size_t at = 0; at < depfile.size();) {
+    const bool starts_word =
+        at == 0 || depfile[at - 1] == ' ' || depfile[at - 1] == '\n' || depfile[at - 1] == '\t';
+    const std::size_t end = at + old.size();
+    if (starts_word && depfile.compare(at, old.size(), old) == 0 &&
+        (end == depfile.size() || std::strchr("/ \n\t:", depfile[end]))) {
+      out += now;
+      at = end;
+    } else {
+      out += depfile[at++];
+    }
+  }
+  return out;
+}
 
 std::optional<std::string> rebase_manifest(const std::string& bytes, const std::string& from,
                                            const std::string& to) {
@@ -455,6 +485,16 @@ std::optional<std::string> rebase_manifest(const std::string& bytes, const std::
       if (record.is_array() && record.size() == 2) rebase_path(record[1], from, to);
   if (manifest->contains("absent") && (*manifest)["absent"].is_array())
     for (nlohmann::json& path : (*manifest)["absent"]) rebase_path(path, from, to);
+  if (manifest->contains("depfile")) {
+    nlohmann::json& stored = (*manifest)["depfile"];
+    if (!stored.is_binary()) return std::nullopt;
+    const auto& frame = stored.get_binary();
+    Result<std::string> depfile = zstd_decompress(
+        std::string_view(reinterpret_cast<const char*>(frame.data()), frame.size()), kMaxDepfile);
+    if (!depfile) return std::nullopt;
+    const std::string moved = zstd_compress(rebase_depfile(*depfile, from, to));
+    stored = nlohmann::json::binary({moved.begin(), moved.end()});
+  }
   return to_cbor(*manifest);
 }
 
@@ -503,6 +543,14 @@ class Cursor {
     std::uint8_t major = 0;
     std::uint64_t n = 0;
     if (!head(major, n) || major != kText || n > in_.size() - at_) return false;
+    out = in_.substr(at_, n);
+    at_ += n;
+    return true;
+  }
+  bool bytes(std::string_view& out) {
+    std::uint8_t major = 0;
+    std::uint64_t n = 0;
+    if (!head(major, n) || major != kBytes || n > in_.size() - at_) return false;
     out = in_.substr(at_, n);
     at_ += n;
     return true;
@@ -663,6 +711,12 @@ bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inp
     std::string_view digest;
     if (!c.text(digest)) return false;
     m.digest = digest;
+    return true;
+  }
+  if (name == "diagnostics" || name == "depfile") {
+    std::string_view stored;
+    if (!c.bytes(stored)) return false;
+    (name == "depfile" ? m.depfile : m.diagnostics) = stored;
     return true;
   }
   if (name == "compression") {

@@ -66,11 +66,16 @@ struct ManifestView {
   std::optional<std::uint64_t> size;  // the output's (a local entry's)
   std::optional<std::string_view> digest;
   bool compressed = false;  // the local entry's output is one zstd frame
+  // What the compiler printed (output_cache.hpp: encode_compiler_output);
+  // every entry this kbuild stores has it, "" when nothing was printed.
+  std::optional<std::string_view> diagnostics;
+  // The dependency file (-MD, -MMD) as one zstd frame, when it wrote one.
+  std::optional<std::string_view> depfile;
 };
 
 // The manifest in `cbor` (as to_cbor writes it: a map with "inputs" and
 // optionally "absent", "dirs", "variables", "listed", "libraries", "size",
-// "digest", "compression"; other
+// "digest", "compression", "diagnostics", "depfile"; other
 // keys skipped); nullopt when it is damaged, has another shape, has no
 // "inputs", or names a compression other than "zstd".
 std::optional<ManifestView> read_manifest(std::string_view cbor);
@@ -161,10 +166,20 @@ inline constexpr const char* kPresentationVariables[] = {
     "TERM",      "COLUMNS", "GCC_COLORS", "GCC_URLS", "TERM_URLS", "GCC_EXTRA_DIAGNOSTIC_OUTPUT",
     "MAKEFLAGS", "MFLAGS",  "MAKELEVEL"};
 
+// The largest dependency file an entry keeps (before compression): a
+// build whose list is longer is not stored.
+inline constexpr std::size_t kMaxDepfile = 4u << 20;
+
+// `depfile` (make's syntax) with each path that is `from` or lies under it
+// moved under `to`, both written as make quotes them.
+std::string rebase_depfile(const std::string& depfile, const std::string& from,
+                           const std::string& to);
+
 // The manifest with every recorded path (inputs, absent, libraries) that is
 // `from` or lies under it moved under `to` instead: the remote cache's
 // base-dir opt-in stores a writer's paths as "<base>/..." and a reader
-// checks its own. nullopt when the manifest is damaged.
+// checks its own; its dependency file's paths too. nullopt when the
+// manifest is damaged.
 std::optional<std::string> rebase_manifest(const std::string& bytes, const std::string& from,
                                            const std::string& to);
 

@@ -121,6 +121,93 @@ Result<std::pair<std::uint64_t, std::string>> expand_hashing(int from, std::uint
 
 }  // namespace
 
+void CompilerOutput::add(const ProcessResult& run) {
+  truncated = truncated || run.output_truncated;
+  auto append = [this](int stream, std::string_view bytes) {
+    if (bytes.empty()) return;
+    if (!pieces.empty() && pieces.back().stream == stream)
+      pieces.back().bytes.append(bytes);
+    else
+      pieces.push_back({stream, std::string(bytes)});
+  };
+  std::size_t out_at = 0, err_at = 0, spanned = 0;
+  for (const OutputSpan& span : run.order) {
+    std::size_t& at = span.stream == 1 ? out_at : err_at;
+    const std::string& from = span.stream == 1 ? run.out : run.err;
+    if (at + span.bytes > from.size()) break;  // not this run's spans: out, then err
+    append(span.stream, std::string_view(from).substr(at, span.bytes));
+    at += span.bytes;
+    spanned += span.bytes;
+  }
+  if (spanned == run.out.size() + run.err.size()) return;
+  // No (or no usable) order: what is left of out, then of err.
+  append(1, std::string_view(run.out).substr(std::min(out_at, run.out.size())));
+  append(2, std::string_view(run.err).substr(std::min(err_at, run.err.size())));
+}
+
+std::size_t CompilerOutput::size() const {
+  std::size_t total = 0;
+  for (const Piece& piece : pieces) total += piece.bytes.size();
+  return total;
+}
+
+std::string encode_compiler_output(const CompilerOutput& output) {
+  if (output.empty()) return "";
+  std::string plain;
+  for (const CompilerOutput::Piece& piece : output.pieces) {
+    plain.push_back(static_cast<char>(piece.stream));
+    const std::uint64_t n = piece.bytes.size();
+    for (int i = 0; i < 8; ++i) plain.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+    plain += piece.bytes;
+  }
+  return zstd_compress(plain);
+}
+
+std::optional<CompilerOutput> decode_compiler_output(std::string_view stored) {
+  CompilerOutput output;
+  if (stored.empty()) return output;
+  // Each piece costs 9 bytes of framing besides its bytes.
+  Result<std::string> plain = zstd_decompress(stored, kMaxCompilerOutput * 2);
+  if (!plain) return std::nullopt;
+  std::string_view rest(*plain);
+  while (!rest.empty()) {
+    if (rest.size() < 9 || (rest[0] != 1 && rest[0] != 2)) return std::nullopt;
+    std::uint64_t n = 0;
+    for (int i = 0; i < 8; ++i)
+      n |= static_cast<std::uint64_t>(static_cast<unsigned char>(rest[1 + i])) << (8 * i);
+    if (n == 0 || n > rest.size() - 9) return std::nullopt;
+    output.pieces.push_back({rest[0], std::string(rest.substr(9, n))});
+    rest.remove_prefix(9 + n);
+  }
+  if (output.size() > kMaxCompilerOutput) return std::nullopt;
+  return output;
+}
+
+Result<std::string> with_replay(const std::string& manifest, const CompilerOutput& printed,
+                                const std::optional<std::string>& depfile) {
+  std::optional<nlohmann::json> parsed = parse_manifest(manifest);
+  if (!parsed || !parsed->is_object()) return Failure{"no manifest of what the build read"};
+  if (printed.truncated || printed.size() > kMaxCompilerOutput)
+    return Failure{"the compiler printed more than " + human_size(kMaxCompilerOutput) +
+                   ", which a hit would not replay whole"};
+  if (depfile && depfile->size() > kMaxDepfile)
+    return Failure{"its dependency file is larger than " + human_size(kMaxDepfile)};
+  const std::string stored = encode_compiler_output(printed);
+  if (stored.empty() && !printed.empty()) return Failure{"cannot compress what it printed"};
+  (*parsed)["diagnostics"] = nlohmann::json::binary({stored.begin(), stored.end()});
+  if (depfile) {
+    const std::string frame = zstd_compress(*depfile);
+    if (frame.empty()) return Failure{"cannot compress its dependency file"};
+    (*parsed)["depfile"] = nlohmann::json::binary({frame.begin(), frame.end()});
+  }
+  return to_cbor(*parsed);
+}
+
+void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd) {
+  for (const CompilerOutput::Piece& piece : output.pieces)
+    (void)write_all(piece.stream == 1 ? out_fd : err_fd, piece.bytes, "");
+}
+
 OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
   OutputCache cache;
   cache.max_bytes_ = settings.max_bytes;
@@ -150,7 +237,10 @@ bool OutputCache::fetch(const std::string& key, const Environment& env, int dest
   Result<std::string> manifest_bytes = entry->read("manifest", kMaxManifest);
   if (!manifest_bytes) return false;
   std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
-  if (!manifest || !manifest->size || !manifest->digest || !manifest_holds(*manifest, env))
+  // An entry without the compiler's output is an older kbuild's: a miss,
+  // never a hit that would lose the warnings.
+  if (!manifest || !manifest->size || !manifest->digest || !manifest->diagnostics ||
+      !manifest_holds(*manifest, env))
     return false;
   Result<UniqueFd> output = entry->open_file("output");
   bool whole = false, write_failed = false;

@@ -42,9 +42,47 @@ struct CacheSettings {
 // Both kinds are always read.
 bool cache_compression(const Environment& env);
 
+// What the compiler printed, as a hit replays it (ccache and sccache do):
+// its stdout and stderr, byte for byte, in the order they came. A build's
+// steps add theirs in turn.
+struct CompilerOutput {
+  struct Piece {
+    int stream = 2;  // 1: stdout, 2: stderr
+    std::string bytes;
+  };
+  std::vector<Piece> pieces;
+  bool truncated = false;  // more came than was captured: not replayable whole
+  // Adds what a run printed (its spans' order; out then err without them).
+  void add(const ProcessResult& run);
+  std::size_t size() const;
+  bool empty() const { return pieces.empty(); }
+};
+
+// The most an entry keeps of what the compiler printed (stdout and stderr
+// together, before compression; the dependency file's is kMaxDepfile): a
+// build that printed more is not stored, so a hit never replays part of it.
+inline constexpr std::size_t kMaxCompilerOutput = 1u << 20;
+
+// As an entry's manifest holds it: "" when nothing was printed, else one
+// zstd frame of [stream byte, 8-byte length, bytes]...
+std::string encode_compiler_output(const CompilerOutput& output);
+// nullopt when damaged or larger than kMaxCompilerOutput.
+std::optional<CompilerOutput> decode_compiler_output(std::string_view stored);
+// Writes each piece to `out_fd` or `err_fd`, as the compiler did; a
+// closed stream loses its bytes, never the build.
+void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd);
+
+// `manifest` (CBOR) with what a hit gives back besides the output: what
+// the compiler printed ("diagnostics", always) and the dependency file it
+// wrote ("depfile", when given), each compressed. A failure (nothing to
+// store) when either is over its cap (kMaxCompilerOutput, kMaxDepfile).
+Result<std::string> with_replay(const std::string& manifest, const CompilerOutput& printed,
+                                const std::optional<std::string>& depfile);
+
 // What the build read, for the entry.
 struct BuildInputs {
-  std::string manifest;        // observed (input_manifest.hpp: observed_manifest), CBOR
+  // observed (input_manifest.hpp: observed_manifest), with_replay's, CBOR
+  std::string manifest;
   struct timespec started {};  // file-system time the build started
 };
 

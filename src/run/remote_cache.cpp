@@ -25,14 +25,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kEntryMagic = "kbuild-remote-entry-3\n";
+constexpr const char* kEntryMagic = "kbuild-remote-entry-4\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 
 // Under the format's number: entries of format 2 (whose digest was of the
-// output decompressed, not of the frame read) are neither read here nor
-// dropped by an older kbuild reading this one's as damaged.
+// output decompressed, not of the frame read) and of format 3 (whose
+// manifest holds neither what the compiler printed nor its dependency
+// file, so a hit would lose its warnings) are neither read here nor dropped
+// by an older kbuild reading this one's as damaged.
 std::string entry_key(const std::string& key) {
-  return "kbuild:entry:3:" + key;
+  return "kbuild:entry:4:" + key;
 }
 std::string lease_key(const std::string& key) {
   return "kbuild:lease:" + key;
@@ -348,6 +350,12 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
   if (here)
     here = restamped_here(*here, env);  // by content: the writer's stamps prove nothing here
+  // Without what the compiler printed the entry is not whole (a writer that
+  // dropped it): a miss.
+  if (here) {
+    std::optional<ManifestView> view = read_manifest(*here);
+    if (!view || !view->diagnostics) here.reset();
+  }
   if (!here) {
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here";

@@ -78,8 +78,15 @@ bool is_executable_file(const std::string& path) {
 // bytes kept), optionally also written to `forward_fd`.
 class PipeSink {
  public:
-  PipeSink(int fd, std::string& sink, std::size_t limit, bool& truncated, int forward_fd)
-      : fd_(fd), sink_(sink), limit_(limit), truncated_(truncated), forward_fd_(forward_fd) {}
+  PipeSink(int fd, std::string& sink, std::size_t limit, bool& truncated, int forward_fd,
+           std::vector<OutputSpan>* order = nullptr, int stream = 0)
+      : fd_(fd),
+        sink_(sink),
+        limit_(limit),
+        truncated_(truncated),
+        forward_fd_(forward_fd),
+        order_(order),
+        stream_(stream) {}
   ~PipeSink() { close(); }
   PipeSink(const PipeSink&) = delete;
   PipeSink& operator=(const PipeSink&) = delete;
@@ -103,7 +110,13 @@ class PipeSink {
   void keep(std::size_t n) {
     std::size_t room = sink_.size() < limit_ ? limit_ - sink_.size() : 0;
     if (n > room) truncated_ = true;
-    sink_.append(buf_.data(), std::min(n, room));
+    const std::size_t kept = std::min(n, room);
+    sink_.append(buf_.data(), kept);
+    if (!order_ || kept == 0) return;
+    if (!order_->empty() && order_->back().stream == stream_)
+      order_->back().bytes += kept;
+    else
+      order_->push_back({stream_, kept});
   }
   void forward(std::size_t n) {
     for (std::size_t done = 0; forward_fd_ >= 0 && done < n;) {
@@ -118,6 +131,8 @@ class PipeSink {
   std::size_t limit_;
   bool& truncated_;
   int forward_fd_;
+  std::vector<OutputSpan>* order_;
+  int stream_;
   std::array<char, 65536> buf_{};
 };
 
@@ -316,9 +331,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOpt
   asio::readable_pipe out_pipe(ctx), err_pipe(ctx);
   bp::process child = start_child(ctx, argv, options, out_pipe, err_pipe);
   PipeSink out(options.capture_output ? out_pipe.release() : -1, result.out, options.max_capture,
-               result.output_truncated, options.tee_output ? STDOUT_FILENO : -1);
+               result.output_truncated, options.tee_output ? STDOUT_FILENO : -1, &result.order, 1);
   PipeSink err(options.capture_output ? err_pipe.release() : -1, result.err, options.max_capture,
-               result.output_truncated, options.tee_output ? STDERR_FILENO : -1);
+               result.output_truncated, options.tee_output ? STDERR_FILENO : -1, &result.order, 2);
   std::optional<int> status = GroupWait(child.id(), options, result, {&out, &err}).run();
   if (int late = interrupts ? interrupts->stop() : 0; late && !result.interrupted_by)
     result.interrupted_by = late;

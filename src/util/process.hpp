@@ -100,6 +100,13 @@ struct ProcessOptions {
   std::chrono::milliseconds exit_grace{3000};
 };
 
+// A run of bytes one stream gave in a row: what a captured program printed,
+// in the order it came (stdout and stderr are separate pipes).
+struct OutputSpan {
+  int stream = 2;  // 1: stdout, 2: stderr
+  std::size_t bytes = 0;
+};
+
 struct ProcessResult {
   bool exited = false;  // exited normally, with exit_code
   int exit_code = -1;
@@ -109,6 +116,9 @@ struct ProcessResult {
   bool output_truncated = false;
   std::string out;
   std::string err;
+  // How `out` and `err` interleaved as captured: spans in arrival order
+  // (empty from a runner that does not record it: out, then err).
+  std::vector<OutputSpan> order;
 
   bool success() const { return exited && exit_code == 0 && !timed_out && !interrupted_by; }
   // "exit code 1", "killed by signal 9 (Killed)", "timed out after 2s".

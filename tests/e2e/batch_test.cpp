@@ -339,3 +339,23 @@ TEST_CASE("build-many's table: the header's columns line up with the rows", "[e2
   CHECK(header.find("build") == failed.find("broken"));
   CHECK(header.find("build") == ok.find("job 1"));
 }
+
+TEST_CASE("build-many's (ok) sections show a build's warnings on a cache hit too",
+          "[e2e][batch][replay]") {
+  Batch b;
+  // Inductor's flags turn -Wunused-variable off: a warning of the source's own.
+  write_file(b.dir / "w.cpp", "#warning kbuild-test-says\nextern \"C\" int f() { return 7; }\n");
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"-v\"], \"builds\": [{\"name\": \"warns\", "
+             "\"args\": [\"" +
+                 b.dir / "w.cpp" + "\", \"-o\", \"" + b.dir / "w.so" + "\"]}]}");
+  for (int i = 0; i < 2; ++i) {
+    RunResult r = run_kbuild({"build-many", b.dir / "m.json"}, b.home.str());
+    INFO(i << r.out << r.err);
+    CHECK(r.exit_code == 0);
+    const std::size_t section = r.err.find("== warns (ok):\n");
+    REQUIRE(section != std::string::npos);
+    CHECK(r.err.find("warning: #warning kbuild-test-says", section) != std::string::npos);
+    CHECK((r.err.find("cache: hit", section) != std::string::npos) == (i == 1));
+  }
+}

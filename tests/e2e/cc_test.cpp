@@ -339,7 +339,7 @@ TEST_CASE("side outputs in every spelling run as they are: each run writes its f
       {{"-c", d + "/k.cpp", "-o", d + "/x.o", "-Xassembler", "-adhln=" + d + "/x.lst"},
        d + "/x.lst"},
       {{"-c", d + "/k.cpp", "-o", d + "/o.o", "-fopt-info-all=" + d + "/o.txt"}, d + "/o.txt"},
-      {{"-c", d + "/k.cpp", "-o", d + "/m.o", "-MF" + d + "/m.d", "-MD"}, d + "/m.d"},
+      {{"-c", d + "/k.cpp", "-o", d + "/m.o", "-MF" + d + "/m.d", "-M"}, d + "/m.d"},
       {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/m.so", "-Xlinker", "-Map=" + d + "/m.map"},
        d + "/m.map"},
       {{"-shared", "-fPIC", d + "/k.cpp", "-o", d + "/m2.so", "-Xlinker", "-Map", "-Xlinker",
@@ -411,4 +411,186 @@ TEST_CASE("files g++ refuses itself get g++'s own message and exit code", "[e2e]
   CHECK(same.err.find("is the same as output file") != std::string::npos);
   CHECK(same.err.find("kbuild: error") == std::string::npos);
   CHECK(read_file(c.dir / "same.cpp") == "int f() { return X; }\n");  // g++ refused it
+}
+
+namespace {
+
+// A compiler that says something on stdout before g++ warns on stderr.
+std::string cc_test_chatty_compiler(CcCase& c) {
+  const std::string path = c.dir / "chatty/g++";
+  write_file(path,
+             "#!/bin/sh\necho \"$*\" >> \"" + c.count +
+                 "\"\necho 'chatty: on stdout'\nexec /usr/bin/g++ \"$@\"\n",
+             true);
+  return path;
+}
+
+// Works in `dir` while alive.
+struct CcTestCwd {
+  fs::path before = fs::current_path();
+  explicit CcTestCwd(const fs::path& dir) { fs::current_path(dir); }
+  ~CcTestCwd() { fs::current_path(before); }
+  CcTestCwd(const CcTestCwd&) = delete;
+  CcTestCwd& operator=(const CcTestCwd&) = delete;
+};
+
+// Runs argv in the hermetic environment run_kbuild gives kbuild.
+RunResult cc_test_run_hermetic(const std::vector<std::string>& argv, const std::string& home,
+                               std::map<std::string, std::string> set) {
+  std::vector<std::string> unset;
+  make_hermetic(home, set, unset);
+  return run(argv, set, unset);
+}
+
+}  // namespace
+
+TEST_CASE("a hit replays what the compiler printed: its warnings on stderr, stdout on stdout",
+          "[e2e][cc][replay]") {
+  CcCase c;
+  write_file(c.dir / "w.cpp", "int f() { int unused; return 1; }\n");
+  const std::string gxx = cc_test_chatty_compiler(c);
+  std::vector<std::string> cmd{"cc", "--",         gxx, "-Wall", "-c", c.dir / "w.cpp",
+                               "-o", c.dir / "w.o"};
+  auto env = c.env();
+  env.erase("KBUILD_VERBOSE");
+  RunResult miss = run_kbuild(cmd, c.home.str(), env);
+  INFO(miss.err);
+  REQUIRE(miss.exit_code == 0);
+  CHECK(miss.out == "chatty: on stdout\n");
+  CHECK(miss.err.find("unused variable") != std::string::npos);
+  for (int i = 0; i < 2; ++i) {
+    fs::remove(c.dir / "w.o");
+    RunResult hit = run_kbuild(cmd, c.home.str(), env);
+    INFO(hit.err);
+    REQUIRE(hit.exit_code == 0);
+    CHECK(c.runs() == 1);  // served from the cache
+    CHECK(hit.out == miss.out);
+    CHECK(hit.err == miss.err);  // byte for byte, nothing of kbuild's own
+  }
+  // Started as g++ (a masquerade link), the same.
+  const std::string link = c.masquerade("g++");
+  auto masq_env = env;
+  masq_env["PATH"] = (c.dir / "masq") + ":" + (c.dir / "chatty") + ":/usr/bin:/bin";
+  std::vector<std::string> masq{link, "-Wall", "-c", c.dir / "w.cpp", "-o", c.dir / "m.o"};
+  RunResult first = run(masq, masq_env);
+  REQUIRE(first.exit_code == 0);
+  const int runs = c.runs();
+  RunResult again = run(masq, masq_env);
+  REQUIRE(again.exit_code == 0);
+  CHECK(c.runs() == runs);
+  CHECK(again.out == first.out);
+  CHECK(again.err == first.err);
+  CHECK(again.err.find("unused variable") != std::string::npos);
+}
+
+TEST_CASE("-MD compiles are cached: the depfile on a miss and a hit is g++'s, byte for byte",
+          "[e2e][cc][depfile]") {
+  CcCase c;
+  write_file(c.dir / "inc dir/h$1.h", "#define X 1\n");
+  write_file(c.dir / "k2.cpp", "#include \"h$1.h\"\nextern \"C\" int f() { return X; }\n");
+  fs::create_directories(c.dir / "obj");
+  fs::create_directories(c.dir / "plain");
+  fs::create_directories(c.dir / "deps");
+  // The file and target g++ picks, and those the command names.
+  struct Spelling {
+    std::vector<std::string> words;
+    std::string depfile;  // under obj/ or deps/ (plain/ for g++ alone)
+  };
+  const std::vector<Spelling> spellings{
+      {{"-MD", "-MP"}, "obj/k2.cpp.d"},
+      {{"-MMD"}, "obj/k2.cpp.d"},
+      {{"-MD", "-MT", "obj/k2.cpp.o", "-MF", "deps/k2.d"}, "deps/k2.d"},  // CMake's
+      {{"-MMD", "-MQ", "a b$", "-MT", "t2", "-MFdeps/q.d"}, "deps/q.d"},
+  };
+  for (const Spelling& s : spellings) {
+    INFO(s.depfile);
+    auto words = [&s](const std::string& out_dir) {
+      std::vector<std::string> argv{"-I", "inc dir", "-c", "k2.cpp", "-o", out_dir + "/k2.cpp.o"};
+      argv.insert(argv.end(), s.words.begin(), s.words.end());
+      return argv;
+    };
+    // g++ alone, in obj/ (the default names follow -o, so then moved aside).
+    CcTestCwd cwd(c.dir.path());
+    std::vector<std::string> plain{"/usr/bin/g++"};
+    for (const std::string& w : words("obj")) plain.push_back(w);
+    REQUIRE(run(plain).exit_code == 0);
+    const std::string expected = read_file(c.dir / s.depfile);
+    CHECK(expected.find("k2.cpp") != std::string::npos);
+    fs::remove(c.dir / s.depfile);
+    fs::remove(c.dir / "obj/k2.cpp.o");
+    std::vector<std::string> cmd{"cc", "--", "g++"};
+    for (const std::string& w : words("obj")) cmd.push_back(w);
+    const int runs = c.runs();
+    RunResult miss = run_kbuild(cmd, c.home.str(), c.env());
+    INFO(miss.err);
+    REQUIRE(miss.exit_code == 0);
+    CHECK(read_file(c.dir / s.depfile) == expected);
+    fs::remove(c.dir / s.depfile);
+    fs::remove(c.dir / "obj/k2.cpp.o");
+    RunResult hit = run_kbuild(cmd, c.home.str(), c.env());
+    INFO(hit.err);
+    REQUIRE(hit.exit_code == 0);
+    CHECK(cc_hit(hit));
+    CHECK(c.runs() == runs + 1);
+    CHECK(read_file(c.dir / s.depfile) == expected);
+    // Nothing left in the output's directory but the output and the depfile.
+    for (const auto& entry : fs::directory_iterator(c.dir / "obj")) {
+      const std::string name = entry.path().filename().string();
+      CHECK((name == "k2.cpp.o" || name == "k2.cpp.d"));
+    }
+    fs::remove(c.dir / "obj/k2.cpp.o");
+    fs::remove(c.dir / "obj/k2.cpp.d");
+  }
+}
+
+TEST_CASE("a CMake project's rebuild in an emptied build tree hits, and its depfiles work",
+          "[e2e][cc][depfile][cmake]") {
+  if (!fs::exists("/usr/bin/cmake") || !fs::exists("/usr/bin/make")) {
+    WARN("cmake or make is not installed: skipped");
+    return;
+  }
+  CcCase c;
+  write_file(c.dir / "src/CMakeLists.txt",
+             "cmake_minimum_required(VERSION 3.20)\nproject(p CXX)\n"
+             "add_library(p STATIC a.cpp b.cpp)\ntarget_include_directories(p PRIVATE inc)\n"
+             "target_compile_options(p PRIVATE -Wall)\n");
+  write_file(c.dir / "src/inc/h.h", "#define V 1\n");
+  write_file(c.dir / "src/a.cpp", "#include \"h.h\"\nint a() { int unused; return V; }\n");
+  write_file(c.dir / "src/b.cpp", "int b() { return 2; }\n");
+  const std::string gxx = c.dir / "real/g++";
+  auto env = c.env();
+  env.erase("KBUILD_VERBOSE");
+  auto configure_and_build = [&](bool configure) {
+    if (configure)
+      REQUIRE(cc_test_run_hermetic({"/usr/bin/cmake", "-S", c.dir / "src", "-B", c.dir / "build",
+                                    "-G", "Unix Makefiles", "-DCMAKE_CXX_COMPILER=" + gxx,
+                                    "-DCMAKE_CXX_COMPILER_LAUNCHER=" + kbuild_binary() + ";cc"},
+                                   c.home.str(), env)
+                  .exit_code == 0);
+    const int before = c.runs();
+    RunResult built =
+        cc_test_run_hermetic({"/usr/bin/cmake", "--build", c.dir / "build"}, c.home.str(), env);
+    INFO(built.out << built.err);
+    REQUIRE(built.exit_code == 0);
+    return std::make_pair(c.runs() - before, built);
+  };
+  auto [compiled, first] = configure_and_build(true);
+  CHECK(compiled == 2);
+  CHECK(first.err.find("unused variable") != std::string::npos);
+  const fs::path objects = c.dir / "build/CMakeFiles/p.dir";
+  const std::string a_o = read_file(objects / "a.cpp.o"), a_d = read_file(objects / "a.cpp.o.d");
+  CHECK(a_d.find("inc/h.h") != std::string::npos);
+  fs::remove_all(c.dir / "build");
+  auto [recompiled, second] = configure_and_build(true);
+  CHECK(recompiled == 0);                                          // every compile a hit
+  CHECK(second.err.find("unused variable") != std::string::npos);  // replayed
+  CHECK(read_file(objects / "a.cpp.o") == a_o);
+  CHECK(read_file(objects / "a.cpp.o.d") == a_d);
+  // The depfile a hit wrote is the build's: the header's change rebuilds a.cpp only.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  write_file(c.dir / "src/inc/h.h", "#define V 3\n");
+  auto [after_edit, third] = configure_and_build(false);
+  CHECK(after_edit == 1);
+  auto [nothing, fourth] = configure_and_build(false);
+  CHECK(nothing == 0);
 }

@@ -1311,3 +1311,57 @@ TEST_CASE("identical machines share kbuild isa's answers; a machine with another
   CHECK(other["remote"]["answers_used"] == 0);
   CHECK(other["probes_compiled"].get<int>() > 0);
 }
+
+TEST_CASE("a remote hit replays the compiler's warnings and writes the reader's own depfile",
+          "[e2e][remote][cc][replay][depfile]") {
+  Redis redis;
+  Fleet fleet;
+  TempDir roots;
+  auto tree = [&roots](const std::string& name) {
+    fs::path base = roots.path() / name;
+    write_file(base / "inc/h.h", "#define VALUE 41\n");
+    write_file(base / "k.cpp", "#include \"h.h\"\nint f() { int unused; return VALUE; }\n");
+    return base;
+  };
+  const fs::path a = tree("a"), b = tree("b");
+  Machine first(fleet, redis.url), second(fleet, redis.url);
+  write_file(fleet.shared / "g++", read_file(first.cxx), true);  // one compiler path for all
+  auto words = [&fleet](const fs::path& base) {
+    return std::vector<std::string>{fleet.shared / "g++",
+                                    "-Wall",
+                                    "-I" + (base / "inc").string(),
+                                    "-MD",
+                                    "-MP",
+                                    "-c",
+                                    base / "k.cpp",
+                                    "-o",
+                                    base / "k.o"};
+  };
+  auto cc = [&words](Machine& m, const fs::path& base) {
+    std::map<std::string, std::string> vars = m.env;
+    vars["KBUILD_VERBOSE"] = "1";
+    vars["KBUILD_REMOTE_CACHE_BASE_DIR"] = base.string();
+    std::vector<std::string> argv{"cc", "--"};
+    for (const std::string& w : words(base)) argv.push_back(w);
+    return run_kbuild(argv, m.home.str(), vars);
+  };
+  // What g++ alone writes in b.
+  std::vector<std::string> plain = words(b);
+  plain[0] = "/usr/bin/g++";
+  REQUIRE(run(plain).exit_code == 0);
+  const std::string expected = read_file(b / "k.d");
+  CHECK(expected.find((b / "inc/h.h").string()) != std::string::npos);
+  fs::remove(b / "k.d");
+  fs::remove(b / "k.o");
+  RunResult writer = cc(first, a);
+  INFO(writer.err);
+  REQUIRE(writer.exit_code == 0);
+  CHECK(writer.err.find("unused variable") != std::string::npos);
+  RunResult reader = cc(second, b);  // an empty local cache, another tree
+  INFO(reader.err);
+  REQUIRE(reader.exit_code == 0);
+  CHECK(remote_hit(reader));
+  CHECK(fleet.runs() == 1);
+  CHECK(reader.err.find("unused variable") != std::string::npos);
+  CHECK(read_file(b / "k.d") == expected);
+}

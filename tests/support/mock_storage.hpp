@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "run/input_manifest.hpp"
+#include "run/output_cache.hpp"
 #include "run/storage.hpp"
 
 namespace kbuild_test {
@@ -26,7 +27,10 @@ class MockStorage : public kbuild::Storage {
   std::optional<kbuild::Miss> fail_get;          // every get() misses so
   bool other_holds_lease = false;                // lease(): another builder compiles...
   std::optional<std::string> arrives;            // ...and this entry arrives (else none)
-  std::string arrives_manifest;                  // ...with this manifest
+  // ...with this manifest (by default one that read nothing and printed nothing)
+  std::string arrives_manifest =
+      *kbuild::with_replay(kbuild::to_cbor({{"inputs", nlohmann::json::array()}}),
+                           kbuild::CompilerOutput{}, std::nullopt);
   std::optional<std::string> refuse_put;         // put() fails, saying this
   std::vector<std::string> calls;                // "get", "lease", "put", "release"
   int leases_held = 0;

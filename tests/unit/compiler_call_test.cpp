@@ -44,8 +44,14 @@ TEST_CASE("what is not one checkable build runs as it is", "[unit][compiler_call
       {"g++", "-shared", "k.cpp", "-ok.so"},                    // an attached -o
       {"g++", "-E", "k.cpp", "-o", "k.i"},
       {"g++", "-S", "-c", "k.cpp", "-o", "k.s"},
-      {"g++", "-c", "k.cpp", "-MD", "-o", "k.o"},
-      {"g++", "-c", "k.cpp", "-MF", "d", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-MF", "d", "-o", "k.o"},  // a dependency file without -MD
+      {"g++", "-c", "k.cpp", "-MD", "-MF", "a.d", "-MF", "b.d", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-MD", "-MF", "/dev/null", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-MD", "-MF", "k.cpp", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-M", "-o", "k.d"},
+      {"g++", "-c", "k.cpp", "-MM", "-MF", "k.d", "-o", "k.o"},
+      {"g++", "-c", "k.cpp", "-MD", "-MG", "-o", "k.o"},
+      {"g++", "-shared", "k.cpp", "-MD", "-o", "k.so"},  // a link's
       {"g++", "-c", "-x", "c++", "k", "-o", "k.o"},
       {"g++", "-c", "-", "-o", "k.o"},
       {"g++", "--version"},
@@ -141,12 +147,13 @@ TEST_CASE("side outputs in every spelling run as they are", "[unit][compiler_cal
       {"-Xlinker", "--out-implib", "-Xlinker", "k.a"},
       {"-Wl,-o,other.so"},
       {"-Xpreprocessor", "-MD"},
+      {"-MJ", "k.json"},
       {"-fopt-info-vec-optimized=k.txt"},
       {"-fopt-info"},
       {"-da"},
       {"-dp"},
       {"-dumpbase", "k"},
-      {"-MFk.d", "-MD"},
+      {"-MFk.d", "-MD"},  // a link's dependency file
       {"-MMD"},
       {"-fdiagnostics-format=json-file"},
       {"-ftime-trace"},
@@ -161,6 +168,54 @@ TEST_CASE("side outputs in every spelling run as they are", "[unit][compiler_cal
   CHECK(plan_compiler_call({"g++", "-shared", "-fPIC", "k.cpp", "-o", "k.so", "-Wl,--no-as-needed",
                             "-Wl,-rpath,/opt/torch/lib", "-Wl,-soname,k.so", "-Xlinker", "-zdefs",
                             "-Wl,-O1", "-Wa,--noexecstack", "-fdiagnostics-format=json"}));
+}
+
+TEST_CASE("-MD and -MMD compiles are one build with a dependency file, named and targeted",
+          "[unit][compiler_call][depfile]") {
+  // No -MF, no target: g++'s default file (the output's suffix made .d)
+  // and target (the output, as -MQ quotes it), made explicit.
+  auto call = plan_compiler_call({"g++", "-c", "k.cpp", "-MD", "-MP", "-o", "obj/k.cpp.o"});
+  REQUIRE(call);
+  CHECK(call->plan.depfile == "obj/k.cpp.d");
+  CHECK(call->plan.command.argv == Strings{"g++", "-c", "k.cpp", "-MD", "-MP", "-o", "obj/k.cpp.o",
+                                           "-MF", "obj/k.cpp.d", "-MQ", "obj/k.cpp.o"});
+  CHECK(call->plan.command.output_index == 6);
+  // CMake's: -MD -MT target -MF file.
+  call = plan_compiler_call(
+      {"c++", "-MD", "-MT", "x.o", "-MF", "x.o.d", "-o", "x.o", "-c", "/src/x.cpp"});
+  REQUIRE(call);
+  CHECK(call->plan.depfile == "x.o.d");
+  CHECK(call->plan.command.argv.size() == 10);  // nothing added
+  // -MFFILE attached: split, so the work directory's file takes its place.
+  call = plan_compiler_call({"g++", "-c", "k.cpp", "-MMD", "-MFdeps/k.d", "-MQk.o", "-o", "k.o"});
+  REQUIRE(call);
+  CHECK(call->plan.depfile == "deps/k.d");
+  CHECK(call->plan.command.argv ==
+        Strings{"g++", "-c", "k.cpp", "-MMD", "-MF", "deps/k.d", "-MQk.o", "-o", "k.o"});
+  CHECK(call->plan.command.output_index == 8);
+  // Without -MD nothing is planned.
+  call = plan_compiler_call({"g++", "-c", "k.cpp", "-o", "k.o"});
+  REQUIRE(call);
+  CHECK(call->plan.depfile.empty());
+  CHECK(default_depfile("k") == "k.d");
+  CHECK(default_depfile("a.b/k") == "a.b/k.d");
+  CHECK(default_depfile("dir/k.tar.o") == "dir/k.tar.d");
+}
+
+TEST_CASE("the dependency file's step names it in the work directory",
+          "[unit][compiler_call]"
+          "[depfile]") {
+  auto call = plan_compiler_call({"g++", "-c", "k.cpp", "-MD", "-o", "k.o"});
+  REQUIRE(call);
+  StepInput in;
+  in.sources = call->sources;
+  in.launcher = parse_launcher("ccache");
+  std::vector<Step> steps = plan_steps(call->plan, in);
+  REQUIRE(steps.size() == 1);
+  REQUIRE(steps[0].depfile_index != 0);
+  CHECK(steps[0].argv[steps[0].depfile_index] == "k.d");
+  CHECK(steps[0].argv[steps[0].depfile_index - 1] == "-MF");
+  CHECK(steps[0].argv[0] == "ccache");
 }
 
 TEST_CASE("files the compiler refuses itself run as they are", "[unit][compiler_call]") {
@@ -178,4 +233,6 @@ TEST_CASE("files the compiler refuses itself run as they are", "[unit][compiler_
   // An output that is a directory is not a regular file: it runs as it is already.
   CHECK_FALSE(plan_compiler_call({"g++", "-c", dir / "k.cpp", "-o", dir.str()}));
   CHECK(refused({"g++", "-c", dir.str(), "-o", dir / "k.o"}));  // a source that is not a file
+  CHECK(refused({"g++", "-c", dir / "k.cpp", "-MD", "-MF", dir / "nodir/k.d", "-o", dir / "k.o"}));
+  CHECK_FALSE(refused({"g++", "-c", dir / "k.cpp", "-MD", "-o", dir / "k.o"}));
 }

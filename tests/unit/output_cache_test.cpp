@@ -1,6 +1,7 @@
 // The output cache on its own: keys, store and fetch (each entry's manifest
 // checked), counts and eviction; no compiler runs here.
 #include "run/output_cache.hpp"
+#include "run/input_manifest.hpp"
 #include "util/digest.hpp"
 
 #include <fcntl.h>
@@ -66,6 +67,9 @@ struct OutputCacheFixture {
     build.env = &env;
     build.started = file_time_now();
     Result<std::string> manifest = observed_manifest(observed, build);
+    REQUIRE(manifest);
+    // As run_build stores it: with what the compiler printed (nothing).
+    manifest = with_replay(*manifest, CompilerOutput{}, std::nullopt);
     REQUIRE(manifest);
     BuildInputs inputs;
     inputs.manifest = *manifest;
@@ -161,6 +165,8 @@ TEST_CASE("a variable the compiler read must have the same value for a hit",
   build.env = &f.env;
   build.started = file_time_now();
   Result<std::string> manifest = observed_manifest(observed, build);
+  REQUIRE(manifest);
+  manifest = with_replay(*manifest, CompilerOutput{}, std::nullopt);  // as run_build stores it
   REQUIRE(manifest);
   BuildInputs inputs;
   inputs.manifest = *manifest;
@@ -347,6 +353,8 @@ TEST_CASE("a link's entry is a miss when a library looked for and not found appe
   build.started = file_time_now();
   Result<std::string> manifest = observed_manifest(observed, build);
   REQUIRE(manifest);
+  manifest = with_replay(*manifest, CompilerOutput{}, std::nullopt);  // as run_build stores it
+  REQUIRE(manifest);
   BuildInputs inputs;
   inputs.manifest = *manifest;
   write_file(f.tmp / "built", "linked");
@@ -429,4 +437,123 @@ TEST_CASE("evict removes the least recently used entries down to 90% of the limi
   CHECK(fs::exists(f.entry(inputs[2])));
   f.cache.evict();  // under the limit: nothing more
   CHECK(f.cache.stats().entries == 2);
+}
+
+TEST_CASE("what the compiler printed keeps its streams and order, and is replayed as it came",
+          "[unit][output_cache][replay]") {
+  ProcessResult run;
+  run.out = "o1o2";
+  run.err = "e1e2";
+  run.order = {{2, 2}, {1, 2}, {2, 2}, {1, 2}};
+  CompilerOutput printed;
+  printed.add(run);
+  REQUIRE(printed.pieces.size() == 4);
+  CHECK(printed.pieces[0].stream == 2);
+  CHECK(printed.pieces[0].bytes == "e1");
+  CHECK(printed.pieces[1].bytes == "o1");
+  CHECK(printed.size() == 8);
+  // A runner that records no order: stdout, then stderr.
+  ProcessResult plain;
+  plain.out = "out";
+  plain.err = "err";
+  CompilerOutput unordered;
+  unordered.add(plain);
+  REQUIRE(unordered.pieces.size() == 2);
+  CHECK(unordered.pieces[0].stream == 1);
+  CHECK(unordered.pieces[1].bytes == "err");
+
+  const std::string stored = encode_compiler_output(printed);
+  std::optional<CompilerOutput> back = decode_compiler_output(stored);
+  REQUIRE(back);
+  REQUIRE(back->pieces.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CHECK(back->pieces[i].stream == printed.pieces[i].stream);
+    CHECK(back->pieces[i].bytes == printed.pieces[i].bytes);
+  }
+  CHECK(encode_compiler_output(CompilerOutput{}).empty());
+  REQUIRE(decode_compiler_output(""));
+  CHECK(decode_compiler_output("")->empty());
+  CHECK_FALSE(decode_compiler_output("not a frame"));
+  CHECK_FALSE(decode_compiler_output(zstd_compress(std::string("\x03\x01\0\0\0\0\0\0\0x", 10))));
+  CHECK_FALSE(decode_compiler_output(zstd_compress(std::string("\x02\x09\0\0\0\0\0\0\0x", 10))));
+
+  TempDir tmp;
+  int out = ::open((tmp / "out").c_str(), O_WRONLY | O_CREAT, 0644);
+  int err = ::open((tmp / "err").c_str(), O_WRONLY | O_CREAT, 0644);
+  replay_compiler_output(*back, out, err);
+  ::close(out);
+  ::close(err);
+  CHECK(read_file(tmp / "out") == "o1o2");
+  CHECK(read_file(tmp / "err") == "e1e2");
+}
+
+TEST_CASE("an entry keeps what the compiler printed and its depfile; an older one is a miss",
+          "[unit][output_cache][replay]") {
+  OutputCacheFixture f;
+  const KeyInput in = f.input();
+  BuildInputs inputs = f.read();
+  CompilerOutput printed_in;
+  ProcessResult run;
+  run.err = "k.cpp:1: warning: unused\n";
+  printed_in.add(run);
+  const std::string depfile_in = "k.o: k.cpp inc/a.h\n";
+  Result<std::string> entry = with_replay(inputs.manifest, printed_in, depfile_in);
+  REQUIRE(entry);
+  inputs.manifest = *entry;
+  write_file(f.tmp / "built", "output");
+  int fd = ::open((f.tmp / "built").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(f.cache.store(f.key(in), fd, in, inputs));
+  ::close(fd);
+  std::string manifest;
+  int dest = ::open((f.tmp / "dest").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(f.cache.fetch(f.key(in).hex, f.env, dest, &manifest));
+  ::close(dest);
+  std::optional<ManifestView> view = read_manifest(manifest);
+  REQUIRE(view);
+  REQUIRE(view->diagnostics);
+  REQUIRE(view->depfile);
+  std::optional<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
+  REQUIRE(printed);
+  REQUIRE(printed->pieces.size() == 1);
+  CHECK(printed->pieces[0].bytes == run.err);
+  Result<std::string> depfile = zstd_decompress(*view->depfile, kMaxDepfile);
+  REQUIRE(depfile);
+  CHECK(*depfile == depfile_in);
+
+  // An entry an older kbuild wrote (no "diagnostics"): never a hit that
+  // would lose its warnings.
+  auto json = parse_manifest(read_file(f.entry(in) / "manifest"));
+  REQUIRE(json);
+  json->erase("diagnostics");
+  write_file(f.entry(in) / "manifest", to_cbor(*json));
+  CHECK_FALSE(f.fetch(in));
+
+  // More than the caps is not stored: a hit never replays part of it.
+  CompilerOutput loud;
+  ProcessResult flood;
+  flood.err.assign(kMaxCompilerOutput + 1, 'w');
+  loud.add(flood);
+  Result<std::string> refused = with_replay(inputs.manifest, loud, std::nullopt);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.why().find("printed more than 1.0 MiB") != std::string::npos);
+  CompilerOutput cut;
+  ProcessResult truncated;
+  truncated.err = "w";
+  truncated.output_truncated = true;
+  cut.add(truncated);
+  CHECK_FALSE(with_replay(inputs.manifest, cut, std::nullopt));
+  CHECK_FALSE(with_replay(inputs.manifest, CompilerOutput{}, std::string(kMaxDepfile + 1, 'd')));
+  CHECK(with_replay(inputs.manifest, CompilerOutput{}, std::string(kMaxDepfile, 'd')));
+}
+
+TEST_CASE("a depfile's paths under the base move as make quotes them, nothing else",
+          "[unit][output_cache][replay]") {
+  const std::string depfile =
+      "obj/k.o: /ci/a\\ b/src/k.cpp /usr/include/stdio.h \\\n /ci/a\\ b/inc/h.h\n"
+      "/ci/a\\ b/inc/h.h:\nx/ci/a\\ b/y: /ci/a\\ bc/z\n";
+  CHECK(rebase_depfile(depfile, "/ci/a b", "<base>") ==
+        "obj/k.o: <base>/src/k.cpp /usr/include/stdio.h \\\n <base>/inc/h.h\n"
+        "<base>/inc/h.h:\nx/ci/a\\ b/y: /ci/a\\ bc/z\n");
+  CHECK(rebase_depfile("k.o: /b$$/k.cpp\n", "/b$", "/c") == "k.o: /c/k.cpp\n");
 }
