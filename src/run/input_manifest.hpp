@@ -75,8 +75,8 @@ std::optional<ManifestView> read_manifest(std::string_view cbor);
 }  // namespace kbuild
 
 // What a cached build read, recorded so that a hit can check it still
-// holds: the files (path, size, mtime, SHA-1), the paths that would shadow a
-// header if they appeared, and the libraries a link could pick up. Stored
+// holds: the files (path, size, mtime, BLAKE2b digest), the paths that
+// would shadow a header if they appeared, and the libraries a link could pick up. Stored
 // as CBOR in the cache entry's manifest (docs/cache.md).
 namespace kbuild {
 
@@ -100,7 +100,7 @@ bool later(const struct timespec& a, const struct timespec& b);
 // The paths a make-style dependency file lists (after the first ':').
 std::vector<std::string> parse_depfile(const std::string& text);
 
-// A record of files (path, size, mtime, SHA-1), as CBOR bytes; a failure
+// A record of files (path, size, mtime, BLAKE2b digest), as CBOR bytes; a failure
 // when one cannot be read or changed at or after `started`.
 Result<std::string> input_manifest(const std::vector<std::string>& paths,
                                    const struct timespec& started);

@@ -277,6 +277,9 @@ TEST_CASE("devices lists built-ins and the shipped npu file; --config overrides 
   CHECK(by_name.count("xpu"));
   REQUIRE(by_name.count("npu"));
   CHECK(by_name["npu"]["source"] == source_root() + "/configs/devices/npu.json");
+  // One word for it, as everywhere users read: a device file.
+  CHECK(by_name["npu"]["kind"] == "device file");
+  CHECK(by_name["cpu"]["kind"] == "built-in");
 
   RunResult o = run_kbuild(
       {"options", "--device", "npu", "--json", "--no-torch", "--config", dir / "my-npu.json"},
