@@ -325,7 +325,7 @@ TEST_CASE("user config directories register devices: XDG and KBUILD_CONFIG_PATH"
   CHECK(nlohmann::json::parse(r.out)["libraries"] == nlohmann::json::array({"acme"}));
   RunResult z = run_kbuild({"devices"}, home.str(), {{"KBUILD_CONFIG_PATH", dir / "more"}});
   // name, kind (mode), description (none in this file), source
-  CHECK(z.out.find("zeta\tconfig (extend)\t\t" + dir / "more/zeta.json") != std::string::npos);
+  CHECK(z.out.find("zeta\tdevice file (extend)\t\t" + dir / "more/zeta.json") != std::string::npos);
 }
 
 TEST_CASE("modes: compile-only object, precompiled header and preprocessed output are real files",
