@@ -91,7 +91,7 @@ TEST_CASE("with a remote cache, a dry run prints the PCH steps the build then ru
   INFO(built.err);
   REQUIRE(built.exit_code == 0);
   std::string steps;
-  for (const auto& line : nlohmann::json::parse(read_file(c.dir / "report.json")).at("steps"))
-    steps += line.get<std::string>() + "\n";
+  const nlohmann::json report = nlohmann::json::parse(read_file(c.dir / "report.json"));
+  for (const auto& line : report.at("steps")) steps += line.get<std::string>() + "\n";
   CHECK(dry.out == steps);
 }
