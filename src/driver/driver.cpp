@@ -74,6 +74,15 @@ std::vector<std::string> Driver::dry_run(BuildJob job, BuildListener& listener,
   return dry_run_lines(compilation, inductor_line);
 }
 
+BuiltKernel Driver::build(BuildJob job, BuildListener& listener) {
+  job.run.dry_run = false;
+  Compilation compilation;
+  build(job, listener, compilation);
+  if (compilation.left_alone_database) throw *compilation.left_alone_database;
+  return {compilation.plan->output, dry_run_lines(compilation, false),
+          cache_status_name(compilation.outcome.cache), compilation.notes};
+}
+
 std::vector<DoctorCheck> Driver::doctor(const BuildRequest& request) {
   // Not through session(): a broken device file is one of the things it checks.
   const Site site = resolve_site(options_.site, env_);
@@ -130,8 +139,9 @@ BatchRun Driver::build_many(const BatchRequest& request) {
                 "(the --json summary of an earlier run)");
   BatchRun run;
   run.parallel = request.jobs ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
-  run.results =
-      run_batch(batch, {kbuild_program()}, run.parallel, request.fail_fast, request.progress);
+  const std::string program =
+      options_.kbuild_program.empty() ? installed_kbuild() : options_.kbuild_program;
+  run.results = run_batch(batch, {program}, run.parallel, request.fail_fast, request.progress);
   run.rows = summarize_batch(batch, run.results);
   if (baseline) run.comparisons = compare_to_baseline(run.rows, *baseline);
   return run;

@@ -230,3 +230,22 @@ TEST_CASE("Driver::dry_run plans the device file's launcher, as the command line
   drive_build(session, job, env, listener, record);
   CHECK(dry_run_lines(record, false) == lines);
 }
+
+TEST_CASE("build-many runs the kbuild the Driver's options name, not the host program",
+          "[build_driver]") {
+  TempDir tmp;
+  // A stand-in kbuild that says what it was asked.
+  kbuild_test::write_file(tmp / "kbuild", "#!/bin/sh\necho \"$@\" >> \"" + tmp / "asked" + "\"\n",
+                          true);
+  kbuild_test::write_file(tmp / "many.json", R"({"builds": [["k.cpp", "-o", "k.so"]]})");
+  SessionOptions options = no_torch();
+  options.kbuild_program = tmp / "kbuild";
+  Driver driver(options, scratch_env(tmp));
+  BatchRequest request;
+  request.manifest = tmp / "many.json";
+  request.jobs = 1;
+  const BatchRun run = driver.build_many(request);
+  REQUIRE(run.results.size() == 1);
+  CHECK(run.results.front().exit_code == 0);
+  CHECK(kbuild_test::read_file(tmp / "asked") == "k.cpp -o k.so\n");
+}
