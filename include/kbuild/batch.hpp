@@ -41,7 +41,7 @@ struct BatchProgress {
 // prefix, e.g. {kbuild_program()}: the path each build's report records).
 // With `fail_fast`, nothing new starts after a failure. `progress` is
 // called after each job (from one thread at a time). An interrupt
-// (interrupts.hpp) is passed on to the running builds, which are waited
+// (the process module's Ctrl-C handling) is passed on to the running builds, which are waited
 // for; then Error(interrupted) is thrown.
 std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
                                    const std::vector<std::string>& kbuild, unsigned parallel,

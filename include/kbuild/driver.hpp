@@ -65,6 +65,15 @@ struct BatchRun {
   unsigned parallel = 1;
 };
 
+// What a build made, for a program embedding kbuild (the CLI reads the
+// whole Compilation through the internal headers).
+struct BuiltKernel {
+  std::string output;              // the file written (-o, else beside the first source)
+  std::vector<std::string> steps;  // the plan's lines, as Driver::dry_run gives them
+  std::string cache;               // "hit", "miss", "uncacheable" or "off"
+  std::vector<std::string> notes;  // every note the build said, in order
+};
+
 struct BatchRequest {
   std::string manifest;
   unsigned jobs = 0;  // 0: one per CPU
@@ -102,6 +111,10 @@ class Driver {
   // Error.
   std::vector<std::string> dry_run(BuildJob job, BuildListener& listener,
                                    bool inductor_line = false);
+  // A build planned and run, for a program embedding kbuild: what it wrote
+  // and how (job.run.dry_run is ignored: dry_run() plans only). Throws
+  // Error, as the command line's build fails.
+  BuiltKernel build(BuildJob job, BuildListener& listener);
   // `kbuild doctor`: every check, the worst deciding the exit code.
   std::vector<DoctorCheck> doctor(const BuildRequest& request);
   // `kbuild isa`.

@@ -79,6 +79,10 @@ struct SessionOptions {
   SiteSettings site;
   std::vector<std::string> device_files;
   bool allow_untrusted_device_files = false;
+  // The kbuild program build-many runs for each build; "": the installed
+  // `kbuild` (never this process, which is not kbuild when a program
+  // embeds it). The command line names itself.
+  std::string kbuild_program;
 };
 
 // What a build asks of the run, besides its request.

@@ -15,6 +15,7 @@
 #include "driver/driver.hpp"
 #include "kbuild_config.h"
 #include "printing.hpp"
+#include "util/environment.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
 
@@ -217,8 +218,9 @@ int run_command(int argc, char** argv, const Environment& env) {
     return *answered;
 
   Console console(cl.common.quiet, cl.common.verbose, no_color);
+  // build-many's builds run this kbuild again.
   Driver driver(SessionOptions{cl.common.site, cl.common.device_files,
-                               cl.common.allow_untrusted_device_files},
+                               cl.common.allow_untrusted_device_files, kbuild_program()},
                 env);
   try {
     if (cl.command == "options") return options_command(driver, cl, console);

@@ -48,7 +48,7 @@ struct LayerDef {
   int line = 0;
 };
 
-struct PackageSpec;  // plugin_spec.hpp
+struct PackageSpec;  // below
 struct PluginSpec;
 
 struct ExecSpec {
@@ -90,9 +90,9 @@ std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::st
 DeviceFile parse_device_file(std::string_view text, const std::string& path);
 // Reads the file through its real path (symlinks resolved) with O_NOFOLLOW.
 // With `check_trust`, the opened file and every directory on its real path
-// must be trusted (trust.hpp), else Error(config). With a `cache_root`, a
+// must be trusted (util/trusted_dir.hpp), else Error(config). With a `cache_root`, a
 // valid file's parse is remembered there and read back while the file is
-// unchanged (devices/device_file_cache.hpp); checks and errors are the same.
+// unchanged (util/parsed_file_cache.hpp); checks and errors are the same.
 DeviceFile load_device_file(const std::string& path, bool check_trust = false,
                             const std::string& cache_root = "");
 
@@ -214,7 +214,7 @@ struct PluginSpec {
 }  // namespace kbuild
 
 // Reads and validates the "package" and "plugin" sections of a device file
-// (plugin_spec.hpp), with file:line:column and key-path errors like the rest.
+// (PackageSpec, PluginSpec above), with file:line:column and key-path errors like the rest.
 namespace kbuild {
 
 // Fills file.package and file.plugin from `doc`; throws Error(config).

@@ -325,7 +325,7 @@ class ListProvider : public Provider {
     return out;
   }
   std::string source() const override { return file_.path; }
-  std::string kind() const override { return "config"; }
+  std::string kind() const override { return "device file"; }
   std::string launcher() const override {
     auto words = shell_split(file_.launcher);
     if (!words || words->empty()) return file_.launcher;  // parse_launcher says what is wrong

@@ -35,7 +35,7 @@ struct LoadedDeviceFiles {
 
 // Reads every device file of `sources` (directories: their *.json, sorted by
 // name) and registers it. Throws Error(config) on the first bad file, and on
-// a file or directory others could have written (trust.hpp) unless
+// a file or directory others could have written (util/trusted_dir.hpp) unless
 // `allow_untrusted`; exec providers check their program the same way.
 // Valid files' parses are cached under `cache_root` when it is given.
 LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sources,

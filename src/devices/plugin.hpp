@@ -13,7 +13,7 @@
 // and what their active backend changes in every C++ build of it: the base
 // layer (torch_npu drops -march=native) and the device options of every
 // device. The mechanism only; what each package does is its device file's
-// "plugin" section (plugin_spec.hpp).
+// "plugin" section (PluginSpec, devices/device_file.hpp).
 namespace kbuild {
 
 struct PluginBackend;

@@ -122,7 +122,7 @@ bool is_torch_version(const std::string& text);
 
 // `torch_version` ("" = unknown: 2.11, today's line) picks the profile in `dir`.
 // Throws Error(config) when a profile file is bad or missing. With a
-// `cache_root`, the parsed profile is remembered there (profile_cache.hpp).
+// `cache_root`, the parsed profile is remembered there (util/parsed_file_cache.hpp).
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
                              const std::string& chosen_by, const std::string& cache_root = "",
                              bool check_trust = true);

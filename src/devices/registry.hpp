@@ -40,7 +40,7 @@ class Provider {
   virtual OptionsResult options(const DeviceQuery& query, const ResolveContext& ctx) const = 0;
   // Where it came from, for messages and `kbuild devices` ("built-in", a file).
   virtual std::string source() const = 0;
-  // A short description of what it is ("built-in", "config", "exec").
+  // A short description of what it is ("built-in", "device file", "exec").
   virtual std::string kind() const = 0;
   virtual RegistrationMode mode() const { return RegistrationMode::replace; }
   // The compiler launcher its device file asks for ("" for none).

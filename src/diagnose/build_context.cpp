@@ -20,7 +20,16 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
-namespace {}  // namespace
+namespace {
+
+// The session's registry gives the device file's defaults, unless the
+// caller named another.
+RunSettingsRequest in_session(const Session& session, RunSettingsRequest request) {
+  if (!request.registry) request.registry = &session.registry;
+  return request;
+}
+
+}  // namespace
 
 Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
   auto start = std::chrono::steady_clock::now();
@@ -105,44 +114,21 @@ std::optional<Error> report_path_problem(const std::string& report,
   return std::nullopt;
 }
 
-CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size) {
-  CacheSettings s;
-  s.root = cache_root(env);
-  s.enabled = enabled;
-  s.compress = cache_compression(env);
-  std::string size = max_size;
-  std::string from = "--cache-max-size";
-  if (size.empty()) {
-    size = env.get_nonempty("KBUILD_CACHE_MAX_SIZE").value_or("");
-    from = "KBUILD_CACHE_MAX_SIZE";
-  }
-  if (!size.empty()) {
-    auto bytes = parse_size(size);
-    if (!bytes)
-      throw Error(ErrorKind::usage,
-                  from + ": cache size '" + size + "' is not a size like 500M or 4G (0 to 1024T)");
-    s.max_bytes = *bytes;
-  }
-  return s;
-}
-
-BuildContext::BuildContext(const Session& session, const std::string& device,
-                           const RunOptions& options)
-    : cache(
-          OutputCache::open(cache_settings(session.env, options.use_cache, options.cache_max_size),
-                            !options.dry_run)),
+BuildContext::BuildContext(const Session& session, const RunSettingsRequest& request)
+    : run(resolve_run_settings(in_session(session, request), session.env)),
+      cache(OutputCache::open(run.cache, !request.run.dry_run)),
       env_(session.env),
-      options_(options) {
+      options_(request.run) {
   if (!cache.problem().empty())
     (cache.problem_is_warning() ? warnings : notes).push_back(cache.problem());
   settings.cache = &cache;
-  settings.launcher = parse_launcher(
-      options.launcher.empty() ? session.registry.launcher_for(device) : options.launcher);
-  settings.launcher.resolve_native = options.resolve_native;
-  if (options.timeout_s > 0)
-    settings.timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
-  if (options.load_check && !options.dry_run) settings.load_check.loader = {load_check_helper()};
-  settings.load_check.required_symbols = options.required_symbols;
+  // Made also for a dry run (it connects only when asked): the PCH is
+  // planned as the build with this remote cache plans it.
+  if (!run.remote.url.empty()) settings.remote = &remote.emplace(run.remote);
+  settings.launcher = run.launcher;
+  settings.timeout = run.timeout;
+  if (options_.load_check && !options_.dry_run) settings.load_check.loader = {load_check_helper()};
+  settings.load_check.required_symbols = options_.required_symbols;
 }
 
 BuildContext::PchPlace BuildContext::pch_place() {

@@ -18,6 +18,7 @@
 #include "run/build_runner.hpp"
 #include "run/output_cache.hpp"
 #include "run/remote_cache.hpp"
+#include "run/run_settings.hpp"
 #include "site/site.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -57,23 +58,20 @@ class Session {
 // device file's "description" ("" when it has none).
 std::string device_description(const DeviceListing& device);
 
-// The output cache's settings: root from the environment, the size limit
-// from `max_size` (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G.
-// Throws Error (usage) for a size that is not one.
-CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size);
-
 // Why --report must not be written at `report`: it is a source or the
 // output (it would be overwritten), or not a regular file.
 std::optional<Error> report_path_problem(const std::string& report,
                                          const std::vector<std::string>& sources,
                                          const std::string& output);
 
-// Every setting of one build, made once, before anything (the PCH step
-// included) runs: the cache, the launcher, the timeout, the load check.
+// Every setting of one build, made once (resolve_run_settings), before
+// anything (the PCH step included) runs: the cache, the remote cache, the
+// launcher, the timeout, the load check.
 class BuildContext {
  public:
-  // Throws Error (usage: a bad cache size; internal: no load-check helper).
-  BuildContext(const Session& session, const std::string& device, const RunOptions& options);
+  // `request.registry` is the session's when null. Throws Error (usage: a bad
+  // cache size or remote cache setting; internal: no load-check helper).
+  BuildContext(const Session& session, const RunSettingsRequest& request);
   BuildContext(const BuildContext&) = delete;
   BuildContext& operator=(const BuildContext&) = delete;
 
@@ -89,8 +87,11 @@ class BuildContext {
   // What planning the steps needs, for `plan`.
   StepInput step_input(const BuildPlan& plan, const std::vector<std::string>& sources) const;
 
+  RunSettings run;
   OutputCache cache;
-  BuildSettings settings;  // settings.cache points at `cache`
+  // Behind `cache`, when one is named; a dry run never connects to it.
+  std::optional<RemoteCache> remote;
+  BuildSettings settings;  // settings.cache and settings.remote point at those above
   // Why the cache is off, when it is: a warning, or a note.
   std::vector<std::string> warnings, notes;
 

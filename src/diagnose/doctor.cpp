@@ -257,7 +257,7 @@ std::string version_details(const Environment& env) {
   std::string text = "device files are read from:";
   for (const DeviceFileSource& s : device_file_sources(data_dir(env), env, {}))
     text += "\n  " + s.path;
-  text += "\n  then each --config FILE";
+  text += "\n  then each --device-file FILE";
   return text + profile_line(env) + plugin_lines(env);
 }
 

@@ -80,7 +80,10 @@ Explanation explain_build(const Session& session, BuildRequest request, RunOptio
   if (request.sources.empty()) request.sources = {"kernel.cpp"};
   Explanation out{plan_build(request, session.registry, session.context()), {}, {}, {}, ""};
   options.dry_run = true;  // explain runs nothing
-  BuildContext context(session, request.query.device_type, options);
+  RunSettingsRequest run;
+  run.run = options;
+  run.device = request.query.device_type;
+  BuildContext context(session, run);
   out.steps = plan_steps(out.plan, context.step_input(out.plan, request.sources));
   out.flags = command_flags(out.plan);
   out.dropped = dropped_flags(out.plan);

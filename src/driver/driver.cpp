@@ -15,6 +15,7 @@
 #include "run/output_cache.hpp"
 #include "run/pch.hpp"
 #include "run/remote_cache.hpp"
+#include "run/run_settings.hpp"
 #include "site/isa.hpp"
 #include "util/digest.hpp"
 #include "util/environment.hpp"
@@ -73,6 +74,15 @@ std::vector<std::string> Driver::dry_run(BuildJob job, BuildListener& listener,
   return dry_run_lines(compilation, inductor_line);
 }
 
+BuiltKernel Driver::build(BuildJob job, BuildListener& listener) {
+  job.run.dry_run = false;
+  Compilation compilation;
+  build(job, listener, compilation);
+  if (compilation.left_alone_database) throw *compilation.left_alone_database;
+  return {compilation.plan->output, dry_run_lines(compilation, false),
+          cache_status_name(compilation.outcome.cache), compilation.notes};
+}
+
 std::vector<DoctorCheck> Driver::doctor(const BuildRequest& request) {
   // Not through session(): a broken device file is one of the things it checks.
   const Site site = resolve_site(options_.site, env_);
@@ -129,36 +139,35 @@ BatchRun Driver::build_many(const BatchRequest& request) {
                 "(the --json summary of an earlier run)");
   BatchRun run;
   run.parallel = request.jobs ? request.jobs : std::max(1u, std::thread::hardware_concurrency());
-  run.results =
-      run_batch(batch, {kbuild_program()}, run.parallel, request.fail_fast, request.progress);
+  const std::string program =
+      options_.kbuild_program.empty() ? installed_kbuild() : options_.kbuild_program;
+  run.results = run_batch(batch, {program}, run.parallel, request.fail_fast, request.progress);
   run.rows = summarize_batch(batch, run.results);
   if (baseline) run.comparisons = compare_to_baseline(run.rows, *baseline);
   return run;
 }
 
 CompilerRun Driver::compile(const CompilerCall& call, BuildListener& listener) {
-  CacheSettings cache_settings;
-  cache_settings.root = cache_root(env_);
-  cache_settings.enabled = env_.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
-  cache_settings.compress = cache_compression(env_);
-  OutputCache cache = OutputCache::open(cache_settings);
+  // Resolved as a build's are (the size limit, the remote cache with its
+  // signing, read-only, timeout and lease settings), from compiler mode's
+  // variables, so that a fleet's routed compiles are kept and shared alike.
+  const RunSettings run_settings = resolve_run_settings(compiler_mode_request(env_), env_);
+  OutputCache cache = OutputCache::open(run_settings.cache);
   if (!cache.problem().empty()) listener.warnings({cache.problem()});
-  // The remote cache exactly as a build has it (KBUILD_REMOTE_CACHE and its
-  // signing, read-only, timeout and lease settings), so that a fleet's
-  // routed compiles are shared too.
-  RemoteCache remote(remote_cache_settings("", false, env_));
+  RemoteCache remote(run_settings.remote);
   if (remote.enabled())
     listener.info("remote cache: " + redact_address(remote.settings().url) + " (from " +
                   remote.settings().from + ")");
   BuildSettings settings;
   settings.cache = &cache;
   settings.remote = &remote;
-  settings.launcher = parse_launcher(env_.get_nonempty("KBUILD_LAUNCHER").value_or(""));
+  settings.launcher = run_settings.launcher;
+  settings.timeout = run_settings.timeout;
   StepInput in;
   in.sources = call.sources;
   // A split launcher's link would be assembled anew; the words must stay.
   in.launcher = settings.launcher.split && links(call.plan.kind) ? Launcher{} : settings.launcher;
-  in.observe = cache_settings.enabled && !cache_settings.root.empty();
+  in.observe = run_settings.cache.enabled && !run_settings.cache.root.empty();
   const std::vector<Step> steps = plan_steps(call.plan, in);
   CompilerRun run;
   try {
@@ -193,13 +202,6 @@ std::string only_with_library_path_note(const BuildPlan& plan, const LoadCheckRe
 
 namespace kbuild {
 namespace {
-
-// The remote cache the device's file names, if any (the last default).
-DeviceRemoteCache device_remote_cache(const Session& session, const std::string& device) {
-  const DeviceFile* file = session.registry.device_file(device);
-  if (!file || file->remote_cache_address.empty()) return {};
-  return {file->remote_cache_address, file->path};
-}
 
 // Plans the PCH of `job` into `record` and, unless a dry run, reuses it or
 // builds it through the build's storage (a hit, local or remote, compiles
@@ -265,16 +267,23 @@ void drive_build(Session& session, const BuildJob& job, const Environment& env,
                  BuildListener& listener, Compilation& record) {
   record.request = job.request;
   record.request->profile = session.profile.profile;
-  // Every setting first: the PCH step runs with them too.
-  BuildContext context(session, record.device, job.run);
+  // The device asked for, also when the caller (an embedding program) did
+  // not fill the record in: its file's launcher and remote cache apply.
+  if (record.device.empty()) record.device = job.request.query.device_type;
+  // Every setting first, resolved as explain and `kbuild cc` resolve them:
+  // the PCH step runs with them too, and a dry run refuses what the build
+  // would.
+  RunSettingsRequest run;
+  run.run = job.run;
+  run.remote_cache = job.remote_cache;
+  run.remote_cache_readonly = job.remote_cache_readonly;
+  run.device = job.request.query.device_type;
+  run.registry = &session.registry;
+  BuildContext context(session, run);
   listener.warnings(context.warnings);
   listener.notes(context.notes);
-  std::optional<RemoteCache> remote;  // lives as long as the build
-  if (job.run.use_cache && !job.run.dry_run)
-    context.settings.remote =
-        &remote.emplace(remote_cache_settings(job.remote_cache, job.remote_cache_readonly, env,
-                                              device_remote_cache(session, record.device)));
-  if (job.verbose && remote && remote->enabled())
+  const std::optional<RemoteCache>& remote = context.remote;
+  if (job.verbose && remote && !job.run.dry_run)
     listener.info("remote cache: " + redact_address(remote->settings().url) + " (from " +
                   remote->settings().from + ")");
   try {

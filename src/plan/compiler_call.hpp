@@ -11,7 +11,7 @@
 
 // A compiler command given as it is (`kbuild cc -- g++ ...`, or kbuild
 // started as g++): what it reads and writes, so that it runs through the
-// output cache and launchers (build_steps.hpp, build_runner.hpp) without a
+// output cache and launchers (plan_steps in plan.hpp, build_runner.hpp) without a
 // word of it changed, but for a dependency file (-MD, -MMD) named and
 // targeted explicitly (plan.depfile). What kbuild cannot treat as one build
 // (no `-o`, preprocessing, -M and -MM, a program link, --version, ...) runs

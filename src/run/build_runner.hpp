@@ -36,9 +36,9 @@ FailureAnalysis analyze_failure(const std::string& output, bool links);
 
 }  // namespace kbuild
 
-// Runs planned build steps (build_steps.hpp): nothing is decided here. The
+// Runs planned build steps (plan_steps, plan/plan.hpp): nothing is decided here. The
 // compiler writes into a private work directory beside the output
-// (atomic_output.hpp); the result is renamed into place only when every step
+// (util/trusted_dir.hpp); the result is renamed into place only when every step
 // succeeded and wrote a well-formed output (and, with a load check, only
 // once it loads), so the output appears whole or not at all and a failed
 // build leaves the previous one untouched. With a cache, a hit replaces the

@@ -83,8 +83,8 @@ std::optional<ManifestView> read_manifest(std::string_view cbor);
 }  // namespace kbuild
 
 // What a cached build read, recorded so that a hit can check it still
-// holds: the files (path, size, mtime, SHA-1), the paths that would shadow a
-// header if they appeared, and the libraries a link could pick up. Stored
+// holds: the files (path, size, mtime, BLAKE2b digest), the paths that
+// would shadow a header if they appeared, and the libraries a link could pick up. Stored
 // as CBOR in the cache entry's manifest (docs/cache.md).
 namespace kbuild {
 

@@ -33,7 +33,7 @@ namespace {
 
 constexpr std::size_t kMaxManifest = 16u << 20;
 
-// Copies `from` to `to` (both open), returning the bytes' size and SHA-1;
+// Copies `from` to `to` (both open), returning the bytes' size and BLAKE2b digest;
 // `write_failed` (when given) says whether a failure was writing `to`.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to,
                                                            bool* write_failed = nullptr) {

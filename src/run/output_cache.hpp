@@ -24,9 +24,9 @@
 // it runs, the programs, the sources and files the command names, the CPU,
 // the working directory, the compiler's environment). The entry's manifest
 // records what the key cannot: the headers the compiler read (size, mtime,
-// SHA-1, all hashed and checked to be older than the build), the include
+// BLAKE2b digest, all hashed and checked to be older than the build), the include
 // paths that would shadow each of them if a file appeared there, the
-// libraries a link could pick up, and the output's size and SHA-1. A hit
+// libraries a link could pick up, and the output's size and BLAKE2b digest. A hit
 // re-checks all of it; anything else is a miss.
 namespace kbuild {
 

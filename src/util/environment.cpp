@@ -91,6 +91,10 @@ std::string kbuild_program() {
   return kSelf;
 }
 
+std::string installed_kbuild() {
+  return std::string(KBUILD_INSTALLED_BIN_DIR) + "/kbuild";
+}
+
 std::string observer_library() {
   static const std::string found = [] {
     const fs::path exe_dir = own_executable().parent_path();

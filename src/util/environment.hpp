@@ -20,6 +20,10 @@ std::string data_dir(const Environment& env);
 // path still is this binary; /proc/self/exe when it was replaced or removed.
 std::string kbuild_program();
 
+// The `kbuild` program installed with this library (<prefix>/bin/kbuild):
+// what build-many runs when the Driver's options name none.
+std::string installed_kbuild();
+
 // kbuild-load-check: beside kbuild (the build tree), else in the libexec
 // dir of the installation kbuild belongs to. Throws Error (internal).
 std::string load_check_helper();

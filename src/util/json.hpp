@@ -28,7 +28,7 @@ std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth 
 
 // Parses `text`, refusing nesting deeper than kMaxJsonDepth, and turns each
 // \udcXX escape (80 <= XX <= ff) of surrogateescape back into the byte XX.
-// Throws JsonSyntaxError (json_locations.hpp) with the position.
+// Throws JsonSyntaxError (below) with the position.
 nlohmann::json parse_json_text(std::string_view text);
 nlohmann::ordered_json parse_ordered_json_text(std::string_view text);
 

@@ -90,7 +90,7 @@ struct ProcessOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // The child's environment; nullptr: inherit kbuild's own.
   const Environment* environment = nullptr;
-  // On an interrupt (interrupts.hpp) received while waiting: pass it on to
+  // On an interrupt (interrupt_signals above) received while waiting: pass it on to
   // the child's process group, wait (bounded) until the group is gone, and
   // report `interrupted_by`.
   bool handle_interrupts = false;

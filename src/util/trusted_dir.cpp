@@ -617,7 +617,7 @@ namespace fs = std::filesystem;
 namespace kbuild {
 namespace {
 
-const char* const kOverride = ", or pass --allow-untrusted-config if you trust it";
+const char* const kOverride = ", or pass --allow-untrusted-device-files if you trust it";
 
 // What is wrong with `path`'s owner or mode ("" when nothing), and the fix.
 struct Finding {

@@ -4,6 +4,7 @@
 // as one build runs as it is.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -593,4 +594,40 @@ TEST_CASE("a CMake project's rebuild in an emptied build tree hits, and its depf
   CHECK(after_edit == 1);
   auto [nothing, fourth] = configure_and_build(false);
   CHECK(nothing == 0);
+}
+
+TEST_CASE("kbuild cc keeps the cache within KBUILD_CACHE_MAX_SIZE, as a build does", "[e2e][cc]") {
+  CcCase c;
+  std::map<std::string, std::string> env = c.env();
+  env["KBUILD_CACHE_MAX_SIZE"] = "1K";
+  for (const std::string name : {"big1", "big2", "big3"}) {
+    write_file(c.dir / (name + ".cpp"), "extern \"C\" { const char " + name + "[20000] = {1}; }\n");
+    RunResult r =
+        run_kbuild({"cc", "--", "g++", "-c", c.dir / (name + ".cpp"), "-o", c.dir / (name + ".o")},
+                   c.home.str(), env);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+  }
+  RunResult stats = run_kbuild({"cache", "stats", "--json"}, c.home.str(), env);
+  INFO(stats.out << stats.err);
+  REQUIRE(stats.exit_code == 0);
+  const nlohmann::json summary = nlohmann::json::parse(stats.out);
+  CHECK(summary.at("max_bytes").get<std::uint64_t>() == 1024);
+  CHECK(summary.at("bytes").get<std::uint64_t>() <= 1024);
+}
+
+TEST_CASE("kbuild cc refuses a KBUILD_CACHE_MAX_SIZE that is not a size, as a build does",
+          "[e2e][cc]") {
+  CcCase c;
+  std::map<std::string, std::string> env = c.env();
+  env["KBUILD_CACHE_MAX_SIZE"] = "lots";
+  RunResult build = run_kbuild({"--no-torch", c.dir / "k.cpp", "-DX=1"}, c.home.str(), env);
+  RunResult cc = run_kbuild(
+      {"cc", "--", "g++", "-c", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "k.o"}, c.home.str(), env);
+  INFO(build.err << cc.err);
+  CHECK(build.exit_code == 2);
+  CHECK(cc.exit_code == build.exit_code);
+  CHECK(cc.err.find("KBUILD_CACHE_MAX_SIZE: cache size 'lots' is not a size") != std::string::npos);
+  CHECK(c.runs() == 0);  // refused before the compiler ran
+  CHECK_FALSE(fs::exists(c.dir / "k.o"));
 }

@@ -277,6 +277,9 @@ TEST_CASE("devices lists built-ins and the shipped npu file; --config overrides 
   CHECK(by_name.count("xpu"));
   REQUIRE(by_name.count("npu"));
   CHECK(by_name["npu"]["source"] == source_root() + "/configs/devices/npu.json");
+  // One word for it, as everywhere users read: a device file.
+  CHECK(by_name["npu"]["kind"] == "device file");
+  CHECK(by_name["cpu"]["kind"] == "built-in");
 
   RunResult o = run_kbuild(
       {"options", "--device", "npu", "--json", "--no-torch", "--config", dir / "my-npu.json"},
@@ -322,7 +325,7 @@ TEST_CASE("user config directories register devices: XDG and KBUILD_CONFIG_PATH"
   CHECK(nlohmann::json::parse(r.out)["libraries"] == nlohmann::json::array({"acme"}));
   RunResult z = run_kbuild({"devices"}, home.str(), {{"KBUILD_CONFIG_PATH", dir / "more"}});
   // name, kind (mode), description (none in this file), source
-  CHECK(z.out.find("zeta\tconfig (extend)\t\t" + dir / "more/zeta.json") != std::string::npos);
+  CHECK(z.out.find("zeta\tdevice file (extend)\t\t" + dir / "more/zeta.json") != std::string::npos);
 }
 
 TEST_CASE("modes: compile-only object, precompiled header and preprocessed output are real files",

@@ -1,6 +1,7 @@
 // --pch: the header is precompiled once per (content, flags, compiler),
 // reused by other kernels, and rebuilt when anything it reads changes.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -71,4 +72,26 @@ TEST_CASE("--pch of a header that does not compile is a compile error", "[e2e][p
       {"--no-torch", "--pch", c.dir / "prefix.h", "--include-pch", "x.h", c.dir / "a.cpp"},
       c.home.str());
   CHECK(both.exit_code == 2);
+}
+
+TEST_CASE("with a remote cache, a dry run prints the PCH steps the build then runs", "[e2e][pch]") {
+  PchCase c;
+  c.build("a.cpp");  // without a remote cache: its record names no shared key
+  // A server that refuses at once: the build goes on without it.
+  const std::vector<std::string> args{"--no-torch", "--remote-cache",   "redis://127.0.0.1:1",
+                                      "--pch",      c.dir / "prefix.h", c.dir / "b.cpp"};
+  std::vector<std::string> dry_args = args;
+  dry_args.push_back("--dry-run");
+  RunResult dry = run_kbuild(dry_args, c.home.str());
+  INFO(dry.err);
+  REQUIRE(dry.exit_code == 0);
+  std::vector<std::string> build_args = args;
+  build_args.insert(build_args.end(), {"--report", c.dir / "report.json"});
+  RunResult built = run_kbuild(build_args, c.home.str());
+  INFO(built.err);
+  REQUIRE(built.exit_code == 0);
+  std::string steps;
+  const nlohmann::json report = nlohmann::json::parse(read_file(c.dir / "report.json"));
+  for (const auto& line : report.at("steps")) steps += line.get<std::string>() + "\n";
+  CHECK(dry.out == steps);
 }

@@ -111,7 +111,7 @@ TEST_CASE("every marked README block runs, in one shell", "[e2e][readme]") {
   // The device file the README writes is registered (devices), explained
   // with its own file as the provider, and doctor (exit 0 under bash -e)
   // had nothing to warn about.
-  CHECK(r.out.find("\nmyacc\tconfig (replace)\t") != std::string::npos);
+  CHECK(r.out.find("\nmyacc\tdevice file (replace)\t") != std::string::npos);
   CHECK(r.out.find("config myacc  " + (home / ".config/kbuild/devices.d/myacc.json:")) !=
         std::string::npos);
   CHECK(r.out.find(", 0 warnings, 0 failures") != std::string::npos);

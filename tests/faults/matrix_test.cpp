@@ -387,16 +387,21 @@ TEST_CASE("E31 --config file missing", "[matrix]") {
              {row.dir / "absent.json", "no such file"});
 }
 
-TEST_CASE("E32 world-writable device file; --allow-untrusted-config overrides", "[matrix]") {
+TEST_CASE("E32 world-writable device file; --allow-untrusted-device-files overrides", "[matrix]") {
   Row row;
   auto file = row.device_file("open.json", "{\"device\": \"x\", \"definitions\": [\"OPEN\"]}");
   fs::permissions(file, fs::perms::others_write, fs::perm_options::add);
   row.expect("E32", row.build({"--config", file}), 3, "config",
-             {file, "world-writable", "chmod o-w " + file, "--allow-untrusted-config"});
-  RunResult allowed = row.kbuild({"--no-torch", "--config", file, "--allow-untrusted-config",
-                                  "--device", "x", "--dry-run", row.kernel});
-  CHECK(allowed.exit_code == 0);
-  CHECK(allowed.out.find(" -D OPEN ") != std::string::npos);  // as Inductor renders it
+             {file, "world-writable", "chmod o-w " + file,
+              "or pass --allow-untrusted-device-files if you trust it"});
+  // The older spellings stay accepted.
+  for (const char* allow : {"--allow-untrusted-device-files", "--allow-untrusted-config"}) {
+    RunResult allowed = row.kbuild(
+        {"--no-torch", "--device-file", file, allow, "--device", "x", "--dry-run", row.kernel});
+    INFO(allow << ": " << allowed.err);
+    CHECK(allowed.exit_code == 0);
+    CHECK(allowed.out.find(" -D OPEN ") != std::string::npos);  // as Inductor renders it
+  }
   // doctor reports it as a failed check.
   RunResult doctor = row.kbuild({"doctor", "--no-torch", "--config", file});
   CHECK(doctor.exit_code == 12);
@@ -412,7 +417,7 @@ TEST_CASE("E33 device file owned by another user", "[matrix]") {
   auto file = row.device_file("theirs.json", "{\"device\": \"x\"}");
   REQUIRE(chown(file.c_str(), 65534, 65534) == 0);
   row.expect("E33", row.build({"--config", file}), 3, "config",
-             {file, "owned by uid 65534", "--allow-untrusted-config"});
+             {file, "owned by uid 65534", "--allow-untrusted-device-files"});
 }
 
 TEST_CASE("E34 device file in a world-writable directory", "[matrix]") {

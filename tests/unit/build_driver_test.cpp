@@ -195,3 +195,57 @@ TEST_CASE("unknown_device_warning: a typo of a registered device; an error with 
   CHECK(typo->find("unknown device 'cpuu'; did you mean 'cpu'?") == 0);
   CHECK_THROWS_AS(unknown_device_warning(session, "cpuu", true), Error);
 }
+
+TEST_CASE("a dry run refuses a remote cache address the build refuses", "[build_driver]") {
+  Scratch d;
+  d.job.remote_cache = "bogus://x";
+  try {
+    d.drive();
+    FAIL("a dry run planned with a remote cache the build refuses");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::usage);
+    CHECK(std::string(e.what()).find("--remote-cache: 'bogus://x'") != std::string::npos);
+  }
+}
+
+TEST_CASE("Driver::dry_run plans the device file's launcher, as the command line's dry run does",
+          "[build_driver]") {
+  TempDir tmp;
+  kbuild_test::write_file(tmp / "acc.json", R"({"device": "acc", "launcher": "ccache"})");
+  kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
+  const Environment env = scratch_env(tmp);
+  SessionOptions options = no_torch();
+  options.device_files = {tmp / "acc.json"};
+  BuildJob job = cpu_job(tmp);
+  job.request.query.device_type = "acc";
+  RecordingListener listener;
+  Driver driver(options, env);
+  const std::vector<std::string> lines = driver.dry_run(job, listener);
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines.front().rfind("ccache g++ ", 0) == 0);
+  // The command line's corridor: the same lines.
+  Session session(options, env);
+  Compilation record;
+  record.device = "acc";
+  drive_build(session, job, env, listener, record);
+  CHECK(dry_run_lines(record, false) == lines);
+}
+
+TEST_CASE("build-many runs the kbuild the Driver's options name, not the host program",
+          "[build_driver]") {
+  TempDir tmp;
+  // A stand-in kbuild that says what it was asked.
+  kbuild_test::write_file(tmp / "kbuild", "#!/bin/sh\necho \"$@\" >> \"" + tmp / "asked" + "\"\n",
+                          true);
+  kbuild_test::write_file(tmp / "many.json", R"({"builds": [["k.cpp", "-o", "k.so"]]})");
+  SessionOptions options = no_torch();
+  options.kbuild_program = tmp / "kbuild";
+  Driver driver(options, scratch_env(tmp));
+  BatchRequest request;
+  request.manifest = tmp / "many.json";
+  request.jobs = 1;
+  const BatchRun run = driver.build_many(request);
+  REQUIRE(run.results.size() == 1);
+  CHECK(run.results.front().exit_code == 0);
+  CHECK(kbuild_test::read_file(tmp / "asked") == "k.cpp -o k.so\n");
+}

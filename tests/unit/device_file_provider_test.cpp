@@ -15,7 +15,7 @@ TEST_CASE("a file with exec gets an exec provider, any other a list provider",
   CHECK(exec->source() == "/cfg/acc.json");
   auto lists = make_provider(
       parse_device_file(R"({"device": "acc", "definitions": ["A"]})", "/cfg/acc.json"));
-  CHECK(lists->kind() == "config");
+  CHECK(lists->kind() == "device file");
   CHECK(lists->source() == "/cfg/acc.json");
   REQUIRE(lists->device_file());
   CHECK(lists->device_file()->device == "acc");

@@ -193,7 +193,7 @@ TEST_CASE("when blocks apply on their conditions; entries carry file and line",
   CHECK(
       provider->options(DeviceQuery{"acc", false, true}, ctx).options.values(OptionList::cflags) ==
       Strings{"fsyntax"});
-  CHECK(provider->kind() == "config");
+  CHECK(provider->kind() == "device file");
   CHECK(provider->source() == "/cfg/acc.json");
 }
 

@@ -35,7 +35,8 @@ TEST_CASE("check_trusted: the problem, the fix and the override", "[unit][trust]
   REQUIRE_FALSE(open);
   CHECK(open.why() == "device file " + tmp / "open.json" +
                           " is world-writable (mode 0666); refusing to use it: run chmod o-w " +
-                          tmp / "open.json" + ", or pass --allow-untrusted-config if you trust it");
+                          tmp / "open.json" +
+                          ", or pass --allow-untrusted-device-files if you trust it");
 
   write_file(tmp / "theirs.json", "{}");
   REQUIRE(::chown((tmp / "theirs.json").c_str(), ::geteuid() + 4242, 0) == 0);
@@ -64,8 +65,8 @@ TEST_CASE("check_trusted_file: a file in a directory others can write is refused
   CHECK(reason.why() ==
         "device file " + tmp / "shared/acc.json" + " is in " + tmp / "shared" +
             ", which is world-writable (mode 0777); refusing to use it: move it to a "
-            "directory only you can write, or pass --allow-untrusted-config if you "
-            "trust it");
+            "directory only you can write, or pass --allow-untrusted-device-files if "
+            "you trust it");
   // The sticky bit does not make the file's own directory safe.
   chmod_or_fail(tmp / "shared", 01777);
   CHECK_FALSE(check_trusted_file(tmp / "shared/acc.json", "device file"));

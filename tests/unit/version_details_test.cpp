@@ -28,7 +28,7 @@ TEST_CASE("version_details: where device files come from and the profile in use"
   env.set("KBUILD_TORCH_ROOT", tmp / "torch");
   const std::string text = version_details(env);
   CHECK(text.rfind("device files are read from:\n  " + configs + "/devices\n", 0) == 0);
-  CHECK(text.find("\n  then each --config FILE\n") != std::string::npos);
+  CHECK(text.find("\n  then each --device-file FILE\n") != std::string::npos);
   CHECK(text.find("\nInductor profile 2.6 (" + configs + "/profiles/2.6.json; torch 2.6.0") !=
         std::string::npos);
 }

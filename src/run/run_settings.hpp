@@ -1,0 +1,58 @@
+// run_settings: a run's settings (the output cache, the remote cache with its signing and
+// read-only, the launcher, the time limit), resolved once, by one function, from what the
+// caller asked, the environment and the device file.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "devices/registry.hpp"
+#include "kbuild/environment.hpp"
+#include "kbuild/request.hpp"
+#include "plan/plan.hpp"
+#include "run/output_cache.hpp"
+#include "run/remote_cache.hpp"
+
+// Builds, dry runs, `explain` and `kbuild cc` all take their settings from
+// resolve_run_settings, so that they never disagree: a limit one honours and
+// another ignores, a value one refuses and another accepts.
+namespace kbuild {
+
+// What the caller asked of the run besides the environment: the command
+// line's flags (compiler mode has none: compiler_mode_request reads its
+// variables into these), and the device whose file gives the defaults.
+struct RunSettingsRequest {
+  RunOptions run;            // --no-cache, --cache-max-size, --launcher, --timeout
+  std::string remote_cache;  // --remote-cache ("": KBUILD_REMOTE_CACHE, else the device file's)
+  bool remote_cache_readonly = false;  // --remote-cache-readonly
+  std::string device;                  // whose file names a launcher or a remote cache ("": none)
+  const Registry* registry = nullptr;  // where `device` is registered (null: no device file)
+};
+
+struct RunSettings {
+  CacheSettings cache;  // root, on or off, size limit, compression
+  // url "": none (also with the output cache off, which the remote stands behind).
+  RemoteCacheSettings remote;
+  Launcher launcher;  // --launcher, else the device file's; resolve_native set
+  std::optional<std::chrono::milliseconds> timeout;  // each compiler step's limit
+};
+
+// The one resolution of a run's settings. Throws Error(usage) for a size
+// that is not one, a bad remote address, key, timeout or size, or a
+// launcher with an unbalanced quote: before anything runs, for a dry run
+// as for the build.
+RunSettings resolve_run_settings(const RunSettingsRequest& request, const Environment& env);
+
+// Compiler mode's request (`kbuild cc`, a masquerade link), which has no
+// flags: KBUILD_NO_CACHE=1 turns the cache off, KBUILD_LAUNCHER names the
+// launcher; the rest (the size limit, the remote cache) is read as a build
+// reads it.
+RunSettingsRequest compiler_mode_request(const Environment& env);
+
+// The output cache's settings: root from the environment, the size limit
+// from `max_size` (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G.
+// Throws Error (usage) for a size that is not one.
+CacheSettings cache_settings(const Environment& env, bool enabled, const std::string& max_size);
+
+}  // namespace kbuild
