@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include "kbuild/error.hpp"
 #include "plan/compiler_call.hpp"
 #include "printing.hpp"
+#include "run/input_manifest.hpp"
+#include "util/json.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
@@ -102,13 +105,14 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
   return std::vector<std::string>(argv + first, argv + argc);
 }
 
-// KBUILD_LOG=FILE: one line per compiler run (what ccache's log_file and
-// SCCACHE_LOG are for): a routed compile's output is not shown by the
-// program that ran it (Inductor keeps it only when the compile fails).
-// Appended in one write; never a link, never a file of another user; the
-// line names the output, never the argv (no secret from a -D), escaped as
-// messages are (printable_line): a newline in a path forges no line.
-void append_log(const Environment& env, std::string line, const Console& console) {
+// KBUILD_LOG=FILE: one JSON object a line per compiler run (what ccache's
+// log_file and SCCACHE_LOG are for): a routed compile's output is not shown
+// by the program that ran it (Inductor keeps it only when the compile
+// fails). Appended in one write; never a link, a FIFO or a file of another
+// user; the record names the output, never the argv (no secret from a -D),
+// its strings JSON-escaped (a newline in a path forges no line) and URLs'
+// userinfo redacted. docs/environment.md gives its fields.
+void append_log(const Environment& env, nlohmann::ordered_json record, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
   // Never opened unless regular: a FIFO with no reader would block the open
@@ -126,25 +130,52 @@ void append_log(const Environment& env, std::string line, const Console& console
                       "directory is missing); nothing logged"});
     return;
   }
-  line = std::to_string(::getpid()) + " " + printable_line(redact_urls(line)) + "\n";
-  (void)write_all(fd, line, "KBUILD_LOG");
+  nlohmann::ordered_json line{{"pid", ::getpid()}};
+  for (auto& [field, value] : record.items()) line[field] = std::move(value);
+  const std::string text = dump_json(line) + "\n";
+  (void)write_all(fd, text, "KBUILD_LOG");
   ::close(fd);
 }
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3fs", seconds);
-  return text;
+double rounded_seconds(double seconds) {
+  return std::round(seconds * 1000) / 1000;
+}
+
+// Why a miss missed: the input of the entry found that differs now, or
+// that no entry was known; why an uncacheable build was not stored.
+void add_cache_reason(nlohmann::ordered_json& record, const BuildOutcome& outcome) {
+  if (outcome.cache == CacheStatus::hit)
+    record["hit"] = outcome.cache_detail == "remote" ? "remote" : "local";
+  if (outcome.cache == CacheStatus::miss || outcome.cache == CacheStatus::uncacheable) {
+    nlohmann::ordered_json miss = nlohmann::ordered_json::object();
+    if (outcome.stale) {
+      miss["reason"] = stale_kind_name(outcome.stale->kind);
+      if (outcome.stale->kind != StaleKind::damaged)
+        miss[outcome.stale->kind == StaleKind::variable_differs ? "variable" : "input"] =
+            outcome.stale->what;
+    } else {
+      miss["reason"] = "no_entry";
+    }
+    if (outcome.cache == CacheStatus::miss && !outcome.cache_detail.empty())
+      miss["detail"] = redact_urls(outcome.cache_detail);
+    record["miss"] = miss;
+  }
+  if (outcome.cache == CacheStatus::uncacheable)
+    record["uncacheable"] = {
+        {"reason", outcome.uncacheable ? uncacheable_name(*outcome.uncacheable) : "not_stored"},
+        {"why", redact_urls(outcome.cache_detail)}};
 }
 
 void log_compile(const Environment& env, const CompilerCall& call, const BuildOutcome& outcome,
                  double seconds, const std::string& result, const Console& console) {
-  std::string line = call.plan.output + " " + result + " cache=" + cache_status_name(outcome.cache);
-  if (!outcome.cache_detail.empty()) line += " (" + outcome.cache_detail + ")";
-  line += " total=" + seconds_text(seconds);
-  for (const StageTiming& t : outcome.timings)
-    line += " " + t.stage + "=" + seconds_text(t.seconds);
-  append_log(env, line, console);
+  nlohmann::ordered_json record{{"output", redact_urls(call.plan.output)},
+                                {"result", result},
+                                {"cache", cache_status_name(outcome.cache)}};
+  add_cache_reason(record, outcome);
+  nlohmann::ordered_json timings{{"total", rounded_seconds(seconds)}};
+  for (const StageTiming& t : outcome.timings) timings[t.stage] = rounded_seconds(t.seconds);
+  record["seconds"] = timings;
+  append_log(env, record, console);
 }
 
 int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
@@ -158,13 +189,14 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
                    : r.exited       ? r.exit_code
                                     : 128 + r.signal;
   auto o = std::find(argv.begin(), argv.end(), std::string("-o"));
-  append_log(
-      env,
-      (o != argv.end() && o + 1 != argv.end() ? *(o + 1) : std::string("-")) +
-          " ran-as-it-is exit=" + std::to_string(code) + " total=" +
-          seconds_text(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()),
-      console);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  append_log(env,
+             {{"output", o != argv.end() && o + 1 != argv.end() ? redact_urls(*(o + 1)) : "-"},
+              {"result", "ran-as-it-is"},
+              {"exit", code},
+              {"seconds", {{"total", rounded_seconds(seconds)}}}},
+             console);
   return code;
 }
 
@@ -200,7 +232,8 @@ constexpr const char* kHelp =
     "compiler's own messages and exit code. A masquerade link runs KBUILD_CC_COMPILER when set,\n"
     "else the first compiler of its name on PATH that is not kbuild.\n"
     "Variables: KBUILD_NO_CACHE=1, KBUILD_LAUNCHER, KBUILD_VERBOSE=1, KBUILD_CACHE_DIR,\n"
-    "KBUILD_LOG=FILE (a line per compile: output, result, cache status, seconds).\n";
+    "KBUILD_LOG=FILE (a JSON object a line per compile: output, result, cache status and\n"
+    "why it missed, seconds; docs/environment.md).\n";
 
 }  // namespace
 

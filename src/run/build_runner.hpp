@@ -90,13 +90,17 @@ struct BuildOutcome {
   std::optional<LoadCheckResult> load;
   CacheStatus cache = CacheStatus::off;
   std::string cache_detail;  // why a miss was not stored
+  // On a miss: the input of an entry found that differs now (nullopt: no
+  // entry was known); uncacheable: why it was not stored, by kind.
+  std::optional<StaleInput> stale;
+  std::optional<Uncacheable> uncacheable;
   std::vector<StageTiming> timings;
   // On a miss of observed steps: the manifest of what they were seen to do
   // (input_manifest.hpp: observed_manifest), or why there is none.
   std::optional<Result<std::string>> observed_manifest;
-  std::string entry_manifest;  // on a hit: the entry's record of what it read
-  std::optional<std::string> shared_key;    // with report_shared_key and a remote cache
-  struct timespec started {};               // file-system time the build started
+  std::string entry_manifest;             // on a hit: the entry's record of what it read
+  std::optional<std::string> shared_key;  // with report_shared_key and a remote cache
+  struct timespec started {};             // file-system time the build started
 };
 
 // What a build refuses before it runs anything, and a dry run too: a

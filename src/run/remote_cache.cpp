@@ -322,6 +322,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!local.root()) return false;
   rejected_ = false;
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
+  stale_.reset();
   auto miss = [this] {
     ++counts_.misses;
     return false;
@@ -346,10 +347,12 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   std::optional<std::string> here = std::string(e->manifest);
   if (!settings_.base_dir.empty())
     here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
-  if (here) here = restamped_here(*here, env);  // by content: the writer's stamps prove nothing here
+  if (here)
+    here = restamped_here(*here, env, &stale_);  // by content: its stamps prove nothing here
   if (!here) {
+    if (!stale_) stale_ = StaleInput{};  // the manifest could not be rebased: damaged
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
-                   ": its entry was built from files that differ here";
+                   ": its entry was built from files that differ here (" + describe(*stale_) + ")";
     return miss();
   }
   // The output (its frame checked above) is decompressed a MiB at a time

@@ -245,6 +245,14 @@ TEST_CASE("two machines share a compile: another compiler path and mtime, anothe
   RunResult stats = run_kbuild({"cache", "stats"}, b.home.str());
   CHECK(stats.out.find("remote hits      1\n") != std::string::npos);
   CHECK(stats.out.find("remote down      0 bytes") == std::string::npos);
+  // Issue 46: the remote hit is not a local hit too; only the third was local.
+  CHECK(stats.out.find("local hits       1\n") != std::string::npos);
+  CHECK(stats.out.find("misses           0\n") != std::string::npos);
+  const nlohmann::json j =
+      nlohmann::json::parse(run_kbuild({"cache", "stats", "--json"}, b.home.str()).out);
+  CHECK(j["hits"] == 1);
+  CHECK(j["misses"] == 0);
+  CHECK(j["remote"]["hits"] == 1);
 }
 
 TEST_CASE("another compiler build or a header that differs here does not share", "[e2e][remote]") {
