@@ -143,6 +143,7 @@ BuildContext::BuildContext(const Session& session, const std::string& device,
     settings.timeout = std::chrono::milliseconds(static_cast<long>(options.timeout_s * 1000));
   if (options.load_check && !options.dry_run) settings.load_check.loader = {load_check_helper()};
   settings.load_check.required_symbols = options.required_symbols;
+  settings.load_check.strict = options.load_check_strict;
 }
 
 BuildContext::PchPlace BuildContext::pch_place() {

@@ -493,7 +493,9 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     };
     outcome.load->only_with_library_path = as_output(outcome.load->only_with_library_path);
     if (!outcome.load->ok) {
-      const std::string why = as_output(outcome.load->message);
+      std::string why = as_output(outcome.load->message);
+      if (outcome.load->needs_library_path)
+        why += "; " + rpath_hint(plan.options.values(OptionList::libraries_dirs));
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }

@@ -137,6 +137,39 @@ TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH",
   CHECK(rpath.err.find("loads only with its library dirs") == std::string::npos);
 }
 
+TEST_CASE("--check-load=strict: a library that needs the link's dirs on LD_LIBRARY_PATH is exit 7",
+          "[diagnose]") {
+  DiagnoseCase c;
+  write_file(c.dir / "dep.cpp", "extern \"C\" int dep() { return 3; }\n");
+  fs::create_directories(c.dir / "lib");
+  REQUIRE(
+      run({"/usr/bin/g++", "-shared", "-fPIC", c.dir / "dep.cpp", "-o", c.dir / "lib/libdep.so"})
+          .exit_code == 0);
+  std::string k =
+      c.kernel("k.cpp", "extern \"C\" int dep();\nextern \"C\" int f() { return dep(); }\n");
+  write_file(c.dir / "k.so", "old");
+  RunResult r = c.kbuild({"--no-torch", "--check-load=strict", "-q", k, "-o", c.dir / "k.so", "-L",
+                          c.dir / "lib", "-l", "dep"});
+  INFO(r.err);
+  CHECK(r.exit_code == 7);
+  const std::string line = error_line_anywhere(r.err);
+  CHECK(line.find(c.dir / "k.so" + " loads only with the link's library dirs (" + c.dir / "lib" +
+                  ") on LD_LIBRARY_PATH") != std::string::npos);
+  CHECK(line.find("libdep.so: cannot open shared object file") != std::string::npos);
+  CHECK(line.find("\"ldflags\": [\"Wl,-rpath," + c.dir / "lib" + "\"]") != std::string::npos);
+  CHECK(read_file(c.dir / "k.so") == "old");  // the old library stays
+  // With the RUNPATH the hint gives, it loads as any process would.
+  RunResult rpath =
+      c.kbuild({"--no-torch", "--check-load=strict", k, "-o", c.dir / "k.so", "-L", c.dir / "lib",
+                "-l", "dep", "--extra-flags", "-Wl,-rpath," + c.dir / "lib"});
+  INFO(rpath.err);
+  CHECK(rpath.exit_code == 0);
+  // Only "strict" is a value it takes.
+  RunResult bad = c.kbuild({"--no-torch", "--check-load=always", k, "-o", c.dir / "k3.so"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--check-load") != std::string::npos);
+}
+
 TEST_CASE("--require-symbol: a missing symbol is a load failure; present ones pass", "[diagnose]") {
   DiagnoseCase c;
   std::string k = c.kernel("k.cpp", "extern \"C\" int kernel() { return 1; }\n");
