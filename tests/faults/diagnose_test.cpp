@@ -127,7 +127,10 @@ TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH",
   CHECK(r.err.find(c.dir / "k.so" + " loads only with its library dirs (" + c.dir / "lib" +
                    ") on LD_LIBRARY_PATH") != std::string::npos);
   CHECK(r.err.find("libdep.so: cannot open shared object file") != std::string::npos);
-  CHECK(r.err.find("-Wl,-rpath,DIR") != std::string::npos);
+  // The hint works as written: a device file's ldflags entry (Inductor adds
+  // its '-'), or --extra-flags, naming the dir itself.
+  CHECK(r.err.find("\"ldflags\": [\"Wl,-rpath," + c.dir / "lib" + "\"]") != std::string::npos);
+  CHECK(r.err.find("--extra-flags '-Wl,-rpath," + c.dir / "lib" + "'") != std::string::npos);
   // With a RUNPATH it loads without the variable: nothing to say.
   RunResult rpath =
       c.kbuild({"--no-torch", "--check-load", k, "-o", c.dir / "k2.so", "-L", c.dir / "lib", "-l",
@@ -164,6 +167,14 @@ TEST_CASE("--check-load=strict: a library that needs the link's dirs on LD_LIBRA
                 "-l", "dep", "--extra-flags", "-Wl,-rpath," + c.dir / "lib"});
   INFO(rpath.err);
   CHECK(rpath.exit_code == 0);
+  // The hint's ldflags entry, copied into a device file as written, works.
+  write_file(c.dir / "acc.json", "{\"device\": \"acc\", \"libraries_dirs\": [\"" + c.dir / "lib" +
+                                     "\"], \"libraries\": [\"dep\"], \"ldflags\": [\"Wl,-rpath," +
+                                     c.dir / "lib" + "\"]}");
+  RunResult device = c.kbuild({"--no-torch", "--device-file", c.dir / "acc.json", "--device", "acc",
+                               "--check-load=strict", k, "-o", c.dir / "k4.so"});
+  INFO(device.err);
+  CHECK(device.exit_code == 0);
   // Only "strict" is a value it takes.
   RunResult bad = c.kbuild({"--no-torch", "--check-load=always", k, "-o", c.dir / "k3.so"});
   CHECK(bad.exit_code == 2);
