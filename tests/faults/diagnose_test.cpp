@@ -239,6 +239,19 @@ TEST_CASE("a report is written on success, and for a config failure before anyth
   CHECK(bad["result"]["message"].get<std::string>().find("bad.json") != std::string::npos);
 }
 
+TEST_CASE("doctor: after a device file fails, the device is never 'ok ... arguments resolved'",
+          "[diagnose]") {
+  DiagnoseCase c;
+  write_file(c.dir / "acc.json", "{\"device\": \"acc\", \"libraries\": [\"x\"],}");  // malformed
+  RunResult r =
+      c.kbuild({"doctor", "--no-torch", "--device-file", c.dir / "acc.json", "--device", "acc"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 12);
+  CHECK(r.out.find("fail\tdevice file\t") != std::string::npos);
+  CHECK(r.out.find("arguments resolved") == std::string::npos);
+  CHECK(r.out.find("fail\tdevice acc\tnot resolved: " + c.dir / "acc.json") != std::string::npos);
+}
+
 TEST_CASE("doctor: all well is exit 0; a missing variable or library fails with a hint",
           "[diagnose]") {
   DiagnoseCase c;
