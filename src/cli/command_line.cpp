@@ -453,10 +453,19 @@ std::optional<int> parse_command_line(int argc, char** argv,
     return print_completion_words("");
   }
   if (!known) chosen.clear();
-  bool help = false;
+  bool help = false, version = false, json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     help = help || arg == "-h" || arg == "--help" || arg == "--help-all";
+    version = version || arg == "--version";
+    json = json || arg == "--json";
+  }
+  // --version prints text only: never a --json silently dropped.
+  if (version && json && !help) {
+    console.error("usage",
+                  "--version has no JSON form; kbuild doctor --json gives the same facts (the "
+                  "compiler, torch, device files, the profile) as JSON");
+    return exit_code(ErrorKind::usage);
   }
   // First with the options the command line names, then (after an error)
   // with all of them, so that what is said is what CLI11 says of the full set.
@@ -531,6 +540,10 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   if (b.precompile + b.preprocess + common.compile_only > 1)
     throw Error(ErrorKind::usage,
                 "--compile-only, --precompile and --preprocess exclude each other");
+  if (b.inductor_line && !b.dry_run)
+    throw Error(ErrorKind::usage,
+                "--inductor-line prints Inductor's command string, which only --dry-run prints: "
+                "add --dry-run (a build prints no command)");
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
   r.plugins = common.plugins;
