@@ -105,6 +105,27 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
   return std::vector<std::string>(argv + first, argv + argc);
 }
 
+// kbuild's own options before `--` (`kbuild cc -v -- g++ ...`): -v and
+// --verbose say what ran, as KBUILD_VERBOSE=1 does; they are taken off
+// `words`. Any other is refused by name (never passed to the compiler).
+bool take_cc_options(std::vector<std::string>& words) {
+  auto dashes = std::find(words.begin(), words.end(), std::string("--"));
+  if (dashes == words.end() || words.empty() || words[0].empty() || words[0][0] != '-')
+    return false;
+  bool verbose = false;
+  for (auto it = words.begin(); it != dashes; ++it) {
+    if (*it == "-v" || *it == "--verbose") {
+      verbose = true;
+      continue;
+    }
+    throw Error(ErrorKind::usage, "cc: '" + *it +
+                                      "' is not an option of kbuild cc (it takes -v before --; "
+                                      "the compiler's options go after its name)");
+  }
+  words.erase(words.begin(), dashes + 1);
+  return verbose;
+}
+
 // KBUILD_LOG=FILE: one JSON object a line per compiler run (what ccache's
 // log_file and SCCACHE_LOG are for): a routed compile's output is not shown
 // by the program that ran it (Inductor keeps it only when the compile
@@ -223,6 +244,7 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
 constexpr const char* kHelp =
     "usage: kbuild cc [--] COMPILER ARGS...   (or kbuild started through a link named g++, "
     "c++ or clang++)\n"
+    "       kbuild cc -v -- COMPILER ARGS...   (-v: say what ran and why the cache missed)\n"
     "Runs COMPILER ARGS exactly as given. A compile to one object, a shared library or a\n"
     "precompiled header (-c/-shared/-x c++-header with one -o) goes through kbuild's output\n"
     "cache and KBUILD_LAUNCHER; anything else (-E, -M*, --version, files written besides\n"
@@ -242,7 +264,14 @@ std::optional<int> compiler_mode(int argc, char** argv, const Environment& env) 
   if (!words) return std::nullopt;
   const bool masquerade = masquerading(fs::path(argv[0]).filename().string());
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
-  Console console(false, env.get_nonempty("KBUILD_VERBOSE").value_or("0") != "0", no_color);
+  bool verbose = env.get_nonempty("KBUILD_VERBOSE").value_or("0") != "0";
+  try {
+    if (!masquerade) verbose = take_cc_options(*words) || verbose;
+  } catch (const Error& e) {
+    Console(false, verbose, no_color).error(e);
+    return exit_code(e.kind());
+  }
+  Console console(false, verbose, no_color);
   try {
     if (!masquerade && words->size() == 1 && ((*words)[0] == "--help" || (*words)[0] == "-h")) {
       std::cout << kHelp;

@@ -482,3 +482,25 @@ TEST_CASE("files g++ refuses itself get g++'s own message and exit code", "[e2e]
   CHECK(same.err.find("kbuild: error") == std::string::npos);
   CHECK(read_file(c.dir / "same.cpp") == "int f() { return X; }\n");  // g++ refused it
 }
+
+TEST_CASE("kbuild cc -v -- g++ ... says what ran; another kbuild option there is named",
+          "[e2e][cc]") {
+  CcCase c;
+  auto env = c.env();
+  env.erase("KBUILD_VERBOSE");
+  RunResult r = run_kbuild(
+      {"cc", "-v", "--", "g++", c.dir / "k.cpp", "-DX=1", "-shared", "-fPIC", "-o", c.dir / "k.so"},
+      c.home.str(), env);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(c.dir / "k.so"));
+  CHECK(r.err.find("kbuild: info: ran: ") != std::string::npos);
+  CHECK(r.err.find("cache: miss (no entry)") != std::string::npos);
+  RunResult other = run_kbuild(
+      {"cc", "--dry-run", "--", "g++", c.dir / "k.cpp", "-DX=1", "-c", "-o", c.dir / "k.o"},
+      c.home.str(), env);
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("cc: '--dry-run' is not an option of kbuild cc (it takes -v before --") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k.o"));
+}
