@@ -249,12 +249,20 @@ RedisClient* RemoteCache::client() {
   return &*client_;
 }
 
+// How to stop using the remote cache, where its address came from.
+std::string RemoteCache::stop_using() const {
+  if (settings_.from == "KBUILD_REMOTE_CACHE") return "unset KBUILD_REMOTE_CACHE";
+  if (settings_.from.rfind("remote_cache in ", 0) == 0)
+    return "remove the remote_cache " + settings_.from.substr(13) + ", or give --no-cache";
+  return "drop --remote-cache";
+}
+
 void RemoteCache::fail(const std::string& why) {
   ++counts_.errors;
   if (failure_.empty()) failure_ = why;
   if (warning_.empty())
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
-               "; building without it (check the server, or drop --remote-cache)";
+               "; building without it (check the server, or " + stop_using() + ")";
   dead_ = true;  // one timeout per build at most
   client_.reset();
 }

@@ -144,6 +144,7 @@ class RemoteCache {
   std::string warning_;
   std::string miss_reason_;
   std::optional<StaleInput> stale_;
+  std::string stop_using() const;
   std::string lease_token_;
   RemoteStats counts_;
 };

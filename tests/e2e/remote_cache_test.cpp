@@ -796,6 +796,9 @@ TEST_CASE("a device file's default address: used, but --remote-cache and the var
   CHECK(from_env.exit_code == 0);
   CHECK(warnings(from_env) == 1);
   CHECK(from_env.err.find("remote cache " + dead) != std::string::npos);
+  // Issue 46: the warning says how to stop using the address where it came from.
+  CHECK(from_env.err.find("(check the server, or unset KBUILD_REMOTE_CACHE)") != std::string::npos);
+  CHECK(from_env.err.find("drop --remote-cache") == std::string::npos);
   CHECK(redis.entries().size() == 1);
   // The option wins over both.
   std::vector<std::string> with_flag = device;
