@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kbuild {
@@ -44,8 +45,12 @@ struct IsaAnswer {
 struct CacheStats {
   std::uint64_t entries = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t hits = 0;
-  std::uint64_t misses = 0;
+  std::uint64_t hits = 0;    // local hits (a remote hit is RemoteStats::hits)
+  std::uint64_t misses = 0;  // compiled: no entry here or in the remote cache
+  // Misses whose output could not be stored, and how many for each reason
+  // ("side_output", "clock", ...: docs/cache.md), by name.
+  std::uint64_t uncacheable = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> uncacheable_by_reason;
 };
 
 // Counts kept in the local cache's stats.json.

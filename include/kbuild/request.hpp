@@ -94,6 +94,9 @@ struct RunOptions {
   bool resolve_native = false;
   double timeout_s = 0;  // 0: none
   bool load_check = false;
+  // --check-load=strict: loaded with this process's environment only; a
+  // library that needs the link's library dirs on LD_LIBRARY_PATH fails.
+  bool load_check_strict = false;
   std::vector<std::string> required_symbols;
 };
 

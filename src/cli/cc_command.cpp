@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include "kbuild/error.hpp"
 #include "plan/compiler_call.hpp"
 #include "printing.hpp"
+#include "run/input_manifest.hpp"
+#include "util/json.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
@@ -102,13 +105,35 @@ std::optional<std::vector<std::string>> compiler_argv(int argc, char** argv) {
   return std::vector<std::string>(argv + first, argv + argc);
 }
 
-// KBUILD_LOG=FILE: one line per compiler run (what ccache's log_file and
-// SCCACHE_LOG are for): a routed compile's output is not shown by the
-// program that ran it (Inductor keeps it only when the compile fails).
-// Appended in one write; never a link, never a file of another user; the
-// line names the output, never the argv (no secret from a -D), escaped as
-// messages are (printable_line): a newline in a path forges no line.
-void append_log(const Environment& env, std::string line, const Console& console) {
+// kbuild's own options before `--` (`kbuild cc -v -- g++ ...`): -v and
+// --verbose say what ran, as KBUILD_VERBOSE=1 does; they are taken off
+// `words`. Any other is refused by name (never passed to the compiler).
+bool take_cc_options(std::vector<std::string>& words) {
+  auto dashes = std::find(words.begin(), words.end(), std::string("--"));
+  if (dashes == words.end() || words.empty() || words[0].empty() || words[0][0] != '-')
+    return false;
+  bool verbose = false;
+  for (auto it = words.begin(); it != dashes; ++it) {
+    if (*it == "-v" || *it == "--verbose") {
+      verbose = true;
+      continue;
+    }
+    throw Error(ErrorKind::usage, "cc: '" + *it +
+                                      "' is not an option of kbuild cc (it takes -v before --; "
+                                      "the compiler's options go after its name)");
+  }
+  words.erase(words.begin(), dashes + 1);
+  return verbose;
+}
+
+// KBUILD_LOG=FILE: one JSON object a line per compiler run (what ccache's
+// log_file and SCCACHE_LOG are for): a routed compile's output is not shown
+// by the program that ran it (Inductor keeps it only when the compile
+// fails). Appended in one write; never a link, a FIFO or a file of another
+// user; the record names the output, never the argv (no secret from a -D),
+// its strings JSON-escaped (a newline in a path forges no line) and URLs'
+// userinfo redacted. docs/environment.md gives its fields.
+void append_log(const Environment& env, nlohmann::ordered_json record, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
   // Never opened unless regular: a FIFO with no reader would block the open
@@ -126,25 +151,52 @@ void append_log(const Environment& env, std::string line, const Console& console
                       "directory is missing); nothing logged"});
     return;
   }
-  line = std::to_string(::getpid()) + " " + printable_line(redact_urls(line)) + "\n";
-  (void)write_all(fd, line, "KBUILD_LOG");
+  nlohmann::ordered_json line{{"pid", ::getpid()}};
+  for (auto& [field, value] : record.items()) line[field] = std::move(value);
+  const std::string text = dump_json(line) + "\n";
+  (void)write_all(fd, text, "KBUILD_LOG");
   ::close(fd);
 }
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3fs", seconds);
-  return text;
+double rounded_seconds(double seconds) {
+  return std::round(seconds * 1000) / 1000;
+}
+
+// Why a miss missed: the input of the entry found that differs now, or
+// that no entry was known; why an uncacheable build was not stored.
+void add_cache_reason(nlohmann::ordered_json& record, const BuildOutcome& outcome) {
+  if (outcome.cache == CacheStatus::hit)
+    record["hit"] = outcome.cache_detail == "remote" ? "remote" : "local";
+  if (outcome.cache == CacheStatus::miss || outcome.cache == CacheStatus::uncacheable) {
+    nlohmann::ordered_json miss = nlohmann::ordered_json::object();
+    if (outcome.stale) {
+      miss["reason"] = stale_kind_name(outcome.stale->kind);
+      if (outcome.stale->kind != StaleKind::damaged)
+        miss[outcome.stale->kind == StaleKind::variable_differs ? "variable" : "input"] =
+            outcome.stale->what;
+    } else {
+      miss["reason"] = "no_entry";
+    }
+    if (outcome.cache == CacheStatus::miss && !outcome.cache_detail.empty())
+      miss["detail"] = redact_urls(outcome.cache_detail);
+    record["miss"] = miss;
+  }
+  if (outcome.cache == CacheStatus::uncacheable)
+    record["uncacheable"] = {
+        {"reason", outcome.uncacheable ? uncacheable_name(*outcome.uncacheable) : "not_stored"},
+        {"why", redact_urls(outcome.cache_detail)}};
 }
 
 void log_compile(const Environment& env, const CompilerCall& call, const BuildOutcome& outcome,
                  double seconds, const std::string& result, const Console& console) {
-  std::string line = call.plan.output + " " + result + " cache=" + cache_status_name(outcome.cache);
-  if (!outcome.cache_detail.empty()) line += " (" + outcome.cache_detail + ")";
-  line += " total=" + seconds_text(seconds);
-  for (const StageTiming& t : outcome.timings)
-    line += " " + t.stage + "=" + seconds_text(t.seconds);
-  append_log(env, line, console);
+  nlohmann::ordered_json record{{"output", redact_urls(call.plan.output)},
+                                {"result", result},
+                                {"cache", cache_status_name(outcome.cache)}};
+  add_cache_reason(record, outcome);
+  nlohmann::ordered_json timings{{"total", rounded_seconds(seconds)}};
+  for (const StageTiming& t : outcome.timings) timings[t.stage] = rounded_seconds(t.seconds);
+  record["seconds"] = timings;
+  append_log(env, record, console);
 }
 
 int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
@@ -158,13 +210,14 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
                    : r.exited       ? r.exit_code
                                     : 128 + r.signal;
   auto o = std::find(argv.begin(), argv.end(), std::string("-o"));
-  append_log(
-      env,
-      (o != argv.end() && o + 1 != argv.end() ? *(o + 1) : std::string("-")) +
-          " ran-as-it-is exit=" + std::to_string(code) + " total=" +
-          seconds_text(
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()),
-      console);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  append_log(env,
+             {{"output", o != argv.end() && o + 1 != argv.end() ? redact_urls(*(o + 1)) : "-"},
+              {"result", "ran-as-it-is"},
+              {"exit", code},
+              {"seconds", {{"total", rounded_seconds(seconds)}}}},
+             console);
   return code;
 }
 
@@ -191,6 +244,7 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
 constexpr const char* kHelp =
     "usage: kbuild cc [--] COMPILER ARGS...   (or kbuild started through a link named g++, "
     "c++ or clang++)\n"
+    "       kbuild cc -v -- COMPILER ARGS...   (-v: say what ran and why the cache missed)\n"
     "Runs COMPILER ARGS exactly as given. A compile to one object, a shared library or a\n"
     "precompiled header (-c/-shared/-x c++-header with one -o) goes through kbuild's output\n"
     "cache and KBUILD_LAUNCHER, -MD/-MMD with their dependency file (-MF, -MT, -MQ, -MP);\n"
@@ -202,7 +256,8 @@ constexpr const char* kHelp =
     "when set,\n"
     "else the first compiler of its name on PATH that is not kbuild.\n"
     "Variables: KBUILD_NO_CACHE=1, KBUILD_LAUNCHER, KBUILD_VERBOSE=1, KBUILD_CACHE_DIR,\n"
-    "KBUILD_LOG=FILE (a line per compile: output, result, cache status, seconds).\n";
+    "KBUILD_LOG=FILE (a JSON object a line per compile: output, result, cache status and\n"
+    "why it missed, seconds; docs/environment.md).\n";
 
 }  // namespace
 
@@ -211,7 +266,14 @@ std::optional<int> compiler_mode(int argc, char** argv, const Environment& env) 
   if (!words) return std::nullopt;
   const bool masquerade = masquerading(fs::path(argv[0]).filename().string());
   const bool no_color = env.get_nonempty("NO_COLOR").has_value();
-  Console console(false, env.get_nonempty("KBUILD_VERBOSE").value_or("0") != "0", no_color);
+  bool verbose = env.get_nonempty("KBUILD_VERBOSE").value_or("0") != "0";
+  try {
+    if (!masquerade) verbose = take_cc_options(*words) || verbose;
+  } catch (const Error& e) {
+    Console(false, verbose, no_color).error(e);
+    return exit_code(e.kind());
+  }
+  Console console(false, verbose, no_color);
   try {
     if (!masquerade && words->size() == 1 && ((*words)[0] == "--help" || (*words)[0] == "-h")) {
       std::cout << kHelp;

@@ -122,6 +122,22 @@ class Options {
   void flag(const std::string& names, bool& target, const std::string& help) {
     if (filter_.wants(names)) app_.add_flag(names, target, help);
   }
+  // A flag that may take a value: `--name` alone sets `target` to "true",
+  // `--name=VALUE` to VALUE, which must be one of `values`.
+  void flag_value(const std::string& names, std::string& target,
+                  const std::vector<std::string>& values, const std::string& help) {
+    if (!filter_.wants(names)) return;
+    std::string shown;
+    for (const std::string& v : values) shown += (shown.empty() ? "=" : "|") + v;
+    CLI::Validator one_of(
+        [values, shown](std::string& given) -> std::string {
+          if (given == "true" || std::find(values.begin(), values.end(), given) != values.end())
+            return "";
+          return "takes no value, or " + shown + ", not '" + given + "'";
+        },
+        "");
+    app_.add_flag(names, target, help)->check(one_of)->type_name("[" + shown + "]");
+  }
 
  private:
   CLI::App& app_;
@@ -225,8 +241,10 @@ void add_build_only(Options app, BuildCli& b) {
            "may build the ISA probes: it writes only their cache)");
   app.flag("--inductor-line", b.inductor_line,
            "with --dry-run: print Inductor's exact command string");
-  app.flag("--check-load", b.check_load,
-           "open the built library (RTLD_NOW, in a child process) before it replaces the output");
+  app.flag_value("--check-load", b.check_load, {"strict"},
+                 "open the built library (RTLD_NOW, in a child process) before it replaces the "
+                 "output; =strict: with this process's environment only (exit 7 when it needs "
+                 "the link's library dirs on LD_LIBRARY_PATH)");
   app.list("--require-symbol", b.required_symbols,
            "with the load check: this symbol must be defined (repeatable)");
   app.option("--report", b.report, "write an evidence report (JSON) on success and on failure");
@@ -435,10 +453,19 @@ std::optional<int> parse_command_line(int argc, char** argv,
     return print_completion_words("");
   }
   if (!known) chosen.clear();
-  bool help = false;
+  bool help = false, version = false, json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     help = help || arg == "-h" || arg == "--help" || arg == "--help-all";
+    version = version || arg == "--version";
+    json = json || arg == "--json";
+  }
+  // --version prints text only: never a --json silently dropped.
+  if (version && json && !help) {
+    console.error("usage",
+                  "--version has no JSON form; kbuild doctor --json gives the same facts (the "
+                  "compiler, torch, device files, the profile) as JSON");
+    return exit_code(ErrorKind::usage);
   }
   // First with the options the command line names, then (after an error)
   // with all of them, so that what is said is what CLI11 says of the full set.
@@ -513,6 +540,10 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   if (b.precompile + b.preprocess + common.compile_only > 1)
     throw Error(ErrorKind::usage,
                 "--compile-only, --precompile and --preprocess exclude each other");
+  if (b.inductor_line && !b.dry_run)
+    throw Error(ErrorKind::usage,
+                "--inductor-line prints Inductor's command string, which only --dry-run prints: "
+                "add --dry-run (a build prints no command)");
   BuildRequest r;
   r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
   r.plugins = common.plugins;
@@ -551,7 +582,8 @@ RunOptions run_options(const BuildCli& b) {
   o.launcher = b.launcher;
   o.resolve_native = b.resolve_native;
   o.timeout_s = b.timeout_s;
-  o.load_check = b.check_load || !b.required_symbols.empty();
+  o.load_check = !b.check_load.empty() || !b.required_symbols.empty();
+  o.load_check_strict = b.check_load == "strict";
   o.required_symbols = b.required_symbols;
   return o;
 }

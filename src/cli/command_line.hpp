@@ -44,7 +44,7 @@ struct BuildCli {
   std::vector<std::string> extra_flags;
   std::string include_pch;
   std::vector<std::string> includes, definitions, lib_dirs, libs;
-  bool check_load = false;
+  std::string check_load;  // "": none; "true" (--check-load) or "strict" (--check-load=strict)
   std::vector<std::string> required_symbols;
   std::string report;
   std::string compile_commands;

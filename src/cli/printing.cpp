@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "diagnose/report.hpp"
+#include "run/input_manifest.hpp"
 #include "util/json.hpp"
 #include "util/text.hpp"
 
@@ -231,8 +232,15 @@ void say_what_ran(const Console& console, const BuildOutcome& outcome, const std
   // On a hit nothing ran: say so rather than name a command.
   if (outcome.cache != CacheStatus::hit)
     for (const auto& step : outcome.steps) console.info("ran: " + shell_join(step));
+  std::string detail = outcome.cache_detail;
+  // Why a miss missed: the input of the entry found that differs now.
+  if (outcome.cache == CacheStatus::miss && outcome.stale)
+    detail += (detail.empty() ? "" : "; ") + std::string("an entry was found, but ") +
+              describe(*outcome.stale);
+  else if (outcome.cache == CacheStatus::miss && detail.empty())
+    detail = "no entry";
   console.info(std::string("cache: ") + cache_status_name(outcome.cache) +
-               (outcome.cache_detail.empty() ? "" : " (" + outcome.cache_detail + ")") +
+               (detail.empty() ? "" : " (" + detail + ")") +
                (outcome.cache == CacheStatus::hit
                     ? "; " + output + " copied from the cache, no compiler ran"
                     : ""));

@@ -68,6 +68,11 @@ LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sou
     if (!source.is_directory) {
       if (!fs::exists(status))
         throw Error(ErrorKind::config, "--device-file " + source.path + ": no such file");
+      if (fs::is_directory(status))
+        throw Error(ErrorKind::config,
+                    "--device-file " + source.path +
+                        ": a directory, and --device-file takes one file: name a .json file in "
+                        "it, or add the directory to KBUILD_CONFIG_PATH to read all its *.json");
       if (!fs::is_regular_file(status))
         throw Error(ErrorKind::config, "--device-file " + source.path + ": not a regular file");
       load(source.path);

@@ -129,6 +129,7 @@ BuildContext::BuildContext(const Session& session, const RunSettingsRequest& req
   settings.timeout = run.timeout;
   if (options_.load_check && !options_.dry_run) settings.load_check.loader = {load_check_helper()};
   settings.load_check.required_symbols = options_.required_symbols;
+  settings.load_check.strict = options_.load_check_strict;
 }
 
 BuildContext::PchPlace BuildContext::pch_place() {
@@ -242,6 +243,24 @@ CacheSummary cache_summary(const Environment& env, const std::string& max_size) 
   return summary;
 }
 
+namespace {
+
+nlohmann::ordered_json uncacheable_json(const CacheStats& local) {
+  nlohmann::ordered_json reasons = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : local.uncacheable_by_reason) reasons[reason] = n;
+  return {{"total", local.uncacheable}, {"reasons", reasons}};
+}
+
+// " (side_output 2, clock 1)": the uncacheable builds by reason, if any.
+std::string uncacheable_reasons(const CacheStats& local) {
+  std::string text;
+  for (const auto& [reason, n] : local.uncacheable_by_reason)
+    text += (text.empty() ? " (" : ", ") + reason + " " + std::to_string(n);
+  return text.empty() ? text : text + ")";
+}
+
+}  // namespace
+
 std::vector<std::string> cache_summary_lines(const CacheSummary& s) {
   if (!s.exists) return {"no cache yet at " + s.directory};
   return {"cache directory  " + s.directory,
@@ -249,9 +268,10 @@ std::vector<std::string> cache_summary_lines(const CacheSummary& s) {
           "size             " + human_size(s.local.bytes) + " of " + human_size(s.max_bytes) +
               " (" + std::to_string(s.local.bytes) +
               " bytes; limit: --cache-max-size or KBUILD_CACHE_MAX_SIZE)",
-          "hits             " + std::to_string(s.local.hits),
-          "misses           " + std::to_string(s.local.misses),
+          "local hits       " + std::to_string(s.local.hits),
           "remote hits      " + std::to_string(s.remote.hits),
+          "misses           " + std::to_string(s.local.misses),
+          "uncacheable      " + std::to_string(s.local.uncacheable) + uncacheable_reasons(s.local),
           "remote misses    " + std::to_string(s.remote.misses),
           "remote errors    " + std::to_string(s.remote.errors),
           "remote down      " + std::to_string(s.remote.bytes_down) + " bytes",
@@ -266,6 +286,7 @@ nlohmann::ordered_json cache_summary_json(const CacheSummary& s) {
           {"max_bytes", s.max_bytes},
           {"hits", s.local.hits},
           {"misses", s.local.misses},
+          {"uncacheable", uncacheable_json(s.local)},
           {"remote",
            {{"hits", s.remote.hits},
             {"misses", s.remote.misses},

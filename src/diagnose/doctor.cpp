@@ -41,7 +41,9 @@ void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
 }
 
 // Each device file on its own, so one broken file does not hide the others.
-void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry) {
+// `failed`: the sources (a file, or a directory of them) that did not load.
+void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry,
+                   std::vector<std::string>& failed) {
   for (const DeviceFileSource& source : in.device_file_sources) {
     try {
       Registry one;
@@ -58,6 +60,7 @@ void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registr
         out.push_back({"config path", CheckStatus::warn, w, "fix KBUILD_CONFIG_PATH"});
     } catch (const Error& e) {
       out.push_back({"device file", CheckStatus::fail, e.what(), "fix what the message names"});
+      failed.push_back(source.path);
     }
   }
 }
@@ -175,10 +178,19 @@ std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
   std::vector<DoctorCheck> out;
   check_compiler(in, out);
   Registry registry;
-  check_configs(in, out, registry);
+  std::vector<std::string> failed;
+  check_configs(in, out, registry, failed);
   check_site(in, out);
   std::shared_ptr<const Profile> profile = check_profile(in, out);
-  if (profile) check_plan(in, registry, profile, out);
+  // A build stops at a broken device file (exit 3): a plan resolved without
+  // it would say "ok" about a device that cannot be built.
+  if (!failed.empty())
+    out.push_back({"device " + in.request.query.device_type, CheckStatus::fail,
+                   "not resolved: " + failed.front() +
+                       " failed to load above, and a build stops there (exit 3)",
+                   "fix the device file, then run kbuild doctor again"});
+  else if (profile)
+    check_plan(in, registry, profile, out);
   // Paths and device files' texts (env_help) may hold newlines, control
   // characters or bytes that are not UTF-8: each check stays one line.
   for (DoctorCheck& c : out) {

@@ -193,9 +193,9 @@ std::string only_with_library_path_note(const BuildPlan& plan, const LoadCheckRe
     dirs += (dirs.empty() ? "" : ":") + d;
   return plan.output + " loads only with its library dirs (" + dirs +
          ") on LD_LIBRARY_PATH, as the check gave it: without them, " +
-         load.only_with_library_path +
-         "; a process without them cannot load it: link with -Wl,-rpath,DIR for those dirs (a "
-         "device file's ldflags)";
+         load.only_with_library_path + "; a process without them cannot load it: " +
+         rpath_hint(plan.options.values(OptionList::libraries_dirs)) +
+         " (--check-load=strict makes this a failure)";
 }
 
 }  // namespace kbuild

@@ -239,7 +239,8 @@ std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<St
 // that changed, or a file naming __DATE__ without SOURCE_DATE_EPOCH.
 Result<std::string> manifest_of(const Observation& observed, const std::vector<Step>& steps,
                                 const Programs& programs, const AtomicOutput& out,
-                                const BuildSettings& settings, const Environment& env) {
+                                const BuildSettings& settings, const Environment& env,
+                                Uncacheable& reason) {
   ObservedBuild build;
   build.key_programs = {programs.compiler};
   if (!programs.launcher.empty()) build.key_programs.push_back(programs.launcher);
@@ -256,14 +257,16 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
   build.env = &env;
   build.started = out.started();
   build.cache = settings.cache ? settings.cache->root() : nullptr;
-  Result<std::string> manifest = observed_manifest(observed, build);
+  Result<std::string> manifest = observed_manifest(observed, build, &reason);
   if (!manifest) return manifest;
   if (!env.get_nonempty("SOURCE_DATE_EPOCH")) {
     const std::string user = clock_user(observed.read);
-    if (!user.empty())
+    if (!user.empty()) {
+      reason = Uncacheable::clock;
       return Failure{user +
                      " uses __DATE__, __TIME__ or __TIMESTAMP__ (set SOURCE_DATE_EPOCH to "
                      "cache it)"};
+    }
   }
   return manifest;
 }
@@ -281,11 +284,19 @@ void store(Storage& storage, const EntryKey& key, const KeyInput& key_in, int re
   if (entry) {
     built.read.manifest = *entry;
     stored = storage.put(key, built);
+    outcome.uncacheable = Uncacheable::not_stored;  // if put() refused it
   }
   if (!stored) {
     outcome.cache = CacheStatus::uncacheable;
     outcome.cache_detail = stored.why();
+  } else {
+    outcome.uncacheable.reset();
   }
+}
+
+// The counters of an uncacheable build, by reason.
+CounterIncrements uncacheable_counters(Uncacheable reason) {
+  return {{"uncacheable", 1}, {std::string("uncacheable_") + uncacheable_name(reason), 1}};
 }
 
 // The build's keys: this machine's, and with a remote cache the shared one
@@ -326,6 +337,10 @@ std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const 
     key = entry_key(key_in, env, settings);
     outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
     if (!key) {
+      outcome.uncacheable = Uncacheable::unkeyed;
+      CounterIncrements counters = uncacheable_counters(Uncacheable::unkeyed);
+      counters.emplace_back("misses", 1);
+      save_counters(settings, counters);
       outcome.timings.push_back({"cache", seconds_since(start)});
       return key;
     }
@@ -342,9 +357,13 @@ std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const 
       if (found.remote) outcome.cache_detail = "remote";
     } else {
       outcome.cache_detail = found.why;
+      outcome.stale = std::move(found.stale);
       out.discard_result();
     }
-    CounterIncrements counters{{found.hit ? "hits" : "misses", 1}};
+    // A remote hit is the remote's to count (remote_hits): "hits" are local.
+    CounterIncrements counters;
+    if (!found.hit) counters.emplace_back("misses", 1);
+    if (found.hit && !found.remote) counters.emplace_back("hits", 1);
     for (auto& counter : storage.take_counters()) counters.push_back(std::move(counter));
     save_counters(settings, counters);
   } catch (const Error& e) {
@@ -512,15 +531,22 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
                       usable.why() + ")" + untouched_output(plan.output));
     outcome.started = out.started();
     if (!plan.depfile.empty()) depfile = written_depfile(out, plan.output);
+    Uncacheable reason = Uncacheable::unobserved;
     if (observed)
-      outcome.observed_manifest = manifest_of(*observed, steps, programs, out, settings, env);
+      outcome.observed_manifest =
+          manifest_of(*observed, steps, programs, out, settings, env, reason);
     if (key) {
+      outcome.uncacheable = reason;  // if there is no manifest
       store(*storage, *key, key_in, result->get(),
             outcome.observed_manifest.value_or(
                 Result<std::string>(Failure{"the compiler was not observed"})),
             out, depfile, outcome);
       released.now();  // after the upload: those waiting find the entry
-      save_counters(settings, storage->take_counters());
+      CounterIncrements counters = storage->take_counters();
+      if (outcome.uncacheable)
+        for (auto& counter : uncacheable_counters(*outcome.uncacheable))
+          counters.push_back(std::move(counter));
+      save_counters(settings, counters);
     }
   }
   for (const Step& step : steps) {
@@ -541,7 +567,9 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     };
     outcome.load->only_with_library_path = as_output(outcome.load->only_with_library_path);
     if (!outcome.load->ok) {
-      const std::string why = as_output(outcome.load->message);
+      std::string why = as_output(outcome.load->message);
+      if (outcome.load->needs_library_path)
+        why += "; " + rpath_hint(plan.options.values(OptionList::libraries_dirs));
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }

@@ -93,6 +93,10 @@ struct BuildOutcome {
   std::optional<LoadCheckResult> load;
   CacheStatus cache = CacheStatus::off;
   std::string cache_detail;  // why a miss was not stored
+  // On a miss: the input of an entry found that differs now (nullopt: no
+  // entry was known); uncacheable: why it was not stored, by kind.
+  std::optional<StaleInput> stale;
+  std::optional<Uncacheable> uncacheable;
   std::vector<StageTiming> timings;
   // On a miss of observed steps: the manifest of what they were seen to do
   // (input_manifest.hpp: observed_manifest), or why there is none.

@@ -121,14 +121,34 @@ bool presentation_only(std::string_view name) {
 
 }  // namespace
 
-Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build) {
-  if (!observed.unobservable.empty()) return Failure{observed.unobservable};
+const char* uncacheable_name(Uncacheable reason) {
+  switch (reason) {
+    case Uncacheable::unobserved: return "unobserved";
+    case Uncacheable::side_output: return "side_output";
+    case Uncacheable::input_changed: return "input_changed";
+    case Uncacheable::clock: return "clock";
+    case Uncacheable::unkeyed: return "unkeyed";
+    case Uncacheable::not_stored: return "not_stored";
+  }
+  return "not_stored";
+}
+
+Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build,
+                                      Uncacheable* reason) {
+  // Every failure below says why in words, and its kind in `reason`.
+  auto refuse = [reason](Uncacheable kind, std::string why) -> Failure {
+    if (reason) *reason = kind;
+    return Failure{std::move(why)};
+  };
+  if (!observed.unobservable.empty()) return refuse(Uncacheable::unobserved, observed.unobservable);
   if (!observed.reported)
-    return Failure{"the compiler could not be observed (kbuild's observer library did not load)"};
+    return refuse(Uncacheable::unobserved,
+                  "the compiler could not be observed (kbuild's observer library did not load)");
   if (!observed.unobserved.empty())
-    return Failure{observed.unobserved.front() +
-                   " ran but could not be observed (statically linked or setuid, so the preload "
-                   "is ignored)"};
+    return refuse(Uncacheable::unobserved,
+                  observed.unobserved.front() +
+                      " ran but could not be observed (statically linked or setuid, so the "
+                      "preload is ignored)");
   const std::string work_dir = build.work_dir.empty() ? "" : absolute_normal(build.work_dir);
   std::unordered_set<std::string> own;
   for (const std::string& f : build.own_files) own.insert(absolute_normal(f));
@@ -148,7 +168,8 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     // hit could not give back. Temporary files the build removed are not.
     if (!own.count(absolute) && !is_record(absolute) && !is_system_file(absolute) &&
         ::lstat(path.c_str(), &st) == 0)
-      return Failure{"the compiler wrote " + path + " besides its output (a side output)"};
+      return refuse(Uncacheable::side_output,
+                    "the compiler wrote " + path + " besides its output (a side output)");
   }
   // A file only appended to (a wrapper's log of its runs) is not an output
   // a hit must give back, nor an input.
@@ -178,9 +199,11 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     recorded.insert(absolute_normal(program));
   }
   for (const std::string& path : observed.read)
-    if (Status added = add_input(path); !added) return Failure{added.why()};
+    if (Status added = add_input(path); !added)
+      return refuse(Uncacheable::input_changed, added.why());
   for (const std::string& program : observed.executed)
-    if (Status added = add_input(program); !added) return Failure{added.why()};
+    if (Status added = add_input(program); !added)
+      return refuse(Uncacheable::input_changed, added.why());
   // Absent paths, and the directories they would appear in, stamped when
   // their stamps predate the build (a change during it would be missed).
   nlohmann::json absent = nlohmann::json::array();
@@ -189,7 +212,8 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute)) continue;
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) return Failure{path + " appeared while the compiler ran"};
+    if (::lstat(path.c_str(), &st) == 0)
+      return refuse(Uncacheable::input_changed, path + " appeared while the compiler ran");
     absent.push_back(path);
     absent_paths.push_back(path);
   }
@@ -210,7 +234,9 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   for (const std::string& dir : observed.listed) {
     if (is_private(absolute_normal(dir))) continue;
     std::optional<std::string> digest = names_digest(dir);
-    if (!digest) return Failure{"the directory " + dir + " the compiler listed cannot be read"};
+    if (!digest)
+      return refuse(Uncacheable::input_changed,
+                    "the directory " + dir + " the compiler listed cannot be read");
     listed.push_back({dir, *digest});
   }
   // In one order whatever order the programs ran in: machines that read
@@ -280,21 +306,24 @@ bool machine_variable(std::string_view name) {
                      [name](const char* v) { return name == v; });
 }
 
-bool variables_hold(const ManifestView& manifest, const Environment& env, bool same_machine) {
+std::optional<StaleInput> variables_stale(const ManifestView& manifest, const Environment& env,
+                                          bool same_machine) {
   for (const ManifestVariable& v : manifest.variables) {
     if (!same_machine && machine_variable(v.name)) continue;
     const std::optional<std::string> now = env.get(std::string(v.name));
-    if (now.has_value() != v.value.has_value() || (now && *now != *v.value)) return false;
+    if (now.has_value() != v.value.has_value() || (now && *now != *v.value))
+      return StaleInput{StaleKind::variable_differs, std::string(v.name)};
   }
-  return true;
+  return std::nullopt;
 }
 
-bool listings_hold(const ManifestView& manifest) {
+std::optional<StaleInput> listings_stale(const ManifestView& manifest) {
   for (const ManifestListing& l : manifest.listed) {
     std::optional<std::string> now = names_digest(std::string(l.path));
-    if (!now || *now != l.digest) return false;
+    if (!now || *now != l.digest)
+      return StaleInput{StaleKind::listing_changed, std::string(l.path)};
   }
-  return true;
+  return std::nullopt;
 }
 
 // Whether every absent path is still absent: through the directories that
@@ -346,27 +375,59 @@ class AbsenceCheck {
   bool last_covered_ = false;
 };
 
-bool absences_hold(const ManifestView& manifest) {
+std::optional<StaleInput> absences_stale(const ManifestView& manifest) {
   AbsenceCheck check(manifest);
   for (std::string_view absent : manifest.absent)
-    if (!check.holds(absent)) return false;  // shadowed now
-  return true;
+    if (!check.holds(absent))  // shadowed now
+      return StaleInput{StaleKind::path_appeared, std::string(absent)};
+  return std::nullopt;
+}
+
+std::optional<StaleInput> libraries_stale(const ManifestView& manifest) {
+  std::string path;
+  for (const ManifestLibrary& lib : manifest.libraries) {
+    path.assign(lib.path);
+    FileStamp now = stamp(path);
+    if (now.size != lib.size || now.mtime_ns != lib.mtime_ns)
+      return StaleInput{StaleKind::library_changed, path};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-bool manifest_holds(const ManifestView& manifest, const Environment& env) {
-  if (!variables_hold(manifest, env, true)) return false;
+const char* stale_kind_name(StaleKind kind) {
+  switch (kind) {
+    case StaleKind::file_changed: return "file_changed";
+    case StaleKind::path_appeared: return "path_appeared";
+    case StaleKind::variable_differs: return "variable_differs";
+    case StaleKind::listing_changed: return "listing_changed";
+    case StaleKind::library_changed: return "library_changed";
+    case StaleKind::damaged: return "damaged";
+  }
+  return "damaged";
+}
+
+std::string describe(const StaleInput& stale) {
+  switch (stale.kind) {
+    case StaleKind::file_changed: return stale.what + " changed";
+    case StaleKind::path_appeared: return stale.what + " appeared";
+    case StaleKind::variable_differs: return "the variable " + stale.what + " differs";
+    case StaleKind::listing_changed: return "the listing of " + stale.what + " changed";
+    case StaleKind::library_changed: return "the library " + stale.what + " changed";
+    case StaleKind::damaged: return "its manifest is damaged";
+  }
+  return "its manifest is damaged";
+}
+
+std::optional<StaleInput> manifest_stale(const ManifestView& manifest, const Environment& env) {
+  if (auto stale = variables_stale(manifest, env, true)) return stale;
   std::string path;
   for (const ManifestInput& input : manifest.inputs)
-    if (!input_unchanged(input, path)) return false;
-  if (!absences_hold(manifest) || !listings_hold(manifest)) return false;
-  for (const ManifestLibrary& lib : manifest.libraries) {
-    path.assign(lib.path);
-    FileStamp now = stamp(path);
-    if (now.size != lib.size || now.mtime_ns != lib.mtime_ns) return false;
-  }
-  return true;
+    if (!input_unchanged(input, path)) return StaleInput{StaleKind::file_changed, path};
+  if (auto stale = absences_stale(manifest)) return stale;
+  if (auto stale = listings_stale(manifest)) return stale;
+  return libraries_stale(manifest);
 }
 
 bool inputs_unchanged(const std::string& manifest_bytes, const Environment& env) {
@@ -374,32 +435,36 @@ bool inputs_unchanged(const std::string& manifest_bytes, const Environment& env)
   return manifest && manifest_holds(*manifest, env);  // a foreign or damaged one: a miss
 }
 
-std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env) {
+std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env,
+                                          std::optional<StaleInput>* stale) {
+  auto differs = [stale](StaleInput why) -> std::optional<std::string> {
+    if (stale) *stale = std::move(why);
+    return std::nullopt;
+  };
   std::optional<ManifestView> view = read_manifest(bytes);
   std::optional<nlohmann::json> manifest = parse_manifest(bytes);
-  if (!view || !manifest || !manifest->contains("inputs")) return std::nullopt;
+  if (!view || !manifest || !manifest->contains("inputs")) return differs({});
   ManifestView rest = *view;  // absent paths one by one: the writer's directory stamps are its own
   rest.inputs.clear();
   rest.dirs.clear();
-  if (!variables_hold(rest, env, false) || !absences_hold(rest) || !listings_hold(rest))
-    return std::nullopt;
-  for (const ManifestLibrary& lib : rest.libraries) {
-    FileStamp now = stamp(std::string(lib.path));
-    if (now.size != lib.size || now.mtime_ns != lib.mtime_ns) return std::nullopt;
-  }
+  if (auto why = variables_stale(rest, env, false)) return differs(*why);
+  if (auto why = absences_stale(rest)) return differs(*why);
+  if (auto why = listings_stale(rest)) return differs(*why);
+  if (auto why = libraries_stale(rest)) return differs(*why);
   for (nlohmann::json& record : (*manifest)["inputs"]) {
     if (!record.is_array() || record.size() < 4 || !record[0].is_string() || !record[3].is_string())
-      return std::nullopt;
+      return differs({});
     const std::string path = record[0].get<std::string>();
     struct stat before {
     }, after{};
-    if (::stat(path.c_str(), &before) != 0) return std::nullopt;
+    if (::stat(path.c_str(), &before) != 0) return differs({StaleKind::file_changed, path});
     auto content = read_whole_file(path);
-    if (!content || digest_hex(*content) != record[3].get<std::string>()) return std::nullopt;
+    if (!content || digest_hex(*content) != record[3].get<std::string>())
+      return differs({StaleKind::file_changed, path});
     // Changed while it was read: its stamp would not be that content's.
     if (::stat(path.c_str(), &after) != 0 || after.st_size != before.st_size ||
         ns(after.st_mtim) != ns(before.st_mtim) || ns(after.st_ctim) != ns(before.st_ctim))
-      return std::nullopt;
+      return differs({StaleKind::file_changed, path});
     record[1] = static_cast<std::int64_t>(after.st_size);
     record[2] = ns(after.st_mtim);
   }

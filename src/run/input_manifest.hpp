@@ -105,15 +105,39 @@ std::string to_cbor(const nlohmann::json& j);
 // kernel's coarse clock).
 bool later(const struct timespec& a, const struct timespec& b);
 
+// Which kind of input of a manifest no longer holds (KBUILD_LOG's names).
+enum class StaleKind : std::uint8_t {
+  file_changed,      // a file read has other content, or is gone
+  path_appeared,     // a path looked for and not found exists now
+  variable_differs,  // a variable read has another value, or is set or unset now
+  listing_changed,   // a directory listed has other names
+  library_changed,   // a library a link could pick up changed
+  damaged,           // the manifest itself cannot be read
+};
+const char* stale_kind_name(StaleKind kind);
+
+// The first input found that no longer holds: its kind and the path (the
+// variable's name, never its value, which may be a secret).
+struct StaleInput {
+  StaleKind kind = StaleKind::damaged;
+  std::string what;
+};
+// For people: "PATH changed", "PATH appeared", "variable NAME differs", ...
+std::string describe(const StaleInput& stale);
+
 // Whether every file of a manifest is unchanged (same size and mtime, else
 // the same content), every absent path is still absent, every variable has
 // the same value in `env` (the compiler's environment), every listed
 // directory has the same names and no library changed. A damaged manifest
 // counts as changed.
 bool inputs_unchanged(const std::string& manifest, const Environment& env);
-// The same for a manifest already read (a caller that reads other fields of
-// it reads it once).
-bool manifest_holds(const ManifestView& manifest, const Environment& env);
+// The first input of a manifest already read that no longer holds (in the
+// order above: variables, files, absent paths, listings, libraries);
+// nullopt when all hold (a caller that reads other fields of it reads it once).
+std::optional<StaleInput> manifest_stale(const ManifestView& manifest, const Environment& env);
+inline bool manifest_holds(const ManifestView& manifest, const Environment& env) {
+  return !manifest_stale(manifest, env);
+}
 
 // For an entry another machine wrote (the remote cache): nullopt unless
 // every file of the manifest has the same content here (its stamps prove
@@ -123,7 +147,9 @@ bool manifest_holds(const ManifestView& manifest, const Environment& env);
 // files, as a local entry records them.
 // The variables are checked against `env` too, but kMachineVariables, which
 // differ from machine to machine, are recorded as this machine has them.
-std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env);
+// `stale`, when given, is set to the input that differs here on a nullopt.
+std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env,
+                                          std::optional<StaleInput>* stale = nullptr);
 
 // The manifest as machines share it: without this machine's directory
 // stamps, its kMachineVariables' values replaced by kMachineValue.
@@ -151,7 +177,21 @@ struct ObservedBuild {
 // when it cannot be trusted: a program ran that could not be observed, a
 // file was written besides the output (a side output: the compile is run as
 // it is), or an input changed or appeared during the build.
-Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build);
+// Why a build was compiled but not stored (stats.json's uncacheable_NAME
+// counters, KBUILD_LOG's "uncacheable").
+enum class Uncacheable : std::uint8_t {
+  unobserved,     // a program of the build could not be observed
+  side_output,    // it wrote a file besides its output
+  input_changed,  // an input changed, appeared or went during the build
+  clock,          // it read __DATE__ or __TIME__ without SOURCE_DATE_EPOCH
+  unkeyed,        // an input the key names cannot be read
+  not_stored,     // the storage refused it (a write failed, a source changed)
+};
+const char* uncacheable_name(Uncacheable reason);
+
+// `reason`, when given, is set to the failure's kind.
+Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build,
+                                      Uncacheable* reason = nullptr);
 
 // Variables whose value is this machine's: the programs PATH led to are
 // inputs by content, and the working directory matters only for debug info,

@@ -11,6 +11,27 @@
 
 namespace kbuild {
 
+namespace {
+
+std::string path_list(const std::vector<std::string>& dirs) {
+  std::string list;
+  for (const std::string& d : dirs) list += (list.empty() ? "" : ":") + d;
+  return list;
+}
+
+}  // namespace
+
+std::string rpath_hint(const std::vector<std::string>& library_dirs) {
+  std::string entries, flags;
+  for (const std::string& d : library_dirs) {
+    entries += (entries.empty() ? "" : ", ") + std::string("\"Wl,-rpath,") + d + "\"";
+    flags += (flags.empty() ? "" : " ") + std::string("-Wl,-rpath,") + d;
+  }
+  return "give it a RUNPATH: in its device file, \"ldflags\": [" + entries +
+         "] (no leading '-': Inductor adds it), or on the command line --extra-flags '" + flags +
+         "'";
+}
+
 LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
                            const std::vector<std::string>& library_dirs, const Environment& env,
                            ProcessRunner& processes) {
@@ -28,8 +49,25 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
   opts.capture_output = true;
   opts.max_capture = 1 << 20;
   opts.timeout = std::chrono::seconds(60);
-  opts.environment = &child;
+  // Strict: as this process's environment has it, first; the link's dirs
+  // only to tell the user that they were what it needed.
+  opts.environment = settings.strict ? &env : &child;
   ProcessResult run = processes.run(argv, opts);
+  if (settings.strict && !run.success() && !library_dirs.empty()) {
+    opts.environment = &child;
+    LoadCheckResult r;
+    if (processes.run(argv, opts).success()) {
+      std::string why = run.out;
+      while (!why.empty() && why.back() == '\n') why.pop_back();
+      r.needs_library_path = true;
+      r.only_with_library_path = why.empty() ? run.describe() : why;
+      r.message = library + " loads only with the link's library dirs (" + path_list(library_dirs) +
+                  ") on LD_LIBRARY_PATH, and --check-load=strict loads it without them: " +
+                  r.only_with_library_path;
+      return r;
+    }
+    opts.environment = &env;
+  }
 
   LoadCheckResult r;
   r.ok = run.success();
@@ -48,7 +86,7 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
   }
   // Loaded with the link's dirs added: does it load as the process that
   // later opens it has the variable (without them)?
-  if (r.ok && !library_dirs.empty()) {
+  if (r.ok && !library_dirs.empty() && !settings.strict) {
     opts.environment = &env;
     ProcessResult without = processes.run(argv, opts);
     if (!without.success()) {

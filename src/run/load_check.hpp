@@ -17,6 +17,9 @@ struct LoadCheckSettings {
   // (kbuild-load-check, a dynamically linked helper: kbuild itself is static).
   std::vector<std::string> loader;
   std::vector<std::string> required_symbols;
+  // Loaded with the environment as it is, never with the link's dirs added:
+  // needing them is a failure (--check-load=strict).
+  bool strict = false;
 };
 
 struct LoadCheckResult {
@@ -28,6 +31,8 @@ struct LoadCheckResult {
   // why it does not load without them ("" when it does, or when none were
   // added).
   std::string only_with_library_path;
+  // Strict: it failed, and loads only with the link's library dirs added.
+  bool needs_library_path = false;
 };
 
 // Runs the loader on `library` with `library_dirs` prepended to
@@ -38,6 +43,11 @@ struct LoadCheckResult {
 LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string& library,
                            const std::vector<std::string>& library_dirs, const Environment& env,
                            ProcessRunner& processes = real_processes());
+
+// What to do about a library that loads only with `library_dirs` on
+// LD_LIBRARY_PATH: the rpath flags, as a device file's ldflags take them
+// (Inductor adds each entry's leading '-') and as --extra-flags does.
+std::string rpath_hint(const std::vector<std::string>& library_dirs);
 
 }  // namespace kbuild
 

@@ -230,7 +230,7 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
 }
 
 bool OutputCache::fetch(const std::string& key, const Environment& env, int dest,
-                        std::string* manifest_out) {
+                        std::string* manifest_out, std::optional<StaleInput>* stale) {
   if (!root_) return false;
   Result<TrustedDir> entry = root_->sub(entry_parent(key) + "/" + key, false);
   if (!entry) return false;
@@ -239,9 +239,14 @@ bool OutputCache::fetch(const std::string& key, const Environment& env, int dest
   std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
   // An entry without the compiler's output is an older kbuild's: a miss,
   // never a hit that would lose the warnings.
-  if (!manifest || !manifest->size || !manifest->digest || !manifest->diagnostics ||
-      !manifest_holds(*manifest, env))
+  if (!manifest || !manifest->size || !manifest->digest || !manifest->diagnostics) {
+    if (stale) *stale = StaleInput{};  // damaged
     return false;
+  }
+  if (std::optional<StaleInput> changed = manifest_stale(*manifest, env)) {
+    if (stale) *stale = std::move(changed);
+    return false;
+  }
   Result<UniqueFd> output = entry->open_file("output");
   bool whole = false, write_failed = false;
   if (output) {
@@ -367,6 +372,14 @@ CacheStats OutputCache::stats() const {
           st.hits = j["hits"].get<std::uint64_t>();
         if (j.contains("misses") && j["misses"].is_number_unsigned())
           st.misses = j["misses"].get<std::uint64_t>();
+        constexpr std::string_view kReason = "uncacheable_";
+        for (const auto& [field, value] : j.items()) {
+          if (!value.is_number_unsigned()) continue;
+          if (field == "uncacheable") st.uncacheable = value.get<std::uint64_t>();
+          if (field.size() > kReason.size() && field.compare(0, kReason.size(), kReason) == 0)
+            st.uncacheable_by_reason.emplace_back(field.substr(kReason.size()),
+                                                  value.get<std::uint64_t>());
+        }
       }
     } catch (const JsonSyntaxError&) {  // damaged: no counts
     }

@@ -13,6 +13,7 @@
 #include "kbuild/error.hpp"
 #include "plan/plan.hpp"
 #include "run/cache_key.hpp"
+#include "run/input_manifest.hpp"
 #include "util/process.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -105,8 +106,10 @@ class OutputCache {
   // removed.
   // `env`: the compiler's environment, which the manifest's variables are
   // checked against.
+  // `stale`, when given, is set on a miss to the input of the entry found
+  // that differs now (nullopt: no entry was there to check).
   bool fetch(const std::string& key, const Environment& env, int dest,
-             std::string* manifest_out = nullptr);
+             std::string* manifest_out = nullptr, std::optional<StaleInput>* stale = nullptr);
 
   // Publishes `built` under `key` with what it read. Fails (nothing stored)
   // when an input changed during the build or cannot be read; never leaves

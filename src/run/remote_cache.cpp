@@ -251,12 +251,20 @@ RedisClient* RemoteCache::client() {
   return &*client_;
 }
 
+// How to stop using the remote cache, where its address came from.
+std::string RemoteCache::stop_using() const {
+  if (settings_.from == "KBUILD_REMOTE_CACHE") return "unset KBUILD_REMOTE_CACHE";
+  if (settings_.from.rfind("remote_cache in ", 0) == 0)
+    return "remove the remote_cache " + settings_.from.substr(13) + ", or give --no-cache";
+  return "drop --remote-cache";
+}
+
 void RemoteCache::fail(const std::string& why) {
   ++counts_.errors;
   if (failure_.empty()) failure_ = why;
   if (warning_.empty())
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
-               "; building without it (check the server, or drop --remote-cache)";
+               "; building without it (check the server, or " + stop_using() + ")";
   dead_ = true;  // one timeout per build at most
   client_.reset();
 }
@@ -324,6 +332,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!local.root()) return false;
   rejected_ = false;
   miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
+  stale_.reset();
   auto miss = [this] {
     ++counts_.misses;
     return false;
@@ -349,7 +358,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!settings_.base_dir.empty())
     here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
   if (here)
-    here = restamped_here(*here, env);  // by content: the writer's stamps prove nothing here
+    here = restamped_here(*here, env, &stale_);  // by content: its stamps prove nothing here
   // Without what the compiler printed the entry is not whole (a writer that
   // dropped it): a miss.
   if (here) {
@@ -357,8 +366,9 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     if (!view || !view->diagnostics) here.reset();
   }
   if (!here) {
+    if (!stale_) stale_ = StaleInput{};  // the manifest could not be rebased: damaged
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
-                   ": its entry was built from files that differ here";
+                   ": its entry was built from files that differ here (" + describe(*stale_) + ")";
     return miss();
   }
   // The output (its frame checked above) is decompressed a MiB at a time

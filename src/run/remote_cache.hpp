@@ -110,6 +110,9 @@ class RemoteCache {
 
   // Why the last fetch missed (for -v: the key, to compare across machines).
   const std::string& miss_reason() const { return miss_reason_; }
+  // After a miss: the input of the entry found that differs here (nullopt:
+  // none was found to check).
+  const std::optional<StaleInput>& stale() const { return stale_; }
 
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
@@ -140,6 +143,8 @@ class RemoteCache {
   std::string failure_;
   std::string warning_;
   std::string miss_reason_;
+  std::optional<StaleInput> stale_;
+  std::string stop_using() const;
   std::string lease_token_;
   RemoteStats counts_;
 };

@@ -15,9 +15,10 @@ const char* miss_name(Miss miss) {
 Lookup LocalStorage::get(const EntryKey& key, int dest) {
   // A damaged local entry is removed by fetch and counts as not there.
   std::string manifest;
-  if (key.env && cache_.fetch(key.local.hex, *key.env, dest, &manifest))
+  std::optional<StaleInput> stale;
+  if (key.env && cache_.fetch(key.local.hex, *key.env, dest, &manifest, &stale))
     return Lookup::found(false, std::move(manifest));
-  return Lookup::missed(Miss::missing, "");
+  return Lookup::missed(Miss::missing, "", std::move(stale));
 }
 
 Lookup LocalStorage::lease(const EntryKey&, int) {
@@ -43,7 +44,8 @@ Lookup RemoteStorage::missed(const EntryKey& key) const {
     return Lookup::missed(
         remote_.failure().find("timeout") != std::string::npos ? Miss::timeout : Miss::down,
         remote_.failure());
-  return Lookup::missed(remote_.rejected() ? Miss::damaged : Miss::missing, remote_.miss_reason());
+  return Lookup::missed(remote_.rejected() ? Miss::damaged : Miss::missing, remote_.miss_reason(),
+                        remote_.stale());
 }
 
 Lookup RemoteStorage::get(const EntryKey& key, int dest) {
@@ -93,7 +95,9 @@ Status ReadOnlyStorage::put(const EntryKey&, const BuiltOutput&) {
 Lookup MultilevelStorage::get(const EntryKey& key, int dest) {
   Lookup near = near_.get(key, dest);
   if (near.hit) return near;
-  return far_.get(key, dest);
+  Lookup far = far_.get(key, dest);
+  if (!far.hit && !far.stale) far.stale = std::move(near.stale);  // what the local entry said
+  return far;
 }
 
 Status MultilevelStorage::put(const EntryKey& key, const BuiltOutput& built) {

@@ -58,11 +58,14 @@ struct Lookup {
   Miss miss = Miss::missing;
   std::string why;
   std::string manifest;  // on a hit: the entry's manifest (CBOR)
+  // On a miss: the input of an entry found that differs here (nullopt: no
+  // entry was found to check), for KBUILD_LOG and -v.
+  std::optional<StaleInput> stale;
   static Lookup found(bool remote, std::string manifest) {
-    return {true, remote, Miss::missing, "", std::move(manifest)};
+    return {true, remote, Miss::missing, "", std::move(manifest), std::nullopt};
   }
-  static Lookup missed(Miss miss, std::string why) {
-    return {false, false, miss, std::move(why), ""};
+  static Lookup missed(Miss miss, std::string why, std::optional<StaleInput> stale = std::nullopt) {
+    return {false, false, miss, std::move(why), "", std::move(stale)};
   }
 };
 

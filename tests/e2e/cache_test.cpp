@@ -54,7 +54,9 @@ TEST_CASE("the second identical build is a cache hit: same bytes, no compiler ru
   CHECK(c.runs() == 1);
   CHECK(read_file(c.dir / "k.so") == first);
   RunResult stats = run_kbuild({"cache", "stats"}, c.home.str());
-  CHECK(stats.out.find("hits             1\n") != std::string::npos);
+  CHECK(stats.out.find("local hits       1\n") != std::string::npos);
+  CHECK(stats.out.find("misses           1\n") != std::string::npos);
+  CHECK(stats.out.find("uncacheable      0\n") != std::string::npos);
   CHECK(stats.out.find("entries          1\n") != std::string::npos);
 }
 
@@ -82,6 +84,7 @@ TEST_CASE("cache stats --json: the counts after a build and a hit, and none befo
   CHECK(j["entries"] == 1);
   CHECK(j["hits"] == 1);
   CHECK(j["misses"] == 1);
+  CHECK(j["uncacheable"] == nlohmann::json{{"total", 0}, {"reasons", nlohmann::json::object()}});
   CHECK(j["bytes"].get<std::uint64_t>() >= fs::file_size(c.dir / "k.so"));
   CHECK(j["max_bytes"] == 20u << 20);
   CHECK(j["remote"] ==

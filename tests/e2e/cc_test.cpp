@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "../support/test_support.hpp"
@@ -40,6 +41,19 @@ struct CcCase {
     return dir / ("masq/" + name);
   }
 };
+
+// KBUILD_LOG's lines, each parsed as the JSON object it must be.
+std::vector<nlohmann::json> cc_log_lines(const std::string& log) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream text(read_file(log));
+  for (std::string line; std::getline(text, line);) {
+    INFO(line);
+    nlohmann::json j = nlohmann::json::parse(line);  // throws: not JSON
+    REQUIRE(j.is_object());
+    lines.push_back(std::move(j));
+  }
+  return lines;
+}
 
 bool cc_hit(const RunResult& r) {
   return r.err.find("cache: hit") != std::string::npos;
@@ -257,7 +271,7 @@ TEST_CASE(
   CHECK(help.out.find("usage: kbuild cc") != std::string::npos);
 }
 
-TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, timings",
+TEST_CASE("KBUILD_LOG gets a JSON object a line per compile: output, result, cache, timings",
           "[e2e][cc]") {
   CcCase c;
   const std::string log = c.dir / "kbuild.log";
@@ -269,13 +283,19 @@ TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, tim
   REQUIRE(run_kbuild(cmd, c.home.str(), env).exit_code == 0);
   cmd[4] = "-DX=nonsense";
   CHECK(run_kbuild(cmd, c.home.str(), env).exit_code != 0);
-  const std::string text = read_file(log);
-  INFO(text);
-  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
-  CHECK(text.find(" " + (c.dir / "k.so") + " ok cache=miss") != std::string::npos);
-  CHECK(text.find(" " + (c.dir / "k.so") + " ok cache=hit") != std::string::npos);
-  CHECK(text.find(" failed:compile cache=") != std::string::npos);
-  CHECK(text.find("total=") != std::string::npos);
+  const std::vector<nlohmann::json> lines = cc_log_lines(log);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0]["output"] == c.dir / "k.so");
+  CHECK(lines[0]["result"] == "ok");
+  CHECK(lines[0]["cache"] == "miss");
+  CHECK(lines[0]["miss"]["reason"] == "no_entry");  // none was known
+  CHECK(lines[0]["seconds"]["total"].is_number());
+  CHECK(lines[0]["seconds"]["compile"].is_number());
+  CHECK(lines[0]["pid"].is_number_integer());
+  CHECK(lines[1]["cache"] == "hit");
+  CHECK(lines[1]["hit"] == "local");
+  CHECK_FALSE(lines[1].contains("miss"));
+  CHECK(lines[2]["result"] == "failed:compile");
   CHECK((fs::status(log).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
         fs::perms::none);
 
@@ -291,13 +311,37 @@ TEST_CASE("KBUILD_LOG gets a line per compile: output, result, cache status, tim
   CHECK(read_file(victim) == "precious\n");
 }
 
-TEST_CASE("KBUILD_LOG escapes the output's path as messages do: no forged line", "[e2e][cc]") {
+TEST_CASE("KBUILD_LOG and -v say why a miss missed: the input that changed, or none known",
+          "[e2e][cc]") {
   CcCase c;
   const std::string log = c.dir / "kbuild.log";
   auto env = c.env();
   env["KBUILD_LOG"] = log;
-  const std::string forged = "1 evil.so ok cache=hit total=0.001s";
-  const std::string built = c.dir / ("k\n" + forged + "\n\x1b[2Jk.so");
+  write_file(c.dir / "k.h", "#define Y 1\n");
+  write_file(c.dir / "kh.cpp", "#include \"k.h\"\nextern \"C\" int f() { return Y; }\n");
+  const std::vector<std::string> cmd{"cc",      "--",    "g++", c.dir / "kh.cpp",
+                                     "-shared", "-fPIC", "-o",  c.dir / "kh.so"};
+  REQUIRE(run_kbuild(cmd, c.home.str(), env).exit_code == 0);
+  write_file(c.dir / "k.h", "#define Y 2\n");
+  RunResult changed = run_kbuild(cmd, c.home.str(), env);
+  REQUIRE(changed.exit_code == 0);
+  CHECK(changed.err.find("cache: miss (an entry was found, but " + (c.dir / "k.h") + " changed)") !=
+        std::string::npos);
+  const std::vector<nlohmann::json> lines = cc_log_lines(log);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["miss"]["reason"] == "no_entry");
+  CHECK(lines[1]["cache"] == "miss");
+  CHECK(lines[1]["miss"]["reason"] == "file_changed");
+  CHECK(lines[1]["miss"]["input"] == c.dir / "k.h");
+}
+
+TEST_CASE("KBUILD_LOG escapes every string as JSON does: no forged line", "[e2e][cc]") {
+  CcCase c;
+  const std::string log = c.dir / "kbuild.log";
+  auto env = c.env();
+  env["KBUILD_LOG"] = log;
+  const std::string forged = "{\"pid\":1,\"output\":\"evil.so\",\"result\":\"ok\"}";
+  const std::string built = c.dir / ("k\n" + forged + "\n\x1b[2Jk\"\\.so");
   const std::string kept = c.dir / ("p\n" + forged + "\np.ii");
   REQUIRE(run_kbuild({"cc", "--", "g++", c.dir / "k.cpp", "-DX=1", "-shared", "-fPIC", "-o", built},
                      c.home.str(), env)
@@ -308,13 +352,15 @@ TEST_CASE("KBUILD_LOG escapes the output's path as messages do: no forged line",
           .exit_code == 0);
   const std::string text = read_file(log);
   INFO(text);
-  CHECK(std::count(text.begin(), text.end(), '\n') == 2);  // one line per run, none forged
-  CHECK(text.find("\n" + forged) == std::string::npos);
   CHECK(text.find('\x1b') == std::string::npos);
-  CHECK(text.find(" " + (c.dir / ("k\\n" + forged + "\\n\\x1b[2Jk.so")) + " ok cache=miss") !=
-        std::string::npos);
-  CHECK(text.find(" " + (c.dir / ("p\\n" + forged + "\\np.ii")) + " ran-as-it-is exit=0") !=
-        std::string::npos);
+  CHECK(text.find("\n" + forged) == std::string::npos);
+  const std::vector<nlohmann::json> lines = cc_log_lines(log);  // one line per run, none forged
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["output"] == built);
+  CHECK(lines[0]["cache"] == "miss");
+  CHECK(lines[1]["output"] == kept);
+  CHECK(lines[1]["result"] == "ran-as-it-is");
+  CHECK(lines[1]["exit"] == 0);
 }
 
 TEST_CASE("KBUILD_LOG names a compiler run kbuild did not treat as a build", "[e2e][cc]") {
@@ -325,9 +371,32 @@ TEST_CASE("KBUILD_LOG names a compiler run kbuild did not treat as a build", "[e
   REQUIRE(run_kbuild({"cc", "--", "g++", "-E", c.dir / "k.cpp", "-DX=1", "-o", c.dir / "k.ii"},
                      c.home.str(), env)
               .exit_code == 0);
-  const std::string text = read_file(log);
-  INFO(text);
-  CHECK(text.find(" " + (c.dir / "k.ii") + " ran-as-it-is exit=0 total=") != std::string::npos);
+  const std::vector<nlohmann::json> lines = cc_log_lines(log);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0]["output"] == c.dir / "k.ii");
+  CHECK(lines[0]["result"] == "ran-as-it-is");
+  CHECK(lines[0]["exit"] == 0);
+  CHECK(lines[0]["seconds"]["total"].is_number());
+}
+
+TEST_CASE("cache stats counts an uncacheable build by its reason", "[e2e][cc]") {
+  CcCase c;
+  write_file(c.dir / "d.cpp", "extern \"C\" const char* when() { return __DATE__; }\n");
+  const std::vector<std::string> cmd{"cc",      "--",    "g++", c.dir / "d.cpp",
+                                     "-shared", "-fPIC", "-o",  c.dir / "d.so"};
+  RunResult r = run_kbuild(cmd, c.home.str(), c.env());
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("cache: uncacheable") != std::string::npos);
+  RunResult stats = run_kbuild({"cache", "stats", "--json"}, c.home.str(), c.env());
+  INFO(stats.out << stats.err);
+  REQUIRE(stats.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(stats.out);
+  CHECK(j["misses"] == 1);
+  CHECK(j["uncacheable"]["total"] == 1);
+  CHECK(j["uncacheable"]["reasons"] == nlohmann::json{{"clock", 1}});
+  RunResult text = run_kbuild({"cache", "stats"}, c.home.str(), c.env());
+  CHECK(text.out.find("uncacheable      1 (clock 1)\n") != std::string::npos);
 }
 
 TEST_CASE("side outputs in every spelling run as they are: each run writes its file", "[e2e][cc]") {
@@ -629,5 +698,27 @@ TEST_CASE("kbuild cc refuses a KBUILD_CACHE_MAX_SIZE that is not a size, as a bu
   CHECK(cc.exit_code == build.exit_code);
   CHECK(cc.err.find("KBUILD_CACHE_MAX_SIZE: cache size 'lots' is not a size") != std::string::npos);
   CHECK(c.runs() == 0);  // refused before the compiler ran
+  CHECK_FALSE(fs::exists(c.dir / "k.o"));
+}
+
+TEST_CASE("kbuild cc -v -- g++ ... says what ran; another kbuild option there is named",
+          "[e2e][cc]") {
+  CcCase c;
+  auto env = c.env();
+  env.erase("KBUILD_VERBOSE");
+  RunResult r = run_kbuild(
+      {"cc", "-v", "--", "g++", c.dir / "k.cpp", "-DX=1", "-shared", "-fPIC", "-o", c.dir / "k.so"},
+      c.home.str(), env);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(c.dir / "k.so"));
+  CHECK(r.err.find("kbuild: info: ran: ") != std::string::npos);
+  CHECK(r.err.find("cache: miss (no entry)") != std::string::npos);
+  RunResult other = run_kbuild(
+      {"cc", "--dry-run", "--", "g++", c.dir / "k.cpp", "-DX=1", "-c", "-o", c.dir / "k.o"},
+      c.home.str(), env);
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("cc: '--dry-run' is not an option of kbuild cc (it takes -v before --") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(c.dir / "k.o"));
 }

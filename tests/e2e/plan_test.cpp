@@ -243,3 +243,21 @@ TEST_CASE("--check-load is a step of the plan, printed as a comment", "[e2e][pla
   CHECK(lines[1].rfind("# load check", 0) == 0);
   CHECK(lines[1].find("f") != std::string::npos);
 }
+
+// Issue 46 (Low): options that do nothing in a context are refused, never
+// silently ignored.
+TEST_CASE("--inductor-line without --dry-run, and --version --json, are usage errors",
+          "[e2e][plan]") {
+  PlanCase c;
+  RunResult line = c.kbuild({"--inductor-line"});
+  CHECK(line.exit_code == 2);
+  CHECK(line.err.find("--inductor-line prints Inductor's command string, which only --dry-run "
+                      "prints: add --dry-run") != std::string::npos);
+  CHECK_FALSE(fs::exists(c.dir / "k.so"));
+  RunResult dry = c.kbuild({"--inductor-line", "--dry-run"});
+  CHECK(dry.exit_code == 0);
+  RunResult version = run_kbuild({"--version", "--json"}, c.home.str());
+  CHECK(version.exit_code == 2);
+  CHECK(version.err.find("--version has no JSON form; kbuild doctor --json") != std::string::npos);
+  CHECK(version.out.empty());
+}

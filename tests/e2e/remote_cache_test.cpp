@@ -245,6 +245,14 @@ TEST_CASE("two machines share a compile: another compiler path and mtime, anothe
   RunResult stats = run_kbuild({"cache", "stats"}, b.home.str());
   CHECK(stats.out.find("remote hits      1\n") != std::string::npos);
   CHECK(stats.out.find("remote down      0 bytes") == std::string::npos);
+  // Issue 46: the remote hit is not a local hit too; only the third was local.
+  CHECK(stats.out.find("local hits       1\n") != std::string::npos);
+  CHECK(stats.out.find("misses           0\n") != std::string::npos);
+  const nlohmann::json j =
+      nlohmann::json::parse(run_kbuild({"cache", "stats", "--json"}, b.home.str()).out);
+  CHECK(j["hits"] == 1);
+  CHECK(j["misses"] == 0);
+  CHECK(j["remote"]["hits"] == 1);
 }
 
 TEST_CASE("another compiler build or a header that differs here does not share", "[e2e][remote]") {
@@ -788,6 +796,9 @@ TEST_CASE("a device file's default address: used, but --remote-cache and the var
   CHECK(from_env.exit_code == 0);
   CHECK(warnings(from_env) == 1);
   CHECK(from_env.err.find("remote cache " + dead) != std::string::npos);
+  // Issue 46: the warning says how to stop using the address where it came from.
+  CHECK(from_env.err.find("(check the server, or unset KBUILD_REMOTE_CACHE)") != std::string::npos);
+  CHECK(from_env.err.find("drop --remote-cache") == std::string::npos);
   CHECK(redis.entries().size() == 1);
   // The option wins over both.
   std::vector<std::string> with_flag = device;

@@ -127,7 +127,10 @@ TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH",
   CHECK(r.err.find(c.dir / "k.so" + " loads only with its library dirs (" + c.dir / "lib" +
                    ") on LD_LIBRARY_PATH") != std::string::npos);
   CHECK(r.err.find("libdep.so: cannot open shared object file") != std::string::npos);
-  CHECK(r.err.find("-Wl,-rpath,DIR") != std::string::npos);
+  // The hint works as written: a device file's ldflags entry (Inductor adds
+  // its '-'), or --extra-flags, naming the dir itself.
+  CHECK(r.err.find("\"ldflags\": [\"Wl,-rpath," + c.dir / "lib" + "\"]") != std::string::npos);
+  CHECK(r.err.find("--extra-flags '-Wl,-rpath," + c.dir / "lib" + "'") != std::string::npos);
   // With a RUNPATH it loads without the variable: nothing to say.
   RunResult rpath =
       c.kbuild({"--no-torch", "--check-load", k, "-o", c.dir / "k2.so", "-L", c.dir / "lib", "-l",
@@ -135,6 +138,47 @@ TEST_CASE("--check-load says when a library loads only through LD_LIBRARY_PATH",
   INFO(rpath.err);
   REQUIRE(rpath.exit_code == 0);
   CHECK(rpath.err.find("loads only with its library dirs") == std::string::npos);
+}
+
+TEST_CASE("--check-load=strict: a library that needs the link's dirs on LD_LIBRARY_PATH is exit 7",
+          "[diagnose]") {
+  DiagnoseCase c;
+  write_file(c.dir / "dep.cpp", "extern \"C\" int dep() { return 3; }\n");
+  fs::create_directories(c.dir / "lib");
+  REQUIRE(
+      run({"/usr/bin/g++", "-shared", "-fPIC", c.dir / "dep.cpp", "-o", c.dir / "lib/libdep.so"})
+          .exit_code == 0);
+  std::string k =
+      c.kernel("k.cpp", "extern \"C\" int dep();\nextern \"C\" int f() { return dep(); }\n");
+  write_file(c.dir / "k.so", "old");
+  RunResult r = c.kbuild({"--no-torch", "--check-load=strict", "-q", k, "-o", c.dir / "k.so", "-L",
+                          c.dir / "lib", "-l", "dep"});
+  INFO(r.err);
+  CHECK(r.exit_code == 7);
+  const std::string line = error_line_anywhere(r.err);
+  CHECK(line.find(c.dir / "k.so" + " loads only with the link's library dirs (" + c.dir / "lib" +
+                  ") on LD_LIBRARY_PATH") != std::string::npos);
+  CHECK(line.find("libdep.so: cannot open shared object file") != std::string::npos);
+  CHECK(line.find("\"ldflags\": [\"Wl,-rpath," + c.dir / "lib" + "\"]") != std::string::npos);
+  CHECK(read_file(c.dir / "k.so") == "old");  // the old library stays
+  // With the RUNPATH the hint gives, it loads as any process would.
+  RunResult rpath =
+      c.kbuild({"--no-torch", "--check-load=strict", k, "-o", c.dir / "k.so", "-L", c.dir / "lib",
+                "-l", "dep", "--extra-flags", "-Wl,-rpath," + c.dir / "lib"});
+  INFO(rpath.err);
+  CHECK(rpath.exit_code == 0);
+  // The hint's ldflags entry, copied into a device file as written, works.
+  write_file(c.dir / "acc.json", "{\"device\": \"acc\", \"libraries_dirs\": [\"" + c.dir / "lib" +
+                                     "\"], \"libraries\": [\"dep\"], \"ldflags\": [\"Wl,-rpath," +
+                                     c.dir / "lib" + "\"]}");
+  RunResult device = c.kbuild({"--no-torch", "--device-file", c.dir / "acc.json", "--device", "acc",
+                               "--check-load=strict", k, "-o", c.dir / "k4.so"});
+  INFO(device.err);
+  CHECK(device.exit_code == 0);
+  // Only "strict" is a value it takes.
+  RunResult bad = c.kbuild({"--no-torch", "--check-load=always", k, "-o", c.dir / "k3.so"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--check-load") != std::string::npos);
 }
 
 TEST_CASE("--require-symbol: a missing symbol is a load failure; present ones pass", "[diagnose]") {
@@ -193,6 +237,19 @@ TEST_CASE("a report is written on success, and for a config failure before anyth
   json bad = json::parse(read_file(c.dir / "bad-report.json"));
   CHECK(bad["result"]["stage"] == "config");
   CHECK(bad["result"]["message"].get<std::string>().find("bad.json") != std::string::npos);
+}
+
+TEST_CASE("doctor: after a device file fails, the device is never 'ok ... arguments resolved'",
+          "[diagnose]") {
+  DiagnoseCase c;
+  write_file(c.dir / "acc.json", "{\"device\": \"acc\", \"libraries\": [\"x\"],}");  // malformed
+  RunResult r =
+      c.kbuild({"doctor", "--no-torch", "--device-file", c.dir / "acc.json", "--device", "acc"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 12);
+  CHECK(r.out.find("fail\tdevice file\t") != std::string::npos);
+  CHECK(r.out.find("arguments resolved") == std::string::npos);
+  CHECK(r.out.find("fail\tdevice acc\tnot resolved: " + c.dir / "acc.json") != std::string::npos);
 }
 
 TEST_CASE("doctor: all well is exit 0; a missing variable or library fails with a hint",

@@ -387,6 +387,13 @@ TEST_CASE("E31 --config file missing", "[matrix]") {
              {row.dir / "absent.json", "no such file"});
 }
 
+TEST_CASE("E351 --device-file naming a directory says what to do", "[matrix]") {
+  Row row;
+  fs::create_directories(row.dir / "devs");
+  row.expect("E351", row.build({"--device-file", row.dir / "devs"}), 3, "config",
+             {row.dir / "devs", "takes one file: name a .json file in it", "KBUILD_CONFIG_PATH"});
+}
+
 TEST_CASE("E32 world-writable device file; --allow-untrusted-device-files overrides", "[matrix]") {
   Row row;
   auto file = row.device_file("open.json", "{\"device\": \"x\", \"definitions\": [\"OPEN\"]}");
@@ -1208,4 +1215,44 @@ TEST_CASE("E162 kbuild cc with no compiler", "[matrix]") {
   Row row;
   row.expect("E162", row.kbuild({"cc", "-c", row.kernel, "-o", row.output}), 2, "usage",
              {"cc needs a compiler command", "kbuild cc --help"});
+}
+
+TEST_CASE("E346 --check-load with a value other than strict", "[matrix]") {
+  Row row;
+  row.expect("E346", row.build({"--check-load=always"}), 2, "usage",
+             {"--check-load: takes no value, or =strict, not 'always'"});
+}
+
+TEST_CASE("E347 --check-load=strict on a library that needs the link's dirs", "[matrix]") {
+  Row row;
+  write_file(row.dir / "dep.cpp", "extern \"C\" int dep() { return 3; }\n");
+  fs::create_directories(row.dir / "lib");
+  REQUIRE(run_kbuild({"cc", "--", "/usr/bin/g++", "-shared", "-fPIC", row.dir / "dep.cpp", "-o",
+                      row.dir / "lib/libdep.so"},
+                     row.home.str(), {{"KBUILD_NO_CACHE", "1"}})
+              .exit_code == 0);
+  write_file(row.kernel, "extern \"C\" int dep();\nextern \"C\" int f() { return dep(); }\n");
+  row.expect("E347", row.build({"--check-load=strict", "-L", row.dir / "lib", "-l", "dep"}), 7,
+             "load",
+             {"loads only with the link's library dirs (" + row.dir / "lib" + ")",
+              "\"Wl,-rpath," + row.dir / "lib" + "\""});
+}
+
+TEST_CASE("E348 --inductor-line without --dry-run", "[matrix]") {
+  Row row;
+  row.expect("E348", row.build({"--inductor-line"}), 2, "usage", {"add --dry-run"});
+}
+
+TEST_CASE("E349 --version --json", "[matrix]") {
+  Row row;
+  row.expect("E349", row.build({"--version", "--json"}), 2, "usage",
+             {"--version has no JSON form", "kbuild doctor --json"});
+}
+
+TEST_CASE("E350 kbuild cc with a kbuild option other than -v before --", "[matrix]") {
+  Row row;
+  row.expect("E350",
+             row.kbuild({"cc", "--dry-run", "--", "g++", row.kernel, "-shared", "-fPIC", "-o",
+                         row.output}),
+             2, "usage", {"cc: '--dry-run' is not an option of kbuild cc"});
 }

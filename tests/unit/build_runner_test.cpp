@@ -314,3 +314,49 @@ TEST_CASE("over a read-only storage: a miss says why get missed (a read-only lea
   CHECK(outcome.cache_detail == "mock: none");
   CHECK(backend.calls == std::vector<std::string>{"get"});
 }
+
+// Issue 46: stats.json tells local hits from remote ones (the remote counts
+// its own), and counts uncacheable builds by reason.
+TEST_CASE("counters: a remote hit is not a local hit; a refused store is uncacheable, by reason",
+          "[unit][runner][storage]") {
+  RunnerCase c;
+  c.with_cache();
+  MockStorage storage;
+  c.settings.storage = &storage;
+  storage.other_holds_lease = true;
+  storage.arrives = tiny_elf('z');
+  REQUIRE(c.build().cache == CacheStatus::hit);
+  CacheStats after_remote = c.cache->stats();
+  CHECK(after_remote.hits == 0);
+  CHECK(after_remote.misses == 0);
+  storage.other_holds_lease = false;
+  storage.refuse_put = "no room";
+  c.plan.command.argv.push_back("-DOTHER");  // another key: a miss
+  BuildOutcome refused = c.build();
+  CHECK(refused.cache == CacheStatus::uncacheable);
+  REQUIRE(refused.uncacheable);
+  CHECK(*refused.uncacheable == Uncacheable::not_stored);
+  CacheStats st = c.cache->stats();
+  CHECK(st.hits == 0);
+  CHECK(st.misses == 1);
+  CHECK(st.uncacheable == 1);
+  CHECK(st.uncacheable_by_reason ==
+        std::vector<std::pair<std::string, std::uint64_t>>{{"not_stored", 1}});
+}
+
+TEST_CASE("a miss says which input of the entry found changed, and a first build that none was",
+          "[unit][runner]") {
+  RunnerCase c;
+  c.with_cache();
+  BuildOutcome first = c.build();
+  CHECK(first.cache == CacheStatus::miss);
+  CHECK_FALSE(first.stale);
+  write_file(c.dir / "h.h", "#define H 2\n");
+  BuildOutcome second = c.build();
+  CHECK(second.cache == CacheStatus::miss);
+  REQUIRE(second.stale);
+  CHECK(second.stale->kind == StaleKind::file_changed);
+  CHECK(second.stale->what == c.dir / "h.h");
+  CHECK(c.cache->stats().misses == 2);
+  CHECK(c.cache->stats().hits == 0);
+}

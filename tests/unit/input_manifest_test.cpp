@@ -255,3 +255,60 @@ TEST_CASE("rebase_word: a path under the base where an argument's path starts",
   CHECK(rebase_word("-DP=\"/ci/j1\"", "/ci/j1") == "-DP=\"/ci/j1\"");
   CHECK(rebase_word("-O2", "/ci/j1") == "-O2");
 }
+
+// Issue 46: a hit check that fails says which input no longer holds (for
+// KBUILD_LOG and -v), never only "changed".
+TEST_CASE("manifest_stale names the input that no longer holds, and its kind",
+          "[unit][input_manifest]") {
+  TempDir tmp;
+  write_file(tmp / "a.h", "one");
+  fs::create_directories(tmp / "listed");
+  Result<std::string> files = input_manifest({tmp / "a.h"}, now());
+  REQUIRE(files);
+  nlohmann::json j = *parse_manifest(*files);
+  j["absent"] = {tmp / "shadow.h"};
+  using Array = nlohmann::json::array_t;  // braces alone would make objects
+  j["variables"] = Array{Array{"CPATH", "/x"}, Array{"SECRET_TOKEN", nullptr}};
+  j["listed"] = Array{Array{tmp / "listed", "not-the-digest"}};
+  Environment env;
+  env.set("CPATH", "/x");
+  std::optional<ManifestView> view;
+  auto stale = [&](const nlohmann::json& manifest) {
+    static std::string bytes;  // the view's bytes outlive it
+    bytes = to_cbor(manifest);
+    view = read_manifest(bytes);
+    REQUIRE(view);
+    return manifest_stale(*view, env);
+  };
+  // The listing is checked last: everything before it holds.
+  std::optional<StaleInput> s = stale(j);
+  REQUIRE(s);
+  CHECK(s->kind == StaleKind::listing_changed);
+  CHECK(s->what == tmp / "listed");
+  j["listed"] = nlohmann::json::array();
+  CHECK_FALSE(stale(j));
+  CHECK(manifest_holds(*view, env));
+
+  write_file(tmp / "a.h", "ONE");
+  s = stale(j);
+  REQUIRE(s);
+  CHECK(s->kind == StaleKind::file_changed);
+  CHECK(s->what == tmp / "a.h");
+  CHECK(describe(*s) == tmp / "a.h" + " changed");
+  write_file(tmp / "a.h", "one");
+
+  write_file(tmp / "shadow.h", "");
+  s = stale(j);
+  REQUIRE(s);
+  CHECK(s->kind == StaleKind::path_appeared);
+  CHECK(s->what == tmp / "shadow.h");
+  fs::remove(tmp / "shadow.h");
+
+  env.set("SECRET_TOKEN", "hunter2");
+  s = stale(j);
+  REQUIRE(s);
+  CHECK(s->kind == StaleKind::variable_differs);
+  CHECK(s->what == "SECRET_TOKEN");  // the name, never a value
+  CHECK(describe(*s).find("hunter2") == std::string::npos);
+  CHECK(std::string(stale_kind_name(s->kind)) == "variable_differs");
+}

@@ -123,3 +123,44 @@ TEST_CASE("a library that loads only through LD_LIBRARY_PATH is said to", "[unit
   CHECK(user.ok);
   CHECK(user.only_with_library_path.empty());
 }
+
+// Issue 46 (H2): --check-load=strict loads as this process would, and a
+// library that needs the link's dirs on LD_LIBRARY_PATH fails.
+TEST_CASE("strict: loaded with this environment only; needing the link's dirs is a failure",
+          "[unit][load_check]") {
+  class DirLoader : public ProcessRunner {
+   public:
+    std::vector<std::optional<std::string>> paths;  // LD_LIBRARY_PATH of each run
+    ProcessResult run(const Strings&, const ProcessOptions& options) override {
+      std::optional<std::string> path =
+          options.environment ? options.environment->get("LD_LIBRARY_PATH") : std::nullopt;
+      paths.push_back(path);
+      const bool has = path && path->find("/sdk/lib") != std::string::npos;
+      return has ? exited(0, "") : exited(1, "libacc.so.1: cannot open shared object file\n");
+    }
+  };
+  LoadCheckSettings strict = settings();
+  strict.strict = true;
+  DirLoader needs;
+  LoadCheckResult r = check_load(strict, "/o/k.so", {"/sdk/lib"}, Environment(), needs);
+  CHECK_FALSE(r.ok);
+  CHECK(r.needs_library_path);
+  REQUIRE(needs.paths.size() == 2);
+  CHECK_FALSE(needs.paths[0]);  // first as this process has it
+  CHECK(needs.paths[1] == "/sdk/lib");
+  CHECK(r.message.find("/o/k.so loads only with the link's library dirs (/sdk/lib)") !=
+        std::string::npos);
+  CHECK(r.message.find("libacc.so.1: cannot open shared object file") != std::string::npos);
+  // The user's own LD_LIBRARY_PATH that holds the dir: it loads.
+  DirLoader theirs;
+  LoadCheckResult ok = check_load(strict, "/o/k.so", {"/sdk/lib"},
+                                  Environment{{{"LD_LIBRARY_PATH", "/sdk/lib"}}}, theirs);
+  CHECK(ok.ok);
+  CHECK(theirs.paths.size() == 1);
+  CHECK(ok.only_with_library_path.empty());
+  // The hint is what a device file's ldflags take: no leading '-'.
+  const std::string hint = rpath_hint({"/sdk/lib", "/x/lib"});
+  CHECK(hint.find("\"ldflags\": [\"Wl,-rpath,/sdk/lib\", \"Wl,-rpath,/x/lib\"]") !=
+        std::string::npos);
+  CHECK(hint.find("--extra-flags '-Wl,-rpath,/sdk/lib -Wl,-rpath,/x/lib'") != std::string::npos);
+}
