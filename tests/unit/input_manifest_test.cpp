@@ -263,7 +263,7 @@ TEST_CASE("manifest_stale names the input that no longer holds, and its kind",
   TempDir tmp;
   write_file(tmp / "a.h", "one");
   fs::create_directories(tmp / "listed");
-  Result<std::string> files = input_manifest({tmp / "a.h"}, now());
+  Result<std::string> files = manifest_observing({tmp / "a.h"});
   REQUIRE(files);
   nlohmann::json j = *parse_manifest(*files);
   j["absent"] = {tmp / "shadow.h"};
