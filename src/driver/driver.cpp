@@ -149,7 +149,8 @@ CompilerRun Driver::compile(const CompilerCall& call, BuildListener& listener) {
   RemoteCache remote(remote_cache_settings("", false, env_));
   if (remote.enabled())
     listener.info("remote cache: " + redact_address(remote.settings().url) + " (from " +
-                  remote.settings().from + ")");
+                  remote.settings().from + ")" +
+                  (remote.leases() ? "" : "; " + remote.lease_note()));
   BuildSettings settings;
   settings.cache = &cache;
   settings.remote = &remote;
@@ -276,7 +277,8 @@ void drive_build(Session& session, const BuildJob& job, const Environment& env,
                                               device_remote_cache(session, record.device)));
   if (job.verbose && remote && remote->enabled())
     listener.info("remote cache: " + redact_address(remote->settings().url) + " (from " +
-                  remote->settings().from + ")");
+                  remote->settings().from + ")" +
+                  (remote->leases() ? "" : "; " + remote->lease_note()));
   try {
     plan_and_run(session, job, context, env, listener, record);
   } catch (const Error&) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "kbuild/environment.hpp"
@@ -19,6 +20,11 @@ std::string data_dir(const Environment& env);
 // kbuild_argv[0] of a report): the file /proc/self/exe links to, while that
 // path still is this binary; /proc/self/exe when it was replaced or removed.
 std::string kbuild_program();
+
+// A helper program of kbuild's (kbuild-load-check, the remote cache's
+// kbuild-http): beside kbuild (the build tree), else in the libexec dir of
+// the installation kbuild belongs to; nullopt when it is in neither.
+std::optional<std::string> helper_program(const std::string& name);
 
 // kbuild-load-check: beside kbuild (the build tree), else in the libexec
 // dir of the installation kbuild belongs to. Throws Error (internal).
