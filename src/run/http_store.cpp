@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "kbuild/error.hpp"
@@ -50,7 +51,8 @@ Status wait_ready(int fd, short events, Clock::time_point deadline) {
     struct pollfd fds[2] = {{fd, events, 0}, {interrupt_fd(), POLLIN, 0}};
     const int n = ::poll(fds, fds[1].fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
     if (n < 0 && errno != EINTR) return Failure{std::string("poll: ") + std::strerror(errno)};
-    if (n > 0 && fds[0].revents != 0) return ok();
+    // An interrupt first, though the helper answered (or ended) too.
+    if (n > 0 && fds[0].revents != 0 && interrupt_received() == 0) return ok();
   }
 }
 
@@ -113,11 +115,12 @@ Status HttpStore::start_helper() {
   posix_spawn_file_actions_adddup2(&actions, request_read.get(), 0);
   posix_spawn_file_actions_adddup2(&actions, answer_write.get(), 1);
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  // The helper takes interrupts as a program does: kbuild ends it anyway.
+  // kbuild ends the helper itself (it ignores Ctrl-C: kbuild says why it
+  // stopped, not the helper's end); SIGPIPE ends it once kbuild is gone.
   sigset_t none, defaults;
   sigemptyset(&none);
   sigemptyset(&defaults);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&defaults, sig);
+  sigaddset(&defaults, SIGPIPE);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -187,8 +190,12 @@ Result<HttpStore::Answer> HttpStore::exchange(const char* verb, const std::strin
                      " bytes, more than the " + std::to_string(limit) +
                      " accepted (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)"};
     pending_.erase(0, newline + 1);
+    // The helper holds the whole answer already (within the limit): room
+    // for it at once, and no copy when it is all that is left.
+    pending_.reserve(length);
     while (pending_.size() < length)
       if (Status more = fill(); !more) return Failure{more.why()};
+    if (pending_.size() == length) return std::exchange(pending_, std::string());
     std::string frame = pending_.substr(0, length);
     pending_.erase(0, length);
     return frame;

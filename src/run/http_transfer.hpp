@@ -6,9 +6,9 @@
 
 namespace kbuild {
 
-// Serves the requests read from `in` (http_store's frames) until it ends,
-// writing each answer to `out`. Returns the exit status: 0 at the end of
-// the requests, 2 for a request out of step.
+// Serves the requests read from `in` (http_store's frames) until it ends
+// (or a request is out of step), writing each answer to `out`. Returns the
+// exit status: 0, or 1 when libcurl cannot start.
 int serve_http_exchanges(int in, int out);
 
 }  // namespace kbuild

@@ -509,7 +509,21 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
     if (!shared) return;
     blob->manifest = std::move(*shared);
   }
-  if (blob) put(remote_key, *blob);
+  if (blob && !stored_meanwhile(remote_key)) put(remote_key, *blob);
+}
+
+// Without leases another machine may have uploaded the entry since this
+// build missed it: asked first (HEAD), so that a 100 MiB .gch is not sent
+// twice. Not when this build found it damaged: its upload replaces it.
+bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
+  RemoteStore* s = store();
+  if (!s || s->leases() || remote_key == replace_key_) return false;
+  Result<bool> there = s->exists(stored_key(remote_key));
+  if (!there) {
+    fail(there.why());
+    return true;
+  }
+  return *there;
 }
 
 void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
@@ -525,13 +539,6 @@ void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
   if (bytes.size() > settings_.max_entry_bytes) return;
   RemoteStore* s = store();
   if (!s) return;
-  // Without leases another machine may have uploaded it meanwhile: asked
-  // first (HEAD), so that a 100 MiB .gch is not sent twice.
-  if (!s->leases() && remote_key != replace_key_) {
-    Result<bool> there = s->exists(stored_key(remote_key));
-    if (!there) return fail(there.why());
-    if (*there) return;
-  }
   Status set = s->put(stored_key(remote_key), bytes);
   if (!set) return fail(set.why());  // full (maxmemory without eviction), read-only replica...
   counts_.bytes_up += bytes.size();

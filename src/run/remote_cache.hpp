@@ -140,6 +140,7 @@ class RemoteCache {
   // The server's store, connected at the first use; null once it failed.
   RemoteStore* store();
   std::string stored_key(const std::string& remote_key) const;
+  bool stored_meanwhile(const std::string& remote_key);
   void fail(const std::string& why);
   std::string entry_problem(const std::string& remote_key,
                             const std::optional<RemoteEntry>& e) const;

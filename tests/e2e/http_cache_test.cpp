@@ -348,3 +348,29 @@ TEST_CASE("an Authorization header is sent and never shown", "[e2e][remote][http
   for (const std::string& text : {r.err, r.out, written})
     CHECK(text.find("t0ken") == std::string::npos);
 }
+
+TEST_CASE("Ctrl-C ends the wait for a dripping HTTP server at once: exit 130, nothing built",
+          "[e2e][remote][http]") {
+  FaultServer server("drip");
+  HttpFleet fleet;
+  HttpMachine m(fleet, server.url);
+  std::map<std::string, std::string> vars = m.env;
+  vars["KBUILD_REMOTE_CACHE_TIMEOUT_MS"] = "60000";
+  std::vector<std::string> unset;
+  make_hermetic(m.home.str(), vars, unset);
+  // SIGINT after 1 s (timeout keeps kbuild's exit status), mid-answer.
+  const auto start = std::chrono::steady_clock::now();
+  RunResult r =
+      run({"/usr/bin/timeout", "--preserve-status", "-s", "INT", "1", kbuild_binary(), "--no-torch",
+           "--cxx", m.cxx, fleet.shared / "k0.cpp", "-o", m.cwd / "k0.so", "-v"},
+          vars, unset);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.exit_code == 130);
+  CHECK(seconds < 5);  // not the 60 s deadline
+  CHECK(r.err.find("while the remote cache answered") != std::string::npos);
+  CHECK(r.err.find("nothing was compiled") != std::string::npos);
+  CHECK_FALSE(fs::exists(m.cwd / "k0.so"));
+  CHECK(fleet.runs() == 0);
+}
