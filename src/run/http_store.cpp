@@ -19,8 +19,6 @@
 #include "util/process.hpp"
 #include "util/text.hpp"
 
-extern char** environ;
-
 namespace kbuild {
 
 namespace {
