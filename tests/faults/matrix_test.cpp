@@ -1167,7 +1167,8 @@ TEST_CASE("E139 a mistyped scheme before a password", "[matrix]") {
   RunResult r =
       row.build({"--report", report}, {{"KBUILD_REMOTE_CACHE", "redis:/:Pa55 w/rd@cache:6379"}});
   row.expect("E139", r, 2, "usage",
-             {"KBUILD_REMOTE_CACHE: 'redis:/***@cache:6379'", "not a redis://, unix://, http:// or https:// address"});
+             {"KBUILD_REMOTE_CACHE: 'redis:/***@cache:6379'",
+              "not a redis://, unix://, http:// or https:// address"});
   const std::string written = read_file(report);
   CHECK(written.find("redis:/***@cache:6379") != std::string::npos);
   for (const std::string& part : {"Pa55", "w/rd"}) {
