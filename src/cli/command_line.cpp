@@ -228,8 +228,8 @@ void add_build(Options app, BuildCli& b) {
 // Sharing through Redis: builds and `isa`.
 void add_remote_cache(Options app, BuildCli& b) {
   app.option("--remote-cache", b.remote_cache,
-             "share the output cache through Redis: redis://HOST:PORT[/DB] or unix:///PATH "
-             "(default: KBUILD_REMOTE_CACHE)");
+             "share the output cache through Redis (redis://HOST:PORT[/DB] or unix:///PATH) or "
+             "HTTP (http(s)://HOST[:PORT]/PATH) (default: KBUILD_REMOTE_CACHE)");
   app.flag("--remote-cache-readonly", b.remote_cache_readonly,
            "use the remote cache's entries, never write to it");
 }

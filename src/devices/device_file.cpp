@@ -21,7 +21,7 @@
 #include "kbuild/error.hpp"
 #include "util/json.hpp"
 #include "util/parsed_file_cache.hpp"
-#include "util/redis_client.hpp"
+#include "util/remote_address.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -191,9 +191,10 @@ std::string read_remote_cache(const Validator& check, const json& section) {
   for (const auto& [key, value] : section.items())
     if (key != "address")
       check.fail_unknown_key(ptr + "/" + json_pointer_token(key), key, {"address"}, "address");
-  if (!section.contains("address")) check.fail(ptr, "missing 'address' (redis://HOST:PORT[/DB])");
+  if (!section.contains("address"))
+    check.fail(ptr, "missing 'address' (redis://HOST:PORT[/DB] or http://HOST[:PORT]/PATH)");
   const std::string& address = check.expect_string(section["address"], ptr + "/address");
-  Result<RedisAddress> parsed = parse_redis_url(address);
+  Status parsed = check_remote_address(address);
   if (!parsed) check.fail(ptr + "/address", "'" + redact_address(address) + "': " + parsed.why());
   return address;
 }

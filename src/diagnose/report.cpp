@@ -118,6 +118,12 @@ ojson build_report(const ReportInput& in) {
   }
   r["notes"] = in.notes;
   if (in.outcome) r["cache"] = cache_status_name(in.outcome->cache);
+  if (in.outcome && in.outcome->remote_cache) {
+    const std::string& note = in.outcome->remote_lease_note;
+    r["remote_cache"] = {{"address", *in.outcome->remote_cache},
+                         {"leases", note.empty()},
+                         {"note", note.empty() ? ojson(nullptr) : ojson(note)}};
+  }
   ojson timings = ojson::object();
   for (const StageTiming& t : in.timings) timings[t.stage] = t.seconds;
   if (in.outcome)

@@ -157,7 +157,8 @@ CompilerRun Driver::compile(const CompilerCall& call, BuildListener& listener) {
   RemoteCache remote(run_settings.remote);
   if (remote.enabled())
     listener.info("remote cache: " + redact_address(remote.settings().url) + " (from " +
-                  remote.settings().from + ")");
+                  remote.settings().from + ")" +
+                  (remote.leases() ? "" : "; " + remote.lease_note()));
   BuildSettings settings;
   settings.cache = &cache;
   settings.remote = &remote;
@@ -285,7 +286,8 @@ void drive_build(Session& session, const BuildJob& job, const Environment& env,
   const std::optional<RemoteCache>& remote = context.remote;
   if (job.verbose && remote && !job.run.dry_run)
     listener.info("remote cache: " + redact_address(remote->settings().url) + " (from " +
-                  remote->settings().from + ")");
+                  remote->settings().from + ")" +
+                  (remote->leases() ? "" : "; " + remote->lease_note()));
   try {
     plan_and_run(session, job, context, env, listener, record);
   } catch (const Error&) {

@@ -491,6 +491,10 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   AtomicOutput out(plan.output);
 
   StorageStack stack(settings.cache, settings.remote);
+  if (settings.remote && settings.remote->enabled()) {
+    outcome.remote_cache = redact_address(settings.remote->settings().url);
+    outcome.remote_lease_note = settings.remote->lease_note();
+  }
   Storage* storage = settings.storage ? settings.storage : stack.empty() ? nullptr : &stack.top();
   const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
   std::optional<EntryKey> key;

@@ -106,7 +106,11 @@ struct BuildOutcome {
   // as the entry replayed it.
   CompilerOutput printed;
   std::optional<std::string> shared_key;  // with report_shared_key and a remote cache
-  struct timespec started {};             // file-system time the build started
+  // With a remote cache: its address as shown, and why builders that miss
+  // one key do not take turns ("" when they do: leases).
+  std::optional<std::string> remote_cache;
+  std::string remote_lease_note;
+  struct timespec started {};  // file-system time the build started
 };
 
 // What a build refuses before it runs anything, and a dry run too: a

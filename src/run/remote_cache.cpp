@@ -12,6 +12,7 @@
 
 #include "kbuild/error.hpp"
 #include "run/cache_key.hpp"
+#include "run/http_store.hpp"
 #include "run/input_manifest.hpp"
 #include "run/output_cache.hpp"
 #include "util/digest.hpp"
@@ -33,12 +34,51 @@ constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
 // manifest holds neither what the compiler printed nor its dependency
 // file, so a hit would lose its warnings) are neither read here nor dropped
 // by an older kbuild reading this one's as damaged.
+// Redis: kbuild:entry:FORMAT:KEY; HTTP: PATH/kbuild-entry-FORMAT-KEY.
 std::string entry_key(const std::string& key) {
   return "kbuild:entry:4:" + key;
+}
+std::string http_entry_key(const std::string& key) {
+  return "kbuild-entry-3-" + key;
 }
 std::string lease_key(const std::string& key) {
   return "kbuild:lease:" + key;
 }
+
+// The remote cache on Redis: entries and leases (SET NX PX) under their
+// names, a damaged entry deleted while it still holds what was read.
+class RedisStore : public RemoteStore {
+ public:
+  explicit RedisStore(RedisClient client) : client_(std::move(client)) {}
+  Result<std::optional<std::string>> get(const std::string& key) override {
+    return client_.get(entry_key(key));
+  }
+  Status put(const std::string& key, const std::string& bytes) override {
+    Result<bool> set = client_.set(entry_key(key), bytes);
+    return set ? ok() : Status(Failure{set.why()});
+  }
+  Result<bool> exists(const std::string& key) override { return client_.exists(entry_key(key)); }
+  bool removes() const override { return true; }
+  Status remove_if(const std::string& key, const std::string& bytes) override {
+    return client_.delete_if(entry_key(key), bytes);
+  }
+  bool leases() const override { return true; }
+  Result<bool> take_lease(const std::string& key, const std::string& token,
+                          std::chrono::milliseconds expiry) override {
+    return client_.set(lease_key(key), token, expiry, true);
+  }
+  Result<bool> lease_held(const std::string& key) override {
+    Result<std::optional<std::string>> holder = client_.get(lease_key(key));
+    if (!holder) return Failure{holder.why()};
+    return holder->has_value();
+  }
+  Status release_lease(const std::string& key, const std::string& token) override {
+    return client_.delete_if(lease_key(key), token);
+  }
+
+ private:
+  RedisClient client_;
+};
 
 std::string u64_bytes(std::uint64_t n) {
   return std::string(reinterpret_cast<const char*>(&n), sizeof n);
@@ -208,10 +248,17 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   s.readonly =
       readonly_flag || env.get_nonempty("KBUILD_REMOTE_CACHE_READONLY").value_or("0") != "0";
   if (s.url.empty()) return s;
-  Result<RedisAddress> address = parse_redis_url(s.url);
-  if (!address)
-    throw Error(ErrorKind::usage, s.from + ": '" + redact_address(s.url) + "': " + address.why());
-  s.address = *address;
+  if (is_http_address(s.url)) {
+    Result<HttpAddress> http = parse_http_url(s.url);
+    if (!http)
+      throw Error(ErrorKind::usage, s.from + ": '" + redact_address(s.url) + "': " + http.why());
+    s.http = *http;
+    s.authorization = env.get_nonempty("KBUILD_REMOTE_CACHE_AUTHORIZATION").value_or("");
+  } else {
+    if (Status known = check_remote_address(s.url); !known)
+      throw Error(ErrorKind::usage, s.from + ": '" + redact_address(s.url) + "': " + known.why());
+    s.address = *parse_redis_url(s.url);
+  }
   if (auto hex = env.get_nonempty("KBUILD_REMOTE_CACHE_SIGNING_KEY")) {
     Result<std::string> key = decode_signing_key(*hex, "KBUILD_REMOTE_CACHE_SIGNING_KEY");
     if (!key) throw Error(ErrorKind::usage, key.why());
@@ -237,18 +284,34 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   return s;
 }
 
-RedisClient* RemoteCache::client() {
+RemoteStore* RemoteCache::store() {
   if (dead_ || !enabled()) return nullptr;
-  if (!client_) {
-    Result<RedisClient> c =
-        RedisClient::connect(settings_.address, settings_.timeouts, settings_.max_entry_bytes);
-    if (!c) {
-      fail(c.why());
-      return nullptr;
-    }
-    client_.emplace(std::move(*c));
+  if (store_) return store_.get();
+  if (settings_.http) {
+    store_ = std::make_unique<HttpStore>(
+        HttpSettings{*settings_.http, settings_.authorization, settings_.timeouts.connect,
+                     settings_.timeouts.operation, settings_.max_entry_bytes});
+    return store_.get();
   }
-  return &*client_;
+  Result<RedisClient> c =
+      RedisClient::connect(settings_.address, settings_.timeouts, settings_.max_entry_bytes);
+  if (!c) {
+    fail(c.why());
+    return nullptr;
+  }
+  store_ = std::make_unique<RedisStore>(std::move(*c));
+  return store_.get();
+}
+
+std::string RemoteCache::lease_note() const {
+  if (!enabled() || leases()) return "";
+  return "no leases over HTTP (it has no atomic set-if-absent): machines that miss a new key at "
+         "the same time each compile it";
+}
+
+// The name of `remote_key`'s entry on this cache's server.
+std::string RemoteCache::stored_key(const std::string& remote_key) const {
+  return settings_.http ? http_entry_key(remote_key) : remote_key;
 }
 
 // How to stop using the remote cache, where its address came from.
@@ -266,13 +329,13 @@ void RemoteCache::fail(const std::string& why) {
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
                "; building without it (check the server, or " + stop_using() + ")";
   dead_ = true;  // one timeout per build at most
-  client_.reset();
+  store_.reset();
 }
 
 std::optional<std::string> RemoteCache::download(const std::string& remote_key) {
-  RedisClient* c = client();
-  if (!c) return std::nullopt;
-  Result<std::optional<std::string>> value = c->get(entry_key(remote_key));
+  RemoteStore* s = store();
+  if (!s) return std::nullopt;
+  Result<std::optional<std::string>> value = s->get(stored_key(remote_key));
   if (!value) {
     fail(value.why());
     return std::nullopt;
@@ -298,11 +361,14 @@ std::string RemoteCache::entry_problem(const std::string& remote_key,
 void RemoteCache::reject(const std::string& remote_key, const std::string& bytes,
                          const std::string& problem) {
   rejected_ = true;
+  RemoteStore* s = writable() ? store() : nullptr;
   if (warning_.empty())
     warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
-               (writable() ? ", dropped" : "");
-  if (RedisClient* c = writable() ? client() : nullptr)
-    (void)c->delete_if(entry_key(remote_key), bytes);
+               (!s             ? ""
+                : s->removes() ? ", dropped"
+                               : ", replaced by this build's upload");
+  if (s && s->removes()) (void)s->remove_if(stored_key(remote_key), bytes);
+  if (s && !s->removes()) replace_key_ = remote_key;
 }
 
 std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
@@ -461,7 +527,21 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
     if (!shared) return;
     blob->manifest = std::move(*shared);
   }
-  if (blob) put(remote_key, *blob);
+  if (blob && !stored_meanwhile(remote_key)) put(remote_key, *blob);
+}
+
+// Without leases another machine may have uploaded the entry since this
+// build missed it: asked first (HEAD), so that a 100 MiB .gch is not sent
+// twice. Not when this build found it damaged: its upload replaces it.
+bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
+  RemoteStore* s = store();
+  if (!s || s->leases() || remote_key == replace_key_) return false;
+  Result<bool> there = s->exists(stored_key(remote_key));
+  if (!there) {
+    fail(there.why());
+    return true;
+  }
+  return *there;
 }
 
 void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
@@ -475,18 +555,18 @@ void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
   std::string bytes = kEntryMagic + u64_bytes(blob.manifest.size()) + blob.manifest +
                       u64_bytes(compressed.size()) + compressed + digest + signature;
   if (bytes.size() > settings_.max_entry_bytes) return;
-  RedisClient* c = client();
-  if (!c) return;
-  Result<bool> set = c->set(entry_key(remote_key), bytes);
+  RemoteStore* s = store();
+  if (!s) return;
+  Status set = s->put(stored_key(remote_key), bytes);
   if (!set) return fail(set.why());  // full (maxmemory without eviction), read-only replica...
   counts_.bytes_up += bytes.size();
 }
 
 bool RemoteCache::take_lease(const std::string& remote_key) {
-  RedisClient* c = writable() ? client() : nullptr;
-  if (!c) return true;
+  RemoteStore* s = writable() ? store() : nullptr;
+  if (!s || !s->leases()) return true;  // compile: no lease to take
   lease_token_ = random_token();
-  Result<bool> taken = c->set(lease_key(remote_key), lease_token_, settings_.lease, true);
+  Result<bool> taken = s->take_lease(stored_key(remote_key), lease_token_, settings_.lease);
   if (!taken) {
     fail(taken.why());
     return true;
@@ -497,7 +577,7 @@ bool RemoteCache::take_lease(const std::string& remote_key) {
 
 void RemoteCache::release_lease(const std::string& remote_key) {
   if (lease_token_.empty()) return;
-  if (RedisClient* c = client()) (void)c->delete_if(lease_key(remote_key), lease_token_);
+  if (RemoteStore* s = store()) (void)s->release_lease(stored_key(remote_key), lease_token_);
   lease_token_.clear();
 }
 
@@ -513,15 +593,15 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
                                               "holds the lease on remote key " +
                                               remote_key.substr(0, 12) + ")");
     pause = std::min(pause * 2, std::chrono::milliseconds(200));
-    RedisClient* c = client();
-    if (!c) return false;
-    Result<std::optional<std::string>> lease = c->get(lease_key(remote_key));
+    RemoteStore* s = store();
+    if (!s) return false;
+    Result<bool> lease = s->lease_held(stored_key(remote_key));
     if (!lease) {
       fail(lease.why());
       return false;
     }
     // RemoteEntry first: the holder uploads, then releases.
-    Result<std::optional<std::string>> entry = c->get(entry_key(remote_key));
+    Result<bool> entry = s->exists(stored_key(remote_key));
     if (entry && *entry) return fetch(remote_key, local, local_key, env, dest, manifest);
     if (!*lease) return false;  // released or expired without an entry
   }

@@ -1,15 +1,18 @@
-// The output cache shared through Redis, with the local cache in front
-// (docs/cache.md, "The remote cache"): a local miss asks Redis under a key
+// The output cache shared through a server, Redis or HTTP (remote_store),
+// with the local cache in front (docs/cache.md, "The remote cache"): a
+// local miss asks the server under a key
 // two machines with the same toolchain and inputs share; a remote hit is
 // checked (content hash, signature, the manifest's inputs on this machine),
 // installed in the local cache and served from there; a compile is uploaded.
-// While one builder compiles a key it holds a lease (SET NX with expiry) and
-// the others wait for its entry. Redis being dead, slow or full is a miss
-// with one warning per build, never a failed or hung build.
+// While one builder compiles a key it holds a lease (Redis: SET NX with
+// expiry) and the others wait for its entry; HTTP has none. The server
+// being dead, slow or full is a miss with one warning per build, never a
+// failed or hung build.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,18 +22,22 @@
 #include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
 #include "run/output_cache.hpp"
+#include "run/remote_store.hpp"
 #include "util/redis_client.hpp"
+#include "util/remote_address.hpp"
 #include "util/trusted_dir.hpp"
 
 namespace kbuild {
 
 struct RemoteCacheSettings {
-  std::string url;   // "": no remote cache
-  std::string from;  // where url came from: the option, the variable or the device file
-  RedisAddress address;
-  bool readonly = false;    // never writes: no uploads, no leases
-  std::string signing_key;  // decoded seed; "": entries are not signed
-  std::string verify_key;   // decoded; "": signatures are not required
+  std::string url;       // "": no remote cache
+  std::string from;      // where url came from: the option, the variable or the device file
+  RedisAddress address;  // a redis:// or unix:// address
+  std::optional<HttpAddress> http;  // an http:// or https:// one
+  std::string authorization;        // HTTP: the Authorization header's value, or ""
+  bool readonly = false;            // never writes: no uploads, no leases
+  std::string signing_key;          // decoded seed; "": entries are not signed
+  std::string verify_key;           // decoded; "": signatures are not required
   RedisTimeouts timeouts;
   std::uint64_t max_entry_bytes = 256ull << 20;  // a .gch can be 100 MiB
   std::chrono::milliseconds lease{60000};        // longest a compile holds its key
@@ -72,6 +79,11 @@ class RemoteCache {
   explicit RemoteCache(RemoteCacheSettings settings) : settings_(std::move(settings)) {}
   bool enabled() const { return !settings_.url.empty(); }
   bool writable() const { return enabled() && !settings_.readonly; }
+  // Whether builders that miss the same key take turns (the server takes
+  // leases), and, when they do not, why and what it costs (for -v and the
+  // report); "" with leases.
+  bool leases() const { return !settings_.http; }
+  std::string lease_note() const;
   const RemoteCacheSettings& settings() const { return settings_; }
 
   // On a valid remote entry for `remote_key`: its output written to `dest`
@@ -128,7 +140,10 @@ class RemoteCache {
   std::vector<std::pair<std::string, std::uint64_t>> take_counters();
 
  private:
-  RedisClient* client();
+  // The server's store, connected at the first use; null once it failed.
+  RemoteStore* store();
+  std::string stored_key(const std::string& remote_key) const;
+  bool stored_meanwhile(const std::string& remote_key);
   void fail(const std::string& why);
   std::string entry_problem(const std::string& remote_key,
                             const std::optional<RemoteEntry>& e) const;
@@ -137,7 +152,10 @@ class RemoteCache {
   std::optional<std::string> download(const std::string& remote_key);
 
   RemoteCacheSettings settings_;
-  std::optional<RedisClient> client_;
+  std::unique_ptr<RemoteStore> store_;
+  // The key of an entry this build found damaged but could not remove: its
+  // upload replaces it (without asking first whether one is there).
+  std::string replace_key_;
   bool dead_ = false;  // after the first failure nothing more is tried
   bool rejected_ = false;
   std::string failure_;

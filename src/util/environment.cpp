@@ -112,16 +112,22 @@ std::string observer_library() {
   return found;
 }
 
-std::string load_check_helper() {
+std::optional<std::string> helper_program(const std::string& name) {
   const fs::path exe_dir = own_executable().parent_path();
-  for (const fs::path& candidate :
-       {exe_dir / "kbuild-load-check", exe_dir.parent_path() / "libexec" / "kbuild-load-check",
-        fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / "kbuild-load-check"}) {
-    if (!exe_dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  if (exe_dir.empty()) return std::nullopt;
+  for (const fs::path& candidate : {exe_dir / name, exe_dir.parent_path() / "libexec" / name,
+                                    fs::path(KBUILD_INSTALLED_LIBEXEC_DIR) / name}) {
+    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
+  return std::nullopt;
+}
+
+std::string load_check_helper() {
+  if (std::optional<std::string> found = helper_program("kbuild-load-check")) return *found;
   throw Error(ErrorKind::internal,
-              "kbuild-load-check (the --check-load helper) is missing beside " + exe_dir.string() +
-                  " and in " + KBUILD_INSTALLED_LIBEXEC_DIR + "; reinstall kbuild");
+              "kbuild-load-check (the --check-load helper) is missing beside " +
+                  own_executable().parent_path().string() + " and in " +
+                  KBUILD_INSTALLED_LIBEXEC_DIR + "; reinstall kbuild");
 }
 
 }  // namespace kbuild

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "kbuild/environment.hpp"
@@ -23,6 +24,11 @@ std::string kbuild_program();
 // The `kbuild` program installed with this library (<prefix>/bin/kbuild):
 // what build-many runs when the Driver's options name none.
 std::string installed_kbuild();
+
+// A helper program of kbuild's (kbuild-load-check, the remote cache's
+// kbuild-http): beside kbuild (the build tree), else in the libexec dir of
+// the installation kbuild belongs to; nullopt when it is in neither.
+std::optional<std::string> helper_program(const std::string& name);
 
 // kbuild-load-check: beside kbuild (the build tree), else in the libexec
 // dir of the installation kbuild belongs to. Throws Error (internal).

@@ -27,24 +27,6 @@ bool parse_int(const std::string& text, int& out) {
   return ec == std::errc() && end == text.data() + text.size() && out >= 0;
 }
 
-// %XX escapes (a password holding '@', ':' or '/'), decoded.
-std::optional<std::string> percent_decoded(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    int value = 0;
-    if (i + 2 >= text.size()) return std::nullopt;
-    auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
-    if (ec != std::errc() || end != text.data() + i + 3) return std::nullopt;
-    out += static_cast<char>(value);
-    i += 2;
-  }
-  return out;
-}
-
 // The user and password of `userinfo` ("[USER]:PASSWORD", as
 // address_parts split it off the host) into `a`.
 Status take_credentials(std::string_view userinfo, RedisAddress& a) {
@@ -371,6 +353,17 @@ Result<bool> RedisClient::set(const std::string& key, const std::string& value,
   if (reply->type == REDIS_REPLY_ERROR)
     return Failure{"SET: " + std::string(reply->str, reply->len)};
   return reply->type != REDIS_REPLY_NIL;
+}
+
+Result<bool> RedisClient::exists(const std::string& key) {
+  Result<void*> r = exchange({"EXISTS", key});
+  if (!r) return Failure{"EXISTS: " + r.why()};
+  Reply reply(static_cast<redisReply*>(*r));
+  if (reply->type != REDIS_REPLY_INTEGER)
+    return Failure{"EXISTS: " + (reply->type == REDIS_REPLY_ERROR
+                                     ? std::string(reply->str, reply->len)
+                                     : std::string("not a number"))};
+  return reply->integer > 0;
 }
 
 Status RedisClient::delete_if(const std::string& key, const std::string& value) {

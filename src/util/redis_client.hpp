@@ -54,6 +54,8 @@ class RedisClient {
   Result<bool> set(const std::string& key, const std::string& value,
                    std::optional<std::chrono::milliseconds> expiry = std::nullopt,
                    bool only_if_absent = false);
+  // Whether `key` exists (EXISTS), without reading its value.
+  Result<bool> exists(const std::string& key);
   // Deletes `key` only while it still holds `value` (a lease we own).
   Status delete_if(const std::string& key, const std::string& value);
 

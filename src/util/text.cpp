@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -151,6 +152,23 @@ AddressParts address_parts(std::string_view address) {
   return parts;
 }
 
+std::optional<std::string> percent_decoded(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    int value = 0;
+    if (i + 2 >= text.size()) return std::nullopt;
+    auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+    if (ec != std::errc() || end != text.data() + i + 3) return std::nullopt;
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
 std::string redact_address(std::string_view address) {
   const AddressParts parts = address_parts(address);
   if (!parts.userinfo) return std::string(address);
@@ -173,8 +191,8 @@ std::string redact_value(std::string_view value) {
 }
 
 bool is_secret_variable(std::string_view name) {
-  static constexpr std::array<std::string_view, 6> kMarks{"_KEY",   "PASSWORD", "PASSWD",
-                                                          "SECRET", "TOKEN",    "CREDENTIAL"};
+  static constexpr std::array<std::string_view, 7> kMarks{
+      "_KEY", "PASSWORD", "PASSWD", "SECRET", "TOKEN", "CREDENTIAL", "AUTHORIZATION"};
   for (std::string_view mark : kMarks)
     if (name.find(mark) != std::string_view::npos) return true;
   return false;

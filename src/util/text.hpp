@@ -50,6 +50,10 @@ struct AddressParts {
 };
 AddressParts address_parts(std::string_view address);
 
+// A userinfo's user or password with its %XX escapes (a password holding
+// '@', ':' or '/') decoded; nullopt for a bad escape.
+std::optional<std::string> percent_decoded(std::string_view text);
+
 // An address as it may be shown: its userinfo, whatever it holds, replaced
 // by "***" ("redis://***@host:6379", "redis:/***@host:6379"). Every value
 // that is an address (a setting, a variable, a device file's) is shown

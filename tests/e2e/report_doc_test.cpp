@@ -93,6 +93,14 @@ TEST_CASE("docs/report.md lists every key a report has, in its order, and none i
                                "npu.json", {{"ASCEND_HOME_PATH", reports.dir.str()}});
   INFO(npu.err);
   REQUIRE(npu.exit_code == 0);
+  // An HTTP remote cache nothing answers: a miss and a warning, and the
+  // report's remote_cache.
+  RunResult remote =
+      reports.make({"--no-torch", reports.dir / "k.cpp", "-o", reports.dir / "remote.so"},
+                   "remote.json", {{"KBUILD_REMOTE_CACHE", "http://127.0.0.1:1/cache"}});
+  INFO(remote.err);
+  REQUIRE(remote.exit_code == 0);
+  CHECK(reports.all[3]["remote_cache"]["leases"] == false);
   // What each report is here for: the parts only some builds have.
   CHECK(reports.all[0].contains("load_check"));
   CHECK(reports.all[1].contains("failure_analysis"));

@@ -1068,10 +1068,10 @@ TEST_CASE("E241 a release's base edits that are not an array", "[matrix]") {
 
 // Remote cache: checked before anything runs (nothing listens on these).
 
-TEST_CASE("E130 --remote-cache not a Redis address", "[matrix]") {
+TEST_CASE("E130 --remote-cache not a remote cache address", "[matrix]") {
   Row row;
-  row.expect("E130", row.build({"--remote-cache", "http://cache:6379"}), 2, "usage",
-             {"--remote-cache", "http://cache:6379", "redis://HOST:PORT"});
+  row.expect("E130", row.build({"--remote-cache", "ftp://cache:6379"}), 2, "usage",
+             {"--remote-cache", "ftp://cache:6379", "redis://HOST:PORT", "http(s)://HOST"});
 }
 
 TEST_CASE("E131 KBUILD_REMOTE_CACHE with a bad port", "[matrix]") {
@@ -1105,16 +1105,16 @@ TEST_CASE("E134 a remote cache timeout that is not a number", "[matrix]") {
              2, "usage", {"KBUILD_REMOTE_CACHE_TIMEOUT_MS", "'soon'", "milliseconds"});
 }
 
-TEST_CASE("E135 a device file's remote_cache address not a Redis address", "[matrix]") {
+TEST_CASE("E135 a device file's remote_cache address not a remote cache address", "[matrix]") {
   Row row;
   auto file = row.device_file(
-      "rc.json", R"({"device": "x", "remote_cache": {"address": "http://cache:6379"}})");
+      "rc.json", R"({"device": "x", "remote_cache": {"address": "ftp://cache:6379"}})");
   // Checked when the file is loaded, even though the variable would win.
   row.expect("E135",
              row.build({"--config", file, "--device", "x"},
                        {{"KBUILD_REMOTE_CACHE", "redis://127.0.0.1:1"}}),
              3, "config",
-             {"rc.json:1:", "/remote_cache/address", "http://cache:6379", "redis://HOST:PORT"});
+             {"rc.json:1:", "/remote_cache/address", "ftp://cache:6379", "redis://HOST:PORT"});
 }
 
 TEST_CASE("E136 an unknown key in a device file's remote_cache", "[matrix]") {
@@ -1179,7 +1179,8 @@ TEST_CASE("E139 a mistyped scheme before a password", "[matrix]") {
   RunResult r =
       row.build({"--report", report}, {{"KBUILD_REMOTE_CACHE", "redis:/:Pa55 w/rd@cache:6379"}});
   row.expect("E139", r, 2, "usage",
-             {"KBUILD_REMOTE_CACHE: 'redis:/***@cache:6379'", "not a redis:// or unix:// address"});
+             {"KBUILD_REMOTE_CACHE: 'redis:/***@cache:6379'",
+              "not a redis://, unix://, http:// or https:// address"});
   const std::string written = read_file(report);
   CHECK(written.find("redis:/***@cache:6379") != std::string::npos);
   for (const std::string& part : {"Pa55", "w/rd"}) {

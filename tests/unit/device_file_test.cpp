@@ -140,10 +140,10 @@ TEST_CASE("remote_cache: a device's default remote cache address, checked when l
   CHECK(f.remote_cache_address == "redis://cache.internal:6380/2");
   CHECK(parse_device_file(R"({"device": "x"})", "/cfg/x.json").remote_cache_address.empty());
   std::string e =
-      config_error("{\"device\": \"x\",\n \"remote_cache\": {\"address\": \"http://c:1\"}}");
+      config_error("{\"device\": \"x\",\n \"remote_cache\": {\"address\": \"ftp://c:1\"}}");
   CHECK(e.find("/cfg/dev.json:2:") != std::string::npos);
   CHECK(e.find("/remote_cache/address") != std::string::npos);
-  CHECK(e.find("not a redis:// or unix:// address") != std::string::npos);
+  CHECK(e.find("not a redis://, unix://, http:// or https:// address") != std::string::npos);
   e = config_error(R"({"device": "x", "remote_cache": {"adress": "redis://c:1"}})");
   CHECK(e.find("unknown key 'adress'; did you mean 'address'? (known: address)") !=
         std::string::npos);

@@ -76,7 +76,7 @@ class WheelTest(unittest.TestCase):
         names = zipfile.ZipFile(self.wheel).namelist()
         data = os.path.basename(self.wheel).split("-")[0] + "-" + \
             os.path.basename(self.wheel).split("-")[1] + ".data/"
-        for name in ("scripts/kbuild", "scripts/kbuild-load-check",
+        for name in ("scripts/kbuild", "scripts/kbuild-load-check", "scripts/kbuild-http",
                      "data/share/kbuild/devices/npu.json",
                      "data/share/bash-completion/completions/kbuild"):
             self.assertIn(data + name, names)

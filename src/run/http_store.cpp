@@ -1,0 +1,266 @@
+#include "run/http_store.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kbuild/error.hpp"
+#include "kbuild_config.h"
+#include "util/environment.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
+
+namespace kbuild {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The helper's own start (a dynamically linked program loading libcurl) on
+// top of the exchange's time-outs, which the helper keeps itself: kbuild's
+// deadline is the backstop for a helper that hangs.
+constexpr std::chrono::milliseconds kHelperGrace{1000};
+// A status frame is a few words; an error message a line.
+constexpr std::size_t kMaxStatusFrame = 4096;
+
+std::string timeout_message() {
+  return "no answer within the timeout (the server answered too slowly; raise "
+         "KBUILD_REMOTE_CACHE_TIMEOUT_MS or check the server)";
+}
+
+// Waits until `fd` is ready for `events` by `deadline`; an interrupt ends the
+// wait with Error(interrupted).
+Status wait_ready(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    if (int sig = interrupt_received())
+      throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
+                                              " while the remote cache answered");
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return Failure{timeout_message()};
+    struct pollfd fds[2] = {{fd, events, 0}, {interrupt_fd(), POLLIN, 0}};
+    const int n = ::poll(fds, fds[1].fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    if (n < 0 && errno != EINTR) return Failure{std::string("poll: ") + std::strerror(errno)};
+    // An interrupt first, though the helper answered (or ended) too.
+    if (n > 0 && fds[0].revents != 0 && interrupt_received() == 0) return ok();
+  }
+}
+
+Status write_by(int fd, std::string_view bytes, Clock::time_point deadline) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return Failure{"the helper kbuild-http ended"};
+    if (Status ready = wait_ready(fd, POLLOUT, deadline); !ready) return ready;
+  }
+  return ok();
+}
+
+bool key_char_plain(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_';
+}
+
+}  // namespace
+
+std::string HttpStore::entry_url(const std::string& key) const {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string url = settings_.address.base + "/";
+  for (char c : key) {
+    if (key_char_plain(c)) {
+      url += c;
+    } else {
+      const auto byte = static_cast<unsigned char>(c);
+      url += '%';
+      url += kHex[byte >> 4];
+      url += kHex[byte & 15];
+    }
+  }
+  return url;
+}
+
+HttpStore::~HttpStore() {
+  stop_helper();
+}
+
+Status HttpStore::start_helper() {
+  std::optional<std::string> program = helper_program("kbuild-http");
+  if (!program)
+    return Failure{"kbuild-http (the HTTP remote cache's helper) is missing beside kbuild and in " +
+                   std::string(KBUILD_INSTALLED_LIBEXEC_DIR) + "; reinstall kbuild"};
+  int request[2], answer[2];
+  if (::pipe2(request, O_CLOEXEC) != 0)
+    return Failure{"pipe: " + std::string(std::strerror(errno))};
+  UniqueFd request_read(request[0]), request_write(request[1]);
+  if (::pipe2(answer, O_CLOEXEC) != 0) return Failure{"pipe: " + std::string(std::strerror(errno))};
+  UniqueFd answer_read(answer[0]), answer_write(answer[1]);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attributes);
+  posix_spawn_file_actions_adddup2(&actions, request_read.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, answer_write.get(), 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  // kbuild ends the helper itself (it ignores Ctrl-C: kbuild says why it
+  // stopped, not the helper's end); SIGPIPE ends it once kbuild is gone.
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  char* argv[] = {program->data(), nullptr};
+  const int spawned =
+      ::posix_spawn(&helper_, program->c_str(), &actions, &attributes, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) {
+    helper_ = -1;
+    return Failure{"cannot run " + *program + ": " + std::strerror(spawned)};
+  }
+  for (int fd : {request_write.get(), answer_read.get()})
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  to_helper_ = std::move(request_write);
+  from_helper_ = std::move(answer_read);
+  pending_.clear();
+  return ok();
+}
+
+void HttpStore::stop_helper() {
+  to_helper_.reset();  // at its next read it ends by itself; killed in case it is stuck
+  from_helper_.reset();
+  if (helper_ > 0) {
+    ::kill(helper_, SIGKILL);
+    while (::waitpid(helper_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  helper_ = -1;
+}
+
+Result<HttpStore::Answer> HttpStore::exchange(const char* verb, const std::string& key,
+                                              std::string_view body) {
+  InterruptsTaken interrupts;
+  if (helper_ < 0)
+    if (Status started = start_helper(); !started) return Failure{started.why()};
+  const Clock::time_point deadline =
+      Clock::now() + settings_.connect + settings_.operation + kHelperGrace;
+  // Reads one frame; `limit` is checked against its length before anything
+  // is allocated for it.
+  auto read_frame = [this, deadline](std::size_t limit, const char* what) -> Result<std::string> {
+    char buffer[1 << 16];
+    auto fill = [&]() -> Status {
+      for (;;) {
+        const ssize_t n = ::read(from_helper_.get(), buffer, sizeof buffer);
+        if (n > 0) {
+          pending_.append(buffer, static_cast<std::size_t>(n));
+          return ok();
+        }
+        if (n == 0) return Failure{"the helper kbuild-http ended"};
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN) return Failure{std::string("read: ") + std::strerror(errno)};
+        if (Status ready = wait_ready(from_helper_.get(), POLLIN, deadline); !ready) return ready;
+      }
+    };
+    std::size_t newline = 0;
+    while ((newline = pending_.find('\n')) == std::string::npos) {
+      if (pending_.size() > 20) return Failure{"the helper kbuild-http answered out of step"};
+      if (Status more = fill(); !more) return Failure{more.why()};
+    }
+    std::size_t length = 0;
+    auto [end, ec] = std::from_chars(pending_.data(), pending_.data() + newline, length);
+    if (ec != std::errc() || end != pending_.data() + newline)
+      return Failure{"the helper kbuild-http answered out of step"};
+    if (length > limit)
+      return Failure{std::string(what) + " of " + std::to_string(length) +
+                     " bytes, more than the " + std::to_string(limit) +
+                     " accepted (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)"};
+    pending_.erase(0, newline + 1);
+    // The helper holds the whole answer already (within the limit): room
+    // for it at once, and no copy when it is all that is left.
+    pending_.reserve(length);
+    while (pending_.size() < length)
+      if (Status more = fill(); !more) return Failure{more.why()};
+    if (pending_.size() == length) return std::exchange(pending_, std::string());
+    std::string frame = pending_.substr(0, length);
+    pending_.erase(0, length);
+    return frame;
+  };
+  auto failed = [this](const std::string& why) -> Result<Answer> {
+    stop_helper();  // out of step, or stuck: the next exchange starts another
+    return Failure{why};
+  };
+  const std::string url = entry_url(key);
+  std::string head;
+  for (std::string_view field :
+       {std::string_view(verb), std::string_view(url), std::string_view(settings_.address.user),
+        std::string_view(settings_.address.password), std::string_view(settings_.authorization)})
+    head += http_frame(field);
+  head += http_frame(std::to_string(settings_.connect.count()));
+  head += http_frame(std::to_string((settings_.connect + settings_.operation).count()));
+  head += http_frame(std::to_string(settings_.max_answer));
+  head += std::to_string(body.size()) + "\n";
+  if (Status sent = write_by(to_helper_.get(), head, deadline); !sent) return failed(sent.why());
+  if (Status sent = write_by(to_helper_.get(), body, deadline); !sent) return failed(sent.why());
+  Result<std::string> status = read_frame(kMaxStatusFrame, "a status");
+  if (!status) return failed(status.why());
+  Result<std::string> answer = read_frame(settings_.max_answer, "an answer");
+  if (!answer) return failed(answer.why());
+  if (status->rfind("fail ", 0) == 0) return Failure{redact_urls(status->substr(5))};
+  int code = 0;
+  if (status->rfind("http ", 0) != 0 ||
+      std::from_chars(status->data() + 5, status->data() + status->size(), code).ec != std::errc())
+    return failed("the helper kbuild-http answered out of step");
+  return Answer{code, std::move(*answer)};
+}
+
+namespace {
+
+std::string http_failure(const char* verb, int status) {
+  std::string why = std::string(verb) + ": the server answered HTTP " + std::to_string(status);
+  if (std::string_view(verb) == "PUT" && (status == 405 || status == 403 || status == 501))
+    why += " (does it take PUT? nginx: dav_methods PUT; and may it write the directory?)";
+  if (status == 401)
+    why += " (check the address's USER:PASSWORD or KBUILD_REMOTE_CACHE_AUTHORIZATION)";
+  return why;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> HttpStore::get(const std::string& key) {
+  Result<Answer> answer = exchange("GET", key, {});
+  if (!answer) return Failure{"GET: " + answer.why()};
+  if (answer->status == 404 || answer->status == 410) return std::optional<std::string>();
+  if (answer->status != 200) return Failure{http_failure("GET", answer->status)};
+  return std::optional<std::string>(std::move(answer->body));
+}
+
+Status HttpStore::put(const std::string& key, const std::string& bytes) {
+  Result<Answer> answer = exchange("PUT", key, bytes);
+  if (!answer) return Failure{"PUT: " + answer.why()};
+  if (answer->status < 200 || answer->status > 299)
+    return Failure{http_failure("PUT", answer->status)};
+  return ok();
+}
+
+Result<bool> HttpStore::exists(const std::string& key) {
+  Result<Answer> answer = exchange("HEAD", key, {});
+  if (!answer) return Failure{"HEAD: " + answer.why()};
+  if (answer->status == 404 || answer->status == 410) return false;
+  if (answer->status != 200) return Failure{http_failure("HEAD", answer->status)};
+  return true;
+}
+
+}  // namespace kbuild

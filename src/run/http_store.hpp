@@ -1,0 +1,89 @@
+// The remote cache on an HTTP server (ccache's http: backend): entries are
+// PATH/KEY, read with GET, written with PUT, looked for with HEAD; any
+// WebDAV-capable server (nginx's dav_methods PUT) or object-store gateway
+// serves them. HTTP has no atomic set-if-absent: no leases.
+//
+// The exchanges go through libcurl in a helper process, kbuild-http
+// (http_transfer), started at the first exchange and kept for the build:
+// kbuild is linked static-pie and Debian's libcurl cannot be (its Kerberos
+// and LDAP have no static archives), and a static program must not dlopen
+// a library that brings its own libc. kbuild gives each exchange one
+// deadline and ends the helper when it passes or an interrupt comes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "run/remote_store.hpp"
+#include "util/remote_address.hpp"
+#include "util/trusted_dir.hpp"
+
+namespace kbuild {
+
+// The helper's protocol, both ways a sequence of frames: the length in
+// decimal, a newline, the bytes. A request is 9 frames (verb, URL, user,
+// password, Authorization header value, connect and whole-exchange
+// time-outs in ms, the longest answer accepted, the body); an answer 2 (the
+// HTTP status as "http 200", or "fail WHY"; the body).
+inline std::string http_frame(std::string_view bytes) {
+  std::string out = std::to_string(bytes.size());
+  out += '\n';
+  out += bytes;
+  return out;
+}
+inline constexpr std::size_t kHttpRequestFrames = 9;
+
+struct HttpSettings {
+  HttpAddress address;
+  std::string authorization;  // an Authorization header's value ("Bearer ..."), or ""
+  std::chrono::milliseconds connect{500}, operation{2000};
+  std::size_t max_answer = std::size_t(256) << 20;  // the longest body a GET accepts
+};
+
+class HttpStore : public RemoteStore {
+ public:
+  explicit HttpStore(HttpSettings settings) : settings_(std::move(settings)) {}
+  ~HttpStore() override;
+  HttpStore(const HttpStore&) = delete;
+  HttpStore& operator=(const HttpStore&) = delete;
+
+  Result<std::optional<std::string>> get(const std::string& key) override;
+  Status put(const std::string& key, const std::string& bytes) override;
+  Result<bool> exists(const std::string& key) override;
+  bool removes() const override { return false; }  // no DELETE: a new PUT replaces
+  Status remove_if(const std::string&, const std::string&) override { return ok(); }
+  bool leases() const override { return false; }
+  Result<bool> take_lease(const std::string&, const std::string&,
+                          std::chrono::milliseconds) override {
+    return true;
+  }
+  Result<bool> lease_held(const std::string&) override { return false; }
+  Status release_lease(const std::string&, const std::string&) override { return ok(); }
+
+  // The URL of `key`'s entry: PATH/KEY, the key %XX escaped but for
+  // letters, digits, '-', '.' and '_'.
+  std::string entry_url(const std::string& key) const;
+
+ private:
+  struct Answer {
+    int status = 0;
+    std::string body;
+  };
+  // One request and its whole answer by one deadline; a failure ends the
+  // helper (the next exchange starts another).
+  Result<Answer> exchange(const char* verb, const std::string& key, std::string_view body);
+  Status start_helper();
+  void stop_helper();
+
+  HttpSettings settings_;
+  pid_t helper_ = -1;
+  UniqueFd to_helper_, from_helper_;
+  std::string pending_;  // read from the helper, not yet taken
+};
+
+}  // namespace kbuild
