@@ -39,7 +39,7 @@ std::string entry_key(const std::string& key) {
   return "kbuild:entry:4:" + key;
 }
 std::string http_entry_key(const std::string& key) {
-  return "kbuild-entry-3-" + key;
+  return "kbuild-entry-4-" + key;
 }
 std::string lease_key(const std::string& key) {
   return "kbuild:lease:" + key;

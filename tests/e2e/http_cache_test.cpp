@@ -90,7 +90,7 @@ struct Nginx {
     std::vector<fs::path> found;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir / ("root/" + path), ec))
-      if (e.path().filename().string().rfind("kbuild-entry-3-", 0) == 0) found.push_back(e.path());
+      if (e.path().filename().string().rfind("kbuild-entry-4-", 0) == 0) found.push_back(e.path());
     return found;
   }
   // How many requests of `verb` nginx logged.

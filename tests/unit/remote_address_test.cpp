@@ -66,7 +66,7 @@ TEST_CASE("an HTTP entry's URL is PATH/KEY, the key escaped", "[unit][remote_add
   HttpSettings settings;
   settings.address = *parse_http_url("http://cache:8080/kbuild/");
   HttpStore store(settings);
-  CHECK(store.entry_url("kbuild-entry-3-0af9") == "http://cache:8080/kbuild/kbuild-entry-3-0af9");
+  CHECK(store.entry_url("kbuild-entry-4-0af9") == "http://cache:8080/kbuild/kbuild-entry-4-0af9");
   CHECK(store.entry_url("a/b c") == "http://cache:8080/kbuild/a%2Fb%20c");
   CHECK_FALSE(store.leases());
 }
