@@ -25,7 +25,7 @@ def variables(source_root):
         found |= set(re.findall(r'constexpr const char\* k\w+ = "([A-Z][A-Z0-9_]+)";', code))
         for block in re.findall(r"kCompilerVariables\[\] = \{([^}]*)\}", code):
             found |= set(literals(block))
-        for block in re.findall(r"for \(const char\* var : \{([^}]*)\}", code):
+        for block in re.findall(r"for \(const char\* var :\s*\{([^}]*)\}", code):
             found |= set(literals(block))
     for path in glob.glob(os.path.join(source_root, "src/python/**/*.py"), recursive=True):
         code = open(path).read()
