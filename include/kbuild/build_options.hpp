@@ -43,8 +43,11 @@ struct Origin {
   std::string file;      // device file, when the entry came from one
   int line = 0;          // 1-based line in `file`, 0 when unknown
 
-  // "file:line", or "" when the entry came from no file.
-  std::string file_line() const { return file.empty() ? "" : file + ":" + std::to_string(line); }
+  // "file:line" ("file" when the line is unknown), or "" when the entry came from no file.
+  std::string file_line() const {
+    if (file.empty()) return "";
+    return line > 0 ? file + ":" + std::to_string(line) : file;
+  }
   // "provider, file:line", or the provider alone.
   std::string describe() const { return file.empty() ? provider : provider + ", " + file_line(); }
 };

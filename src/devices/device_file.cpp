@@ -33,9 +33,11 @@ using nlohmann::json;
 
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
-const std::set<std::string> kTopLevelKeys = {
-    "layers", "backends", "default_backend", "device",  "description", "mode",        "env_help",
-    "when",   "exec",     "launcher",        "package", "plugin",      "remote_cache"};
+const std::set<std::string> kTopLevelKeys = {"layers",       "backends",    "default_backend",
+                                             "device",       "description", "mode",
+                                             "env_help",     "when",        "exec",
+                                             "launcher",     "package",     "plugin",
+                                             "remote_cache", "pkg_config"};
 
 class Validator : public JsonFileReader {
  public:
@@ -199,6 +201,28 @@ std::string read_remote_cache(const Validator& check, const json& section) {
   return address;
 }
 
+// "pkg_config": ["zeta >= 3", ...]: each one package, optionally with a version condition.
+std::vector<PkgConfigPackage> read_pkg_config(const Validator& check, const json& section) {
+  const std::string ptr = "/pkg_config";
+  if (!section.is_array())
+    check.fail(ptr, "expected an array of pkg-config packages like [\"zeta >= 3\"], got " +
+                        json_type_name(section));
+  std::vector<PkgConfigPackage> packages;
+  for (std::size_t i = 0; i < section.size(); ++i) {
+    const std::string item = ptr + "/" + std::to_string(i);
+    const std::string& text = check.expect_string(section[i], item);
+    std::optional<PkgConfigPackage> package = parse_pkg_config_package(text);
+    if (!package)
+      check.fail(item, "'" + printable_line(text) +
+                           "' is not a pkg-config package: write one package name, optionally "
+                           "with a version (\"zeta\", \"zeta >= 3\"); one entry per package");
+    package->line = check.line(item);
+    package->pointer = item;
+    packages.push_back(std::move(*package));
+  }
+  return packages;
+}
+
 }  // namespace
 
 std::vector<const LayerDef*> backend_chain(const DeviceFile& file, const std::string& backend) {
@@ -302,6 +326,14 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
   if (root.contains("exec") && (!file.layers.empty() || !file.backends.empty()))
     check.fail("/exec", "an exec provider handles --backend itself; drop 'layers'/'backends'",
                true);
+  if (root.contains("pkg_config")) {
+    file.pkg_config = read_pkg_config(check, root["pkg_config"]);
+    if (root.contains("exec"))
+      check.fail("/pkg_config",
+                 "an exec provider prints every option itself; drop 'pkg_config' (or ask "
+                 "pkg-config in the exec program)",
+                 true);
+  }
   if (root.contains("exec")) {
     if (has_lists)
       check.fail("/exec", "a device file gives either 'exec' or option lists, not both", true);
@@ -427,6 +459,11 @@ auto visit(Archive& a, Self& l) {
   return a(l.name, l.description, l.extends, l.lists, l.line);
 }
 
+template <class Archive, FieldsOf<PkgConfigPackage> Self>
+auto visit(Archive& a, Self& p) {
+  return a(p.name, p.condition, p.line, p.pointer);
+}
+
 template <class Archive, FieldsOf<ExecSpec> Self>
 auto visit(Archive& a, Self& e) {
   return a(e.command, e.timeout_s, e.line);
@@ -468,9 +505,9 @@ auto visit(Archive& a, Self& p) {
 
 template <class Archive, FieldsOf<DeviceFile> Self>
 auto visit(Archive& a, Self& f) {
-  return a(f.path, f.device, f.description, f.mode, f.mode_line, f.env_help, f.lists, f.when,
-           f.exec, f.layers, f.backends, f.default_backend, f.launcher, f.check_program_trust,
-           f.remote_cache_address, f.package, f.plugin);
+  return a(f.path, f.device, f.description, f.mode, f.mode_line, f.env_help, f.lists, f.pkg_config,
+           f.when, f.exec, f.layers, f.backends, f.default_backend, f.launcher,
+           f.check_program_trust, f.remote_cache_address, f.package, f.plugin);
 }
 
 static_assert(listed_fields<DeviceFileEntry> == aggregate_fields<DeviceFileEntry>,
@@ -479,6 +516,8 @@ static_assert(listed_fields<ListBlock> == aggregate_fields<ListBlock>,
               "ListBlock: a field is missing from its visit()");
 static_assert(listed_fields<LayerDef> == aggregate_fields<LayerDef>,
               "LayerDef: a field is missing from its visit()");
+static_assert(listed_fields<PkgConfigPackage> == aggregate_fields<PkgConfigPackage>,
+              "PkgConfigPackage: a field is missing from its visit()");
 static_assert(listed_fields<ExecSpec> == aggregate_fields<ExecSpec>,
               "ExecSpec: a field is missing from its visit()");
 static_assert(listed_fields<PackageSpec> == aggregate_fields<PackageSpec>,

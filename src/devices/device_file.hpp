@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/pkg_config.hpp"
 #include "devices/registry.hpp"
 #include "devices/template_string.hpp"
 #include "kbuild/build_options.hpp"
@@ -66,6 +67,8 @@ struct DeviceFile {
   // Messages shown when a required ${env:NAME} is unset, by NAME.
   std::map<std::string, std::string> env_help;
   ListBlock lists;
+  // "pkg_config": packages whose cflags and libraries follow the device-level lists.
+  std::vector<PkgConfigPackage> pkg_config;
   std::vector<ListBlock> when;
   std::optional<ExecSpec> exec;
   std::map<std::string, LayerDef> layers;

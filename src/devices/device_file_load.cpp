@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "devices/device_file.hpp"
+#include "devices/pkg_config.hpp"
 #include "devices/registry.hpp"
 #include "kbuild/error.hpp"
 #include "util/json.hpp"
@@ -292,6 +293,9 @@ class ListProvider : public Provider {
     TemplateContext tctx{ctx.env, ctx.paths, device_file_dir(file_.path)};
     const std::string origin = "config " + file_.device;
     add_block(file_.lists, tctx, origin, r);
+    for (const PkgConfigPackage& package : file_.pkg_config)
+      add_pkg_config_package(package, {file_.device, file_.path, origin, file_.check_program_trust},
+                             ctx.env, ctx.processes ? *ctx.processes : real_processes(), r.options);
     for (const ListBlock& block : file_.when)
       if (block.applies(query)) add_block(block, tctx, origin, r);
 

@@ -11,6 +11,7 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/request.hpp"
 #include "site/site.hpp"
+#include "util/process.hpp"
 
 // A device provider: the upstream callback
 // (device_type, aot_mode, compile_only) -> 7 lists, as an interface.
@@ -25,6 +26,8 @@ struct ResolveContext {
   const Paths& paths;
   const Environment& env;
   const Profile* profile = nullptr;  // the Inductor profile; null: default_profile()
+  // Runs what a provider asks (pkg-config); null: real processes.
+  ProcessRunner* processes = nullptr;
 };
 
 // How a registered provider combines with the built-in branch for its name.

@@ -563,6 +563,100 @@ TEST_CASE("E40 exec provider hangs", "[matrix]") {
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 
+namespace {
+
+// A device file asking pkg-config for `packages` (a JSON value) on its line 2,
+// and the row's directory on PKG_CONFIG_PATH holding zeta.pc (`pc`, unless empty).
+std::vector<std::string> matrix_pkg_config_device(Row& row, const std::string& packages,
+                                                  const std::string& pc,
+                                                  const std::string& more = "") {
+  if (!pc.empty()) write_file(row.dir / "zeta.pc", pc);
+  std::string file = row.device_file(
+      "acc.json", "{\"device\": \"acc\",\n \"pkg_config\": " + packages + more + "}");
+  return {"--config", file, "--device", "acc"};
+}
+
+const char* const kMatrixZetaPc =
+    "Name: Zeta\nDescription: an SDK\nVersion: 2.1\nCflags: -DZETA\nLibs: -lzeta\n";
+
+}  // namespace
+
+TEST_CASE("E270 pkg_config that is not an array", "[matrix]") {
+  Row row;
+  row.expect("E270", row.build(matrix_pkg_config_device(row, "\"zeta\"", "")), 3, "config",
+             {"acc.json:2:", "at /pkg_config: expected an array of pkg-config packages"});
+}
+
+TEST_CASE("E271 a pkg_config entry that is not one package", "[matrix]") {
+  Row row;
+  for (const char* entry : {"--static", "zeta eta", "zeta >="})
+    row.expect("E271",
+               row.build(matrix_pkg_config_device(row, "[\"" + std::string(entry) + "\"]", "")), 3,
+               "config",
+               {"acc.json:2:",
+                "at /pkg_config/0: '" + std::string(entry) + "' is not a pkg-config package"});
+}
+
+TEST_CASE("E272 pkg_config beside exec", "[matrix]") {
+  Row row;
+  row.expect("E272",
+             row.build(matrix_pkg_config_device(row, "[\"zeta\"]", "",
+                                                ", \"exec\": {\"command\": [\"./p.sh\"]}")),
+             3, "config", {"acc.json:2:", "at /pkg_config: an exec provider prints every option"});
+}
+
+TEST_CASE("E276 a pkg_config package's .pc file world-writable", "[matrix]") {
+  Row row;
+  auto args = matrix_pkg_config_device(row, "[\"zeta\"]", kMatrixZetaPc);
+  fs::permissions(row.dir / "zeta.pc", fs::perms::others_write, fs::perm_options::add);
+  row.expect("E276", row.build(args, {{"PKG_CONFIG_PATH", row.dir.str()}}), 3, "config",
+             {"device 'acc' (", "acc.json:2)", "pkg-config file " + row.dir / "zeta.pc",
+              "world-writable"});
+}
+
+TEST_CASE("E273 a pkg_config package pkg-config does not find", "[matrix]") {
+  Row row;
+  row.expect("E273", row.build(matrix_pkg_config_device(row, "[\"zeta\"]", "")), 4, "provider",
+             {"acc.json:2)", "pkg-config package 'zeta' not found (PKG_CONFIG_PATH is not set)",
+              "set PKG_CONFIG_PATH to the directory holding zeta.pc"});
+}
+
+TEST_CASE("E274 a pkg_config package of another version", "[matrix]") {
+  Row row;
+  RunResult r = row.build(matrix_pkg_config_device(row, "[\"zeta >= 3\"]", kMatrixZetaPc),
+                          {{"PKG_CONFIG_PATH", row.dir.str()}});
+  row.expect("E274", r, 4, "provider",
+             {"acc.json:2)", "pkg-config package 'zeta' is version 2.1 (" + row.dir / "zeta.pc",
+              "asks for 'zeta >= 3'", "PKG_CONFIG_PATH=" + row.dir.str()});
+  CHECK(r.err.find("required version is '>= 3'") != std::string::npos);  // pkg-config's own
+}
+
+TEST_CASE("E275 pkg_config without pkg-config", "[matrix]") {
+  Row row;
+  auto args = matrix_pkg_config_device(row, "[\"zeta\"]", kMatrixZetaPc);
+  row.expect("E275", row.build(args, {{"PKG_CONFIG", row.dir / "no-such-pkg-config"}}), 4,
+             "provider", {"acc.json:2)", "PKG_CONFIG names '" + row.dir / "no-such-pkg-config"});
+  // Not on PATH (kbuild's compiler is named by its path, so it is still found).
+  row.expect("E275", row.build(args, {{"PATH", row.dir.str()}, {"CXX", "/usr/bin/g++"}}), 4,
+             "provider",
+             {"pkg_config needs pkg-config, which is not on PATH", "apt-get install pkgconf",
+              "set PKG_CONFIG to its path"});
+}
+
+TEST_CASE("E277 a pkg_config package that requires one not found", "[matrix]") {
+  Row row;
+  RunResult r =
+      row.build(matrix_pkg_config_device(row, "[\"zeta\"]",
+                                         "Name: Zeta\nDescription: z\nVersion: 3\nRequires: eta\n"
+                                         "Cflags: -DZETA\n"),
+                {{"PKG_CONFIG_PATH", row.dir.str()}});
+  row.expect(
+      "E277", r, 4, "provider",
+      {"acc.json:2)", "pkg-config package 'zeta' requires a package pkg-config does not find",
+       "set PKG_CONFIG_PATH to include"});
+  CHECK(r.err.find("'eta', required by 'zeta'") != std::string::npos);  // pkg-config says which
+}
+
 TEST_CASE("E42 compiler missing", "[matrix]") {
   Row row;
   row.expect("E42", row.build({}, {{"CXX", row.dir / "missing/g++"}}), 10, "compile",

@@ -23,7 +23,7 @@ def variables(source_root):
         found |= set(re.findall(r'\bgetenv\("([A-Z][A-Z0-9_]+)"\)', code))
         found |= set(re.findall(r'\benv_\w+\(env, "([A-Z][A-Z0-9_]+)"', code))
         found |= set(re.findall(r'constexpr const char\* k\w+ = "([A-Z][A-Z0-9_]+)";', code))
-        for block in re.findall(r"for \(const char\* var : \{([^}]*)\}", code):
+        for block in re.findall(r"for \(const char\* var :\s*\{([^}]*)\}", code):
             found |= set(literals(block))
     for path in glob.glob(os.path.join(source_root, "src/python/**/*.py"), recursive=True):
         code = open(path).read()

@@ -106,6 +106,12 @@ class FieldWalk {
     const auto& [b0, b1, b2, b3, b4] = b;
     fields(where, std::tie(a0, a1, a2, a3, a4), std::tie(b0, b1, b2, b3, b4));
   }
+  void check(const kbuild::PkgConfigPackage& a, const kbuild::PkgConfigPackage& b,
+             const std::string& where) {
+    const auto& [a0, a1, a2, a3] = a;
+    const auto& [b0, b1, b2, b3] = b;
+    fields(where, std::tie(a0, a1, a2, a3), std::tie(b0, b1, b2, b3));
+  }
   void check(const kbuild::ExecSpec& a, const kbuild::ExecSpec& b, const std::string& where) {
     const auto& [a0, a1, a2] = a;
     const auto& [b0, b1, b2] = b;
@@ -148,11 +154,14 @@ class FieldWalk {
     fields(where, std::tie(a0, a1, a2, a3, a4, a5, a6), std::tie(b0, b1, b2, b3, b4, b5, b6));
   }
   void check(const kbuild::DeviceFile& a, const kbuild::DeviceFile& b, const std::string& where) {
-    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16] = a;
-    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16] = b;
-    fields(where,
-           std::tie(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16),
-           std::tie(b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16));
+    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17] =
+        a;
+    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16, b17] =
+        b;
+    fields(
+        where,
+        std::tie(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17),
+        std::tie(b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16, b17));
   }
   void check(const kbuild::ProfileEntry& a, const kbuild::ProfileEntry& b,
              const std::string& where) {

@@ -258,7 +258,8 @@ void make_hermetic(const std::string& home, std::map<std::string, std::string>& 
   set.emplace("XDG_CACHE_HOME", home + "/.cache");
   for (const char* var :
        {"KBUILD_CONFIG_PATH", "KBUILD_TORCH_ROOT", "KBUILD_TORCH_NPU_ROOT", "KBUILD_CACHE_DIR",
-        "CXX", "CUDA_HOME", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH", "ATEN_CPU_CAPABILITY"})
+        "CXX", "CUDA_HOME", "ASCEND_HOME_PATH", "LIBTORCH_NPU_PATH", "ATEN_CPU_CAPABILITY",
+        "PKG_CONFIG", "PKG_CONFIG_PATH", "PKG_CONFIG_LIBDIR"})
     if (!set.count(var)) unset.push_back(var);
 }
 

@@ -12,6 +12,8 @@
 #include <ctime>
 
 #include "../support/test_support.hpp"
+#include "run/input_manifest.hpp"
+#include "run/observation.hpp"
 #include "util/file_system.hpp"
 #include "util/trusted_dir.hpp"
 
