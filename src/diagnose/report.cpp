@@ -118,6 +118,12 @@ ojson build_report(const ReportInput& in) {
   }
   r["notes"] = in.notes;
   if (in.outcome) r["cache"] = cache_status_name(in.outcome->cache);
+  // Why a build was not stored (a program the observer could not see, a
+  // launcher that compiles elsewhere, a side output) or why it missed.
+  if (in.outcome)
+    r["cache_why"] = in.outcome->cache_detail.empty() || in.outcome->cache_detail == "remote"
+                         ? ojson(nullptr)
+                         : ojson(redact_urls(in.outcome->cache_detail));
   if (in.outcome && in.outcome->remote_cache) {
     const std::string& note = in.outcome->remote_lease_note;
     r["remote_cache"] = {{"address", *in.outcome->remote_cache},
