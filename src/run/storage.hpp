@@ -1,10 +1,9 @@
 // Where build outputs are kept, as one interface (sccache's Storage, ccache's
 // remote backends): a build asks get(), on a miss lease(), compiles, then
 // put() and release(). Backends: the local cache directory and the remote
-// cache (its server Redis or HTTP, remote_store.hpp); decorators: read-only and multilevel (the local directory
-// in front of the remote). run_build sees only the Storage& that
-// storage_stack() composes from the build's settings, and tests give it a
-// MockStorage (tests/support) instead.
+// cache (its server Redis or HTTP, remote_store.hpp); decorators: read-only and multilevel (the
+// local directory in front of the remote). run_build sees only the Storage& that storage_stack()
+// composes from the build's settings, and tests give it a MockStorage (tests/support) instead.
 #pragma once
 
 #include <functional>

@@ -31,8 +31,8 @@ class MockStorage : public kbuild::Storage {
   std::string arrives_manifest =
       *kbuild::with_replay(kbuild::to_cbor({{"inputs", nlohmann::json::array()}}),
                            kbuild::CompilerOutput{}, std::nullopt);
-  std::optional<std::string> refuse_put;         // put() fails, saying this
-  std::vector<std::string> calls;                // "get", "lease", "put", "release"
+  std::optional<std::string> refuse_put;  // put() fails, saying this
+  std::vector<std::string> calls;         // "get", "lease", "put", "release"
   int leases_held = 0;
   std::uint64_t lookups = 0;
 
