@@ -130,7 +130,7 @@ class Driver {
   RemoteCacheCheck check_remote_cache(const std::string& address);
   // `kbuild build-many`. Throws Error for a bad manifest or baseline, before
   // anything runs.
-  BatchRun build_many(const BatchRequest& request);
+  BatchRun build_many(const BatchRequest& request) const;
   // `kbuild cc`: a compiler command kbuild treats as a build (through the
   // output cache, the remote one and KBUILD_LAUNCHER), its words unchanged.
   CompilerRun compile(const CompilerCall& call, BuildListener& listener);

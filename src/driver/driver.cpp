@@ -125,7 +125,7 @@ RemoteCacheCheck Driver::check_remote_cache(const std::string& address) {
   return {redact_address(settings.url), settings.from};
 }
 
-BatchRun Driver::build_many(const BatchRequest& request) {
+BatchRun Driver::build_many(const BatchRequest& request) const {
   std::vector<BatchJob> batch = load_batch_manifest(request.manifest);
   // Read before anything runs: a wrong baseline costs no build.
   std::optional<std::vector<BatchSummaryRow>> baseline;

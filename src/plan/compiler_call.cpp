@@ -233,10 +233,9 @@ std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& w
   for (std::size_t i = 1; i < argv.size(); ++i) {
     const std::string& w = argv[i];
     if (runs_as_it_is(w) || writes_side_output(argv, i)) return std::nullopt;
-    if (std::optional<bool> read = read_dependency_word(argv, i, deps); !read)
-      return std::nullopt;
-    else if (*read)
-      continue;
+    const std::optional<bool> read = read_dependency_word(argv, i, deps);
+    if (!read) return std::nullopt;
+    if (*read) continue;
     if (std::string_view lang = language(argv, i); !lang.empty()) {
       // Only a header precompiled (Inductor's prefix header), named before
       // its one input; any other language change runs as it is.

@@ -23,8 +23,8 @@ struct CompilerCall {
   std::vector<std::string> sources;
 };
 
-// argv[0] is the compiler (a path). nullopt: run argv as it is.
-std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& argv);
+// words[0] is the compiler (a path). nullopt: run the words as they are.
+std::optional<CompilerCall> plan_compiler_call(const std::vector<std::string>& words);
 
 // Whether `word` is one of the dependency-file options compiler mode
 // caches: -MD, -MMD, -MF[FILE], -MT[TARGET], -MQ[TARGET], -MP.
