@@ -77,5 +77,5 @@ TEST_CASE("missing --config files are errors; missing KBUILD_CONFIG_PATH dirs ar
   fs::create_directories(dir / "adir");
   CHECK_THROWS_WITH(
       register_device_files(device_file_sources("", Environment{}, {dir / "adir"}), registry),
-      Catch::Contains("not a regular file"));
+      Catch::Contains("a directory, and --device-file takes one file"));
 }
