@@ -2,8 +2,13 @@
 #include "run/input_manifest.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <unordered_map>
@@ -66,6 +71,28 @@ std::string_view parent_of(std::string_view path) {
   const std::size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return ".";
   return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
+// The paths a dangling link at `path` leads through (each further link of
+// its chain, then the missing one it ends at, spelled as the kernel walks
+// them: no ".." folded), or nothing when `path` resolves after all. Each
+// stat fails, so each is an absence the build depended on.
+std::optional<std::vector<std::string>> dangling_chain(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) return std::nullopt;
+  std::vector<std::string> chain;
+  std::string hop = path;
+  for (int links = 0; links < 40; ++links) {
+    std::array<char, 4096> buf{};
+    const ssize_t n = ::readlink(hop.c_str(), buf.data(), buf.size());
+    if (n <= 0 || static_cast<std::size_t>(n) >= buf.size()) return chain;  // missing below
+    std::string target(buf.data(), static_cast<std::size_t>(n));
+    if (target[0] != '/') target = std::string(parent_of(hop)) + "/" + target;
+    chain.push_back(target);
+    if (::lstat(target.c_str(), &st) != 0) return chain;
+    hop = std::move(target);
+  }
+  return std::nullopt;
 }
 
 // The digest of a directory's sorted names: what a listing of it saw.
@@ -208,12 +235,23 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   // their stamps predate the build (a change during it would be missed).
   nlohmann::json absent = nlohmann::json::array();
   std::vector<std::string_view> absent_paths;
+  std::deque<std::string> chains;  // where dangling links lead: stable storage
   for (const std::string& path : observed.absent) {
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute)) continue;
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0)
-      return refuse(Uncacheable::input_changed, path + " appeared while the compiler ran");
+    if (::lstat(path.c_str(), &st) == 0) {
+      // A dangling link (a GCC's library directory may hold one): the
+      // lookup found nothing through it, so what it names must stay absent
+      // too; the link itself stays while its directory's stamps hold.
+      std::optional<std::vector<std::string>> chain = dangling_chain(path);
+      if (!chain)
+        return refuse(Uncacheable::input_changed, path + " appeared while the compiler ran");
+      for (std::string& hop : *chain) {
+        absent.push_back(hop);
+        absent_paths.push_back(chains.emplace_back(std::move(hop)));
+      }
+    }
     absent.push_back(path);
     absent_paths.push_back(path);
   }
@@ -243,6 +281,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   // the same files store the same manifest.
   for (nlohmann::json* list : {&inputs, &absent, &dirs, &variables, &listed})
     std::sort(list->begin(), list->end());
+  absent.erase(std::unique(absent.begin(), absent.end()), absent.end());  // links' ends shared
   return to_cbor(nlohmann::json{{"inputs", inputs},
                                 {"absent", absent},
                                 {"dirs", dirs},

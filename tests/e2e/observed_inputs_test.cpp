@@ -161,6 +161,42 @@ TEST_CASE("a -l library that is a linker script: what its INPUT names is an inpu
   }
 }
 
+// Found on the GPU machine: its GCC's library directory holds a link to a
+// libstdc++.so that is not there, so every Inductor link was uncacheable
+// ("appeared while the compiler ran"). A dangling link is an absence: of
+// what it names, which must stay absent, and of the link, which must stay.
+TEST_CASE("a dangling link on the library path is an absence of what it names", "[e2e][observed]") {
+  for (ObservedMode mode : kObservedModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    auto archive = [&](const std::string& dir, int value) {
+      write_file(k.dir / (dir + "/v.c"),
+                 "int kb_v(void) { return " + std::to_string(value) + "; }\n");
+      REQUIRE(
+          run({"/usr/bin/gcc", "-c", "-fPIC", k.dir / (dir + "/v.c"), "-o", k.dir / (dir + "/v.o")})
+              .exit_code == 0);
+      REQUIRE(run({"/usr/bin/ar", "rcs", k.dir / (dir + "/libkbv.a"), k.dir / (dir + "/v.o")})
+                  .exit_code == 0);
+    };
+    archive("lib2", 1);
+    fs::create_directories(k.dir / "dl");
+    fs::create_symlink("../real/libkbv.a", k.dir / "dl/libkbv.a");
+    write_file(k.dir / "k.cpp",
+               "extern \"C\" int kb_v(); extern \"C\" int f() { return kb_v(); }\n");
+    const std::vector<std::string> flags{"-Ldl", "-Llib2", "-lkbv"};
+    const RunResult first = k.build(flags);
+    CHECK(first.err.find("uncacheable") == std::string::npos);
+    CHECK(k.value() == 1);
+    CHECK(observed_hit(k.build(flags)));
+    // What the link names appears: ld now takes it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    archive("real", 2);
+    CHECK_FALSE(observed_hit(k.build(flags)));
+    CHECK(k.value() == 2);
+    CHECK(observed_hit(k.build(flags)));
+  }
+}
+
 TEST_CASE("LD_RUN_PATH, which ld reads and writes as the RUNPATH, is an input", "[e2e][observed]") {
   for (ObservedMode mode : kObservedModes) {
     INFO(observed_mode_name(mode));
