@@ -411,6 +411,8 @@ TEST_CASE("torch_npu refs executed on their torch line: every case, argv and opt
       {"v26.2.0-beta.1-pytorch2.12.0",
        {{"2.12.0.post1", {}, {"mlir", "dvm", "ascendc"}, "2.12.0"}}},
       {"v2.12.0-26.1.0", {{"2.12.0.post2", {}, {"mlir"}, "2.12.0"}}},
+      // executed on the GPU machine's torch 2.11.0+cu130 (--installed)
+      {"v2.11.0-26.1.0", {{"2.11.0.post2", {}, {"mlir"}, "2.11.0"}}},
       {"v26.1.0-pytorch2.12.0", {{"2.12.0", {}, {"mlir"}, "2.12.0"}}},
       // the same cpp_builder on the 2.9 and 2.10 beta tags; torch 2.10 has the 2.9 profile
       {"v26.2.0-beta.1-pytorch2.9.0",
