@@ -361,3 +361,35 @@ TEST_CASE("build-many names the failed stage on its error output", "[e2e][first-
   CHECK(r.exit_code == 13);
   CHECK(r.err.find("(compile, exit 5)") != std::string::npos);
 }
+
+TEST_CASE("a device file named after a built-in device must say whether it replaces or extends it",
+          "[e2e][first-hour]") {
+  Scratch s;
+  const std::string file = s.dir / "cuda.json";
+  write_file(file, "{\n  \"device\": \"cuda\",\n  \"libraries\": [\"foo\"]\n}\n");
+  const std::vector<std::string> build{"--no-torch", "--device-file", file, "--device",    "cuda",
+                                       "--dry-run",  s.kernel,        "-o", s.dir / "k.so"};
+  RunResult r = s.kbuild(build);
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("error[config]: " + file + ":2:") != std::string::npos);
+  CHECK(r.err.find("'cuda' is a built-in device") != std::string::npos);
+  RunResult devices = s.kbuild({"devices", "--device-file", file});
+  CHECK(devices.exit_code == 3);
+  RunResult doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
+  CHECK(doctor.exit_code == 12);
+  CHECK(doctor.out.find("'cuda' is a built-in device") != std::string::npos);
+  // Said, it loads, and doctor says what it does to the built-in device.
+  write_file(file, R"({"device": "cuda", "mode": "replace", "libraries": ["foo"]})");
+  RunResult replaced = s.kbuild(build);
+  INFO(replaced.err);
+  CHECK(replaced.exit_code == 0);
+  CHECK(replaced.out.find("-lfoo") != std::string::npos);
+  CHECK(replaced.out.find("USE_CUDA") == std::string::npos);
+  doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
+  CHECK(doctor.out.find(file + " (device cuda, replaces the built-in cuda)") != std::string::npos);
+  write_file(file, R"({"device": "cuda", "mode": "extend", "libraries": ["foo"]})");
+  doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
+  CHECK(doctor.out.find(file + " (device cuda, extends the built-in cuda)") != std::string::npos);
+}

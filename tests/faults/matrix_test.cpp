@@ -394,6 +394,15 @@ TEST_CASE("E351 --device-file naming a directory says what to do", "[matrix]") {
              {row.dir / "devs", "takes one file: name a .json file in it", "KBUILD_CONFIG_PATH"});
 }
 
+TEST_CASE("E380 a device file for a built-in device that does not say replace or extend",
+          "[matrix]") {
+  Row row;
+  auto file = row.device_file("cuda.json", "{\n  \"device\": \"cuda\",\n  \"libraries\": [\"x\"]}");
+  row.expect("E380", row.build({"--device-file", file, "--device", "cuda"}), 3, "config",
+             {file + ":2:", "at /device", "'cuda' is a built-in device", "\"mode\": \"extend\"",
+              "\"mode\": \"replace\""});
+}
+
 TEST_CASE("E32 world-writable device file; --allow-untrusted-device-files overrides", "[matrix]") {
   Row row;
   auto file = row.device_file("open.json", "{\"device\": \"x\", \"definitions\": [\"OPEN\"]}");
