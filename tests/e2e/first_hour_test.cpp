@@ -393,3 +393,27 @@ TEST_CASE("a device file named after a built-in device must say whether it repla
   doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
   CHECK(doctor.out.find(file + " (device cuda, extends the built-in cuda)") != std::string::npos);
 }
+
+TEST_CASE("a header missing because of a device file's include dir names the device file",
+          "[e2e][first-hour]") {
+  Scratch s;
+  fs::create_directories(s.dir / "sdk/include");
+  write_file(s.dir / "sdk/include/acc.h", "inline int acc_answer() { return 42; }\n");
+  const std::string file = s.dir / "sdk/acc.json";
+  write_file(file, "{\n  \"device\": \"acc\",\n  \"include_dirs\": [\"includ\"]\n}\n");
+  write_file(s.dir / "uses_sdk.cpp",
+             "#include <acc.h>\nextern \"C\" int f() { return acc_answer(); }\n");
+  RunResult r = s.kbuild({"--no-torch", "--device-file", file, "--device", "acc",
+                          s.dir / "uses_sdk.cpp", "-o", s.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("acc.h is in none of the include dirs that device files added: " +
+                   (s.dir / "sdk/includ") + " (does not exist; config acc, " + file + ":3)") !=
+        std::string::npos);
+  CHECK(r.err.find("fix include_dirs in " + file) != std::string::npos);
+  // The header in place: the same device file builds.
+  write_file(file, R"({"device": "acc", "include_dirs": ["include"]})");
+  CHECK(s.kbuild({"--no-torch", "--device-file", file, "--device", "acc", s.dir / "uses_sdk.cpp",
+                  "-o", s.dir / "k.so"})
+            .exit_code == 0);
+}
