@@ -50,6 +50,12 @@ const CLI::Validator kFailOn(
                  : "'" + value + "' is not failures or regressions";
     },
     "failures|regressions");
+const CLI::Validator kBaselineMissing(
+    [](const std::string& value) {
+      return value == "error" || value == "empty" ? std::string()
+                                                  : "'" + value + "' is not error or empty";
+    },
+    "error|empty");
 constexpr unsigned long kMaxJobs = 1024;
 const CLI::Validator kJobs(
     [](const std::string& value) {
@@ -325,6 +331,11 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
       options.option("--baseline", out.baseline,
                      "compare with an earlier run's --json summary: per build fixed, new "
                      "failure, unchanged, deeper or shallower stage");
+      options.option("--baseline-missing", out.baseline_missing,
+                     "what a --baseline file that does not exist means: error (default) or "
+                     "empty (the first night: every build is added or a new failure, with a "
+                     "note)",
+                     &kBaselineMissing);
       options.option("--fail-on", out.fail_on,
                      "exit 13 on: failures (default: any build failed) or regressions (new "
                      "failures and shallower stages against --baseline)",

@@ -177,8 +177,12 @@ void print_batch(const BatchRun& run, bool json) {
     return std::count_if(run.rows.begin(), run.rows.end(),
                          [&](const BatchSummaryRow& r) { return r.status == status; });
   };
-  std::printf("%td built, %td failed, %td skipped, -j %u\n", count("ok"), count("failed"),
-              count("skipped"), run.parallel);
+  std::string stages;
+  for (const auto& [stage, n] : failures_by_stage(run.rows))
+    stages += (stages.empty() ? " (" : ", ") + std::to_string(n) + " " + stage;
+  if (!stages.empty()) stages += ")";
+  std::printf("%td built, %td failed%s, %td skipped, -j %u\n", count("ok"), count("failed"),
+              stages.c_str(), count("skipped"), run.parallel);
 }
 
 }  // namespace kbuild::cli

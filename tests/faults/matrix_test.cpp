@@ -793,6 +793,24 @@ TEST_CASE("E94 build-many manifest with a --report in common", "[matrix]") {
   CHECK_FALSE(fs::exists(row.dir / "r.json"));
 }
 
+TEST_CASE("E381 build-many --baseline naming a file that does not exist", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"common\": [\"--no-torch\"], \"builds\": [[\"" + row.kernel +
+                                     "\", \"-o\", \"" + row.output + "\"]]}");
+  row.expect("E381",
+             row.kbuild({"build-many", row.dir / "m.json", "--baseline", row.dir / "nightly.json"}),
+             2, "usage", {row.dir / "nightly.json", "--baseline-missing=empty"});
+}
+
+TEST_CASE("E382 build-many --baseline-missing without --baseline", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"common\": [\"--no-torch\"], \"builds\": [[\"" + row.kernel +
+                                     "\", \"-o\", \"" + row.output + "\"]]}");
+  for (const char* value : {"--baseline-missing=empty", "--baseline-missing=error"})
+    row.expect("E382", row.kbuild({"build-many", row.dir / "m.json", value}), 2, "usage",
+               {"--baseline-missing", "give --baseline PREVIOUS.json too"});
+}
+
 // Writes that would follow or clobber; numbers; bytes; depth (E70-E89).
 
 namespace {
