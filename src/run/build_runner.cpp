@@ -574,6 +574,8 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       std::string why = as_output(outcome.load->message);
       if (outcome.load->needs_library_path)
         why += "; " + rpath_hint(plan.options.values(OptionList::libraries_dirs));
+      else if (!outcome.load->undefined_symbols.empty())
+        why += "; " + undefined_symbol_hint(plan.options, outcome.load->undefined_symbols);
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }

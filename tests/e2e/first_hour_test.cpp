@@ -417,3 +417,27 @@ TEST_CASE("a header missing because of a device file's include dir names the dev
                   "-o", s.dir / "k.so"})
             .exit_code == 0);
 }
+
+TEST_CASE("an undefined symbol at load says which libraries and dirs were searched, and what to do",
+          "[e2e][first-hour]") {
+  Scratch s;
+  fs::create_directories(s.dir / "sdk/lib");
+  const std::string file = s.dir / "sdk/acc.json";
+  write_file(file, R"({"device": "acc", "libraries": ["m"], "libraries_dirs": ["lib"],
+  "ldflags": ["Wl,-rpath,/opt/acc/lib"]})");
+  write_file(s.dir / "calls.cpp",
+             "void acc_launch(int);\nextern \"C\" int f() { acc_launch(1); return 1; }\n");
+  RunResult r = s.kbuild({"--no-torch", "--device-file", file, "--device", "acc", "--check-load",
+                          s.dir / "calls.cpp", "-o", s.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 7);
+  CHECK(r.err.find("undefined symbol: _Z10acc_launchi") != std::string::npos);
+  CHECK(r.err.find("acc_launch(int) is defined by none of the libraries the link named (-lm, "
+                   "added by config acc, " +
+                   file + ":1)") != std::string::npos);
+  CHECK(r.err.find("searched -L " + (s.dir / "sdk/lib") + ", RUNPATH /opt/acc/lib") !=
+        std::string::npos);
+  CHECK(r.err.find("add the library that defines it to the device file's \"libraries\"") !=
+        std::string::npos);
+  CHECK(r.err.find("nm -D --defined-only") != std::string::npos);
+}

@@ -1360,6 +1360,18 @@ TEST_CASE("E347 --check-load=strict on a library that needs the link's dirs", "[
               "\"Wl,-rpath," + row.dir / "lib" + "\""});
 }
 
+TEST_CASE("E383 --check-load on a library with a symbol nothing it loads defines", "[matrix]") {
+  Row row;
+  write_file(row.kernel,
+             "void acc_launch(int);\nextern \"C\" int f() { acc_launch(1); return 1; }\n");
+  fs::create_directories(row.dir / "lib");
+  row.expect("E383", row.build({"--check-load", "-L", row.dir / "lib", "-l", "m"}), 7, "load",
+             {"undefined symbol: _Z10acc_launchi",
+              "acc_launch(int) is defined by none of the libraries the link named (-lm, added by",
+              "searched -L " + row.dir / "lib", "add the library that defines it",
+              "nm -D --defined-only"});
+}
+
 TEST_CASE("E348 --inductor-line without --dry-run", "[matrix]") {
   Row row;
   row.expect("E348", row.build({"--inductor-line"}), 2, "usage", {"add --dry-run"});
