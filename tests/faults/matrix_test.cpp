@@ -1372,6 +1372,12 @@ TEST_CASE("E383 --check-load on a library with a symbol nothing it loads defines
               "nm -D --defined-only"});
 }
 
+TEST_CASE("E384 explain without a source", "[matrix]") {
+  Row row;
+  row.expect("E384", row.kbuild({"explain", "--no-torch"}), 2, "usage",
+             {"explain needs a source", "kbuild explain [build options] SOURCE"});
+}
+
 TEST_CASE("E348 --inductor-line without --dry-run", "[matrix]") {
   Row row;
   row.expect("E348", row.build({"--inductor-line"}), 2, "usage", {"add --dry-run"});
