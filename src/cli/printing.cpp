@@ -209,9 +209,11 @@ void Console::emit(const char* colour, const std::string& label, const std::stri
 }
 
 void Console::error(const Error& e) const {
-  error(stage_name(e.kind()), e.what());
+  // The detail (a provider's stderr) first, then the error line last, as
+  // after a compiler's diagnostics: the line a reader looks for is the last.
   if (!e.detail().empty())
     std::cerr << redact_urls(e.detail()) << (e.detail().back() == '\n' ? "" : "\n");
+  error(stage_name(e.kind()), e.what());
 }
 
 void Console::error(const std::string& stage, const std::string& message) const {

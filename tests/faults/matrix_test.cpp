@@ -549,7 +549,22 @@ TEST_CASE("E37 exec provider exits non-zero", "[matrix]") {
   Row row;
   RunResult r = row.build(row.exec_device("echo 'driver not loaded' >&2\nexit 9\n"));
   row.expect("E37", r, 4, "provider", {"exec provider", "ext.json", "exit code 9"});
-  CHECK(r.err.find("driver not loaded") != std::string::npos);
+  // The provider's stderr first, then kbuild's error line last (as a compiler's diagnostics).
+  REQUIRE(r.err.find("driver not loaded") != std::string::npos);
+  CHECK(r.err.find("driver not loaded") < r.err.find("kbuild: error[provider]"));
+  CHECK(r.err.substr(r.err.find("kbuild: error[provider]")).find('\n') ==
+        r.err.size() - 1 - r.err.find("kbuild: error[provider]"));
+}
+
+TEST_CASE("E385 exec provider program that is not executable", "[matrix]") {
+  Row row;
+  std::vector<std::string> args = row.exec_device("echo '{}'\n");
+  fs::permissions(row.dir / "provider.sh",
+                  fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::remove);
+  row.expect("E385", row.build(args), 4, "provider",
+             {"exec provider", row.dir / "provider.sh", "is not executable",
+              "chmod +x " + row.dir / "provider.sh"});
 }
 
 TEST_CASE("E38 exec provider prints garbage", "[matrix]") {
