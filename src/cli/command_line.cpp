@@ -122,8 +122,12 @@ class Options {
     if (check) o->check(*check);
   }
   // Repeatable, one value each time (-I a -I b).
-  void list(const std::string& names, std::vector<std::string>& target, const std::string& help) {
-    if (filter_.wants(names)) app_.add_option(names, target, help)->allow_extra_args(false);
+  // `value`: the word --help shows for the value (as the man page names it).
+  void list(const std::string& names, std::vector<std::string>& target, const std::string& help,
+            const std::string& value = "") {
+    if (!filter_.wants(names)) return;
+    CLI::Option* o = app_.add_option(names, target, help)->allow_extra_args(false);
+    if (!value.empty()) o->type_name(value);
   }
   void flag(const std::string& names, bool& target, const std::string& help) {
     if (filter_.wants(names)) app_.add_flag(names, target, help);
@@ -159,7 +163,8 @@ void add_device(Options app, CommonOptions& o) {
              "default_backend");
   app.list("--plugin", o.plugins,
            "a package loaded into the process (repeatable): apply its device file's plugin "
-           "section, e.g. torch_npu's patches for cpu kernels (--device npu implies npu)");
+           "section, e.g. torch_npu's patches for cpu kernels (--device npu implies npu)",
+           "DEVICE");
   app.flag("--aot", o.aot, "AOT mode (no torch_python)");
   app.flag("-c,--compile-only", o.compile_only, "compile to an object (-c), do not link");
   app.flag("--strict", o.strict, "an unknown device is an error");
