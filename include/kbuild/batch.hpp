@@ -76,6 +76,17 @@ enum class Migration {
   skipped,      // not built this run (--fail-fast): not compared
 };
 const char* migration_name(Migration m);
+// Every kind of move, in the order the summary counts them.
+inline constexpr Migration kAllMigrations[] = {
+    Migration::fixed,     Migration::deeper,  Migration::new_failure,
+    Migration::shallower, Migration::changed, Migration::added,
+    Migration::removed,   Migration::skipped, Migration::unchanged};
+
+// The failed builds counted by stage, in the order a build goes through
+// them (usage, config, provider, compile, link, load, then the others);
+// stages no build failed at are left out.
+std::vector<std::pair<std::string, std::size_t>> failures_by_stage(
+    const std::vector<BatchSummaryRow>& rows);
 
 struct BatchComparison {
   std::string name;

@@ -63,6 +63,7 @@ struct BatchRun {
   std::vector<BatchSummaryRow> rows;
   std::optional<std::vector<BatchComparison>> comparisons;
   unsigned parallel = 1;
+  std::vector<std::string> notes;  // e.g. a missing baseline read as empty
 };
 
 // What a build made, for a program embedding kbuild (the CLI reads the
@@ -79,6 +80,9 @@ struct BatchRequest {
   unsigned jobs = 0;  // 0: one per CPU
   bool fail_fast = false;
   std::string baseline;  // "": no comparison
+  // A baseline file that does not exist is an empty baseline (the first
+  // night), with a note; else it is an error.
+  bool baseline_missing_empty = false;
   bool fail_on_regressions = false;
   std::function<void(const BatchProgress&)> progress;
 };

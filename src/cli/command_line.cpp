@@ -50,6 +50,12 @@ const CLI::Validator kFailOn(
                  : "'" + value + "' is not failures or regressions";
     },
     "failures|regressions");
+const CLI::Validator kBaselineMissing(
+    [](const std::string& value) {
+      return value == "error" || value == "empty" ? std::string()
+                                                  : "'" + value + "' is not error or empty";
+    },
+    "error|empty");
 constexpr unsigned long kMaxJobs = 1024;
 const CLI::Validator kJobs(
     [](const std::string& value) {
@@ -116,8 +122,12 @@ class Options {
     if (check) o->check(*check);
   }
   // Repeatable, one value each time (-I a -I b).
-  void list(const std::string& names, std::vector<std::string>& target, const std::string& help) {
-    if (filter_.wants(names)) app_.add_option(names, target, help)->allow_extra_args(false);
+  // `value`: the word --help shows for the value (as the man page names it).
+  void list(const std::string& names, std::vector<std::string>& target, const std::string& help,
+            const std::string& value = "") {
+    if (!filter_.wants(names)) return;
+    CLI::Option* o = app_.add_option(names, target, help)->allow_extra_args(false);
+    if (!value.empty()) o->type_name(value);
   }
   void flag(const std::string& names, bool& target, const std::string& help) {
     if (filter_.wants(names)) app_.add_flag(names, target, help);
@@ -153,7 +163,8 @@ void add_device(Options app, CommonOptions& o) {
              "default_backend");
   app.list("--plugin", o.plugins,
            "a package loaded into the process (repeatable): apply its device file's plugin "
-           "section, e.g. torch_npu's patches for cpu kernels (--device npu implies npu)");
+           "section, e.g. torch_npu's patches for cpu kernels (--device npu implies npu)",
+           "DEVICE");
   app.flag("--aot", o.aot, "AOT mode (no torch_python)");
   app.flag("-c,--compile-only", o.compile_only, "compile to an object (-c), do not link");
   app.flag("--strict", o.strict, "an unknown device is an error");
@@ -325,6 +336,11 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
       options.option("--baseline", out.baseline,
                      "compare with an earlier run's --json summary: per build fixed, new "
                      "failure, unchanged, deeper or shallower stage");
+      options.option("--baseline-missing", out.baseline_missing,
+                     "what a --baseline file that does not exist means: error (default) or "
+                     "empty (the first night: every build is added or a new failure, with a "
+                     "note)",
+                     &kBaselineMissing);
       options.option("--fail-on", out.fail_on,
                      "exit 13 on: failures (default: any build failed) or regressions (new "
                      "failures and shallower stages against --baseline)",

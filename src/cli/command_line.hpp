@@ -70,6 +70,7 @@ struct CommandLine {
   bool fail_fast = false;            // build-many
   std::string baseline;              // build-many: an earlier run's --json summary
   std::string fail_on = "failures";  // build-many: failures | regressions
+  std::string baseline_missing;      // build-many: "" | error | empty
   std::string cache_action;          // cache
 };
 

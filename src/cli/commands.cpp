@@ -137,10 +137,19 @@ int isa_command(Driver& driver, const CommandLine& cl, const Console& console) {
 // Exit code of `build-many` when any build failed.
 constexpr int kBatchFailed = 13;
 
-int build_many_command(Driver& driver, const CommandLine& cl) {
+int build_many_command(Driver& driver, const CommandLine& cl, const Console& console) {
   const bool tty = isatty(STDERR_FILENO);
-  BatchRequest request{cl.manifest, cl.jobs, cl.fail_fast, cl.baseline, cl.fail_on == "regressions",
+  BatchRequest request{cl.manifest,
+                       cl.jobs,
+                       cl.fail_fast,
+                       cl.baseline,
+                       cl.baseline_missing == "empty",
+                       cl.fail_on == "regressions",
                        nullptr};
+  if (!cl.baseline_missing.empty() && cl.baseline.empty())  // never silently ignored
+    throw Error(ErrorKind::usage,
+                "--baseline-missing says what a missing --baseline file means, and no "
+                "--baseline was given: give --baseline PREVIOUS.json too");
   if (tty)
     request.progress = [](const BatchProgress& p) {
       double eta = p.done ? p.elapsed / p.done * (p.total - p.done) : 0;
@@ -162,6 +171,7 @@ int build_many_command(Driver& driver, const CommandLine& cl) {
       std::cerr << (*stage ? stage : "failed") << ", exit " << r.exit_code;
     std::cerr << "):\n" << r.output;
   }
+  console.notes(run.notes);
   cli::print_batch(run, cl.json);
   if (request.fail_on_regressions) return regressed(*run.comparisons) ? kBatchFailed : 0;
   const bool any_failed = std::any_of(run.rows.begin(), run.rows.end(),
@@ -232,7 +242,7 @@ int run_command(int argc, char** argv, const Environment& env) {
     if (cl.command == "doctor") return doctor_command(driver, cl, console);
     if (cl.command == "isa") return isa_command(driver, cl, console);
     if (cl.command == "cache") return cache_command(driver, cl);
-    if (cl.command == "build-many") return build_many_command(driver, cl);
+    if (cl.command == "build-many") return build_many_command(driver, cl, console);
     if (cl.command == "explain") return explain_command(driver, cl, console);
     if (auto misplaced = misplaced_subcommand(cl)) throw Error(ErrorKind::usage, *misplaced);
     return build_command(driver, cl, console, std::vector<std::string>(argv, argv + argc));

@@ -177,8 +177,12 @@ void print_batch(const BatchRun& run, bool json) {
     return std::count_if(run.rows.begin(), run.rows.end(),
                          [&](const BatchSummaryRow& r) { return r.status == status; });
   };
-  std::printf("%td built, %td failed, %td skipped, -j %u\n", count("ok"), count("failed"),
-              count("skipped"), run.parallel);
+  std::string stages;
+  for (const auto& [stage, n] : failures_by_stage(run.rows))
+    stages += (stages.empty() ? " (" : ", ") + std::to_string(n) + " " + stage;
+  if (!stages.empty()) stages += ")";
+  std::printf("%td built, %td failed%s, %td skipped, -j %u\n", count("ok"), count("failed"),
+              stages.c_str(), count("skipped"), run.parallel);
 }
 
 }  // namespace kbuild::cli
@@ -205,9 +209,11 @@ void Console::emit(const char* colour, const std::string& label, const std::stri
 }
 
 void Console::error(const Error& e) const {
-  error(stage_name(e.kind()), e.what());
+  // The detail (a provider's stderr) first, then the error line last, as
+  // after a compiler's diagnostics: the line a reader looks for is the last.
   if (!e.detail().empty())
     std::cerr << redact_urls(e.detail()) << (e.detail().back() == '\n' ? "" : "\n");
+  error(stage_name(e.kind()), e.what());
 }
 
 void Console::error(const std::string& stage, const std::string& message) const {

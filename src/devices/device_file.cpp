@@ -99,6 +99,21 @@ std::vector<std::string> keys_with_lists(const std::set<std::string>& extra) {
   return keys;
 }
 
+// A device file named after a built-in device (cpu, cuda, xpu, mps) says
+// whether its lists replace the built-in's options or are added to them:
+// left unsaid, a file named "cuda" would silently drop USE_CUDA and CUDA's
+// dirs (the default mode is "replace", as upstream's registry).
+void check_builtin_named(const Validator& check, const std::string& device) {
+  for (const auto& [name, provider] : builtin_providers()) {
+    if (name != device) continue;
+    check.fail("/device", "'" + device +
+                              "' is a built-in device, and this file does not say what it does "
+                              "to the built-in options: add \"mode\": \"extend\" to add its "
+                              "lists to them, or \"mode\": \"replace\" to replace them "
+                              "(see docs/device-files.md), or name another device");
+  }
+}
+
 // An unknown key of an object that takes the 7 lists and `extra`.
 [[noreturn]] void fail_unknown(const Validator& check, const std::string& pointer,
                                const std::string& key, const std::set<std::string>& extra) {
@@ -279,6 +294,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
     else
       check.fail("/mode", "mode must be \"replace\" or \"extend\", got \"" + mode + "\"");
   }
+  if (!root.contains("mode")) check_builtin_named(check, file.device);
   if (root.contains("env_help")) {
     const json& help = root["env_help"];
     if (!help.is_object())

@@ -153,6 +153,11 @@ class ExecProvider : public Provider {
                     .lexically_normal()
                     .string();
     auto program = find_executable(argv[0], ctx.env);
+    std::error_code ec;
+    if (!program && argv[0].find('/') != std::string::npos &&
+        std::filesystem::is_regular_file(argv[0], ec))
+      throw Error(ErrorKind::provider,
+                  who() + ": program '" + argv[0] + "' is not executable; run chmod +x " + argv[0]);
     if (!program)
       throw Error(ErrorKind::provider,
                   who() + ": program '" + argv[0] + "' not found or not executable");

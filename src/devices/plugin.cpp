@@ -336,12 +336,12 @@ PluginStatus plugin_status(const ActivePlugin& p, const ResolveContext& ctx) {
   return s;
 }
 
-std::string describe(const PluginStatus& s) {
-  std::string package = s.package.empty() ? "plugin " + s.plugin : s.package;
-  std::string text = package + " " + (s.installed.empty() ? "(version unknown)" : s.installed);
-  if (!s.release.empty() && (s.release != s.installed || !s.release_from.empty()))
-    text += " (reproduced as " + s.release +
-            (s.release_from.empty() ? "" : ", named by " + s.release_from) + ")";
+namespace {
+
+// The backend, the device-options patch, the toolkit, the release's
+// backends and the switches honoured, as describe() appends them.
+std::string describe_state(const PluginStatus& s) {
+  std::string text;
   text += ", backend " + s.backend + " (" +
           (s.backend_from == "default" ? "default" : "from " + s.backend_from) + ")";
   text += s.patches_device         ? ", device options patched"
@@ -361,6 +361,26 @@ std::string describe(const PluginStatus& s) {
     text +=
         "; " + var + (on ? " honoured" : " ignored (the device-options patch is unconditional)");
   return text;
+}
+
+}  // namespace
+
+std::string describe(const PluginStatus& s) {
+  std::string package = s.package.empty() ? "plugin " + s.plugin : s.package;
+  // A package that was not found is not installed here: what follows is
+  // what a build would reproduce, not what this machine has.
+  if (!s.package.empty() && s.package_root.empty() && s.installed.empty()) {
+    std::string text = s.package + " not installed";
+    if (!s.release.empty())
+      text += " (a build reproduces " + s.release +
+              (s.release_from.empty() ? "" : ", named by " + s.release_from) + ")";
+    return text + describe_state(s);
+  }
+  std::string text = package + " " + (s.installed.empty() ? "(version unknown)" : s.installed);
+  if (!s.release.empty() && (s.release != s.installed || !s.release_from.empty()))
+    text += " (reproduced as " + s.release +
+            (s.release_from.empty() ? "" : ", named by " + s.release_from) + ")";
+  return text + describe_state(s);
 }
 
 std::vector<std::string> plugin_warnings(const PluginStatus& s, const DeviceFile& file) {

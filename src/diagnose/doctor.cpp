@@ -53,7 +53,13 @@ void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registr
         DeviceFile f = load_device_file(file);
         f.check_program_trust = !in.allow_untrusted_device_files;
         const std::string device = f.device;
-        out.push_back({"device file", CheckStatus::ok, file + " (device " + device + ")", ""});
+        // A file for a built-in device says which way it changes it (it must: "mode").
+        std::string what = "device " + device;
+        if (registry.is_builtin(device))
+          what += (f.mode == RegistrationMode::extend ? ", extends the built-in "
+                                                      : ", replaces the built-in ") +
+                  device;
+        out.push_back({"device file", CheckStatus::ok, file + " (" + what + ")", ""});
         registry.register_device(device, make_provider(std::move(f)));
       }
       for (const std::string& w : loaded.warnings)

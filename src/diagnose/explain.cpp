@@ -1,5 +1,9 @@
 #include "diagnose/explain.hpp"
 
+#include <algorithm>
+#include <array>
+
+#include "kbuild/error.hpp"
 #include "plan/assemble.hpp"
 #include "util/text.hpp"
 
@@ -16,15 +20,40 @@ bool on_command_line(OutputKind kind, OptionList list) {
                          list != OptionList::libraries_dirs);
 }
 
+// Where `words` first stand together in `argv` at places no earlier flag
+// took (argv.size() when they do not); the places are taken.
+std::size_t take_place(const std::vector<std::string>& argv, const std::vector<std::string>& words,
+                       std::vector<bool>& taken) {
+  for (std::size_t at = 0; at + words.size() <= argv.size(); ++at) {
+    bool fits = true;
+    for (std::size_t i = 0; fits && i < words.size(); ++i)
+      fits = !taken[at + i] && argv[at + i] == words[i];
+    if (!fits) continue;
+    for (std::size_t i = 0; i < words.size(); ++i) taken[at + i] = true;
+    return at;
+  }
+  return argv.size();
+}
+
+// Each entry on the command line, in the command's order (Inductor puts
+// the lists in its own order, not the lists' one).
 std::vector<ExplainedFlag> command_flags(const BuildPlan& plan) {
-  std::vector<ExplainedFlag> flags;
+  std::vector<std::pair<std::size_t, ExplainedFlag>> placed;
+  std::vector<bool> taken(plan.command.argv.size(), false);
   for (OptionList list : kAllOptionLists) {
     if (!on_command_line(plan.kind, list)) continue;
     for (const Entry& e : plan.options.entries(list)) {
       std::vector<std::string> words = render_entry(list, e);
-      if (!words.empty()) flags.push_back(ExplainedFlag{list, std::move(words), e.origin, ""});
+      if (words.empty()) continue;
+      const std::size_t at = take_place(plan.command.argv, words, taken);
+      placed.emplace_back(at, ExplainedFlag{list, std::move(words), e.origin, ""});
     }
   }
+  std::stable_sort(placed.begin(), placed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<ExplainedFlag> flags;
+  flags.reserve(placed.size());
+  for (auto& [at, flag] : placed) flags.push_back(std::move(flag));
   return flags;
 }
 
@@ -46,15 +75,33 @@ std::string no_torch_layer(const std::vector<ExplainedFlag>& flags, const BuildR
   return "the profile adds no torch flags for this build";
 }
 
-// "layer  provider  file:line", as the text's last column says it.
+// "layer  provider  file:line", as a dropped entry's line says it.
 std::string where(const Origin& origin) {
   std::string s = std::string(layer_name(origin.layer)) + "  " + origin.provider;
   if (!origin.file.empty()) s += "  " + origin.file_line();
   return s;
 }
 
-std::string table_row(const std::string& words, const std::string& from) {
-  return words + std::string(words.size() < 48 ? 48 - words.size() : 1, ' ') + from;
+// The table's rows: flag, layer, provider, file:line, each column as wide
+// as its widest cell and two spaces apart; the header first.
+std::vector<std::string> flag_table(const std::vector<ExplainedFlag>& flags) {
+  std::vector<std::array<std::string, 4>> cells{{"flag", "layer", "provider", "file:line"}};
+  for (const ExplainedFlag& f : flags)
+    cells.push_back({shell_join(f.words), std::string(layer_name(f.origin.layer)),
+                     f.origin.provider, f.origin.file.empty() ? "" : f.origin.file_line()});
+  std::array<std::size_t, 3> width{};
+  for (const auto& row : cells)
+    for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  std::vector<std::string> lines;
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < width.size(); ++i)
+      line += row[i] + std::string(width[i] - row[i].size() + 2, ' ');
+    line += row[3];
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  return lines;
 }
 
 ojson flag_json(const ExplainedFlag& flag) {
@@ -77,7 +124,10 @@ ojson step_json(const Step& step) {
 
 Explanation explain_build(const Session& session, BuildRequest request, RunOptions options) {
   request.profile = session.profile.profile;
-  if (request.sources.empty()) request.sources = {"kernel.cpp"};
+  if (request.sources.empty())
+    throw Error(ErrorKind::usage,
+                "explain needs a source: kbuild explain [build options] SOURCE [-o OUTPUT] "
+                "explains the command that would build it");
   Explanation out{plan_build(request, session.registry, session.context()), {}, {}, {}, ""};
   options.dry_run = true;  // explain runs nothing
   RunSettingsRequest run;
@@ -94,9 +144,7 @@ Explanation explain_build(const Session& session, BuildRequest request, RunOptio
 std::vector<std::string> explanation_lines(const Explanation& explanation) {
   std::vector<std::string> lines = step_lines(explanation.steps);
   lines.emplace_back();
-  lines.push_back(table_row("flag", "layer  provider  file:line"));
-  for (const ExplainedFlag& f : explanation.flags)
-    lines.push_back(table_row(shell_join(f.words), where(f.origin)));
+  for (std::string& row : flag_table(explanation.flags)) lines.push_back(std::move(row));
   if (!explanation.no_torch_layer.empty()) {
     lines.emplace_back();
     lines.push_back("no torch layer: " + explanation.no_torch_layer);

@@ -129,9 +129,25 @@ BatchRun Driver::build_many(const BatchRequest& request) const {
   std::vector<BatchJob> batch = load_batch_manifest(request.manifest);
   // Read before anything runs: a wrong baseline costs no build.
   std::optional<std::vector<BatchSummaryRow>> baseline;
+  std::vector<std::string> notes;
+  if (request.baseline_missing_empty && request.baseline.empty())
+    throw Error(ErrorKind::usage,
+                "--baseline-missing says what a missing --baseline file means, and no "
+                "--baseline was given: give --baseline PREVIOUS.json too");
   if (!request.baseline.empty()) {
     check_comparable(batch);
-    baseline = load_batch_baseline(request.baseline);
+    std::error_code ec;
+    const bool absent =
+        !std::filesystem::exists(std::filesystem::symlink_status(request.baseline, ec));
+    if (request.baseline_missing_empty && absent) {
+      baseline.emplace();
+      notes.push_back("--baseline " + request.baseline +
+                      " does not exist: compared with an empty baseline "
+                      "(--baseline-missing=empty), so every build is added or a new failure; "
+                      "save this run's --json summary there for the next run");
+    } else {
+      baseline = load_batch_baseline(request.baseline);
+    }
   }
   if (request.fail_on_regressions && !baseline)
     throw Error(ErrorKind::usage,
@@ -144,6 +160,7 @@ BatchRun Driver::build_many(const BatchRequest& request) const {
   run.results = run_batch(batch, {program}, run.parallel, request.fail_fast, request.progress);
   run.rows = summarize_batch(batch, run.results);
   if (baseline) run.comparisons = compare_to_baseline(run.rows, *baseline);
+  run.notes = std::move(notes);
   return run;
 }
 

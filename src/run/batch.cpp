@@ -158,6 +158,14 @@ void refuse_common_report(const std::string& path, const JsonDocument& doc,
                      ErrorKind::usage);
 }
 
+// Where a failing stage comes in a build (a stage not listed: after them).
+std::size_t stage_order(const std::string& stage) {
+  static const std::vector<std::string> kOrder{"usage",       "config",   "provider",
+                                               "compile",     "link",     "load",
+                                               "interrupted", "internal", "failed"};
+  return static_cast<std::size_t>(std::find(kOrder.begin(), kOrder.end(), stage) - kOrder.begin());
+}
+
 }  // namespace
 
 std::vector<BatchJob> load_batch_manifest(const std::string& path) {
@@ -311,6 +319,24 @@ std::vector<BatchSummaryRow> summarize_batch(const std::vector<BatchJob>& jobs,
   return rows;
 }
 
+std::vector<std::pair<std::string, std::size_t>> failures_by_stage(
+    const std::vector<BatchSummaryRow>& rows) {
+  std::vector<std::pair<std::string, std::size_t>> out;
+  for (const BatchSummaryRow& r : rows) {
+    if (r.status != "failed") continue;
+    auto at =
+        std::find_if(out.begin(), out.end(), [&](const auto& s) { return s.first == r.stage; });
+    if (at == out.end())
+      out.emplace_back(r.stage, 1);
+    else
+      ++at->second;
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return stage_order(a.first) < stage_order(b.first);
+  });
+  return out;
+}
+
 const char* migration_name(Migration m) {
   switch (m) {
     case Migration::unchanged: return "unchanged";
@@ -364,7 +390,16 @@ Migration migration(const std::string& before, const std::string& now) {
 std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
   constexpr std::size_t kMaxBytes = 64u << 20;
   Result<std::string> text = read_regular_file_up_to(path, kMaxBytes + 1);
-  if (!text) throw Error(ErrorKind::usage, "--baseline " + text.why());
+  if (!text) {
+    std::error_code ec;
+    const bool absent = !std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+    throw Error(ErrorKind::usage,
+                "--baseline " + text.why() +
+                    (absent ? "; the first run has none: add --baseline-missing=empty to "
+                              "compare with an empty baseline, and save this run's --json "
+                              "summary there"
+                            : ""));
+  }
   if (text->size() > kMaxBytes)
     throw Error(ErrorKind::usage, path + ": baseline larger than 64 MiB; is this the right file?");
   JsonDocument doc = [&] {
@@ -484,6 +519,17 @@ nlohmann::ordered_json batch_summary_json(const std::vector<BatchSummaryRow>& ro
   out["failed"] = failed;
   out["skipped"] = skipped;
   out["jobs"] = parallel;
+  nlohmann::ordered_json stages = nlohmann::ordered_json::object();
+  for (const auto& [stage, count] : failures_by_stage(rows)) stages[stage] = count;
+  out["failed_by_stage"] = std::move(stages);
+  if (comparisons) {
+    nlohmann::ordered_json moves = nlohmann::ordered_json::object();
+    for (Migration m : kAllMigrations)
+      moves[migration_name(m)] =
+          std::count_if(comparisons->begin(), comparisons->end(),
+                        [&](const BatchComparison& c) { return c.migration == m; });
+    out["migrations"] = std::move(moves);
+  }
   return out;
 }
 

@@ -574,6 +574,8 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
       std::string why = as_output(outcome.load->message);
       if (outcome.load->needs_library_path)
         why += "; " + rpath_hint(plan.options.values(OptionList::libraries_dirs));
+      else if (!outcome.load->undefined_symbols.empty())
+        why += "; " + undefined_symbol_hint(plan.options, outcome.load->undefined_symbols);
       throw Error(ErrorKind::load_failed, "load failed: " + why + untouched_output(plan.output));
     }
   }
@@ -598,6 +600,9 @@ FailureAnalysis analyze_failure(const std::string& output, bool links) {
   static const std::regex diagnostic(R"(^[^:\s][^:]*:\d+(:\d+)?: (fatal )?error: )");
   static const std::regex missing_lib(R"(cannot find -l([^\s:]+))");
   static const std::regex undefined(R"(undefined reference to [`']([^']+)')");
+  // gcc's "fatal error: acc.h: No such file or directory", clang's "'acc.h' file not found".
+  static const std::regex missing_header(
+      R"(fatal error: (?:([^:']+): No such file or directory|'([^']+)' file not found))");
 
   FailureAnalysis a;
   bool compile_error = false, link_error = false;
@@ -617,6 +622,8 @@ FailureAnalysis analyze_failure(const std::string& output, bool links) {
       link_error = true;
     } else if (std::regex_search(line, diagnostic)) {
       compile_error = true;
+      if (std::regex_search(line, m, missing_header))
+        add_unique(a.missing_headers, m[1].matched ? m[1] : m[2]);
     } else {
       continue;
     }
@@ -646,6 +653,27 @@ std::string added_by(const BuildOptions& options, const std::string& name) {
     return e.origin.describe();
   }
   return "the passthrough or extra flags";
+}
+
+// For a header the compile did not find: the include dirs device files
+// added, each with its provenance, when none of them holds it (a wrong or
+// missing dir in a device file reads like a kernel bug otherwise); "" when
+// one does, or when no device file added any.
+std::string missing_header_note(const BuildOptions& options, const std::string& header) {
+  std::string dirs, files;
+  for (const Entry& e : options.entries(OptionList::include_dirs)) {
+    if (e.origin.layer != Layer::device || e.origin.file.empty()) continue;
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::path(e.value) / header, ec)) return "";
+    const bool exists = std::filesystem::is_directory(e.value, ec);
+    dirs += (dirs.empty() ? "" : ", ") + e.value + " (" + (exists ? "" : "does not exist; ") +
+            e.origin.describe() + ")";
+    if (files.find(e.origin.file) == std::string::npos)
+      files += (files.empty() ? "" : ", ") + e.origin.file;
+  }
+  if (dirs.empty()) return "";
+  return "; " + header + " is in none of the include dirs that device files added: " + dirs +
+         "; fix include_dirs in " + files + ", or install the header there";
 }
 
 }  // namespace
@@ -683,6 +711,7 @@ Error toolchain_error(const BuildOptions& options, const std::string& output,
                  "link failed (" + process.describe() + "): " + a.first_error + kept);
   }
   std::string first = a.first_error.empty() ? std::string() : ": " + a.first_error;
+  if (!a.missing_headers.empty()) first += missing_header_note(options, a.missing_headers.front());
   return Error(ErrorKind::compile_failed,
                "compile failed (" + process.describe() + ")" + first + kept);
 }

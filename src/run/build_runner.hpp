@@ -28,6 +28,7 @@ struct FailureAnalysis {
   FailedStep step = FailedStep::compile;
   std::vector<std::string> missing_libraries;  // from "cannot find -lNAME"
   std::vector<std::string> undefined_symbols;  // from "undefined reference to `X'"
+  std::vector<std::string> missing_headers;    // from "fatal error: X: No such file ..."
   std::string first_error;                     // the first error line, for the summary
 };
 

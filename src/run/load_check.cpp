@@ -1,8 +1,11 @@
 
 #include "run/load_check.hpp"
 
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <regex>
 #include <sstream>
 
@@ -19,7 +22,59 @@ std::string path_list(const std::vector<std::string>& dirs) {
   return list;
 }
 
+// "_Z10acc_launchi" -> "acc_launch(int)"; a C name as it is.
+std::string demangled(const std::string& symbol) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> name(
+      abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && name ? std::string(name.get()) : symbol;
+}
+
+// The RUNPATH dirs an ldflags or passthrough entry gives ("Wl,-rpath,/a:/b").
+void add_rpaths(const std::string& entry, std::vector<std::string>& out) {
+  for (const char* flag : {"-rpath,", "-rpath="}) {
+    const std::size_t at = entry.find(flag);
+    if (at == std::string::npos) continue;
+    std::string dirs = entry.substr(at + std::string(flag).size());
+    dirs = dirs.substr(0, dirs.find_first_of(", "));
+    for (std::size_t start = 0; start <= dirs.size();) {
+      const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+      if (end > start) out.push_back(dirs.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+}
+
 }  // namespace
+
+std::string undefined_symbol_hint(const BuildOptions& options,
+                                  const std::vector<std::string>& undefined_symbols) {
+  if (undefined_symbols.empty()) return "";
+  const std::string symbol = demangled(undefined_symbols.front());
+  std::string libraries;
+  for (const Entry& e : options.entries(OptionList::libraries))
+    libraries +=
+        (libraries.empty() ? "" : "; ") + ("-l" + e.value) + ", added by " + e.origin.describe();
+  std::vector<std::string> rpaths;
+  for (OptionList list : {OptionList::ldflags, OptionList::passthrough_args})
+    for (const std::string& value : options.values(list)) add_rpaths(value, rpaths);
+  std::string searched;
+  for (const std::string& d : options.values(OptionList::libraries_dirs))
+    searched += (searched.empty() ? "-L " : ", ") + d;
+  for (std::size_t i = 0; i < rpaths.size(); ++i)
+    searched += (searched.empty() ? "" : ", ") + std::string(i ? "" : "RUNPATH ") + rpaths[i];
+  const std::string more =
+      undefined_symbols.size() > 1
+          ? " (and " + std::to_string(undefined_symbols.size() - 1) + " more undefined)"
+          : "";
+  return symbol + more + " is defined by none of the libraries the link named (" +
+         (libraries.empty() ? std::string("none") : libraries) + "); searched " +
+         (searched.empty() ? std::string("") : searched + " and ") +
+         "the system's dirs: add the library that defines it to the device file's "
+         "\"libraries\" (or --extra-flags -lNAME), or check that the headers match the "
+         "library's version (nm -D --defined-only LIB | grep '" +
+         undefined_symbols.front() + "' tells which library has it)";
+}
 
 std::string rpath_hint(const std::vector<std::string>& library_dirs) {
   std::string entries, flags;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "kbuild/build_options.hpp"
 #include "kbuild/environment.hpp"
 #include "util/process.hpp"
 
@@ -48,6 +49,14 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
 // LD_LIBRARY_PATH: the rpath flags, as a device file's ldflags take them
 // (Inductor adds each entry's leading '-') and as --extra-flags does.
 std::string rpath_hint(const std::vector<std::string>& library_dirs);
+
+// What to do about symbols a built library needs and nothing it loads
+// defines (`undefined_symbols`, mangled as the loader names them): the
+// first one demangled, the libraries the link named (with who added each),
+// the -L dirs and RUNPATHs searched, and how to find the library that
+// defines it.
+std::string undefined_symbol_hint(const BuildOptions& options,
+                                  const std::vector<std::string>& undefined_symbols);
 
 }  // namespace kbuild
 

@@ -57,7 +57,7 @@ TEST_CASE("build-many goes on after a failure by default, and stops with --fail-
   RunResult r = run_kbuild({"build-many", b.dir / "m.json", "-j", "1"}, b.home.str());
   CHECK(r.exit_code == 13);
   CHECK(r.out.find("compile (exit 5)") != std::string::npos);  // the stage, not only the code
-  CHECK(r.out.find("2 built, 1 failed, 0 skipped") != std::string::npos);
+  CHECK(r.out.find("2 built, 1 failed (1 compile), 0 skipped") != std::string::npos);
   CHECK(r.err.find("== broken (compile, exit 5):") != std::string::npos);
   CHECK(r.err.find("kbuild: error[compile]") != std::string::npos);
   CHECK(fs::exists(b.dir / "k2.so"));
@@ -65,7 +65,7 @@ TEST_CASE("build-many goes on after a failure by default, and stops with --fail-
   RunResult ff =
       run_kbuild({"build-many", b.dir / "m.json", "-j", "1", "--fail-fast"}, b.home.str());
   CHECK(ff.exit_code == 13);
-  CHECK(ff.out.find("0 built, 1 failed, 2 skipped") != std::string::npos);
+  CHECK(ff.out.find("0 built, 1 failed (1 compile), 2 skipped") != std::string::npos);
   // Skipped rows name their build too.
   std::istringstream rows(ff.out);
   int skipped_rows = 0;
@@ -358,4 +358,97 @@ TEST_CASE("build-many's (ok) sections show a build's warnings on a cache hit too
     CHECK(r.err.find("warning: #warning kbuild-test-says", section) != std::string::npos);
     CHECK((r.err.find("cache: hit", section) != std::string::npos) == (i == 1));
   }
+}
+
+TEST_CASE("build-many's summary counts failures by stage, and moves by kind against a baseline",
+          "[e2e][batch][json]") {
+  Batch b;
+  write_file(b.dir / "unresolved.cpp",
+             "extern \"C\" void g();\nextern \"C\" int f() { g(); return 1; }\n");
+  auto build = [&](const std::string& name, const std::string& source) {
+    return "{\"name\": \"" + name + "\", \"args\": [\"" + b.dir / source + "\", \"-o\", \"" +
+           b.dir / name + ".so\"]}";
+  };
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\", \"--check-load\"], "
+             "\"builds\": [" +
+                 build("good", "k0.cpp") + ", " + build("bad1", "bad.cpp") + ", " +
+                 build("bad2", "bad.cpp") + ", " + build("load", "unresolved.cpp") + "]}");
+  RunResult r = run_kbuild({"build-many", b.dir / "m.json", "--json"}, b.home.str());
+  INFO(r.out << r.err);
+  nlohmann::json s = nlohmann::json::parse(r.out);
+  CHECK(s["failed_by_stage"] == nlohmann::json({{"compile", 2}, {"load", 1}}));
+  CHECK(s.dump().find("\"failed_by_stage\":{\"compile\":2,\"load\":1}") != std::string::npos);
+  CHECK_FALSE(s.contains("migrations"));  // no baseline
+  RunResult text = run_kbuild({"build-many", b.dir / "m.json"}, b.home.str());
+  CHECK(text.out.find("1 built, 3 failed (2 compile, 1 load), 0 skipped") != std::string::npos);
+  write_file(b.dir / "before.json", r.out);
+  write_file(b.dir / "bad.cpp", "extern \"C\" int f() { return 7; }\n");
+  RunResult again =
+      run_kbuild({"build-many", b.dir / "m.json", "--json", "--baseline", b.dir / "before.json"},
+                 b.home.str());
+  nlohmann::json moves = nlohmann::json::parse(again.out)["migrations"];
+  CHECK(moves["fixed"] == 2);
+  CHECK(moves["unchanged"] == 2);
+  CHECK(moves["new failure"] == 0);
+  CHECK(moves.size() == 9);  // every kind, 0 included
+  // docs/build-many.md has a row for every key of the summary, and every word.
+  const std::string doc = read_file(source_root() + "/docs/build-many.md");
+  nlohmann::json summary = nlohmann::json::parse(again.out);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : summary.items()) keys.push_back(key);
+  for (const auto& [key, value] : summary["builds"][0].items()) keys.push_back(key);
+  for (const std::string& key : keys) {
+    INFO(key);
+    CHECK(doc.find("| `" + key + "` |") != std::string::npos);
+  }
+  for (const auto& [word, count] : moves.items()) {
+    INFO(word);
+    CHECK(doc.find("| `" + word + "` |") != std::string::npos);
+  }
+}
+
+TEST_CASE("build-many --baseline-missing=empty: the first night compares with nothing, said",
+          "[e2e][batch][baseline]") {
+  Batch b;
+  write_file(b.dir / "m.json",
+             "{\"common\": [\"--no-torch\", \"--no-cache\"], \"builds\": [{\"name\": \"good\", "
+             "\"args\": [\"" +
+                 b.dir / "k0.cpp" + "\"]}, {\"name\": \"bad\", \"args\": [\"" + b.dir / "bad.cpp" +
+                 "\"]}]}");
+  const std::string night = b.dir / "nightly.json";
+  // Without the option a missing baseline is an error, which says the way through.
+  RunResult refused =
+      run_kbuild({"build-many", b.dir / "m.json", "--baseline", night}, b.home.str());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--baseline-missing=empty") != std::string::npos);
+  RunResult first = run_kbuild({"build-many", b.dir / "m.json", "--json", "--baseline", night,
+                                "--baseline-missing=empty", "--fail-on", "regressions"},
+                               b.home.str());
+  INFO(first.out << first.err);
+  CHECK(first.exit_code == 13);  // "bad" is a new failure
+  CHECK(first.err.find("note: --baseline " + night +
+                       " does not exist: compared with an empty "
+                       "baseline") != std::string::npos);
+  nlohmann::json s = nlohmann::json::parse(first.out);
+  CHECK(s["builds"][0]["migration"] == "added");
+  CHECK(s["builds"][1]["migration"] == "new failure");
+  CHECK(s["migrations"]["added"] == 1);
+  // The next night the saved summary is the baseline: nothing new, exit 0.
+  write_file(night, first.out);
+  RunResult second = run_kbuild({"build-many", b.dir / "m.json", "--baseline", night,
+                                 "--baseline-missing=empty", "--fail-on", "regressions"},
+                                b.home.str());
+  CHECK(second.exit_code == 0);
+  CHECK(second.err.find("does not exist") == std::string::npos);
+  // A baseline that exists and is wrong is still an error; the option alone is refused.
+  write_file(night, "{}");
+  CHECK(
+      run_kbuild({"build-many", b.dir / "m.json", "--baseline", night, "--baseline-missing=empty"},
+                 b.home.str())
+          .exit_code == 2);
+  RunResult alone =
+      run_kbuild({"build-many", b.dir / "m.json", "--baseline-missing=empty"}, b.home.str());
+  CHECK(alone.exit_code == 2);
+  CHECK(alone.err.find("give --baseline PREVIOUS.json too") != std::string::npos);
 }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 
 #include "../support/test_support.hpp"
 
@@ -92,6 +94,41 @@ TEST_CASE("explain --json: the argv, and each flag's list, layer, provider, file
        "--device", "acc", dir / "k.cpp", "-o", dir / "k.so", "-D", "X=1"},
       home.str());
   REQUIRE(text.exit_code == 0);
-  CHECK(text.out.find("device  config acc  " + dir / "acc.json:2\n") != std::string::npos);
+  CHECK(std::regex_search(
+      text.out, std::regex("\n-D ACC_ON +device +config acc +" + dir.str() + "/acc.json:2\n")));
+  // The rows are in the command's order, in aligned columns.
+  std::vector<std::string> rows;
+  std::istringstream lines(text.out.substr(text.out.find("\nflag ") + 1));
+  for (std::string line; std::getline(lines, line) && !line.empty();) rows.push_back(line);
+  REQUIRE(rows.size() > 3);
+  const std::size_t layer = rows[0].find("layer"), provider = rows[0].find("provider"),
+                    where = rows[0].find("file:line");
+  for (const std::string& row : rows) {
+    INFO(row);
+    CHECK(row[layer - 1] == ' ');
+    CHECK(row[layer] != ' ');
+    CHECK(row[provider - 1] == ' ');
+    CHECK(row[provider] != ' ');
+    if (row.size() > where) CHECK(row[where] != ' ');
+  }
+  const std::vector<std::string> command = out["argv"].get<std::vector<std::string>>();
+  std::size_t last = 0;
+  for (const json& f : out["flags"]) {
+    const auto words = f["words"].get<std::vector<std::string>>();
+    const std::size_t at = static_cast<std::size_t>(
+        std::search(command.begin(), command.end(), words.begin(), words.end()) - command.begin());
+    INFO(f.dump());
+    CHECK(at >= last);
+    last = at;
+  }
   CHECK(text.out.find("\nno torch layer: --no-torch was given\n") != std::string::npos);
+}
+
+TEST_CASE("explain without a source is refused, naming what it needs", "[e2e][explain]") {
+  TempDir home;
+  RunResult r = run_kbuild({"explain", "--no-torch"}, home.str());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("kbuild: error[usage]: explain needs a source") != std::string::npos);
+  CHECK(r.err.find("kernel.cpp") == std::string::npos);
 }

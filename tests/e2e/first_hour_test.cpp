@@ -361,3 +361,83 @@ TEST_CASE("build-many names the failed stage on its error output", "[e2e][first-
   CHECK(r.exit_code == 13);
   CHECK(r.err.find("(compile, exit 5)") != std::string::npos);
 }
+
+TEST_CASE("a device file named after a built-in device must say whether it replaces or extends it",
+          "[e2e][first-hour]") {
+  Scratch s;
+  const std::string file = s.dir / "cuda.json";
+  write_file(file, "{\n  \"device\": \"cuda\",\n  \"libraries\": [\"foo\"]\n}\n");
+  const std::vector<std::string> build{"--no-torch", "--device-file", file, "--device",    "cuda",
+                                       "--dry-run",  s.kernel,        "-o", s.dir / "k.so"};
+  RunResult r = s.kbuild(build);
+  INFO(r.err);
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("error[config]: " + file + ":2:") != std::string::npos);
+  CHECK(r.err.find("'cuda' is a built-in device") != std::string::npos);
+  RunResult devices = s.kbuild({"devices", "--device-file", file});
+  CHECK(devices.exit_code == 3);
+  RunResult doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
+  CHECK(doctor.exit_code == 12);
+  CHECK(doctor.out.find("'cuda' is a built-in device") != std::string::npos);
+  // Said, it loads, and doctor says what it does to the built-in device.
+  write_file(file, R"({"device": "cuda", "mode": "replace", "libraries": ["foo"]})");
+  RunResult replaced = s.kbuild(build);
+  INFO(replaced.err);
+  CHECK(replaced.exit_code == 0);
+  CHECK(replaced.out.find("-lfoo") != std::string::npos);
+  CHECK(replaced.out.find("USE_CUDA") == std::string::npos);
+  doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
+  CHECK(doctor.out.find(file + " (device cuda, replaces the built-in cuda)") != std::string::npos);
+  write_file(file, R"({"device": "cuda", "mode": "extend", "libraries": ["foo"]})");
+  doctor = s.kbuild({"doctor", "--no-torch", "--device-file", file});
+  CHECK(doctor.out.find(file + " (device cuda, extends the built-in cuda)") != std::string::npos);
+}
+
+TEST_CASE("a header missing because of a device file's include dir names the device file",
+          "[e2e][first-hour]") {
+  Scratch s;
+  fs::create_directories(s.dir / "sdk/include");
+  write_file(s.dir / "sdk/include/acc.h", "inline int acc_answer() { return 42; }\n");
+  const std::string file = s.dir / "sdk/acc.json";
+  write_file(file, "{\n  \"device\": \"acc\",\n  \"include_dirs\": [\"includ\"]\n}\n");
+  write_file(s.dir / "uses_sdk.cpp",
+             "#include <acc.h>\nextern \"C\" int f() { return acc_answer(); }\n");
+  RunResult r = s.kbuild({"--no-torch", "--device-file", file, "--device", "acc",
+                          s.dir / "uses_sdk.cpp", "-o", s.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 5);
+  CHECK(r.err.find("acc.h is in none of the include dirs that device files added: " +
+                   (s.dir / "sdk/includ") + " (does not exist; config acc, " + file + ":3)") !=
+        std::string::npos);
+  CHECK(r.err.find("fix include_dirs in " + file) != std::string::npos);
+  // The header in place: the same device file builds.
+  write_file(file, R"({"device": "acc", "include_dirs": ["include"]})");
+  CHECK(s.kbuild({"--no-torch", "--device-file", file, "--device", "acc", s.dir / "uses_sdk.cpp",
+                  "-o", s.dir / "k.so"})
+            .exit_code == 0);
+}
+
+TEST_CASE("an undefined symbol at load says which libraries and dirs were searched, and what to do",
+          "[e2e][first-hour]") {
+  Scratch s;
+  fs::create_directories(s.dir / "sdk/lib");
+  const std::string file = s.dir / "sdk/acc.json";
+  write_file(file, R"({"device": "acc", "libraries": ["m"], "libraries_dirs": ["lib"],
+  "ldflags": ["Wl,-rpath,/opt/acc/lib"]})");
+  write_file(s.dir / "calls.cpp",
+             "void acc_launch(int);\nextern \"C\" int f() { acc_launch(1); return 1; }\n");
+  RunResult r = s.kbuild({"--no-torch", "--device-file", file, "--device", "acc", "--check-load",
+                          s.dir / "calls.cpp", "-o", s.dir / "k.so"});
+  INFO(r.err);
+  CHECK(r.exit_code == 7);
+  CHECK(r.err.find("undefined symbol: _Z10acc_launchi") != std::string::npos);
+  CHECK(r.err.find("acc_launch(int) is defined by none of the libraries the link named (-lm, "
+                   "added by config acc, " +
+                   file + ":1)") != std::string::npos);
+  CHECK(r.err.find("searched -L " + (s.dir / "sdk/lib") + ", RUNPATH /opt/acc/lib") !=
+        std::string::npos);
+  CHECK(r.err.find("add the library that defines it to the device file's \"libraries\"") !=
+        std::string::npos);
+  CHECK(r.err.find("nm -D --defined-only") != std::string::npos);
+}

@@ -394,6 +394,15 @@ TEST_CASE("E351 --device-file naming a directory says what to do", "[matrix]") {
              {row.dir / "devs", "takes one file: name a .json file in it", "KBUILD_CONFIG_PATH"});
 }
 
+TEST_CASE("E380 a device file for a built-in device that does not say replace or extend",
+          "[matrix]") {
+  Row row;
+  auto file = row.device_file("cuda.json", "{\n  \"device\": \"cuda\",\n  \"libraries\": [\"x\"]}");
+  row.expect("E380", row.build({"--device-file", file, "--device", "cuda"}), 3, "config",
+             {file + ":2:", "at /device", "'cuda' is a built-in device", "\"mode\": \"extend\"",
+              "\"mode\": \"replace\""});
+}
+
 TEST_CASE("E32 world-writable device file; --allow-untrusted-device-files overrides", "[matrix]") {
   Row row;
   auto file = row.device_file("open.json", "{\"device\": \"x\", \"definitions\": [\"OPEN\"]}");
@@ -540,7 +549,22 @@ TEST_CASE("E37 exec provider exits non-zero", "[matrix]") {
   Row row;
   RunResult r = row.build(row.exec_device("echo 'driver not loaded' >&2\nexit 9\n"));
   row.expect("E37", r, 4, "provider", {"exec provider", "ext.json", "exit code 9"});
-  CHECK(r.err.find("driver not loaded") != std::string::npos);
+  // The provider's stderr first, then kbuild's error line last (as a compiler's diagnostics).
+  REQUIRE(r.err.find("driver not loaded") != std::string::npos);
+  CHECK(r.err.find("driver not loaded") < r.err.find("kbuild: error[provider]"));
+  CHECK(r.err.substr(r.err.find("kbuild: error[provider]")).find('\n') ==
+        r.err.size() - 1 - r.err.find("kbuild: error[provider]"));
+}
+
+TEST_CASE("E385 exec provider program that is not executable", "[matrix]") {
+  Row row;
+  std::vector<std::string> args = row.exec_device("echo '{}'\n");
+  fs::permissions(row.dir / "provider.sh",
+                  fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::remove);
+  row.expect("E385", row.build(args), 4, "provider",
+             {"exec provider", row.dir / "provider.sh", "is not executable",
+              "chmod +x " + row.dir / "provider.sh"});
 }
 
 TEST_CASE("E38 exec provider prints garbage", "[matrix]") {
@@ -782,6 +806,24 @@ TEST_CASE("E94 build-many manifest with a --report in common", "[matrix]") {
   row.expect("E94", row.kbuild({"build-many", row.dir / "m.json"}), 2, "usage",
              {"at /common/1", "--report in common", "its own --report"});
   CHECK_FALSE(fs::exists(row.dir / "r.json"));
+}
+
+TEST_CASE("E381 build-many --baseline naming a file that does not exist", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"common\": [\"--no-torch\"], \"builds\": [[\"" + row.kernel +
+                                     "\", \"-o\", \"" + row.output + "\"]]}");
+  row.expect("E381",
+             row.kbuild({"build-many", row.dir / "m.json", "--baseline", row.dir / "nightly.json"}),
+             2, "usage", {row.dir / "nightly.json", "--baseline-missing=empty"});
+}
+
+TEST_CASE("E382 build-many --baseline-missing without --baseline", "[matrix]") {
+  Row row;
+  write_file(row.dir / "m.json", "{\"common\": [\"--no-torch\"], \"builds\": [[\"" + row.kernel +
+                                     "\", \"-o\", \"" + row.output + "\"]]}");
+  for (const char* value : {"--baseline-missing=empty", "--baseline-missing=error"})
+    row.expect("E382", row.kbuild({"build-many", row.dir / "m.json", value}), 2, "usage",
+               {"--baseline-missing", "give --baseline PREVIOUS.json too"});
 }
 
 // Writes that would follow or clobber; numbers; bytes; depth (E70-E89).
@@ -1331,6 +1373,24 @@ TEST_CASE("E347 --check-load=strict on a library that needs the link's dirs", "[
              "load",
              {"loads only with the link's library dirs (" + row.dir / "lib" + ")",
               "\"Wl,-rpath," + row.dir / "lib" + "\""});
+}
+
+TEST_CASE("E383 --check-load on a library with a symbol nothing it loads defines", "[matrix]") {
+  Row row;
+  write_file(row.kernel,
+             "void acc_launch(int);\nextern \"C\" int f() { acc_launch(1); return 1; }\n");
+  fs::create_directories(row.dir / "lib");
+  row.expect("E383", row.build({"--check-load", "-L", row.dir / "lib", "-l", "m"}), 7, "load",
+             {"undefined symbol: _Z10acc_launchi",
+              "acc_launch(int) is defined by none of the libraries the link named (-lm, added by",
+              "searched -L " + row.dir / "lib", "add the library that defines it",
+              "nm -D --defined-only"});
+}
+
+TEST_CASE("E384 explain without a source", "[matrix]") {
+  Row row;
+  row.expect("E384", row.kbuild({"explain", "--no-torch"}), 2, "usage",
+             {"explain needs a source", "kbuild explain [build options] SOURCE"});
 }
 
 TEST_CASE("E348 --inductor-line without --dry-run", "[matrix]") {

@@ -48,6 +48,8 @@ expect "kbuild --time" --timeout
 expect "kbuild --no-c" --no-cache
 expect "kbuild build-many -" -j
 expect "kbuild build-many --fa" --fail-fast
+expect "kbuild build-many --baseline-m" --baseline-missing
+expect "kbuild build-many --baseline-missing e" empty
 # A subcommand's options, not a build's.
 unexpected() {  # unexpected "LINE" "WORD": WORD is not offered
   local got; got=$(complete_line "$1")

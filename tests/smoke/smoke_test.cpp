@@ -19,6 +19,8 @@ TEST_CASE("kbuild --version and --help run and exit 0", "[smoke]") {
   for (const char* word :
        {"--device", "--dry-run", "--aot", "--compile-only", "options", "devices"})
     CHECK(h.out.find(word) != std::string::npos);
+  // --help names an option's value as the man page does.
+  CHECK(h.out.find("--plugin DEVICE") != std::string::npos);
 }
 
 TEST_CASE("every shipped device file parses and names a valid device", "[smoke]") {

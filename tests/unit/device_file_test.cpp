@@ -214,3 +214,25 @@ TEST_CASE("other load-time checks: default_backend, stray layers, exec with back
   CHECK(config_error(R"({"device": "acc", "backends": {"X Y": {}}})").find("invalid name 'X Y'") !=
         std::string::npos);
 }
+
+TEST_CASE("a device file for a built-in device says whether it replaces or extends it",
+          "[unit][device-file]") {
+  for (const std::string device : {"cpu", "cuda", "xpu", "mps"}) {
+    const std::string msg =
+        config_error("{\n\"device\": \"" + device + "\",\n\"libraries\": [\"a\"]}");
+    INFO(msg);
+    CHECK(msg.find("/cfg/dev.json:2:") == 0);
+    CHECK(msg.find("at /device") != std::string::npos);
+    CHECK(msg.find("'" + device + "' is a built-in device") != std::string::npos);
+    CHECK(msg.find("\"mode\": \"extend\"") != std::string::npos);
+    CHECK(msg.find("\"mode\": \"replace\"") != std::string::npos);
+  }
+  // Said explicitly, either way, it loads.
+  CHECK(parse_device_file(R"({"device": "cuda", "mode": "replace", "libraries": ["a"]})", "c.json")
+            .mode == RegistrationMode::replace);
+  CHECK(parse_device_file(R"({"device": "cpu", "mode": "extend", "libraries": ["a"]})", "c.json")
+            .mode == RegistrationMode::extend);
+  // Another device needs no mode.
+  CHECK(parse_device_file(R"({"device": "acc", "libraries": ["a"]})", "a.json").mode ==
+        RegistrationMode::replace);
+}

@@ -79,3 +79,38 @@ TEST_CASE("other failures: the stage, how the compiler ended and its first error
       std::string(toolchain_error(BuildOptions{}, "/no/k.so", killed, FailureAnalysis{}).what()) ==
       "compile failed (killed by signal 9 (Killed)); no /no/k.so written");
 }
+
+TEST_CASE("a missing header names the device file whose include dirs lack it",
+          "[unit][failure_message]") {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "sdk/include");
+  BuildOptions options;
+  options.add(OptionList::include_dirs, tmp / "sdk/includ",
+              Origin{Layer::device, "config acc", "/cfg/acc.json", 4});
+  options.add(OptionList::include_dirs, tmp / "sdk/include",
+              Origin{Layer::device, "config acc", "/cfg/acc.json", 5});
+  options.add(OptionList::include_dirs, "/torch/include", Origin{Layer::torch, "torch", "", 0});
+  const std::string gcc = "k.cpp:1:10: fatal error: acc/acc.h: No such file or directory\n";
+  FailureAnalysis a = analyze_failure(gcc, true);
+  REQUIRE(a.missing_headers == std::vector<std::string>{"acc/acc.h"});
+  CHECK(analyze_failure("k.cpp:1:10: fatal error: 'acc/acc.h' file not found\n", true)
+            .missing_headers == std::vector<std::string>{"acc/acc.h"});
+  const std::string message = toolchain_error(options, "/no/k.so", exited(1), a).what();
+  CHECK(message.rfind("compile failed (exit code 1): " + gcc.substr(0, gcc.size() - 1) +
+                          "; acc/acc.h is in none of the include dirs that device files added: " +
+                          tmp / "sdk/includ" + " (does not exist; config acc, /cfg/acc.json:4), " +
+                          tmp / "sdk/include" + " (config acc, /cfg/acc.json:5); fix " +
+                          "include_dirs in /cfg/acc.json, or install the header there",
+                      0) == 0);
+  CHECK(message.find("/torch/include") == std::string::npos);
+  CHECK(message.find("no /no/k.so written") != std::string::npos);
+  // Found in one of the device's dirs: the device file is not the cause.
+  write_file(tmp / "sdk/include/acc.h", "");
+  a.missing_headers = {"acc.h"};
+  CHECK(
+      std::string(toolchain_error(options, "/no/k.so", exited(1), a).what()).find("device files") ==
+      std::string::npos);
+  // No device file added include dirs: nothing to blame.
+  CHECK(std::string(toolchain_error(BuildOptions{}, "/no/k.so", exited(1), a).what())
+            .find("include dirs") == std::string::npos);
+}

@@ -164,3 +164,24 @@ TEST_CASE("strict: loaded with this environment only; needing the link's dirs is
         std::string::npos);
   CHECK(hint.find("--extra-flags '-Wl,-rpath,/sdk/lib -Wl,-rpath,/x/lib'") != std::string::npos);
 }
+
+TEST_CASE("undefined_symbol_hint: the symbol demangled, the libraries, the dirs and RUNPATHs",
+          "[unit][load_check]") {
+  BuildOptions options;
+  options.add(OptionList::libraries, "acc_rt", Origin{Layer::device, "config acc", "/a.json", 4});
+  options.add(OptionList::libraries_dirs, "/opt/acc/lib",
+              Origin{Layer::device, "config acc", "", 0});
+  options.add(OptionList::ldflags, "Wl,-rpath,/opt/acc/lib:/opt/acc/lib64",
+              Origin{Layer::device, "config acc", "/a.json", 5});
+  const std::string hint = undefined_symbol_hint(options, {"_Z10acc_launchi", "acc_stop"});
+  CHECK(hint.rfind("acc_launch(int) (and 1 more undefined) is defined by none of the libraries "
+                   "the link named (-lacc_rt, added by config acc, /a.json:4); searched -L "
+                   "/opt/acc/lib, RUNPATH /opt/acc/lib, /opt/acc/lib64 and the system's dirs: ",
+                   0) == 0);
+  CHECK(hint.find("grep '_Z10acc_launchi'") != std::string::npos);
+  CHECK(undefined_symbol_hint(BuildOptions{}, {"acc_stop"})
+            .rfind("acc_stop is defined by none of the libraries the link named (none); searched "
+                   "the system's dirs",
+                   0) == 0);
+  CHECK(undefined_symbol_hint(options, {}).empty());
+}

@@ -129,3 +129,15 @@ TEST_CASE("warnings: a source checkout (the mark, no library) shadows the packag
   write_file(tmp / "repo/torch_acc/lib/libtorch_acc.so", "");  // built in place: installed
   CHECK(plugin_warnings(s, with_package()).empty());
 }
+
+TEST_CASE("describe: a package that is not found is 'not installed', not 'version unknown'",
+          "[unit][plugin_status]") {
+  PluginStatus s = npu();
+  s.package_root.clear();
+  s.installed.clear();
+  CHECK(describe(s).rfind("torch_npu not installed (a build reproduces 2.11.0.post1), backend "
+                          "triton (default)",
+                          0) == 0);
+  s.package_root = "/site/torch_npu";  // found, without a version file
+  CHECK(describe(s).rfind("torch_npu (version unknown) (reproduced as 2.11.0.post1)", 0) == 0);
+}

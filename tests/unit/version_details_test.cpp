@@ -43,3 +43,16 @@ TEST_CASE("version_details never throws: what it cannot find is 'unknown'", "[ve
   CHECK(text.find("\nInductor profile: unknown (") != std::string::npos);
   CHECK(text.find("\nplugins: unknown (") != std::string::npos);
 }
+
+TEST_CASE("version_details: a plugin whose package is not installed says so", "[version_details]") {
+  const std::string configs = std::string(std::getenv("KBUILD_SOURCE_ROOT")) + "/configs";
+  TempDir tmp;
+  Environment env = env_with_data_dir(configs);
+  kbuild_test::write_file(tmp / "torch/version.py", "__version__ = '2.11.0+cpu'\n");
+  env.set("KBUILD_TORCH_ROOT", tmp / "torch");  // a torch, and no torch_npu beside it
+  env.unset("KBUILD_TORCH_NPU_ROOT");
+  const std::string text = version_details(env);
+  INFO(text);
+  CHECK(text.find("\nplugin npu: torch_npu not installed (") != std::string::npos);
+  CHECK(text.find("version unknown") == std::string::npos);
+}
