@@ -195,6 +195,23 @@ std::optional<std::string> shareable_key(const KeyInput& input, const ShareableP
   return h.hex();
 }
 
+// Under the format's number: entries of format 2 (whose digest was of the
+// output decompressed, not of the frame read) and of format 3 (whose
+// manifest holds neither what the compiler printed nor its dependency
+// file, so a hit would lose its warnings) are neither read here nor dropped
+// by an older kbuild reading this one's as damaged.
+std::string redis_entry_name(const std::string& shared_key) {
+  return "kbuild:entry:4:" + shared_key;
+}
+
+std::string redis_lease_name(const std::string& shared_key) {
+  return "kbuild:lease:" + shared_key;
+}
+
+std::string http_entry_name(const std::string& shared_key) {
+  return "kbuild-entry-4-" + shared_key;
+}
+
 }  // namespace kbuild
 
 namespace fs = std::filesystem;

@@ -77,6 +77,15 @@ std::string rebase_word(std::string word, const std::string& base);
 std::optional<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts = {},
                                          const TrustedDir* cache = nullptr);
 
+// Where a remote entry and a compile lease are stored under the shared key
+// (shareable_key, or isa_answer_key): the format's number is in the entry's
+// name, so an older kbuild never reads (or drops as damaged) a newer one's
+// entries. Redis: kbuild:entry:4:KEY and kbuild:lease:KEY; HTTP:
+// PATH/kbuild-entry-4-KEY.
+std::string redis_entry_name(const std::string& shared_key);
+std::string redis_lease_name(const std::string& shared_key);
+std::string http_entry_name(const std::string& shared_key);
+
 }  // namespace kbuild
 
 // What the files a compile read ask of the world that the observer cannot
