@@ -1,7 +1,6 @@
 #include "run/remote_cache.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -71,11 +70,6 @@ std::string digest_of(std::string_view key, std::string_view manifest, std::stri
   return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, frame_size, frame});
 }
 
-struct StagedEntry {
-  std::string name;  // under tmp/
-  UniqueFd output;
-};
-
 std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   const std::size_t magic = std::strlen(kEntryMagic);
   std::size_t at = magic;
@@ -102,53 +96,6 @@ std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   else if (at != bytes.size())
     return std::nullopt;
   return e;
-}
-
-std::string entry_dir(const std::string& local_key) {
-  return "objects/" + local_key.substr(0, 2);
-}
-
-// An entry being written into the local cache's layout (output_cache.cpp):
-// staged in tmp/, renamed into objects/ whole, replacing an older one.
-Result<StagedEntry> stage_entry(const TrustedDir& root) {
-  Result<TrustedDir> tmp = root.sub("tmp", true);
-  if (!tmp) return Failure{tmp.why()};
-  StagedEntry staged{"remote." + random_token(), {}};
-  if (::mkdirat(tmp->fd(), staged.name.c_str(), 0700) != 0) return Failure{"cannot stage an entry"};
-  Result<TrustedDir> stage = tmp->sub(staged.name, false);
-  Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
-  if (!out) {
-    (void)tmp->remove_tree(staged.name);
-    return Failure{out.why()};
-  }
-  staged.output = std::move(*out);
-  return staged;
-}
-
-void discard_entry(const TrustedDir& root, StagedEntry& staged) {
-  staged.output.reset();
-  if (Result<TrustedDir> tmp = root.sub("tmp", false)) (void)tmp->remove_tree(staged.name);
-}
-
-Status commit_entry(const TrustedDir& root, const std::string& local_key, StagedEntry& staged,
-                    std::string_view manifest) {
-  staged.output.reset();
-  Result<TrustedDir> tmp = root.sub("tmp", false);
-  if (!tmp) return Failure{tmp.why()};
-  Result<TrustedDir> stage = tmp->sub(staged.name, false);
-  Status done = stage ? stage->write_atomically("manifest", std::string(manifest))
-                      : Status(Failure{stage.why()});
-  Result<TrustedDir> parent = done ? root.sub(entry_dir(local_key), true) : Failure{done.why()};
-  if (done && !parent) done = Failure{parent.why()};
-  if (done) {
-    if (parent->exists(local_key)) {
-      const std::string old = "old." + random_token();
-      if (parent->rename(local_key, *tmp, old)) (void)tmp->remove_tree(old);
-    }
-    done = tmp->rename(staged.name, *parent, local_key);
-  }
-  (void)tmp->remove_tree(staged.name);
-  return done;
 }
 
 // The base dir as keys use it: absolute, normal, no trailing slash, a
@@ -394,7 +341,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // The output (its frame checked above) is decompressed a MiB at a time
   // into the build's output and the local cache's staged entry: the whole
   // never sits in memory (a .gch is 100-150 MB).
-  Result<StagedEntry> staged = stage_entry(*local.root());
+  Result<StagedEntry> staged = local.stage_entry();
   if (!staged || ::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0) return miss();
   bool damaged = false;
   // A local cache that compresses keeps the frame as it came; else the
@@ -422,12 +369,12 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!whole || !written) {
     if (::ftruncate(dest, 0) != 0) {
     }  // the build writes its own output next
-    discard_entry(*local.root(), *staged);
+    local.discard_entry(*staged);
     // Dropped only when the frame was at fault, not a write here.
     if (!whole && damaged) reject(remote_key, *bytes, "is damaged (truncated or altered)");
     return miss();
   }
-  (void)commit_entry(*local.root(), local_key, *staged, local_manifest);
+  (void)local.install_entry(local_key, *staged, local_manifest);
   if (manifest) manifest->assign(*here);
   ++counts_.hits;
   return true;
@@ -468,13 +415,10 @@ std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
 void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key) {
   if (!writable() || !local.root() || fault_) return;
-  Result<TrustedDir> dir = local.root()->sub(entry_dir(local_key) + "/" + local_key, false);
-  if (!dir) return;
-  Result<std::string> manifest = dir->read("manifest", 16u << 20);
-  Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
-  if (!manifest || !output) return;  // too large for the remote, or gone
+  Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
+  if (!entry) return;  // too large for the remote, or gone
   std::optional<RemoteBlob> blob =
-      uploadable(std::move(*manifest), std::move(*output), settings_.max_entry_bytes);
+      uploadable(std::move(entry->manifest), std::move(entry->output), settings_.max_entry_bytes);
   if (blob && !settings_.base_dir.empty()) {
     std::optional<std::string> shared =
         rebase_manifest(blob->manifest, settings_.base_dir, kBasePlaceholder);
