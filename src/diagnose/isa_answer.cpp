@@ -6,8 +6,8 @@
 
 #include "devices/profile.hpp"
 #include "kbuild/error.hpp"
-#include "kbuild_config.h"
 #include "plan/plan.hpp"
+#include "run/cache_key.hpp"
 #include "run/remote_cache.hpp"
 #include "site/isa.hpp"
 #include "site/isa_probe.hpp"
@@ -110,10 +110,9 @@ std::string compiler_version_line(const std::string& compiler, const std::string
   return version.first_line;
 }
 
-// The key two machines share the answers under: every input of the probes
-// by content or by the path the command names (their compiler and its name,
-// the profile, torch's root and version.py's bytes, Python's dirs, what the
-// load runs with), kbuild's version (its probe programs) and the CPU.
+// The key two machines share the answers under (cache_key.hpp:
+// isa_answer_key); nullopt when the compiler or torch's version.py cannot
+// be read.
 std::optional<std::string> shared_key(const std::string& program, const BuildRequest& request,
                                       const Paths& paths, const Profile& profile,
                                       const IsaProbeSettings& settings, const CpuFeatures& cpu,
@@ -122,18 +121,20 @@ std::optional<std::string> shared_key(const std::string& program, const BuildReq
   std::optional<std::string> version_py =
       read_file_up_to(settings.torch_root + "/version.py", 1u << 20);
   if (!compiler || !version_py) return std::nullopt;
-  Digest key;
-  for (const std::string& part :
-       {std::string(kSharedFormat), std::string(KBUILD_VERSION), *compiler, request.compiler,
-        request.machine, digest_hex(encode_profile(profile)), settings.torch_root,
-        digest_hex(*version_py), paths.python_include.value_or("-"),
-        paths.python_libdir.value_or("-"),
-        std::string(settings.loader.empty() ? "built" : "loaded"),
-        env.get("LD_LIBRARY_PATH").value_or(""), cpu_identity(cpu)}) {
-    key.add(std::to_string(part.size()) + ":");
-    key.add(part);
-  }
-  return "isa-" + key.hex();
+  IsaAnswerKeyInput input;
+  input.format = kSharedFormat;
+  input.compiler_hash = *compiler;
+  input.compiler_name = request.compiler;
+  input.machine = request.machine;
+  input.profile_digest = digest_hex(encode_profile(profile));
+  input.torch_root = settings.torch_root;
+  input.version_py_digest = digest_hex(*version_py);
+  input.python_include = paths.python_include.value_or("-");
+  input.python_libdir = paths.python_libdir.value_or("-");
+  input.loaded = !settings.loader.empty();
+  input.ld_library_path = env.get("LD_LIBRARY_PATH").value_or("");
+  input.cpu = cpu_identity(cpu);
+  return isa_answer_key(input);
 }
 
 std::map<std::string, bool> decode_answers(const RemoteBlob& blob) {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "kbuild_config.h"
 #include "run/input_manifest.hpp"
 #include "site/isa.hpp"
 #include "site/search.hpp"
@@ -193,6 +194,55 @@ std::optional<std::string> shareable_key(const KeyInput& input, const ShareableP
   }
   if (native) h.add(cpu_identity());
   return h.hex();
+}
+
+ShareableParts pch_kernel_parts(const std::string& header_shared_key,
+                                const std::vector<std::pair<std::string, std::string>>& inputs,
+                                const std::string& include) {
+  std::string listed;
+  for (const auto& [path, digest] : inputs) listed += path + "\n" + digest + "\n";
+  ShareableParts parts;
+  parts.extra = {"pch " + header_shared_key + " " + to_hex(content_hash(listed))};
+  parts.rewrites = {{include, "<pch>"}};
+  return parts;
+}
+
+ShareableParts pch_header_parts(const std::string& include, const std::string& dir,
+                                const std::string& local_key) {
+  ShareableParts parts;
+  parts.rewrites = {{include, "<pch>"}, {dir, "<pch-dir>"}, {local_key, "<pch-key>"}};
+  parts.extra = {"pch-header-build"};
+  return parts;
+}
+
+std::string isa_answer_key(const IsaAnswerKeyInput& input) {
+  Digest key;
+  for (const std::string& part :
+       {input.format, std::string(KBUILD_VERSION), input.compiler_hash, input.compiler_name,
+        input.machine, input.profile_digest, input.torch_root, input.version_py_digest,
+        input.python_include, input.python_libdir, std::string(input.loaded ? "loaded" : "built"),
+        input.ld_library_path, input.cpu}) {
+    key.add(std::to_string(part.size()) + ":");  // each part delimited: no two lists alike
+    key.add(part);
+  }
+  return "isa-" + key.hex();
+}
+
+// Under the format's number: entries of format 2 (whose digest was of the
+// output decompressed, not of the frame read) and of format 3 (whose
+// manifest holds neither what the compiler printed nor its dependency
+// file, so a hit would lose its warnings) are neither read here nor dropped
+// by an older kbuild reading this one's as damaged.
+std::string redis_entry_name(const std::string& shared_key) {
+  return "kbuild:entry:4:" + shared_key;
+}
+
+std::string redis_lease_name(const std::string& shared_key) {
+  return "kbuild:lease:" + shared_key;
+}
+
+std::string http_entry_name(const std::string& shared_key) {
+  return "kbuild-entry-4-" + shared_key;
 }
 
 }  // namespace kbuild

@@ -77,6 +77,46 @@ std::string rebase_word(std::string word, const std::string& base);
 std::optional<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts = {},
                                          const TrustedDir* cache = nullptr);
 
+// A --pch header's parts of the shared keys. The kernels' name, instead of
+// this machine's .gch, the header build's shared key and the files the .gch
+// was built from (each path and digest), and the header's place
+// `include` as "<pch>".
+ShareableParts pch_kernel_parts(const std::string& header_shared_key,
+                                const std::vector<std::pair<std::string, std::string>>& inputs,
+                                const std::string& include);
+// The header build's own: the copy's place in this machine's cache (the
+// header `include`, its directory `dir`, both named by the local key
+// `local_key`) as placeholders.
+ShareableParts pch_header_parts(const std::string& include, const std::string& dir,
+                                const std::string& local_key);
+
+// The key `kbuild isa` shares its probes' answers under: every input of
+// the probes by content or by the path the command names, kbuild's version
+// (its probe programs) and the CPU, so only an identical machine gets them.
+struct IsaAnswerKeyInput {
+  std::string format;          // the answers' format ("kbuild-isa-answers 1")
+  std::string compiler_hash;   // the compiler by content (program_hash)
+  std::string compiler_name;   // as the request names it
+  std::string machine;         // the request's -march (or "")
+  std::string profile_digest;  // the profile's rules, encoded and hashed
+  std::string torch_root;
+  std::string version_py_digest;              // torch's version.py
+  std::string python_include, python_libdir;  // "-" when not found
+  bool loaded = false;                        // the probes are loaded, not only built
+  std::string ld_library_path;
+  std::string cpu;  // the CPU's identity (the machine and every flag)
+};
+std::string isa_answer_key(const IsaAnswerKeyInput& input);
+
+// Where a remote entry and a compile lease are stored under the shared key
+// (shareable_key, or isa_answer_key): the format's number is in the entry's
+// name, so an older kbuild never reads (or drops as damaged) a newer one's
+// entries. Redis: kbuild:entry:4:KEY and kbuild:lease:KEY; HTTP:
+// PATH/kbuild-entry-4-KEY.
+std::string redis_entry_name(const std::string& shared_key);
+std::string redis_lease_name(const std::string& shared_key);
+std::string http_entry_name(const std::string& shared_key);
+
 }  // namespace kbuild
 
 // What the files a compile read ask of the world that the observer cannot

@@ -15,6 +15,7 @@
 
 #include "kbuild/error.hpp"
 #include "kbuild_config.h"
+#include "run/cache_key.hpp"
 #include "util/environment.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
@@ -39,22 +40,23 @@ std::string timeout_message() {
 
 // Waits until `fd` is ready for `events` by `deadline`; an interrupt ends the
 // wait with Error(interrupted).
-Status wait_ready(int fd, short events, Clock::time_point deadline) {
+ServerStatus wait_ready(int fd, short events, Clock::time_point deadline) {
   for (;;) {
     if (int sig = interrupt_received())
       throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
                                               " while the remote cache answered");
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Failure{timeout_message()};
+    if (left.count() <= 0) return Faulted{Fault::timeout, timeout_message()};
     struct pollfd fds[2] = {{fd, events, 0}, {interrupt_fd(), POLLIN, 0}};
     const int n = ::poll(fds, fds[1].fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
-    if (n < 0 && errno != EINTR) return Failure{std::string("poll: ") + std::strerror(errno)};
+    if (n < 0 && errno != EINTR)
+      return Faulted{Fault::down, std::string("poll: ") + std::strerror(errno)};
     // An interrupt first, though the helper answered (or ended) too.
-    if (n > 0 && fds[0].revents != 0 && interrupt_received() == 0) return ok();
+    if (n > 0 && fds[0].revents != 0 && interrupt_received() == 0) return Done{};
   }
 }
 
-Status write_by(int fd, std::string_view bytes, Clock::time_point deadline) {
+ServerStatus write_by(int fd, std::string_view bytes, Clock::time_point deadline) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n > 0) {
@@ -62,10 +64,10 @@ Status write_by(int fd, std::string_view bytes, Clock::time_point deadline) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN) return Failure{"the helper kbuild-http ended"};
-    if (Status ready = wait_ready(fd, POLLOUT, deadline); !ready) return ready;
+    if (n < 0 && errno != EAGAIN) return Faulted{Fault::down, "the helper kbuild-http ended"};
+    if (ServerStatus ready = wait_ready(fd, POLLOUT, deadline); !ready) return ready;
   }
-  return ok();
+  return Done{};
 }
 
 bool key_char_plain(char c) {
@@ -75,10 +77,10 @@ bool key_char_plain(char c) {
 
 }  // namespace
 
-std::string HttpStore::entry_url(const std::string& key) const {
+std::string HttpStore::entry_url(const std::string& name) const {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string url = settings_.address.base + "/";
-  for (char c : key) {
+  for (char c : name) {
     if (key_char_plain(c)) {
       url += c;
     } else {
@@ -150,59 +152,64 @@ void HttpStore::stop_helper() {
   helper_ = -1;
 }
 
-Result<HttpStore::Answer> HttpStore::exchange(const char* verb, const std::string& key,
-                                              std::string_view body) {
+ServerResult<HttpStore::Answer> HttpStore::exchange(const char* verb, const std::string& name,
+                                                    std::string_view body) {
   InterruptsTaken interrupts;
   if (helper_ < 0)
-    if (Status started = start_helper(); !started) return Failure{started.why()};
+    if (Status started = start_helper(); !started) return Faulted{Fault::down, started.why()};
+  auto out_of_step = [] {
+    return Faulted{Fault::down, "the helper kbuild-http answered out of step"};
+  };
   const Clock::time_point deadline =
       Clock::now() + settings_.connect + settings_.operation + kHelperGrace;
   // Reads one frame; `limit` is checked against its length before anything
   // is allocated for it.
-  auto read_frame = [this, deadline](std::size_t limit, const char* what) -> Result<std::string> {
+  auto read_frame = [this, deadline, &out_of_step](std::size_t limit,
+                                                   const char* what) -> ServerResult<std::string> {
     char buffer[1 << 16];
-    auto fill = [&]() -> Status {
+    auto fill = [&]() -> ServerStatus {
       for (;;) {
         const ssize_t n = ::read(from_helper_.get(), buffer, sizeof buffer);
         if (n > 0) {
           pending_.append(buffer, static_cast<std::size_t>(n));
-          return ok();
+          return Done{};
         }
-        if (n == 0) return Failure{"the helper kbuild-http ended"};
+        if (n == 0) return Faulted{Fault::down, "the helper kbuild-http ended"};
         if (errno == EINTR) continue;
-        if (errno != EAGAIN) return Failure{std::string("read: ") + std::strerror(errno)};
-        if (Status ready = wait_ready(from_helper_.get(), POLLIN, deadline); !ready) return ready;
+        if (errno != EAGAIN)
+          return Faulted{Fault::down, std::string("read: ") + std::strerror(errno)};
+        if (ServerStatus ready = wait_ready(from_helper_.get(), POLLIN, deadline); !ready)
+          return ready;
       }
     };
     std::size_t newline = 0;
     while ((newline = pending_.find('\n')) == std::string::npos) {
-      if (pending_.size() > 20) return Failure{"the helper kbuild-http answered out of step"};
-      if (Status more = fill(); !more) return Failure{more.why()};
+      if (pending_.size() > 20) return out_of_step();
+      if (ServerStatus more = fill(); !more) return more.faulted();
     }
     std::size_t length = 0;
     auto [end, ec] = std::from_chars(pending_.data(), pending_.data() + newline, length);
-    if (ec != std::errc() || end != pending_.data() + newline)
-      return Failure{"the helper kbuild-http answered out of step"};
+    if (ec != std::errc() || end != pending_.data() + newline) return out_of_step();
     if (length > limit)
-      return Failure{std::string(what) + " of " + std::to_string(length) +
-                     " bytes, more than the " + std::to_string(limit) +
-                     " accepted (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)"};
+      return Faulted{Fault::too_large, std::string(what) + " of " + std::to_string(length) +
+                                           " bytes, more than the " + std::to_string(limit) +
+                                           " accepted (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)"};
     pending_.erase(0, newline + 1);
     // The helper holds the whole answer already (within the limit): room
     // for it at once, and no copy when it is all that is left.
     pending_.reserve(length);
     while (pending_.size() < length)
-      if (Status more = fill(); !more) return Failure{more.why()};
+      if (ServerStatus more = fill(); !more) return more.faulted();
     if (pending_.size() == length) return std::exchange(pending_, std::string());
     std::string frame = pending_.substr(0, length);
     pending_.erase(0, length);
     return frame;
   };
-  auto failed = [this](const std::string& why) -> Result<Answer> {
+  auto failed = [this](Faulted faulted) -> ServerResult<Answer> {
     stop_helper();  // out of step, or stuck: the next exchange starts another
-    return Failure{why};
+    return faulted;
   };
-  const std::string url = entry_url(key);
+  const std::string url = entry_url(name);
   std::string head;
   for (std::string_view field :
        {std::string_view(verb), std::string_view(url), std::string_view(settings_.address.user),
@@ -212,54 +219,68 @@ Result<HttpStore::Answer> HttpStore::exchange(const char* verb, const std::strin
   head += http_frame(std::to_string((settings_.connect + settings_.operation).count()));
   head += http_frame(std::to_string(settings_.max_answer));
   head += std::to_string(body.size()) + "\n";
-  if (Status sent = write_by(to_helper_.get(), head, deadline); !sent) return failed(sent.why());
-  if (Status sent = write_by(to_helper_.get(), body, deadline); !sent) return failed(sent.why());
-  Result<std::string> status = read_frame(kMaxStatusFrame, "a status");
-  if (!status) return failed(status.why());
-  Result<std::string> answer = read_frame(settings_.max_answer, "an answer");
-  if (!answer) return failed(answer.why());
-  if (status->rfind("fail ", 0) == 0) return Failure{redact_urls(status->substr(5))};
+  if (ServerStatus sent = write_by(to_helper_.get(), head, deadline); !sent)
+    return failed(sent.faulted());
+  if (ServerStatus sent = write_by(to_helper_.get(), body, deadline); !sent)
+    return failed(sent.faulted());
+  ServerResult<std::string> status = read_frame(kMaxStatusFrame, "a status");
+  if (!status) return failed(status.faulted());
+  ServerResult<std::string> answer = read_frame(settings_.max_answer, "an answer");
+  if (!answer) return failed(answer.faulted());
+  // The helper's failures, typed by the word before the reason.
+  for (auto [word, fault] : {std::pair{"fail ", Fault::down}, std::pair{"timeout ", Fault::timeout},
+                             std::pair{"large ", Fault::too_large}}) {
+    const std::size_t length = std::strlen(word);
+    if (status->compare(0, length, word) == 0)
+      return Faulted{fault, redact_urls(status->substr(length))};
+  }
   int code = 0;
   if (status->rfind("http ", 0) != 0 ||
       std::from_chars(status->data() + 5, status->data() + status->size(), code).ec != std::errc())
-    return failed("the helper kbuild-http answered out of step");
+    return failed(out_of_step());
   return Answer{code, std::move(*answer)};
 }
 
 namespace {
 
-std::string http_failure(const char* verb, int status) {
+// What an HTTP status other than success says: the server refused (a 4xx,
+// 413 an entry too large), or it is down (a 5xx; 504 a gateway's
+// time-out).
+Faulted http_failure(const char* verb, int status) {
   std::string why = std::string(verb) + ": the server answered HTTP " + std::to_string(status);
   if (std::string_view(verb) == "PUT" && (status == 405 || status == 403 || status == 501))
     why += " (does it take PUT? nginx: dav_methods PUT; and may it write the directory?)";
   if (status == 401)
     why += " (check the address's USER:PASSWORD or KBUILD_REMOTE_CACHE_AUTHORIZATION)";
-  return why;
+  const Fault fault = status == 413                    ? Fault::too_large
+                      : status == 408 || status == 504 ? Fault::timeout
+                      : status >= 500                  ? Fault::down
+                                                       : Fault::refused;
+  return {fault, std::move(why)};
 }
 
 }  // namespace
 
-Result<std::optional<std::string>> HttpStore::get(const std::string& key) {
-  Result<Answer> answer = exchange("GET", key, {});
-  if (!answer) return Failure{"GET: " + answer.why()};
+ServerResult<std::optional<std::string>> HttpStore::get(const std::string& key) {
+  ServerResult<Answer> answer = exchange("GET", http_entry_name(key), {});
+  if (!answer) return answer.faulted("GET: ");
   if (answer->status == 404 || answer->status == 410) return std::optional<std::string>();
-  if (answer->status != 200) return Failure{http_failure("GET", answer->status)};
+  if (answer->status != 200) return http_failure("GET", answer->status);
   return std::optional<std::string>(std::move(answer->body));
 }
 
-Status HttpStore::put(const std::string& key, const std::string& bytes) {
-  Result<Answer> answer = exchange("PUT", key, bytes);
-  if (!answer) return Failure{"PUT: " + answer.why()};
-  if (answer->status < 200 || answer->status > 299)
-    return Failure{http_failure("PUT", answer->status)};
-  return ok();
+ServerStatus HttpStore::put(const std::string& key, const std::string& bytes) {
+  ServerResult<Answer> answer = exchange("PUT", http_entry_name(key), bytes);
+  if (!answer) return answer.faulted("PUT: ");
+  if (answer->status < 200 || answer->status > 299) return http_failure("PUT", answer->status);
+  return Done{};
 }
 
-Result<bool> HttpStore::exists(const std::string& key) {
-  Result<Answer> answer = exchange("HEAD", key, {});
-  if (!answer) return Failure{"HEAD: " + answer.why()};
+ServerResult<bool> HttpStore::exists(const std::string& key) {
+  ServerResult<Answer> answer = exchange("HEAD", http_entry_name(key), {});
+  if (!answer) return answer.faulted("HEAD: ");
   if (answer->status == 404 || answer->status == 410) return false;
-  if (answer->status != 200) return Failure{http_failure("HEAD", answer->status)};
+  if (answer->status != 200) return http_failure("HEAD", answer->status);
   return true;
 }
 

@@ -29,7 +29,8 @@ namespace kbuild {
 // decimal, a newline, the bytes. A request is 9 frames (verb, URL, user,
 // password, Authorization header value, connect and whole-exchange
 // time-outs in ms, the longest answer accepted, the body); an answer 2 (the
-// HTTP status as "http 200", or "fail WHY"; the body).
+// HTTP status as "http 200", or a failure, its kind first: "timeout WHY",
+// "large WHY" (longer than accepted) or "fail WHY"; the body).
 inline std::string http_frame(std::string_view bytes) {
   std::string out = std::to_string(bytes.size());
   out += '\n';
@@ -52,22 +53,24 @@ class HttpStore : public RemoteStore {
   HttpStore(const HttpStore&) = delete;
   HttpStore& operator=(const HttpStore&) = delete;
 
-  Result<std::optional<std::string>> get(const std::string& key) override;
-  Status put(const std::string& key, const std::string& bytes) override;
-  Result<bool> exists(const std::string& key) override;
+  // The entry of shared key `key` is PATH/kbuild-entry-4-KEY (cache_key.hpp:
+  // http_entry_name).
+  ServerResult<std::optional<std::string>> get(const std::string& key) override;
+  ServerStatus put(const std::string& key, const std::string& bytes) override;
+  ServerResult<bool> exists(const std::string& key) override;
   bool removes() const override { return false; }  // no DELETE: a new PUT replaces
-  Status remove_if(const std::string&, const std::string&) override { return ok(); }
+  ServerStatus remove_if(const std::string&, const std::string&) override { return Done{}; }
   bool leases() const override { return false; }
-  Result<bool> take_lease(const std::string&, const std::string&,
-                          std::chrono::milliseconds) override {
+  ServerResult<bool> take_lease(const std::string&, const std::string&,
+                                std::chrono::milliseconds) override {
     return true;
   }
-  Result<bool> lease_held(const std::string&) override { return false; }
-  Status release_lease(const std::string&, const std::string&) override { return ok(); }
+  ServerResult<bool> lease_held(const std::string&) override { return false; }
+  ServerStatus release_lease(const std::string&, const std::string&) override { return Done{}; }
 
-  // The URL of `key`'s entry: PATH/KEY, the key %XX escaped but for
-  // letters, digits, '-', '.' and '_'.
-  std::string entry_url(const std::string& key) const;
+  // The URL of the entry named `name`: PATH/NAME, the name %XX escaped but
+  // for letters, digits, '-', '.' and '_'.
+  std::string entry_url(const std::string& name) const;
 
  private:
   struct Answer {
@@ -76,7 +79,7 @@ class HttpStore : public RemoteStore {
   };
   // One request and its whole answer by one deadline; a failure ends the
   // helper (the next exchange starts another).
-  Result<Answer> exchange(const char* verb, const std::string& key, std::string_view body);
+  ServerResult<Answer> exchange(const char* verb, const std::string& name, std::string_view body);
   Status start_helper();
   void stop_helper();
 

@@ -107,7 +107,7 @@ struct SlistFree {
 };
 
 // One request through `curl` (its connection kept between requests):
-// "http STATUS" and the body, or "fail WHY".
+// "http STATUS" and the body, or "timeout WHY", "large WHY" or "fail WHY".
 std::pair<std::string, std::string> perform(CURL* curl, const Request& request) {
   curl_easy_reset(curl);
   char error[CURL_ERROR_SIZE] = "";
@@ -156,12 +156,12 @@ std::pair<std::string, std::string> perform(CURL* curl, const Request& request) 
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
   const std::string limit = std::to_string(request.max_answer);
   if (done == CURLE_FILESIZE_EXCEEDED || (done == CURLE_WRITE_ERROR && download.too_long))
-    return {"fail an answer longer than the " + limit +
+    return {"large an answer longer than the " + limit +
                 " bytes accepted (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)",
             ""};
   if (done == CURLE_OPERATION_TIMEDOUT)
     return {
-        "fail no answer within the timeout (the server answered too slowly; raise "
+        "timeout no answer within the timeout (the server answered too slowly; raise "
         "KBUILD_REMOTE_CACHE_TIMEOUT_MS or check the server)",
         ""};
   if (done != CURLE_OK) {

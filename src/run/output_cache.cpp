@@ -499,3 +499,64 @@ void add_counters(const TrustedDir& root, const CounterIncrements& increments) {
 }
 
 }  // namespace kbuild
+
+// The staging and install of an entry that another layer brings (a remote
+// hit): the same layout as store()'s, tmp/ then objects/XX/KEY.
+namespace kbuild {
+
+Result<StagedEntry> OutputCache::stage_entry() const {
+  if (!root_) return Failure{"no cache"};
+  Result<TrustedDir> tmp = root_->sub("tmp", true);
+  if (!tmp) return Failure{tmp.why()};
+  StagedEntry staged{"remote." + unique_suffix(), {}};
+  if (::mkdirat(tmp->fd(), staged.name.c_str(), 0700) != 0) return Failure{"cannot stage an entry"};
+  Result<TrustedDir> stage = tmp->sub(staged.name, false);
+  Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
+  if (!out) {
+    (void)tmp->remove_tree(staged.name);
+    return Failure{out.why()};
+  }
+  staged.output = std::move(*out);
+  return staged;
+}
+
+void OutputCache::discard_entry(StagedEntry& staged) const {
+  staged.output.reset();
+  if (!root_) return;
+  if (Result<TrustedDir> tmp = root_->sub("tmp", false)) (void)tmp->remove_tree(staged.name);
+}
+
+Status OutputCache::install_entry(const std::string& key, StagedEntry& staged,
+                                  std::string_view manifest) const {
+  staged.output.reset();
+  if (!root_) return Failure{"no cache"};
+  Result<TrustedDir> tmp = root_->sub("tmp", false);
+  if (!tmp) return Failure{tmp.why()};
+  Result<TrustedDir> stage = tmp->sub(staged.name, false);
+  Status done = stage ? stage->write_atomically("manifest", std::string(manifest))
+                      : Status(Failure{stage.why()});
+  Result<TrustedDir> parent = done ? root_->sub(entry_parent(key), true) : Failure{done.why()};
+  if (done && !parent) done = Failure{parent.why()};
+  if (done) {
+    if (parent->exists(key)) {
+      const std::string old = "old." + unique_suffix();
+      if (parent->rename(key, *tmp, old)) (void)tmp->remove_tree(old);
+    }
+    done = tmp->rename(staged.name, *parent, key);
+  }
+  (void)tmp->remove_tree(staged.name);
+  return done;
+}
+
+Result<StoredEntry> OutputCache::read_entry(const std::string& key, std::size_t max_output) const {
+  if (!root_) return Failure{"no cache"};
+  Result<TrustedDir> dir = root_->sub(entry_parent(key) + "/" + key, false);
+  if (!dir) return Failure{dir.why()};
+  Result<std::string> manifest = dir->read("manifest", 16u << 20);
+  if (!manifest) return Failure{manifest.why()};
+  Result<std::string> output = dir->read("output", max_output);
+  if (!output) return Failure{output.why()};
+  return StoredEntry{std::move(*manifest), std::move(*output)};
+}
+
+}  // namespace kbuild

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,20 @@ struct BuildInputs {
   struct timespec started {};  // file-system time the build started
 };
 
+// An entry brought from elsewhere (a remote hit) while it is written:
+// staged in the cache's tmp/, its output written through `output` as it
+// arrives (OutputCache::stage_entry, install_entry, discard_entry).
+struct StagedEntry {
+  std::string name;  // under tmp/
+  UniqueFd output;
+};
+
+// A stored entry's files as they lie: the manifest and the output (a
+// compressing cache's zstd frame, its manifest then says "compression").
+struct StoredEntry {
+  std::string manifest, output;
+};
+
 class OutputCache {
  public:
   // Opens the cache: a cache that cannot be used (none named, untrusted,
@@ -125,6 +140,17 @@ class OutputCache {
   const TrustedDir* root() const { return root_ ? &*root_ : nullptr; }
   // Whether new entries' outputs are zstd frames (docs/performance.md).
   bool compresses() const { return compress_; }
+
+  // The cache's layout is its own: another layer (the remote cache) stages
+  // an entry here, then installs it whole under `key` with its manifest
+  // (replacing an older one), or discards it.
+  Result<StagedEntry> stage_entry() const;
+  Status install_entry(const std::string& key, StagedEntry& staged,
+                       std::string_view manifest) const;
+  void discard_entry(StagedEntry& staged) const;
+  // The entry under `key` as it lies (for an upload); a Failure when it is
+  // not there or its output is longer than `max_output`.
+  Result<StoredEntry> read_entry(const std::string& key, std::size_t max_output) const;
 
  private:
   std::optional<TrustedDir> root_;

@@ -78,11 +78,12 @@ BuildRequest header_request(const BuildRequest& kernel, const std::string& heade
   return r;
 }
 
-// What the kernels' shared keys name instead of this machine's .gch: the
-// header build's shared key and the files the .gch was built from, by path
-// and content (not stamps), and the header's place as a placeholder.
+// The kernels' shared parts (cache_key.hpp: pch_kernel_parts) from the
+// header build's record: its shared key and the files the .gch was built
+// from.
 std::optional<ShareableParts> kernel_parts(const std::string& deps, const std::string& include) {
-  std::string inputs, shared;
+  std::string shared;
+  std::vector<std::pair<std::string, std::string>> inputs;
   try {
     // Named: a range-for over from_cbor(...).at(...) would walk a destroyed
     // temporary.
@@ -90,23 +91,16 @@ std::optional<ShareableParts> kernel_parts(const std::string& deps, const std::s
     if (!record.contains("remote")) return std::nullopt;
     shared = record.at("remote").get<std::string>();
     for (const auto& input : record.at("inputs"))
-      inputs += input.at(0).get<std::string>() + "\n" + input.at(3).get<std::string>() + "\n";
+      inputs.emplace_back(input.at(0).get<std::string>(), input.at(3).get<std::string>());
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
-  ShareableParts parts;
-  parts.extra = {"pch " + shared + " " + to_hex(content_hash(inputs))};
-  parts.rewrites = {{include, "<pch>"}};
-  return parts;
+  return pch_kernel_parts(shared, inputs, include);
 }
 
-// The header build's machine-local parts, for its shared key: the copy's
-// place in this machine's cache, named by the local key.
+// The header build's machine-local parts (cache_key.hpp: pch_header_parts).
 ShareableParts header_parts(const PchPlan& plan) {
-  ShareableParts parts;
-  parts.rewrites = {{plan.include, "<pch>"}, {plan.dir, "<pch-dir>"}, {plan.key, "<pch-key>"}};
-  parts.extra = {"pch-header-build"};
-  return parts;
+  return pch_header_parts(plan.include, plan.dir, plan.key);
 }
 
 // What the .gch was built from: on a hit the entry's manifest, else what the

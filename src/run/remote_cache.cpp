@@ -1,7 +1,6 @@
 #include "run/remote_cache.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -15,6 +14,7 @@
 #include "run/http_store.hpp"
 #include "run/input_manifest.hpp"
 #include "run/output_cache.hpp"
+#include "run/redis_store.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/process.hpp"
@@ -28,57 +28,6 @@ namespace {
 
 constexpr const char* kEntryMagic = "kbuild-remote-entry-4\n";
 constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
-
-// Under the format's number: entries of format 2 (whose digest was of the
-// output decompressed, not of the frame read) and of format 3 (whose
-// manifest holds neither what the compiler printed nor its dependency
-// file, so a hit would lose its warnings) are neither read here nor dropped
-// by an older kbuild reading this one's as damaged.
-// Redis: kbuild:entry:FORMAT:KEY; HTTP: PATH/kbuild-entry-FORMAT-KEY.
-std::string entry_key(const std::string& key) {
-  return "kbuild:entry:4:" + key;
-}
-std::string http_entry_key(const std::string& key) {
-  return "kbuild-entry-4-" + key;
-}
-std::string lease_key(const std::string& key) {
-  return "kbuild:lease:" + key;
-}
-
-// The remote cache on Redis: entries and leases (SET NX PX) under their
-// names, a damaged entry deleted while it still holds what was read.
-class RedisStore : public RemoteStore {
- public:
-  explicit RedisStore(RedisClient client) : client_(std::move(client)) {}
-  Result<std::optional<std::string>> get(const std::string& key) override {
-    return client_.get(entry_key(key));
-  }
-  Status put(const std::string& key, const std::string& bytes) override {
-    Result<bool> set = client_.set(entry_key(key), bytes);
-    return set ? ok() : Status(Failure{set.why()});
-  }
-  Result<bool> exists(const std::string& key) override { return client_.exists(entry_key(key)); }
-  bool removes() const override { return true; }
-  Status remove_if(const std::string& key, const std::string& bytes) override {
-    return client_.delete_if(entry_key(key), bytes);
-  }
-  bool leases() const override { return true; }
-  Result<bool> take_lease(const std::string& key, const std::string& token,
-                          std::chrono::milliseconds expiry) override {
-    return client_.set(lease_key(key), token, expiry, true);
-  }
-  Result<bool> lease_held(const std::string& key) override {
-    Result<std::optional<std::string>> holder = client_.get(lease_key(key));
-    if (!holder) return Failure{holder.why()};
-    return holder->has_value();
-  }
-  Status release_lease(const std::string& key, const std::string& token) override {
-    return client_.delete_if(lease_key(key), token);
-  }
-
- private:
-  RedisClient client_;
-};
 
 std::string u64_bytes(std::uint64_t n) {
   return std::string(reinterpret_cast<const char*>(&n), sizeof n);
@@ -121,11 +70,6 @@ std::string digest_of(std::string_view key, std::string_view manifest, std::stri
   return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, frame_size, frame});
 }
 
-struct StagedEntry {
-  std::string name;  // under tmp/
-  UniqueFd output;
-};
-
 std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   const std::size_t magic = std::strlen(kEntryMagic);
   std::size_t at = magic;
@@ -152,53 +96,6 @@ std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
   else if (at != bytes.size())
     return std::nullopt;
   return e;
-}
-
-std::string entry_dir(const std::string& local_key) {
-  return "objects/" + local_key.substr(0, 2);
-}
-
-// An entry being written into the local cache's layout (output_cache.cpp):
-// staged in tmp/, renamed into objects/ whole, replacing an older one.
-Result<StagedEntry> stage_entry(const TrustedDir& root) {
-  Result<TrustedDir> tmp = root.sub("tmp", true);
-  if (!tmp) return Failure{tmp.why()};
-  StagedEntry staged{"remote." + random_token(), {}};
-  if (::mkdirat(tmp->fd(), staged.name.c_str(), 0700) != 0) return Failure{"cannot stage an entry"};
-  Result<TrustedDir> stage = tmp->sub(staged.name, false);
-  Result<UniqueFd> out = stage ? stage->create_file("output", 0644) : Failure{stage.why()};
-  if (!out) {
-    (void)tmp->remove_tree(staged.name);
-    return Failure{out.why()};
-  }
-  staged.output = std::move(*out);
-  return staged;
-}
-
-void discard_entry(const TrustedDir& root, StagedEntry& staged) {
-  staged.output.reset();
-  if (Result<TrustedDir> tmp = root.sub("tmp", false)) (void)tmp->remove_tree(staged.name);
-}
-
-Status commit_entry(const TrustedDir& root, const std::string& local_key, StagedEntry& staged,
-                    std::string_view manifest) {
-  staged.output.reset();
-  Result<TrustedDir> tmp = root.sub("tmp", false);
-  if (!tmp) return Failure{tmp.why()};
-  Result<TrustedDir> stage = tmp->sub(staged.name, false);
-  Status done = stage ? stage->write_atomically("manifest", std::string(manifest))
-                      : Status(Failure{stage.why()});
-  Result<TrustedDir> parent = done ? root.sub(entry_dir(local_key), true) : Failure{done.why()};
-  if (done && !parent) done = Failure{parent.why()};
-  if (done) {
-    if (parent->exists(local_key)) {
-      const std::string old = "old." + random_token();
-      if (parent->rename(local_key, *tmp, old)) (void)tmp->remove_tree(old);
-    }
-    done = tmp->rename(staged.name, *parent, local_key);
-  }
-  (void)tmp->remove_tree(staged.name);
-  return done;
 }
 
 // The base dir as keys use it: absolute, normal, no trailing slash, a
@@ -284,22 +181,28 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   return s;
 }
 
+ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
+    const RemoteCacheSettings& settings) {
+  if (settings.http)
+    return std::unique_ptr<RemoteStore>(std::make_unique<HttpStore>(
+        HttpSettings{*settings.http, settings.authorization, settings.timeouts.connect,
+                     settings.timeouts.operation, settings.max_entry_bytes}));
+  ServerResult<RedisClient> client =
+      RedisClient::connect(settings.address, settings.timeouts, settings.max_entry_bytes);
+  if (!client) return client.faulted();
+  return std::unique_ptr<RemoteStore>(std::make_unique<RedisStore>(std::move(*client)));
+}
+
 RemoteStore* RemoteCache::store() {
-  if (dead_ || !enabled()) return nullptr;
+  if (fault_ || !enabled()) return nullptr;
   if (store_) return store_.get();
-  if (settings_.http) {
-    store_ = std::make_unique<HttpStore>(
-        HttpSettings{*settings_.http, settings_.authorization, settings_.timeouts.connect,
-                     settings_.timeouts.operation, settings_.max_entry_bytes});
-    return store_.get();
-  }
-  Result<RedisClient> c =
-      RedisClient::connect(settings_.address, settings_.timeouts, settings_.max_entry_bytes);
-  if (!c) {
-    fail(c.why());
+  ServerResult<std::unique_ptr<RemoteStore>> connected =
+      connect_ ? connect_(settings_) : connect_remote_store(settings_);
+  if (!connected) {
+    fail(connected.faulted());
     return nullptr;
   }
-  store_ = std::make_unique<RedisStore>(std::move(*c));
+  store_ = std::move(*connected);
   return store_.get();
 }
 
@@ -307,11 +210,6 @@ std::string RemoteCache::lease_note() const {
   if (!enabled() || leases()) return "";
   return "no leases over HTTP (it has no atomic set-if-absent): machines that miss a new key at "
          "the same time each compile it";
-}
-
-// The name of `remote_key`'s entry on this cache's server.
-std::string RemoteCache::stored_key(const std::string& remote_key) const {
-  return settings_.http ? http_entry_key(remote_key) : remote_key;
 }
 
 // How to stop using the remote cache, where its address came from.
@@ -322,22 +220,25 @@ std::string RemoteCache::stop_using() const {
   return "drop --remote-cache";
 }
 
-void RemoteCache::fail(const std::string& why) {
+void RemoteCache::fail(const Faulted& faulted) {
   ++counts_.errors;
-  if (failure_.empty()) failure_ = why;
+  const std::string& why = faulted.why;
+  if (!fault_) {
+    fault_ = faulted.fault;  // one timeout per build at most: nothing more is asked
+    failure_ = why;
+  }
   if (warning_.empty())
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
                "; building without it (check the server, or " + stop_using() + ")";
-  dead_ = true;  // one timeout per build at most
   store_.reset();
 }
 
 std::optional<std::string> RemoteCache::download(const std::string& remote_key) {
   RemoteStore* s = store();
   if (!s) return std::nullopt;
-  Result<std::optional<std::string>> value = s->get(stored_key(remote_key));
+  ServerResult<std::optional<std::string>> value = s->get(remote_key);
   if (!value) {
-    fail(value.why());
+    fail(value.faulted());
     return std::nullopt;
   }
   return *value;
@@ -367,7 +268,7 @@ void RemoteCache::reject(const std::string& remote_key, const std::string& bytes
                (!s             ? ""
                 : s->removes() ? ", dropped"
                                : ", replaced by this build's upload");
-  if (s && s->removes()) (void)s->remove_if(stored_key(remote_key), bytes);
+  if (s && s->removes()) (void)s->remove_if(remote_key, bytes);
   if (s && !s->removes()) replace_key_ = remote_key;
 }
 
@@ -440,7 +341,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // The output (its frame checked above) is decompressed a MiB at a time
   // into the build's output and the local cache's staged entry: the whole
   // never sits in memory (a .gch is 100-150 MB).
-  Result<StagedEntry> staged = stage_entry(*local.root());
+  Result<StagedEntry> staged = local.stage_entry();
   if (!staged || ::ftruncate(dest, 0) != 0 || ::lseek(dest, 0, SEEK_SET) != 0) return miss();
   bool damaged = false;
   // A local cache that compresses keeps the frame as it came; else the
@@ -468,12 +369,12 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (!whole || !written) {
     if (::ftruncate(dest, 0) != 0) {
     }  // the build writes its own output next
-    discard_entry(*local.root(), *staged);
+    local.discard_entry(*staged);
     // Dropped only when the frame was at fault, not a write here.
     if (!whole && damaged) reject(remote_key, *bytes, "is damaged (truncated or altered)");
     return miss();
   }
-  (void)commit_entry(*local.root(), local_key, *staged, local_manifest);
+  (void)local.install_entry(local_key, *staged, local_manifest);
   if (manifest) manifest->assign(*here);
   ++counts_.hits;
   return true;
@@ -513,14 +414,11 @@ std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
 
 void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key) {
-  if (!writable() || !local.root() || dead_) return;
-  Result<TrustedDir> dir = local.root()->sub(entry_dir(local_key) + "/" + local_key, false);
-  if (!dir) return;
-  Result<std::string> manifest = dir->read("manifest", 16u << 20);
-  Result<std::string> output = dir->read("output", settings_.max_entry_bytes);
-  if (!manifest || !output) return;  // too large for the remote, or gone
+  if (!writable() || !local.root() || fault_) return;
+  Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
+  if (!entry) return;  // too large for the remote, or gone
   std::optional<RemoteBlob> blob =
-      uploadable(std::move(*manifest), std::move(*output), settings_.max_entry_bytes);
+      uploadable(std::move(entry->manifest), std::move(entry->output), settings_.max_entry_bytes);
   if (blob && !settings_.base_dir.empty()) {
     std::optional<std::string> shared =
         rebase_manifest(blob->manifest, settings_.base_dir, kBasePlaceholder);
@@ -536,16 +434,16 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
 bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
   RemoteStore* s = store();
   if (!s || s->leases() || remote_key == replace_key_) return false;
-  Result<bool> there = s->exists(stored_key(remote_key));
+  ServerResult<bool> there = s->exists(remote_key);
   if (!there) {
-    fail(there.why());
+    fail(there.faulted());
     return true;
   }
   return *there;
 }
 
 void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
-  if (!writable() || dead_) return;
+  if (!writable() || fault_) return;
   if (blob.bytes.size() > settings_.max_entry_bytes) return;
   const std::string compressed = zstd_compress(blob.bytes);
   if (compressed.empty() && !blob.bytes.empty()) return;
@@ -557,8 +455,8 @@ void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
   if (bytes.size() > settings_.max_entry_bytes) return;
   RemoteStore* s = store();
   if (!s) return;
-  Status set = s->put(stored_key(remote_key), bytes);
-  if (!set) return fail(set.why());  // full (maxmemory without eviction), read-only replica...
+  ServerStatus set = s->put(remote_key, bytes);
+  if (!set) return fail(set.faulted());  // full (maxmemory without eviction), read-only replica...
   counts_.bytes_up += bytes.size();
 }
 
@@ -566,9 +464,9 @@ bool RemoteCache::take_lease(const std::string& remote_key) {
   RemoteStore* s = writable() ? store() : nullptr;
   if (!s || !s->leases()) return true;  // compile: no lease to take
   lease_token_ = random_token();
-  Result<bool> taken = s->take_lease(stored_key(remote_key), lease_token_, settings_.lease);
+  ServerResult<bool> taken = s->take_lease(remote_key, lease_token_, settings_.lease);
   if (!taken) {
-    fail(taken.why());
+    fail(taken.faulted());
     return true;
   }
   if (!*taken) lease_token_.clear();
@@ -577,7 +475,7 @@ bool RemoteCache::take_lease(const std::string& remote_key) {
 
 void RemoteCache::release_lease(const std::string& remote_key) {
   if (lease_token_.empty()) return;
-  if (RemoteStore* s = store()) (void)s->release_lease(stored_key(remote_key), lease_token_);
+  if (RemoteStore* s = store()) (void)s->release_lease(remote_key, lease_token_);
   lease_token_.clear();
 }
 
@@ -595,13 +493,13 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
     pause = std::min(pause * 2, std::chrono::milliseconds(200));
     RemoteStore* s = store();
     if (!s) return false;
-    Result<bool> lease = s->lease_held(stored_key(remote_key));
+    ServerResult<bool> lease = s->lease_held(remote_key);
     if (!lease) {
-      fail(lease.why());
+      fail(lease.faulted());
       return false;
     }
     // RemoteEntry first: the holder uploads, then releases.
-    Result<bool> entry = s->exists(stored_key(remote_key));
+    ServerResult<bool> entry = s->exists(remote_key);
     if (entry && *entry) return fetch(remote_key, local, local_key, env, dest, manifest);
     if (!*lease) return false;  // released or expired without an entry
   }

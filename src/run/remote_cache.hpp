@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,9 +75,20 @@ struct RemoteEntry {
   std::string_view manifest, compressed, digest, signature;
 };
 
+// The server the settings name, connected: HTTP's store (its helper starts
+// at the first exchange), or Redis's on a new connection.
+ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
+    const RemoteCacheSettings& settings);
+
+// How a RemoteCache reaches its server: connect_remote_store, or a test's
+// store (a RedisStore on a socketpair to a fake server that speaks RESP).
+using RemoteStoreConnector =
+    std::function<ServerResult<std::unique_ptr<RemoteStore>>(const RemoteCacheSettings&)>;
+
 class RemoteCache {
  public:
-  explicit RemoteCache(RemoteCacheSettings settings) : settings_(std::move(settings)) {}
+  explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr)
+      : settings_(std::move(settings)), connect_(std::move(connect)) {}
   bool enabled() const { return !settings_.url.empty(); }
   bool writable() const { return enabled() && !settings_.readonly; }
   // Whether builders that miss the same key take turns (the server takes
@@ -128,8 +140,9 @@ class RemoteCache {
 
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
-  // The server failed this build (nothing more is asked of it), and why.
-  bool failed() const { return dead_; }
+  // The server failed this build (nothing more is asked of it): how, as
+  // the store said (never read from the message), and why.
+  std::optional<Fault> fault() const { return fault_; }
   const std::string& failure() const { return failure_; }
   // The last fetch found an entry that failed its hash or signature.
   bool rejected() const { return rejected_; }
@@ -142,9 +155,8 @@ class RemoteCache {
  private:
   // The server's store, connected at the first use; null once it failed.
   RemoteStore* store();
-  std::string stored_key(const std::string& remote_key) const;
   bool stored_meanwhile(const std::string& remote_key);
-  void fail(const std::string& why);
+  void fail(const Faulted& faulted);
   std::string entry_problem(const std::string& remote_key,
                             const std::optional<RemoteEntry>& e) const;
   // One warning; the entry deleted when this client may write.
@@ -152,12 +164,13 @@ class RemoteCache {
   std::optional<std::string> download(const std::string& remote_key);
 
   RemoteCacheSettings settings_;
+  RemoteStoreConnector connect_;
   std::unique_ptr<RemoteStore> store_;
   // The key of an entry this build found damaged but could not remove: its
   // upload replaces it (without asking first whether one is there).
   std::string replace_key_;
-  bool dead_ = false;  // after the first failure nothing more is tried
   bool rejected_ = false;
+  std::optional<Fault> fault_;  // after the first failure nothing more is tried
   std::string failure_;
   std::string warning_;
   std::string miss_reason_;

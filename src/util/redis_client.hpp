@@ -1,8 +1,9 @@
 // A small Redis client for the remote cache: hiredis formats commands and
 // parses replies; the socket is kbuild's own, so each exchange (send and
 // the whole reply) has one deadline and an interrupt ends it. Any failure is
-// a Failure the caller turns into a cache miss (never an error of the
-// build); an interrupt is an Error(interrupted).
+// a Faulted (down, timeout, refused, too large: server_result.hpp) the caller
+// turns into a cache miss (never an error of the build); an interrupt is an
+// Error(interrupted).
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "kbuild/error.hpp"
+#include "util/server_result.hpp"
 #include "util/trusted_dir.hpp"
 
 struct redisReader;
@@ -45,19 +47,26 @@ class RedisClient {
  public:
   // `max_value`: the longest value get() accepts; a longer reply is refused
   // from its header, before anything is allocated for it.
-  static Result<RedisClient> connect(const RedisAddress& address, const RedisTimeouts& timeouts,
-                                     std::size_t max_value = kRedisMaxValue);
+  static ServerResult<RedisClient> connect(const RedisAddress& address,
+                                           const RedisTimeouts& timeouts,
+                                           std::size_t max_value = kRedisMaxValue);
+  // The seam under connect(): a client on a socket already connected (a
+  // test's socketpair to a fake server), after AUTH and SELECT as
+  // `address` asks.
+  static ServerResult<RedisClient> open(UniqueFd connection, const RedisAddress& address,
+                                        const RedisTimeouts& timeouts,
+                                        std::size_t max_value = kRedisMaxValue);
 
   // The value, nothing when the key is absent.
-  Result<std::optional<std::string>> get(const std::string& key);
+  ServerResult<std::optional<std::string>> get(const std::string& key);
   // SET key value [PX ms] [NX]; false when NX and the key existed.
-  Result<bool> set(const std::string& key, const std::string& value,
-                   std::optional<std::chrono::milliseconds> expiry = std::nullopt,
-                   bool only_if_absent = false);
+  ServerResult<bool> set(const std::string& key, const std::string& value,
+                         std::optional<std::chrono::milliseconds> expiry = std::nullopt,
+                         bool only_if_absent = false);
   // Whether `key` exists (EXISTS), without reading its value.
-  Result<bool> exists(const std::string& key);
+  ServerResult<bool> exists(const std::string& key);
   // Deletes `key` only while it still holds `value` (a lease we own).
-  Status delete_if(const std::string& key, const std::string& value);
+  ServerStatus delete_if(const std::string& key, const std::string& value);
 
  private:
   struct ReaderFree {
@@ -66,11 +75,11 @@ class RedisClient {
   using Clock = std::chrono::steady_clock;
   RedisClient(UniqueFd fd, const RedisTimeouts& timeouts, std::size_t max_value);
   // One command's reply (a redisReply*, freed by the caller), by the deadline.
-  Result<void*> exchange(const std::vector<std::string>& words);
-  Status send(const std::vector<std::string>& words, Clock::time_point deadline);
+  ServerResult<void*> exchange(const std::vector<std::string>& words);
+  ServerStatus send(const std::vector<std::string>& words, Clock::time_point deadline);
   // Some bytes (at most `room`) into `to`, by the deadline.
-  Result<std::size_t> receive(char* to, std::size_t room, Clock::time_point deadline);
-  Result<void*> parse_rest(std::string_view got, Clock::time_point deadline);
+  ServerResult<std::size_t> receive(char* to, std::size_t room, Clock::time_point deadline);
+  ServerResult<void*> parse_rest(std::string_view got, Clock::time_point deadline);
 
   UniqueFd fd_;
   std::unique_ptr<redisReader, ReaderFree> reader_;

@@ -77,13 +77,13 @@ struct Redis {
   std::string url(const std::string& db = "") const {
     return "redis://127.0.0.1:" + std::to_string(port) + db;
   }
-  static Result<RedisClient> connect(const std::string& url) {
+  static ServerResult<RedisClient> connect(const std::string& url) {
     Result<RedisAddress> address = parse_redis_url(url);
     REQUIRE(address);
     return RedisClient::connect(*address, RedisTimeouts{});
   }
   RedisClient client(const std::string& db = "") const {
-    Result<RedisClient> c = connect(url(db));
+    ServerResult<RedisClient> c = connect(url(db));
     REQUIRE(c);
     return std::move(*c);
   }
@@ -153,13 +153,13 @@ TEST_CASE("get and set: bytes as they are, absent is nothing, NX and expiry",
           "[unit][redis_client]") {
   Redis redis;
   RedisClient c = redis.client();
-  Result<std::optional<std::string>> absent = c.get("k");
+  ServerResult<std::optional<std::string>> absent = c.get("k");
   REQUIRE(absent);
   CHECK_FALSE(*absent);
   const std::string bytes("a\0b\r\n\xff", 6);
   REQUIRE(c.set("k", bytes));
   CHECK(**c.get("k") == bytes);
-  Result<bool> nx = c.set("k", "other", std::nullopt, true);
+  ServerResult<bool> nx = c.set("k", "other", std::nullopt, true);
   REQUIRE(nx);
   CHECK_FALSE(*nx);
   CHECK(**c.get("k") == bytes);
@@ -202,19 +202,21 @@ TEST_CASE("the database in the address is selected; a unix socket works too",
   RedisClient db3 = redis.client("/3");
   REQUIRE(db3.set("k", "three"));
   CHECK_FALSE(*db0.get("k"));
-  Result<RedisClient> local = Redis::connect("unix://" + redis.dir / "redis.sock" + "?db=3");
+  ServerResult<RedisClient> local = Redis::connect("unix://" + redis.dir / "redis.sock" + "?db=3");
   REQUIRE(local);
   CHECK(**local->get("k") == "three");
-  Result<RedisClient> no_db = Redis::connect(redis.url("/99999"));
+  ServerResult<RedisClient> no_db = Redis::connect(redis.url("/99999"));
   REQUIRE_FALSE(no_db);
   CHECK(no_db.why().rfind("SELECT: ", 0) == 0);
 }
 
 TEST_CASE("no server, a server gone, a server that never answers: failures, in time",
           "[unit][redis_client]") {
-  Result<RedisClient> none = Redis::connect("redis://127.0.0.1:" + std::to_string(free_port()));
+  ServerResult<RedisClient> none =
+      Redis::connect("redis://127.0.0.1:" + std::to_string(free_port()));
   REQUIRE_FALSE(none);
   CHECK(none.why().rfind("cannot connect: ", 0) == 0);
+  CHECK(none.fault() == Fault::down);
 
   {
     auto redis = std::make_unique<Redis>();
@@ -228,10 +230,12 @@ TEST_CASE("no server, a server gone, a server that never answers: failures, in t
   int port = 0;
   int silent = bound_socket(port, true);
   Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port));
-  Result<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 300ms});
+  ServerResult<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 300ms});
   REQUIRE(c);  // the kernel accepts for the listening socket
   const auto start = std::chrono::steady_clock::now();
-  CHECK_FALSE(c->get("k"));
+  ServerResult<std::optional<std::string>> silent_get = c->get("k");
+  CHECK_FALSE(silent_get);
+  CHECK(silent_get.fault() == Fault::timeout);  // typed where the wait ran out
   CHECK(std::chrono::steady_clock::now() - start < 3s);
   ::close(silent);
 }
@@ -325,10 +329,10 @@ class FakeServer {
     thread_.join();
     ::close(listener_);
   }
-  Result<std::optional<std::string>> get(RedisTimeouts timeouts = {500ms, 500ms},
-                                         std::size_t max_value = kRedisMaxValue) {
+  ServerResult<std::optional<std::string>> get(RedisTimeouts timeouts = {500ms, 500ms},
+                                               std::size_t max_value = kRedisMaxValue) {
     Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port_));
-    Result<RedisClient> c = RedisClient::connect(*address, timeouts, max_value);
+    ServerResult<RedisClient> c = RedisClient::connect(*address, timeouts, max_value);
     REQUIRE(c);
     return c->get("k");  // the client hangs up as it goes
   }
@@ -350,7 +354,7 @@ TEST_CASE("a large value is read whole into its string, and the connection stays
     std::string value(size, '\0');
     for (std::size_t i = 0; i < size; ++i) value[i] = static_cast<char>(i * 131 + size);
     REQUIRE(c.set("big", value));
-    Result<std::optional<std::string>> got = c.get("big");
+    ServerResult<std::optional<std::string>> got = c.get("big");
     REQUIRE(got);
     REQUIRE(*got);
     CHECK(**got == value);
@@ -366,7 +370,8 @@ TEST_CASE("a reply that is not a whole bulk string is a failure, never a value",
   CHECK(**FakeServer({"$5\r\nhel", "lo\r\n"}).get() == "hello");
   CHECK(**FakeServer({"$", "5\r\nhello\r\n"}).get() == "hello");  // hiredis reads the rest
   CHECK_FALSE(*FakeServer({"$-1\r\n"}).get());
-  Result<std::optional<std::string>> error = FakeServer({"-WRONGTYPE not a string\r\n"}).get();
+  ServerResult<std::optional<std::string>> error =
+      FakeServer({"-WRONGTYPE not a string\r\n"}).get();
   REQUIRE_FALSE(error);
   CHECK(error.why().find("WRONGTYPE") != std::string::npos);
   CHECK_FALSE(FakeServer({":5\r\n"}).get());
@@ -392,7 +397,7 @@ TEST_CASE("the timeout bounds the whole reply: a server that drips is cut off",
   // read is quick, the reply would take minutes.
   FakeServer server({"$10000000\r\n"}, 10'000'000);
   const auto start = std::chrono::steady_clock::now();
-  Result<std::optional<std::string>> got = server.get({500ms, 400ms});
+  ServerResult<std::optional<std::string>> got = server.get({500ms, 400ms});
   const auto took = std::chrono::steady_clock::now() - start;
   REQUIRE_FALSE(got);
   CHECK(got.why().find("timeout") != std::string::npos);
@@ -403,13 +408,14 @@ TEST_CASE("a value longer than the largest entry is refused from its header, una
           "[unit][redis_client]") {
   const long before = peak_rss_kib();
   const auto start = std::chrono::steady_clock::now();
-  Result<std::optional<std::string>> got =
+  ServerResult<std::optional<std::string>> got =
       FakeServer({"$536870000\r\n"}).get({500ms, 3000ms}, std::size_t(1) << 20);
   REQUIRE_FALSE(got);
   CHECK(got.why().find("more than the 1048576 accepted") != std::string::npos);
   CHECK(std::chrono::steady_clock::now() - start < 1500ms);  // not after the timeout
   // Within the limit, a header alone allocates nothing like its length.
-  Result<std::optional<std::string>> cut = FakeServer({"$536870000\r\nabc"}).get({500ms, 300ms});
+  ServerResult<std::optional<std::string>> cut =
+      FakeServer({"$536870000\r\nabc"}).get({500ms, 300ms});
   REQUIRE_FALSE(cut);
   CHECK(peak_rss_kib() - before < 64 * 1024);
 }
@@ -419,7 +425,7 @@ TEST_CASE("an interrupt ends an exchange at once, also one held pending by a gua
   int port = 0;
   int silent = bound_socket(port, true);  // accepts, never answers
   Result<RedisAddress> address = parse_redis_url("redis://127.0.0.1:" + std::to_string(port));
-  Result<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 10000ms});
+  ServerResult<RedisClient> c = RedisClient::connect(*address, RedisTimeouts{500ms, 10000ms});
   REQUIRE(c);
   InterruptGuard guard;  // as run_build holds them around the cache lookups
   const pthread_t self = ::pthread_self();
