@@ -122,6 +122,11 @@ struct Compilation {
   std::optional<Error> left_alone_database;
   std::optional<Error> failure;
   int exit_code = 0;
+  // Tests: the process runner the steps run through (null: real
+  // processes), and the observer preloaded into observed steps ("": the
+  // installed one).
+  ProcessRunner* processes = nullptr;
+  std::string observer;
 };
 
 // The evidence report (--report) of `record`; asks the compiler its version.

@@ -281,6 +281,8 @@ void drive_build(Session& session, const BuildJob& job, const Environment& env,
   run.device = job.request.query.device_type;
   run.registry = &session.registry;
   BuildContext context(session, run);
+  context.settings.processes = record.processes;
+  context.settings.observer = record.observer;
   listener.warnings(context.warnings);
   listener.notes(context.notes);
   const std::optional<RemoteCache>& remote = context.remote;
