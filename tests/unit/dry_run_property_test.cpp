@@ -155,11 +155,10 @@ std::vector<std::vector<std::string>> dry_run_property_printed(Session& session,
                                                                const DryRunPropertyScratch& scratch,
                                                                ProcessRunner& compiler) {
   DryRunPropertyListener listener;
-  Compilation dry;
-  dry.device = job.request.query.device_type;
-  dry.processes = &compiler;
-  dry.observer = scratch.tmp / "observer.so";
-  drive_build(session, job, scratch.env, listener, dry);
+  Compilation dry = plan_compilation(session, job, listener);
+  dry.runner.processes = &compiler;
+  dry.runner.observer = scratch.tmp / "observer.so";
+  run_compilation(dry, listener, scratch.env);
   std::vector<std::vector<std::string>> printed;
   for (const std::string& line : dry_run_lines(dry, false))
     if (line.rfind("# ", 0) != 0) printed.push_back(*shell_split(line));
@@ -171,11 +170,10 @@ std::vector<std::vector<std::string>> dry_run_property_ran(Session& session, con
                                                            const DryRunPropertyScratch& scratch) {
   DryRunPropertyListener listener;
   DryRunPropertyCompiler compiler;
-  Compilation run;
-  run.device = job.request.query.device_type;
-  run.processes = &compiler;
-  run.observer = scratch.tmp / "observer.so";
-  drive_build(session, job, scratch.env, listener, run);
+  Compilation run = plan_compilation(session, job, listener);
+  run.runner.processes = &compiler;
+  run.runner.observer = scratch.tmp / "observer.so";
+  run_compilation(run, listener, scratch.env);
   return compiler.ran;
 }
 
