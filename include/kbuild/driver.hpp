@@ -16,39 +16,22 @@
 #include "kbuild/build_options.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "kbuild/listener.hpp"
 #include "kbuild/request.hpp"
 
 // The one way into kbuild: a Driver per process (its environment, where the
 // device files are, the site, the registry, the cache settings), with a
-// method per command. A build is a Compilation: planned (what --dry-run and
-// `explain` print) and, unless a dry run, run. The CLI and `kbuild cc` parse,
+// method per command. A build is a Compilation that owns its jobs: planned
+// (plan: what `explain`, --dry-run and --report read), then run (run: a
+// dry run is the same run, printing only). The CLI and `kbuild cc` parse,
 // call a Driver method and print what it returns; so does an embedding
 // program (examples/embed/). clang's Driver::BuildCompilation is the model.
 namespace kbuild {
 
 class Session;       // device files, site, registry, profile
-struct Compilation;  // one build, from its request to its outcome
+struct Compilation;  // one build: its settings, its jobs, its outcome
 struct Explanation;  // `kbuild explain`'s plan with each flag's origin
 struct CompilerCall;
-struct CompilerRun;
-
-// What a build says as it goes, for the caller to show (the library prints
-// nothing). Called in order, before the compiler runs where it can be.
-class BuildListener {
- public:
-  virtual ~BuildListener() = default;
-  virtual void warnings(const std::vector<std::string>& lines) = 0;
-  virtual void notes(const std::vector<std::string>& lines) = 0;
-  // Every note of the plan at once, when the plan is made (the caller may
-  // fold them); the other notes come through notes().
-  virtual void plan_notes(const std::vector<std::string>& lines) = 0;
-  virtual void info(const std::string& line) = 0;
-  // A device one typo from a registered one: said as a warning; the plan's
-  // note about it would only repeat it.
-  virtual void unknown_device(const std::string& /*device*/, const std::string& warning) {
-    warnings({warning});
-  }
-};
 
 // `kbuild options`: a device's 7 lists as this process resolves them.
 struct DeviceOptionsAnswer {
@@ -105,10 +88,15 @@ class Driver {
   std::vector<DeviceListing> devices();
   // `kbuild explain`: the plan and where each flag came from; runs nothing.
   Explanation explain(BuildRequest request, const RunOptions& options);
-  // A build: planned into `compilation` and, unless job.run.dry_run, run
-  // (what it says goes to `listener`). Throws Error; `compilation` holds
-  // what was made before.
-  void build(const BuildJob& job, BuildListener& listener, Compilation& compilation);
+  // A build planned: its run settings resolved, its jobs (the PCH job, the
+  // compile and link steps with their argv, the load check) made. What it
+  // says goes to `listener`. A failure is kept in the Compilation (with what
+  // was planned before it) and thrown by run().
+  Compilation plan(BuildJob job, BuildListener& listener);
+  // Runs a planned build, or with job.run.dry_run prints it only (builds
+  // nothing; the lines are dry_run_lines'). Throws Error; the Compilation
+  // keeps it and what was made before.
+  void run(Compilation& compilation, BuildListener& listener);
   // `kbuild --dry-run`: plans `job` (compiling and writing nothing) and
   // gives the lines it prints: each PCH step, then each step of the plan;
   // with `inductor_line`, Inductor's own line of a one-step plan. Throws
@@ -136,8 +124,10 @@ class Driver {
   // anything runs.
   BatchRun build_many(const BatchRequest& request) const;
   // `kbuild cc`: a compiler command kbuild treats as a build (through the
-  // output cache, the remote one and KBUILD_LAUNCHER), its words unchanged.
-  CompilerRun compile(const CompilerCall& call, BuildListener& listener);
+  // output cache, the remote one and KBUILD_LAUNCHER), its words unchanged:
+  // a one-job Compilation, run; its `failure` says why it failed. Throws
+  // Error (usage) for a bad setting.
+  Compilation compile(const CompilerCall& call, BuildListener& listener);
 
   const Environment& env() const { return env_; }
 

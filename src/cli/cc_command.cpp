@@ -225,13 +225,13 @@ int run_through_kbuild(const CompilerCall& call, const Environment& env, const C
   const auto started = std::chrono::steady_clock::now();
   Driver driver(SessionOptions{}, env);  // a compiler call reads no device file
   ConsoleListener listener(console, false);
-  CompilerRun run = driver.compile(call, listener);
+  Compilation run = driver.compile(call, listener);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (run.failure) {
     log_compile(env, call, run.outcome, seconds,
                 std::string("failed:") + stage_name(run.failure->kind()), console);
-    if (!run.compiler_said_why) throw *run.failure;
+    if (!compiler_said_why(run)) throw *run.failure;
     say_what_ran(console, run.outcome, call.plan.output);
     console.info(run.failure->what());
     return run.exit_code;

@@ -7,8 +7,9 @@
 #include <iostream>
 #include <string_view>
 
+#include "build/session.hpp"
 #include "devices/device_file.hpp"
-#include "diagnose/build_context.hpp"
+#include "diagnose/report.hpp"
 #include "kbuild/error.hpp"
 #include "site/isa.hpp"
 #include "util/file_system.hpp"

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "diagnose/build_context.hpp"
+#include "build/session.hpp"
+#include "diagnose/report.hpp"
 #include "kbuild/error.hpp"
 #include "printing.hpp"
 #include "site/site.hpp"

@@ -10,11 +10,12 @@
 #include "cc_command.hpp"
 #include "command_line.hpp"
 #include "diagnose/doctor.hpp"
-#include "diagnose/isa_answer.hpp"
 #include "diagnose/report.hpp"
 #include "driver/driver.hpp"
 #include "kbuild_config.h"
 #include "printing.hpp"
+#include "run/cache_stats.hpp"
+#include "run/isa_answer.hpp"
 #include "util/environment.hpp"
 #include "util/file_system.hpp"
 #include "util/json.hpp"
@@ -41,47 +42,71 @@ std::string open_session(Driver& driver, const CommonOptions& common, const Cons
   return common.device;
 }
 
+// What the command line asks of a build: its request and settings, or,
+// when they cannot be made, what it asked (for the report) and why not.
+BuildJob build_job(const CommandLine& cl, const Environment& env, std::optional<Error>& refused) {
+  const CommonOptions& common = cl.common;
+  const BuildCli& b = cl.build;
+  try {
+    return BuildJob{make_request(common, b, env), run_options(b),     b.pch,         b.remote_cache,
+                    b.remote_cache_readonly,      b.compile_commands, common.verbose};
+  } catch (const Error& e) {
+    refused = e;
+    BuildJob asked;
+    asked.request.query =
+        DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
+    asked.request.plugins = common.plugins;
+    asked.request.compiler = compiler_of(common, env);
+    return asked;
+  }
+}
+
 int build_command(Driver& driver, const CommandLine& cl, const Console& console,
                   const std::vector<std::string>& kbuild_argv) {
   const CommonOptions& common = cl.common;
   const BuildCli& b = cl.build;
   const Environment& env = driver.env();
-  Compilation record;
-  record.kbuild_argv = kbuild_argv;
-  record.device = common.device;
-  record.plugins = common.plugins;
-  record.backend = common.backend;
-  record.compiler = compiler_of(common, env);
   if (auto wrong = report_target_problem(common, b)) {
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
   }
   ConsoleListener listener(console, common.verbose);
+  std::optional<Error> refused;
+  BuildJob job = build_job(cl, env, refused);
+  std::optional<Compilation> planned;
   try {
-    BuildJob job{make_request(common, b, env), run_options(b),     b.pch,         b.remote_cache,
-                 b.remote_cache_readonly,      b.compile_commands, common.verbose};
-    driver.build(job, listener, record);
+    planned.emplace(refused ? refused_compilation(std::move(job), *refused)
+                            : driver.plan(std::move(job), listener));
+  } catch (const Error& e) {  // the session: a device file, a site setting
+    planned.emplace(refused_compilation(build_job(cl, env, refused), e));
+  }
+  Compilation& compilation = *planned;
+  try {
+    driver.run(compilation, listener);
     if (b.dry_run)
-      cli::print_lines(dry_run_lines(record, b.inductor_line));
+      cli::print_lines(dry_run_lines(compilation, b.inductor_line));
     else
-      say_what_ran(console, record.outcome, record.plan->output);
-    if (record.outcome.load && !record.outcome.load->only_with_library_path.empty())
-      console.notes({only_with_library_path_note(*record.plan, *record.outcome.load)});
-    if (record.left_alone_database) throw *record.left_alone_database;
+      say_what_ran(console, compilation.outcome, compilation.plan->output);
+    if (compilation.outcome.load && !compilation.outcome.load->only_with_library_path.empty())
+      console.notes({only_with_library_path_note(*compilation.plan, *compilation.outcome.load)});
+    if (compilation.left_alone_database) throw *compilation.left_alone_database;
   } catch (const Error& e) {
-    record.failure = e;
+    if (!compilation.failure) {  // printing it, or the database left alone
+      compilation.failure = e;
+      compilation.exit_code = exit_code(e.kind());
+    }
   }
   // A build that failed before its notes were said still says why torch
   // or a root is missing: it may be why it failed.
   if (!listener.plan_notes_said)
-    cli::say_notes(console, common.verbose, record.notes, listener.warned_device());
-  record.exit_code = record.failure ? exit_code(record.failure->kind()) : 0;
+    cli::say_notes(console, common.verbose, compilation.notes, listener.warned_device());
   if (!b.report.empty()) {
-    Status written = write_file_atomically(b.report, dump_json(report_of(record, env), 2) + "\n");
+    Status written = write_file_atomically(
+        b.report, dump_json(report_of(compilation, kbuild_argv, env), 2) + "\n");
     if (!written) console.warnings({"--report: " + written.why()});
   }
-  if (record.failure) console.error(*record.failure);
-  return record.exit_code;
+  if (compilation.failure) console.error(*compilation.failure);
+  return compilation.exit_code;
 }
 
 int explain_command(Driver& driver, const CommandLine& cl, const Console& console) {

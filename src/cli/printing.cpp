@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "build/session.hpp"
 #include "diagnose/report.hpp"
 #include "run/input_manifest.hpp"
 #include "util/json.hpp"

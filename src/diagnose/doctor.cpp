@@ -14,7 +14,6 @@
 #include "site/site.hpp"
 #include "util/environment.hpp"
 #include "util/file_system.hpp"
-#include "util/process.hpp"
 #include "util/text.hpp"
 
 namespace fs = std::filesystem;

@@ -122,22 +122,11 @@ ojson step_json(const Step& step) {
 
 }  // namespace
 
-Explanation explain_build(const Session& session, BuildRequest request, RunOptions options) {
-  request.profile = session.profile.profile;
-  if (request.sources.empty())
-    throw Error(ErrorKind::usage,
-                "explain needs a source: kbuild explain [build options] SOURCE [-o OUTPUT] "
-                "explains the command that would build it");
-  Explanation out{plan_build(request, session.registry, session.context()), {}, {}, {}, ""};
-  options.dry_run = true;  // explain runs nothing
-  RunSettingsRequest run;
-  run.run = options;
-  run.device = request.query.device_type;
-  BuildContext context(session, run);
-  out.steps = plan_steps(out.plan, context.step_input(out.plan, request.sources));
+Explanation explanation_of(const Compilation& compilation) {
+  Explanation out{*compilation.plan, compilation.steps, {}, {}, ""};
   out.flags = command_flags(out.plan);
   out.dropped = dropped_flags(out.plan);
-  out.no_torch_layer = no_torch_layer(out.flags, request, session);
+  out.no_torch_layer = no_torch_layer(out.flags, *compilation.request, *compilation.session);
   return out;
 }
 

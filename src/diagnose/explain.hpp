@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "diagnose/build_context.hpp"
+#include "build/compilation.hpp"
 #include "kbuild/build_options.hpp"
 #include "plan/plan.hpp"
 
@@ -31,10 +31,9 @@ struct Explanation {
   std::string no_torch_layer;
 };
 
-// Plans `request` as a build would (a dry run: nothing is written); a
-// request without sources explains a kernel.cpp. Throws Error as
-// plan_build and BuildContext do.
-Explanation explain_build(const Session& session, BuildRequest request, RunOptions options);
+// What `compilation` (planned, as Driver::explain plans it) says of each
+// flag: where it came from, and what was dropped.
+Explanation explanation_of(const Compilation& compilation);
 
 // The text `kbuild explain` prints: the steps, a blank line, a table of
 // flags (flag, layer, provider, file:line), then why there is no torch

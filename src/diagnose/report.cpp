@@ -3,12 +3,16 @@
 
 #include <sys/utsname.h>
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <regex>
 
+#include "devices/plugin.hpp"
 #include "kbuild_config.h"
+#include "site/site.hpp"
 #include "util/file_system.hpp"
 #include "util/text.hpp"
+#include "util/trusted_dir.hpp"
 
 namespace kbuild {
 
@@ -247,6 +251,94 @@ std::vector<std::string> summarise_notes(const std::vector<std::string>& notes) 
                              : g.head + joined(g.details, " ") + g.tail;
   }
   return out;
+}
+
+}  // namespace kbuild
+
+// The report of a Compilation, and where it may be written.
+namespace kbuild {
+
+namespace fs = std::filesystem;
+
+std::optional<Error> report_path_problem(const std::string& report,
+                                         const std::vector<std::string>& sources,
+                                         const std::string& output) {
+  auto same_file = [&](const std::string& other) {
+    std::error_code ec;
+    if (fs::equivalent(report, other, ec)) return true;
+    return fs::absolute(report, ec).lexically_normal() ==
+           fs::absolute(other, ec).lexically_normal();
+  };
+  for (const std::string& source : sources)
+    if (same_file(source))
+      return Error(ErrorKind::usage,
+                   "--report " + report + " is also a source; choose another file");
+  if (!output.empty() && same_file(output))
+    return Error(ErrorKind::usage,
+                 "--report " + report + " is also the output; choose another file");
+  if (Status replaceable = check_replaceable(report); !replaceable)
+    return Error(ErrorKind::output, "--report " + replaceable.why());
+  return std::nullopt;
+}
+
+namespace {
+
+// The versions a failure report needs: torch's, and each plugin's package,
+// release, backend and toolkit, also when the build failed resolving them.
+void version_matrix(const Session& session, const BuildRequest& asked, ReportInput& in) {
+  const Paths& paths = session.site.paths;
+  if (paths.torch_root)
+    in.torch_version = read_package_version(*paths.torch_root + "/version.py").value_or("");
+  try {
+    ProcessPlugins plugins =
+        activate_plugins(session.registry,
+                         PluginRequest{asked.plugins, asked.query.device_type, asked.query.backend},
+                         session.context());
+    for (const ActivePlugin& p : plugins.active)
+      in.plugins.push_back(plugin_status(p, session.context()));
+  } catch (const Error&) {
+    // The build's own error says why; the report keeps what it has.
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_of(const Compilation& record,
+                                 const std::vector<std::string>& kbuild_argv,
+                                 const Environment& env) {
+  const BuildRequest& asked = record.job.request;
+  ReportInput in;
+  in.kbuild_argv = kbuild_argv;
+  in.cwd = fs::current_path().string();
+  in.request = record.request ? &*record.request : nullptr;
+  in.plan = record.plan ? &*record.plan : nullptr;
+  in.outcome = &record.outcome;
+  in.steps = dry_run_lines(record, false);
+  in.notes = record.notes;
+  in.compiler_path = record.request ? record.request->compiler : asked.compiler;
+  in.compiler_version = compiler_version(in.compiler_path, env).first_line;
+  if (const Session* session = record.session) {
+    in.device_files = session->device_files.files;
+    in.timings = session->timings;
+    if (session->profile.profile) {
+      in.profile = describe(session->profile);
+      in.profile_line = session->profile.profile->name;
+      in.profile_evidence = session->profile.evidence;
+    }
+    if (auto d = session->listing(asked.query.device_type)) {
+      in.provider_kind = d->kind;
+      in.provider_source = d->source;
+    }
+    if (record.request) {
+      in.backend = session->backend_of(record.request->query);
+      in.torch_found = record.request->use_torch && session->site.paths.torch_root.has_value();
+    }
+    version_matrix(*session, asked, in);
+  }
+  in.env = &env;
+  in.error = record.failure ? &*record.failure : nullptr;
+  in.exit_code = record.exit_code;
+  return build_report(in);
 }
 
 }  // namespace kbuild

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "build/compilation.hpp"
 #include "devices/plugin.hpp"
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
 #include "plan/plan.hpp"
-#include "run/build_runner.hpp"
 
 // The evidence report (--report FILE.json): enough to reproduce a build, or
 // its failure, elsewhere. Schema: docs/report.md ("kbuild-report/1").
@@ -59,5 +59,22 @@ namespace kbuild {
 // other notes, and a note with no other of its kind, as they are. Each
 // group stands where its first note stood.
 std::vector<std::string> summarise_notes(const std::vector<std::string>& notes);
+
+}  // namespace kbuild
+
+// The report of one Compilation, and where it may be written.
+namespace kbuild {
+
+// The evidence report (--report) of `compilation`, run as `kbuild_argv`
+// asked; asks the compiler its version.
+nlohmann::ordered_json report_of(const Compilation& compilation,
+                                 const std::vector<std::string>& kbuild_argv,
+                                 const Environment& env);
+
+// Why --report must not be written at `report`: it is a source or the
+// output (it would be overwritten), or not a regular file.
+std::optional<Error> report_path_problem(const std::string& report,
+                                         const std::vector<std::string>& sources,
+                                         const std::string& output);
 
 }  // namespace kbuild

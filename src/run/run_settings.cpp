@@ -39,17 +39,17 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
   return s;
 }
 
-RunSettings resolve_run_settings(const RunSettingsRequest& request, const Environment& env) {
-  const RunOptions& run = request.run;
+RunSettings resolve_run_settings(const BuildJob& job, const Registry* registry,
+                                 const Environment& env) {
+  const RunOptions& run = job.run;
+  const std::string& device = job.request.query.device_type;
   RunSettings settings;
   settings.cache = cache_settings(env, run.use_cache, run.cache_max_size);
   if (run.use_cache)
-    settings.remote =
-        remote_cache_settings(request.remote_cache, request.remote_cache_readonly, env,
-                              device_remote_cache(request.registry, request.device));
-  const std::string device_launcher = request.registry && !request.device.empty()
-                                          ? request.registry->launcher_for(request.device)
-                                          : "";
+    settings.remote = remote_cache_settings(job.remote_cache, job.remote_cache_readonly, env,
+                                            device_remote_cache(registry, device));
+  const std::string device_launcher =
+      registry && !device.empty() ? registry->launcher_for(device) : "";
   settings.launcher = parse_launcher(run.launcher.empty() ? device_launcher : run.launcher);
   settings.launcher.resolve_native = run.resolve_native;
   if (run.timeout_s > 0)
@@ -57,11 +57,11 @@ RunSettings resolve_run_settings(const RunSettingsRequest& request, const Enviro
   return settings;
 }
 
-RunSettingsRequest compiler_mode_request(const Environment& env) {
-  RunSettingsRequest request;
-  request.run.use_cache = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
-  request.run.launcher = env.get_nonempty("KBUILD_LAUNCHER").value_or("");
-  return request;
+BuildJob compiler_mode_job(const Environment& env) {
+  BuildJob job;
+  job.run.use_cache = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
+  job.run.launcher = env.get_nonempty("KBUILD_LAUNCHER").value_or("");
+  return job;
 }
 
 }  // namespace kbuild

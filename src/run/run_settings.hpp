@@ -19,17 +19,6 @@
 // another ignores, a value one refuses and another accepts.
 namespace kbuild {
 
-// What the caller asked of the run besides the environment: the command
-// line's flags (compiler mode has none: compiler_mode_request reads its
-// variables into these), and the device whose file gives the defaults.
-struct RunSettingsRequest {
-  RunOptions run;            // --no-cache, --cache-max-size, --launcher, --timeout
-  std::string remote_cache;  // --remote-cache ("": KBUILD_REMOTE_CACHE, else the device file's)
-  bool remote_cache_readonly = false;  // --remote-cache-readonly
-  std::string device;                  // whose file names a launcher or a remote cache ("": none)
-  const Registry* registry = nullptr;  // where `device` is registered (null: no device file)
-};
-
 struct RunSettings {
   CacheSettings cache;  // root, on or off, size limit, compression
   // url "": none (also with the output cache off, which the remote stands behind).
@@ -38,17 +27,21 @@ struct RunSettings {
   std::optional<std::chrono::milliseconds> timeout;  // each compiler step's limit
 };
 
-// The one resolution of a run's settings. Throws Error(usage) for a size
-// that is not one, a bad remote address, key, timeout or size, or a
+// The one resolution of a run's settings, from what `job` asks of the run
+// (--no-cache, --cache-max-size, --launcher, --timeout, --remote-cache and
+// its read-only), the environment, and the file of the device asked for,
+// registered in `registry` (null: no device file). Throws Error(usage) for
+// a size that is not one, a bad remote address, key, timeout or size, or a
 // launcher with an unbalanced quote: before anything runs, for a dry run
 // as for the build.
-RunSettings resolve_run_settings(const RunSettingsRequest& request, const Environment& env);
+RunSettings resolve_run_settings(const BuildJob& job, const Registry* registry,
+                                 const Environment& env);
 
-// Compiler mode's request (`kbuild cc`, a masquerade link), which has no
-// flags: KBUILD_NO_CACHE=1 turns the cache off, KBUILD_LAUNCHER names the
+// Compiler mode's job (`kbuild cc`, a masquerade link), which has no flags:
+// KBUILD_NO_CACHE=1 turns the cache off, KBUILD_LAUNCHER names the
 // launcher; the rest (the size limit, the remote cache) is read as a build
 // reads it.
-RunSettingsRequest compiler_mode_request(const Environment& env);
+BuildJob compiler_mode_job(const Environment& env);
 
 // The output cache's settings: root from the environment, the size limit
 // from `max_size` (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G.

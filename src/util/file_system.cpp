@@ -257,4 +257,29 @@ std::string fnv1a_name(std::string_view prefix, const std::string& key, std::str
   return std::string(prefix) + hex + std::string(suffix);
 }
 
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::optional<std::string> find_executable(const std::string& program, const Environment& env) {
+  if (program.empty()) return std::nullopt;
+  if (program.find('/') != std::string::npos)
+    return is_executable_file(program) ? std::optional<std::string>(program) : std::nullopt;
+  const std::string path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  // As getline on ':' (no stream: a dry run looks up several programs).
+  for (std::size_t start = 0; start < path.size();) {
+    const std::size_t end = std::min(path.find(':', start), path.size());
+    const std::string dir = path.substr(start, end - start);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (is_executable_file(candidate)) return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace kbuild

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
 
 // What kbuild's caches of file stamps see of the file system, and the clock
@@ -149,5 +150,10 @@ bool is_directory(const std::string& path);
 
 // The lexically normal form of `path`, without a trailing slash.
 std::string normal_path(const std::string& path);
+
+// Finds `program` like execvp: a name containing '/' is used as it is,
+// otherwise each directory of PATH is searched. nullopt when not found or not
+// executable.
+std::optional<std::string> find_executable(const std::string& program, const Environment& env);
 
 }  // namespace kbuild

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
+#include "util/file_system.hpp"  // find_executable
 
 // Interrupts (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while kbuild runs other
 // programs: held pending where a window would leave a temporary behind, and
@@ -124,11 +125,6 @@ struct ProcessResult {
   // "exit code 1", "killed by signal 9 (Killed)", "timed out after 2s".
   std::string describe() const;
 };
-
-// Finds `program` like execvp: a name containing '/' is used as it is,
-// otherwise each directory of PATH is searched. nullopt when not found or not
-// executable.
-std::optional<std::string> find_executable(const std::string& program, const Environment& env);
 
 // Runs argv[0] (already resolved to a path) with argv[1..]. The child runs in
 // its own process group so a time-out or interrupt ends all of it: neither

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "../support/test_support.hpp"
-#include "diagnose/isa_answer.hpp"
+#include "run/isa_answer.hpp"
 #include "kbuild/environment.hpp"
 #include "site/isa.hpp"
 #include "util/process.hpp"

@@ -1,4 +1,4 @@
-#include "diagnose/isa_answer.hpp"
+#include "run/isa_answer.hpp"
 
 #include <filesystem>
 #include <map>

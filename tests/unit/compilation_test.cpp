@@ -65,11 +65,11 @@ struct Scratch {
   RecordingListener listener;
   Compilation record;
   // The kernel exists: a dry run checks its sources as the build does.
-  Scratch() {
-    record.device = "cpu";
-    kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
+  Scratch() { kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n"); }
+  void drive() {
+    record = plan_compilation(session, job, listener);
+    run_compilation(record, listener, env);
   }
-  void drive() { drive_build(session, job, env, listener, record); }
 };
 
 Step command(std::vector<std::string> argv) {
@@ -81,7 +81,7 @@ Step command(std::vector<std::string> argv) {
 
 }  // namespace
 
-TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[build_driver]") {
+TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[compilation]") {
   Scratch d;
   const TempDir& tmp = d.tmp;
   kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
@@ -92,8 +92,10 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
   const Compilation& record = d.record;
 
   REQUIRE(record.plan);
-  REQUIRE_FALSE(record.pch_lines.empty());
-  CHECK(record.pch_lines.front().find("pre.h") != std::string::npos);
+  REQUIRE(record.pch);
+  const std::vector<std::string> pch = pch_lines(*record.pch);
+  REQUIRE_FALSE(pch.empty());
+  CHECK(pch.front().find("pre.h") != std::string::npos);
   // The kernel includes the header the PCH steps build.
   REQUIRE(record.request->include_pch);
   CHECK(record.steps.size() == 1);
@@ -103,13 +105,13 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
   CHECK_FALSE(fs::exists(tmp / "k.so"));
   CHECK_FALSE(fs::exists(tmp / "cache"));  // no cache made, no .gch built
   const std::vector<std::string> lines = dry_run_lines(record, false);
-  CHECK(lines.size() == record.pch_lines.size() + 1);
-  CHECK(lines.front() == record.pch_lines.front());
+  CHECK(lines.size() == pch.size() + 1);
+  CHECK(lines.front() == pch.front());
   // Inductor's own line exists only for a one-step plan.
   CHECK_THROWS_AS(dry_run_lines(record, true), Error);
 }
 
-TEST_CASE("--pch with --include-pch is refused before anything is planned", "[build_driver]") {
+TEST_CASE("--pch with --include-pch is refused before anything is planned", "[compilation]") {
   Scratch d;
   d.job.pch = d.tmp / "pre.h";
   d.job.request.include_pch = d.tmp / "other.h";
@@ -125,7 +127,7 @@ TEST_CASE("--pch with --include-pch is refused before anything is planned", "[bu
 }
 
 TEST_CASE("a dry run refuses what the build refuses, at plan time, before any record",
-          "[build_driver]") {
+          "[compilation]") {
   Scratch d;
   fs::remove(d.tmp / "k.cpp");
   d.job.compile_commands = d.tmp / "cc.json";
@@ -153,7 +155,7 @@ TEST_CASE("a dry run refuses what the build refuses, at plan time, before any re
 }
 
 TEST_CASE("a database that is not kbuild's is left for the caller to raise after the plan",
-          "[build_driver]") {
+          "[compilation]") {
   Scratch d;
   kbuild_test::write_file(d.tmp / "cc.json", "{not json");
   d.job.compile_commands = d.tmp / "cc.json";
@@ -166,7 +168,7 @@ TEST_CASE("a database that is not kbuild's is left for the caller to raise after
 }
 
 TEST_CASE("dry_run_lines: Inductor's line for a one-step plan, every step otherwise",
-          "[build_driver]") {
+          "[compilation]") {
   Compilation record;
   record.plan.emplace();
   record.plan->command.inductor_line = "g++ k.cpp -o k.so";
@@ -185,7 +187,7 @@ TEST_CASE("dry_run_lines: Inductor's line for a one-step plan, every step otherw
 }
 
 TEST_CASE("unknown_device_warning: a typo of a registered device; an error with --strict",
-          "[build_driver]") {
+          "[compilation]") {
   Scratch d;
   const Session& session = d.session;
   CHECK_FALSE(unknown_device_warning(session, "cpu", false));
@@ -196,7 +198,7 @@ TEST_CASE("unknown_device_warning: a typo of a registered device; an error with 
   CHECK_THROWS_AS(unknown_device_warning(session, "cpuu", true), Error);
 }
 
-TEST_CASE("a dry run refuses a remote cache address the build refuses", "[build_driver]") {
+TEST_CASE("a dry run refuses a remote cache address the build refuses", "[compilation]") {
   Scratch d;
   d.job.remote_cache = "bogus://x";
   try {
@@ -209,7 +211,7 @@ TEST_CASE("a dry run refuses a remote cache address the build refuses", "[build_
 }
 
 TEST_CASE("Driver::dry_run plans the device file's launcher, as the command line's dry run does",
-          "[build_driver]") {
+          "[compilation]") {
   TempDir tmp;
   kbuild_test::write_file(tmp / "acc.json", R"({"device": "acc", "launcher": "ccache"})");
   kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
@@ -223,16 +225,14 @@ TEST_CASE("Driver::dry_run plans the device file's launcher, as the command line
   const std::vector<std::string> lines = driver.dry_run(job, listener);
   REQUIRE_FALSE(lines.empty());
   CHECK(lines.front().rfind("ccache g++ ", 0) == 0);
-  // The command line's corridor: the same lines.
-  Session session(options, env);
-  Compilation record;
-  record.device = "acc";
-  drive_build(session, job, env, listener, record);
-  CHECK(dry_run_lines(record, false) == lines);
+  // The command line's way, plan then run printing only: the same lines.
+  Compilation compilation = driver.plan(job, listener);
+  driver.run(compilation, listener);
+  CHECK(dry_run_lines(compilation, false) == lines);
 }
 
 TEST_CASE("build-many runs the kbuild the Driver's options name, not the host program",
-          "[build_driver]") {
+          "[compilation]") {
   TempDir tmp;
   // A stand-in kbuild that says what it was asked.
   kbuild_test::write_file(tmp / "kbuild", "#!/bin/sh\necho \"$@\" >> \"" + tmp / "asked" + "\"\n",

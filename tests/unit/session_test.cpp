@@ -1,16 +1,17 @@
-#include "diagnose/build_context.hpp"
+#include "build/session.hpp"
 
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
+#include "diagnose/report.hpp"
+#include "run/run_settings.hpp"
 #include "site/site.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;
 using Vars = std::map<std::string, std::string>;
 
-TEST_CASE("cache_settings: --cache-max-size, else KBUILD_CACHE_MAX_SIZE, else 4G",
-          "[build_context]") {
+TEST_CASE("cache_settings: --cache-max-size, else KBUILD_CACHE_MAX_SIZE, else 4G", "[session]") {
   Environment env(Vars{{"KBUILD_CACHE_DIR", "/c"}, {"KBUILD_CACHE_MAX_SIZE", "2G"}});
   CHECK(cache_settings(env, true, "").max_bytes == 2ull << 30);
   CHECK(cache_settings(env, true, "500M").max_bytes == 500ull << 20);
@@ -26,8 +27,7 @@ TEST_CASE("cache_settings: --cache-max-size, else KBUILD_CACHE_MAX_SIZE, else 4G
   }
 }
 
-TEST_CASE("report_path_problem: not a source, not the output, only a regular file",
-          "[build_context]") {
+TEST_CASE("report_path_problem: not a source, not the output, only a regular file", "[session]") {
   TempDir dir;
   kbuild_test::write_file(dir / "k.cpp", "int x;\n");
   CHECK_FALSE(report_path_problem(dir / "r.json", {dir / "k.cpp"}, dir / "k.so"));
@@ -42,7 +42,7 @@ TEST_CASE("report_path_problem: not a source, not the output, only a regular fil
   CHECK(directory->kind() == ErrorKind::output);
 }
 
-TEST_CASE("device_description: the built-ins say what they are", "[build_context]") {
+TEST_CASE("device_description: the built-ins say what they are", "[session]") {
   CHECK(device_description({"cpu", "built-in", "built-in", "", {}, {}}).find("CPU") !=
         std::string::npos);
   CHECK(device_description({"tpu", "built-in", "built-in", "", {}, {}}).empty());

@@ -1,0 +1,252 @@
+#include "build/compilation.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include "run/compile_commands.hpp"
+#include "util/environment.hpp"
+#include "util/process.hpp"
+#include "util/text.hpp"
+
+namespace fs = std::filesystem;
+
+namespace kbuild {
+
+namespace {
+
+// The settings of `job`, resolved once, and the caches they name: opened
+// (made, unless a dry run) before anything, the PCH job included, is
+// planned. Says why the cache is off, when it is.
+void open_settings(Compilation& c, const Registry* registry, const Environment& env,
+                   BuildListener& listener) {
+  const RunOptions& options = c.job.run;
+  c.settings = resolve_run_settings(c.job, registry, env);
+  c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, !options.dry_run));
+  if (!c.cache->problem().empty()) {
+    if (c.cache->problem_is_warning())
+      listener.warnings({c.cache->problem()});
+    else
+      listener.notes({c.cache->problem()});
+  }
+  c.runner.cache = c.cache.get();
+  // Made also for a dry run (it connects only when asked): the PCH is
+  // planned as the build with this remote cache plans it.
+  if (!c.settings.remote.url.empty()) {
+    c.remote = std::make_unique<RemoteCache>(c.settings.remote);
+    c.runner.remote = c.remote.get();
+  }
+  c.runner.launcher = c.settings.launcher;
+  c.runner.timeout = c.settings.timeout;
+  if (options.load_check && !options.dry_run) c.runner.load_check.loader = {load_check_helper()};
+  c.runner.load_check.required_symbols = options.required_symbols;
+  c.runner.load_check.strict = options.load_check_strict;
+}
+
+// What planning the steps of `plan` needs.
+StepInput step_input(const Compilation& c, const BuildPlan& plan, const Environment& env) {
+  const RunOptions& options = c.job.run;
+  StepInput in;
+  in.sources = c.request->sources;
+  in.launcher = c.runner.launcher;
+  in.observe = options.use_cache && !cache_root(env).empty();
+  in.load_check = options.load_check;
+  in.required_symbols = options.required_symbols;
+  if (in.launcher.resolve_native && in.launcher.split) {
+    auto compiler = find_executable(plan.command.argv[0], env);
+    if (compiler) in.native_flags = resolve_native_flags(*compiler, env);
+  }
+  return in;
+}
+
+// Where --pch keeps its header and .gch: the cache (also with --no-cache,
+// which turns off only the output cache), or nowhere (this build only):
+// the directory the plan names (a dry run's future cache) and the one open.
+std::pair<std::string, const TrustedDir*> pch_place(Compilation& c, const Environment& env,
+                                                    BuildListener& listener) {
+  const RunOptions& options = c.job.run;
+  const TrustedDir* root = c.cache->root();
+  const std::string cache_dir = cache_root(env);
+  if (!root && !options.use_cache) {
+    Result<TrustedDir> opened = open_cache_root(cache_dir, !options.dry_run);
+    if (opened) {
+      c.pch_root = std::make_unique<TrustedDir>(std::move(*opened));
+      root = c.pch_root.get();
+    } else if (!options.dry_run) {
+      listener.warnings({opened.why() + "; the precompiled header is built for this build only"});
+    }
+  }
+  std::string dir = root ? root->path() : "";
+  // Where the run will keep it: the cache, also when a dry run has not
+  // made that directory yet.
+  std::error_code ec;
+  if (!root && options.dry_run && !fs::exists(cache_dir, ec)) dir = cache_dir;
+  return {dir, root};
+}
+
+// Plans the PCH job (the kernel then includes what it builds).
+void plan_pch_job(Compilation& c, const Session& session, const Environment& env,
+                  BuildListener& listener) {
+  if (c.job.request.include_pch)
+    throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
+  auto [dir, root] = pch_place(c, env, listener);
+  // With a remote cache, a .gch recorded without its shared key is built
+  // again (a dry run opens none: it plans the reuse).
+  const bool shared = c.remote && c.remote->enabled();
+  c.pch = plan_pch(*c.request, c.job.pch, session.registry, session.context(), dir, root,
+                   c.runner.launcher, env, shared);
+  c.request->include_pch = c.pch->include;
+}
+
+// Plans the build's command and its steps.
+void plan_build_steps(Compilation& c, const Session& session, const Environment& env) {
+  c.plan = plan_build(*c.request, session.registry, session.context());
+  c.steps = plan_steps(*c.plan, step_input(c, *c.plan, env));
+}
+
+void plan_into(Compilation& c, Session& session, const Environment& env, BuildListener& listener) {
+  c.request = c.job.request;
+  c.request->profile = session.profile.profile;
+  // Every setting first: the PCH job runs with them too, and a dry run
+  // refuses what the build would.
+  open_settings(c, &session.registry, env, listener);
+  if (!c.job.pch.empty()) plan_pch_job(c, session, env, listener);
+  auto start = std::chrono::steady_clock::now();
+  plan_build_steps(c, session, env);
+  session.timings.push_back({"resolve", seconds_since(start)});
+  c.notes.insert(c.notes.end(), c.plan->notes.begin(), c.plan->notes.end());
+  if (c.runner.launcher.distributes && !c.job.run.resolve_native)
+    c.notes.push_back(c.runner.launcher.name() +
+                      " compiles -march=native only on this machine; add "
+                      "--resolve-native to send the compile steps to other hosts");
+  listener.plan_notes(c.notes);
+}
+
+// Runs the PCH job (a hit, local or remote, compiles nothing); a .gch built
+// in a private directory renames what the kernel includes, so its steps are
+// planned again.
+void run_pch_job(Compilation& c, const Environment& env, BuildListener& listener) {
+  const Session& session = *c.session;
+  const TrustedDir* root = c.cache->root() ? c.cache->root() : c.pch_root.get();
+  c.pch_result =
+      run_pch(*c.pch, root, c.runner, session.registry, session.context(), *c.request, env);
+  const PchResult& pch = c.pch_result;
+  if (pch.kernel_parts) c.runner.remote_parts = *pch.kernel_parts;
+  listener.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include + ".gch" +
+                (pch.remote ? " (a remote cache hit)"
+                 : pch.hit  ? " (a cache hit)"
+                            : ""));
+  c.runner.key_extra.push_back("pch " + pch.identity);
+  if (pch.include != c.request->include_pch) {
+    c.request->include_pch = pch.include;
+    plan_build_steps(c, session, env);
+  }
+}
+
+void say_remote_warning(const Compilation& c, BuildListener& listener) {
+  if (c.remote && !c.remote->warning().empty()) listener.warnings({c.remote->warning()});
+}
+
+void run_jobs(Compilation& c, BuildListener& listener, const Environment& env) {
+  const bool print_only = c.job.run.dry_run;
+  if (c.job.verbose && c.remote && !print_only)
+    listener.info("remote cache: " + redact_address(c.remote->settings().url) + " (from " +
+                  c.remote->settings().from + ")" +
+                  (c.remote->leases() ? "" : "; " + c.remote->lease_note()));
+  if (c.pch && !print_only) run_pch_job(c, env, listener);
+  const std::vector<std::string>& sources = c.request->sources;
+  // Checked here, before anything is recorded, so a dry run refuses what the build would.
+  check_build_files(sources, c.plan->output);
+  if (!c.job.compile_commands.empty())
+    c.left_alone_database = record_compile_commands(c.job.compile_commands, c.steps, sources,
+                                                    compile_commands_lock_wait(env));
+  if (print_only) return;
+  run_build(*c.plan, c.steps, sources, c.runner, env, c.outcome);
+}
+
+}  // namespace
+
+Compilation plan_compilation(Session& session, BuildJob job, BuildListener& listener) {
+  Compilation c;
+  c.session = &session;
+  c.job = std::move(job);
+  c.notes = session.site.notes;
+  try {
+    plan_into(c, session, session.env, listener);
+  } catch (const Error& e) {
+    c.failure = e;
+    c.exit_code = exit_code(e.kind());
+  }
+  return c;
+}
+
+Compilation refused_compilation(BuildJob asked, const Error& why) {
+  Compilation c;
+  c.job = std::move(asked);
+  c.failure = why;
+  c.exit_code = exit_code(why.kind());
+  return c;
+}
+
+Compilation compiler_compilation(const CompilerCall& call, const Environment& env) {
+  Compilation c;
+  // Resolved as a build's are (the size limit, the remote cache with its
+  // signing, read-only, timeout and lease settings), from compiler mode's
+  // variables, so that a fleet's routed compiles are kept and shared alike.
+  c.job = compiler_mode_job(env);
+  c.job.request.sources = call.sources;
+  c.request = c.job.request;
+  c.settings = resolve_run_settings(c.job, nullptr, env);
+  c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache));
+  c.remote = std::make_unique<RemoteCache>(c.settings.remote);
+  c.runner.cache = c.cache.get();
+  c.runner.remote = c.remote.get();
+  c.runner.launcher = c.settings.launcher;
+  c.runner.timeout = c.settings.timeout;
+  c.plan = call.plan;
+  StepInput in;
+  in.sources = call.sources;
+  // A split launcher's link would be assembled anew; the words must stay.
+  in.launcher = c.runner.launcher.split && links(call.plan.kind) ? Launcher{} : c.runner.launcher;
+  in.observe = c.settings.cache.enabled && !c.settings.cache.root.empty();
+  c.steps = plan_steps(call.plan, in);
+  return c;
+}
+
+void run_compilation(Compilation& c, BuildListener& listener, const Environment& env) {
+  if (c.failure) throw *c.failure;
+  try {
+    run_jobs(c, listener, env);
+  } catch (const Error& e) {
+    say_remote_warning(c, listener);
+    c.failure = e;
+    c.exit_code = exit_code(e.kind());
+    throw;
+  }
+  say_remote_warning(c, listener);
+}
+
+std::vector<std::string> dry_run_lines(const Compilation& c, bool inductor_line) {
+  const std::vector<Step>& steps = c.steps;
+  std::vector<std::string> lines = c.pch ? pch_lines(*c.pch) : std::vector<std::string>{};
+  if (inductor_line) {
+    std::size_t commands = 0;
+    for (const Step& s : steps) commands += s.kind == StepKind::command;
+    if (commands != 1 || !lines.empty() || steps.size() != 1)
+      throw Error(ErrorKind::usage, "--inductor-line prints a one-step plan, and this one has " +
+                                        std::to_string(steps.size() + lines.size()) +
+                                        " steps; drop --inductor-line to see them");
+    return {c.plan->command.inductor_line};
+  }
+  for (std::string& line : step_lines(steps)) lines.push_back(std::move(line));
+  return lines;
+}
+
+bool compiler_said_why(const Compilation& c) {
+  if (!c.failure) return false;
+  const ErrorKind kind = c.failure->kind();
+  const std::optional<ProcessResult>& process = c.outcome.process;
+  return (kind == ErrorKind::compile_failed || kind == ErrorKind::link_failed) && process &&
+         process->exited && process->exit_code;
+}
+
+}  // namespace kbuild
