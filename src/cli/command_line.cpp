@@ -30,7 +30,7 @@ const CLI::Validator kDeviceName(
                                                "digits, '_' and '-', starting with a letter)";
     },
     "DEVICE");
-// What `kbuild cache ACTION` does (the bash completion lists the same).
+// What `kbuild cache ACTION` does (the shell completions list the same).
 const std::vector<std::string> kCacheActions = {"stats", "clear", "keygen", "check"};
 // At most a week: a longer --timeout is a mistake (or inf, which would
 // overflow the deadline and end the compiler at once).
@@ -44,19 +44,22 @@ const CLI::Validator kSeconds(
                  : "'" + value + "' is not a number of seconds in (0, 604800]";
     },
     "SECONDS");
-const CLI::Validator kFailOn(
-    [](const std::string& value) {
-      return value == "failures" || value == "regressions"
-                 ? std::string()
-                 : "'" + value + "' is not failures or regressions";
-    },
-    "failures|regressions");
-const CLI::Validator kBaselineMissing(
-    [](const std::string& value) {
-      return value == "error" || value == "empty" ? std::string()
-                                                  : "'" + value + "' is not error or empty";
-    },
-    "error|empty");
+// The values of --fail-on and --baseline-missing (the completions offer the
+// same: value_kind below).
+const std::vector<std::string> kFailOnValues = {"failures", "regressions"};
+const std::vector<std::string> kBaselineMissingValues = {"error", "empty"};
+// A validator taking one of two `values`: "'x' is not A or B".
+CLI::Validator one_of_two(const std::vector<std::string>& values) {
+  return CLI::Validator(
+      [values](const std::string& value) {
+        return std::find(values.begin(), values.end(), value) != values.end()
+                   ? std::string()
+                   : "'" + value + "' is not " + values[0] + " or " + values[1];
+      },
+      values[0] + "|" + values[1]);
+}
+const CLI::Validator kFailOn = one_of_two(kFailOnValues);
+const CLI::Validator kBaselineMissing = one_of_two(kBaselineMissingValues);
 constexpr unsigned long kMaxJobs = 1024;
 const CLI::Validator kJobs(
     [](const std::string& value) {
@@ -432,14 +435,64 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App& app, const s
   return message + " (see kbuild " + (chosen.empty() ? "" : chosen + " ") + "--help)";
 }
 
-// `kbuild --completion-words [SUBCOMMAND]`: the words the bash completion
-// offers, from the same option table that parses, so the two cannot differ.
-int print_completion_words(const std::string& chosen) {
+// What the value of an option (or a positional: "sources", "manifest",
+// "action") is, for the shell completions: "words" and the words to offer,
+// "device" or "backend" (the shell asks `kbuild devices`), "file", "dir", or
+// "text" (anything: nothing to offer).
+std::vector<std::string> value_kind(const std::string& name) {
+  const auto words = [](std::vector<std::string> values) {
+    values.insert(values.begin(), "words");
+    return values;
+  };
+  if (name == "--device" || name == "--plugin") return {"device"};
+  if (name == "--backend") return {"backend"};
+  if (name == "--isa") {
+    std::vector<std::string> isas{"auto"};
+    for (IsaKind kind : {IsaKind::none, IsaKind::avx2, IsaKind::avx512, IsaKind::avx512_vnni,
+                         IsaKind::amx, IsaKind::neon, IsaKind::sve256})
+      isas.emplace_back(isa_name(kind));
+    return words(isas);
+  }
+  if (name == "--baseline-missing") return words(kBaselineMissingValues);
+  if (name == "--fail-on") return words(kFailOnValues);
+  if (name == "--launcher") return words({"ccache", "sccache", "distcc", "icecc"});
+  if (name == "action") return words(kCacheActions);
+  for (const char* file :
+       {"sources", "manifest", "-o", "--output", "--device-file", "--config", "--baseline",
+        "--report", "--compile-commands", "--include-pch", "--pch"})
+    if (name == file) return {"file"};
+  for (const char* dir : {"-I", "-L", "--torch-root", "--torch-npu-root", "--python-include",
+                          "--python-libdir", "--cuda-home"})
+    if (name == dir) return {"dir"};
+  return {"text"};
+}
+
+// `kbuild --completion-words [SUBCOMMAND]`: the words the shell completions
+// (bash, zsh, fish) offer, from the same option table that parses, so they
+// cannot differ. `kbuild --completion-values [SUBCOMMAND]`: a line for each
+// option and positional that takes a value, "NAME KIND [WORDS...]"
+// (value_kind).
+int print_completion_words(const std::string& chosen, bool values) {
   CommandLine unused;
   CLI::App app;
   char program[] = "kbuild";
   char* no_argv[] = {program};
   define(app, chosen, OptionFilter(1, no_argv, true), false, unused);
+  if (values) {
+    for (const CLI::Option* o : chosen_app(app, chosen).get_options()) {
+      if (o->get_expected_max() == 0) continue;  // a flag
+      std::vector<std::string> names;
+      if (o->get_positional()) names.push_back(o->get_name());
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+      for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+      for (const std::string& name : names) {
+        std::cout << name;
+        for (const std::string& word : value_kind(name)) std::cout << " " << word;
+        std::cout << "\n";
+      }
+    }
+    return 0;
+  }
   if (chosen.empty())
     for (const Subcommand& s : kSubcommands) std::cout << s.name << "\n";
   for (const std::string& name : option_names(chosen_app(app, chosen))) std::cout << name << "\n";
@@ -463,11 +516,12 @@ std::optional<int> parse_command_line(int argc, char** argv,
   std::string chosen = argc > 1 ? argv[1] : "";
   bool known = false;
   for (const Subcommand& s : kSubcommands) known = known || chosen == s.name;
-  if (chosen == "--completion-words") {
+  if (chosen == "--completion-words" || chosen == "--completion-values") {
     std::string sub = argc > 2 ? argv[2] : "";
+    const bool values = chosen == "--completion-values";
     for (const Subcommand& s : kSubcommands)
-      if (sub == s.name) return print_completion_words(sub);
-    return print_completion_words("");
+      if (sub == s.name) return print_completion_words(sub, values);
+    return print_completion_words("", values);
   }
   if (!known) chosen.clear();
   bool help = false, version = false, json = false;

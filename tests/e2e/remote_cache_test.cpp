@@ -815,6 +815,40 @@ TEST_CASE("a device file's default address: used, but --remote-cache and the var
   CHECK(redis.entries().size() == 2);
 }
 
+// Issue 46: "drop --remote-cache" was said whatever had named the address.
+TEST_CASE("a dead server's warning says how to stop using it where its address came from",
+          "[e2e][remote]") {
+  Fleet fleet(3);
+  const std::string dead = "redis://127.0.0.1:" + std::to_string(free_port());
+  Machine m(fleet, dead);
+  auto warning_of = [](const RunResult& r) {
+    const std::size_t at = r.err.find("kbuild: warning: remote cache ");
+    return at == std::string::npos ? std::string() : r.err.substr(at, r.err.find('\n', at) - at);
+  };
+  // From the variable.
+  RunResult from_env = m.build(fleet, 0);
+  INFO(from_env.err);
+  CHECK(from_env.exit_code == 0);
+  CHECK(warnings(from_env) == 1);
+  CHECK(warning_of(from_env).ends_with("(check the server, or unset KBUILD_REMOTE_CACHE)"));
+  // From the option (the variable unset).
+  m.env.erase("KBUILD_REMOTE_CACHE");
+  RunResult from_flag = m.build(fleet, 1, {}, {"--remote-cache", dead});
+  INFO(from_flag.err);
+  CHECK(from_flag.exit_code == 0);
+  CHECK(warnings(from_flag) == 1);
+  CHECK(warning_of(from_flag).ends_with("(check the server, or drop --remote-cache)"));
+  // From a device file: it is named.
+  const fs::path file = fleet.shared / "dead.json";
+  write_file(file, R"({"device": "x", "remote_cache": {"address": ")" + dead + R"("}})");
+  RunResult from_file = m.build(fleet, 2, {}, {"--device-file", file.string(), "--device", "x"});
+  INFO(from_file.err);
+  CHECK(from_file.exit_code == 0);
+  CHECK(warnings(from_file) == 1);
+  CHECK(warning_of(from_file).ends_with("(check the server, or remove the remote_cache in " +
+                                        file.string() + ", or give --no-cache)"));
+}
+
 TEST_CASE("kbuild cache check refuses exactly what a routed compile refuses, in its words",
           "[e2e][remote]") {
   TempDir home, dir;
