@@ -303,21 +303,21 @@ void version_matrix(const Session& session, const BuildRequest& asked, ReportInp
 
 }  // namespace
 
-nlohmann::ordered_json report_of(const Compilation& record,
+nlohmann::ordered_json report_of(const Compilation& compilation,
                                  const std::vector<std::string>& kbuild_argv,
                                  const Environment& env) {
-  const BuildRequest& asked = record.job.request;
+  const BuildRequest& asked = compilation.job.request;
   ReportInput in;
   in.kbuild_argv = kbuild_argv;
   in.cwd = fs::current_path().string();
-  in.request = record.request ? &*record.request : nullptr;
-  in.plan = record.plan ? &*record.plan : nullptr;
-  in.outcome = &record.outcome;
-  in.steps = dry_run_lines(record, false);
-  in.notes = record.notes;
-  in.compiler_path = record.request ? record.request->compiler : asked.compiler;
+  in.request = compilation.request ? &*compilation.request : nullptr;
+  in.plan = compilation.plan ? &*compilation.plan : nullptr;
+  in.outcome = &compilation.outcome;
+  in.steps = dry_run_lines(compilation, false);
+  in.notes = compilation.notes;
+  in.compiler_path = compilation.request ? compilation.request->compiler : asked.compiler;
   in.compiler_version = compiler_version(in.compiler_path, env).first_line;
-  if (const Session* session = record.session) {
+  if (const Session* session = compilation.session) {
     in.device_files = session->device_files.files;
     in.timings = session->timings;
     if (session->profile.profile) {
@@ -329,15 +329,15 @@ nlohmann::ordered_json report_of(const Compilation& record,
       in.provider_kind = d->kind;
       in.provider_source = d->source;
     }
-    if (record.request) {
-      in.backend = session->backend_of(record.request->query);
-      in.torch_found = record.request->use_torch && session->site.paths.torch_root.has_value();
+    if (compilation.request) {
+      in.backend = session->backend_of(compilation.request->query);
+      in.torch_found = compilation.request->use_torch && session->site.paths.torch_root.has_value();
     }
     version_matrix(*session, asked, in);
   }
   in.env = &env;
-  in.error = record.failure ? &*record.failure : nullptr;
-  in.exit_code = record.exit_code;
+  in.error = compilation.failure ? &*compilation.failure : nullptr;
+  in.exit_code = compilation.exit_code;
   return build_report(in);
 }
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "../support/test_support.hpp"
-#include "run/isa_answer.hpp"
 #include "kbuild/environment.hpp"
+#include "run/isa_answer.hpp"
 #include "site/isa.hpp"
 #include "util/process.hpp"
 
