@@ -103,6 +103,12 @@ std::string stamp_text(const std::string& path);
 // A manifest's bytes as JSON (nullopt: damaged), and back.
 std::optional<nlohmann::json> parse_manifest(const std::string& bytes);
 std::string to_cbor(const nlohmann::json& j);
+// `manifest` (a CBOR map) with `fields` (an object) added: their CBOR
+// appended and the map's count raised, the rest kept as it is, never
+// parsed into a document (a large kernel's manifest, 1.4 MB, took 30-60 ms
+// to parse, twice per store). nullopt when `manifest` is not one whole map
+// of text keys, or already has one of the fields.
+std::optional<std::string> with_fields(std::string_view manifest, const nlohmann::json& fields);
 
 // Whether `a` is after `b` (file times and the build's start, both from the
 // kernel's coarse clock).

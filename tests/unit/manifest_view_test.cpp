@@ -137,3 +137,41 @@ TEST_CASE("a manifest read without its lists gives the rest, and refuses the sam
   CHECK(read_manifest(tagged, false));
   CHECK_FALSE(read_manifest(tagged.substr(0, tagged.size() - 1), false));
 }
+
+// A store adds what the output is (size, digest) and what the compiler
+// printed to the observed manifest without parsing it into a document.
+TEST_CASE("with_fields appends fields to a manifest's CBOR, and refuses a field it has",
+          "[unit][manifest_view]") {
+  nlohmann::json j = sample_manifest();
+  j.erase("size");
+  j.erase("digest");
+  const std::string bytes = to_cbor(j);
+  std::optional<std::string> added = with_fields(
+      bytes, {{"size", 42u}, {"digest", "beef"}, {"diagnostics", nlohmann::json::binary({1, 2})}});
+  REQUIRE(added);
+  std::optional<ManifestView> m = read_manifest(*added);
+  REQUIRE(m);
+  CHECK(m->size == 42u);
+  CHECK(m->digest == "beef");
+  CHECK(m->diagnostics == std::string_view("\x01\x02", 2));
+  REQUIRE(m->inputs.size() == 2);
+  std::optional<nlohmann::json> doc = parse_manifest(*added);
+  REQUIRE(doc);
+  nlohmann::json expected = j;
+  expected["size"] = 42u;
+  expected["digest"] = "beef";
+  expected["diagnostics"] = nlohmann::json::binary({1, 2});
+  CHECK(*doc == expected);
+  CHECK_FALSE(with_fields(bytes, {{"inputs", nlohmann::json::array()}}));  // has it
+  CHECK_FALSE(with_fields(to_cbor(nlohmann::json::array({1})), {{"size", 1}}));
+  CHECK_FALSE(with_fields(bytes + "x", {{"size", 1}}));
+  CHECK_FALSE(with_fields(bytes.substr(0, bytes.size() - 1), {{"size", 1}}));
+  // A map's count past 23 takes a longer head.
+  nlohmann::json many = {{"inputs", nlohmann::json::array()}};
+  for (int i = 0; i < 22; ++i) many["k" + std::to_string(100 + i)] = i;
+  std::optional<std::string> grown = with_fields(to_cbor(many), {{"x1", 1}, {"x2", 2}});
+  REQUIRE(grown);
+  many["x1"] = 1;
+  many["x2"] = 2;
+  CHECK(parse_manifest(*grown) == many);
+}
