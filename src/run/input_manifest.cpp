@@ -1,6 +1,8 @@
 
 #include "run/input_manifest.hpp"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,8 +11,11 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <filesystem>
 #include <limits>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -19,6 +24,7 @@
 #include "util/json.hpp"
 
 namespace fs = std::filesystem;
+using namespace std::string_view_literals;
 
 namespace kbuild {
 
@@ -66,11 +72,13 @@ bool is_system_file(std::string_view path) {
   return under(path, "/proc") || under(path, "/dev") || under(path, "/sys");
 }
 
-// The directory `path` is in, as recorded ("." for a bare name).
-std::string_view parent_of(std::string_view path) {
-  const std::size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos) return ".";
-  return slash == 0 ? std::string_view("/") : path.substr(0, slash);
+// The directory `path` is in, as recorded ("." for a bare name). A hit
+// asks this of every absent path: memrchr, not a loop a byte at a time.
+[[gnu::always_inline]] inline std::string_view parent_of(std::string_view path) {
+  const void* slash = path.empty() ? nullptr : ::memrchr(path.data(), '/', path.size());
+  if (!slash) return "."sv;
+  const auto at = static_cast<std::size_t>(static_cast<const char*>(slash) - path.data());
+  return at == 0 ? "/"sv : std::string_view(path.data(), at);
 }
 
 // The paths a dangling link at `path` leads through (each further link of
@@ -140,6 +148,13 @@ nlohmann::json absence_dirs(const std::vector<std::string_view>& absent,
   }
   return dirs;
 }
+
+// From this size a file's digest is remembered in the cache (under its
+// identity: path, device, inode, size, mtime, ctime) rather than hashed on
+// every miss: a lookup is a few system calls, hashing 64 KiB about 0.1 ms.
+// The toolchain's libraries (cc1plus's and ld's, 60-220 KiB each) were
+// a megabyte hashed on every miss of a small kernel.
+constexpr std::size_t kRememberDigestFrom = std::size_t{64} * 1024;
 
 bool presentation_only(std::string_view name) {
   return std::any_of(std::begin(kPresentationVariables), std::end(kPresentationVariables),
@@ -213,7 +228,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     if (!S_ISREG(before.st_mode)) return ok();  // a directory opened, a terminal
     if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started))
       return Failure{path + " changed during the build"};
-    std::optional<std::string> digest = file_digest(path, build.cache);
+    std::optional<std::string> digest = file_digest(path, build.cache, kRememberDigestFrom);
     if (!digest) return Failure{path + " cannot be read"};
     inputs.push_back(
         {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), std::move(*digest)});
@@ -291,13 +306,85 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
 
 namespace {
 
-bool input_unchanged(const ManifestInput& input, std::string& path) {
-  path.assign(input.path);
-  FileStamp now = stamp(path);
-  if (now.size == input.size && now.mtime_ns == input.mtime_ns) return true;
+// stat(2) by a file's name in its directory, the directory opened once
+// (O_PATH) for the files in it: the kernel walks a directory's path once,
+// not once per file (a hit stats thousands of headers in a few hundred
+// directories). The same answer as stat(path): the path resolves the same
+// way, its last part followed if a symlink. A manifest's files are sorted,
+// so a directory's files come in a few runs and a few open directories
+// serve them all.
+class DirStat {
+ public:
+  DirStat() = default;
+  DirStat(const DirStat&) = delete;
+  DirStat& operator=(const DirStat&) = delete;
+  ~DirStat() {
+    for (Slot& slot : slots_)
+      if (slot.fd >= 0) ::close(slot.fd);
+  }
+
+  int stat(std::string_view path, struct stat& st) {
+    const char* slash =
+        path.empty() ? nullptr : static_cast<const char*>(::memrchr(path.data(), '/', path.size()));
+    const std::size_t name_at = slash ? static_cast<std::size_t>(slash - path.data()) + 1 : 0;
+    const std::size_t name_size = path.size() - name_at;
+    if (slash && name_size > 0 && name_size <= NAME_MAX) {
+      const int dir = open_dir(name_at == 1 ? "/"sv : path.substr(0, name_at - 1));
+      if (dir >= 0) {
+        char name[NAME_MAX + 1];
+        std::memcpy(name, path.data() + name_at, name_size);
+        name[name_size] = '\0';
+        return ::fstatat(dir, name, &st, 0);
+      }
+    }
+    path_.assign(path);  // a bare name, or a directory that cannot be opened
+    return ::stat(path_.c_str(), &st);
+  }
+
+ private:
+  struct Slot {
+    std::string dir;
+    int fd = -1;
+    unsigned used = 0;
+  };
+  // The directory's descriptor, -1 when it cannot be opened.
+  int open_dir(std::string_view dir) {
+    Slot* oldest = &slots_[0];
+    for (Slot& slot : slots_) {
+      if (slot.used && slot.dir == dir) {
+        slot.used = ++clock_;
+        return slot.fd;
+      }
+      if (slot.used < oldest->used) oldest = &slot;
+    }
+    if (oldest->fd >= 0) ::close(oldest->fd);
+    oldest->dir.assign(dir);
+    oldest->fd = ::open(oldest->dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    oldest->used = ++clock_;
+    return oldest->fd;
+  }
+  std::array<Slot, 8> slots_;
+  unsigned clock_ = 0;
+  std::string path_;
+};
+
+bool input_unchanged(const ManifestInput& input, DirStat& files) {
+  struct stat st {};
+  if (files.stat(input.path, st) == 0 && st.st_size == input.size &&
+      ns(st.st_mtim) == input.mtime_ns)
+    return true;
   // Touched, or gone: only identical content still counts.
-  auto bytes = read_whole_file(path);
+  auto bytes = read_whole_file(std::string(input.path));
   return bytes && digest_hex(*bytes) == input.digest;
+}
+
+// The index of the first of inputs[from, to) that changed, else `to`.
+std::size_t first_changed(const std::vector<ManifestInput>& inputs, std::size_t from,
+                          std::size_t to) {
+  DirStat files;
+  for (std::size_t i = from; i < to; ++i)
+    if (!input_unchanged(inputs[i], files)) return i;
+  return to;
 }
 
 // Whether paths exist, asking about a directory before what is in it: most
@@ -371,43 +458,43 @@ std::optional<StaleInput> listings_stale(const ManifestView& manifest) {
 class AbsenceCheck {
  public:
   explicit AbsenceCheck(const ManifestView& manifest) {
+    known_.reserve(manifest.dirs.size() * 2);
     for (const ManifestDir& dir : manifest.dirs) {
-      if (dir.mtime_ns == kNoDirectory)
-        missing_.insert(dir.path);
-      else
-        stamped_.emplace(dir.path, &dir);
+      const ManifestDir*& recorded = known_[dir.path].dir;
+      if (!recorded || dir.mtime_ns == kNoDirectory) recorded = &dir;  // missing, if said twice
     }
   }
   bool holds(std::string_view absent) {
     const std::string_view dir = parent_of(absent);
     // The list is sorted: a path's directory is mostly the last one's.
     if (dir != last_dir_) {
-      auto known = covered_.find(dir);
-      last_covered_ = known != covered_.end() ? known->second : covered_by(dir);
+      last_covered_ = covered(dir);
       last_dir_ = dir;
     }
     return last_covered_ || !existence_.exists(absent);
   }
 
  private:
-  // Whether `dir`'s nearest existing ancestor, as recorded, is unchanged.
-  bool covered_by(std::string_view dir) {
-    std::string_view d = dir;
-    while (missing_.count(d) && d != "/" && d != ".") d = parent_of(d);
-    auto stamp = stamped_.find(d);
-    bool covered = false;
-    if (stamp != stamped_.end()) {
-      auto done = unchanged_.find(d);
-      covered = done != unchanged_.end()
-                    ? done->second
-                    : unchanged_.emplace(d, dir_unchanged(*stamp->second, path_)).first->second;
-    }
-    covered_.emplace(dir, covered);
-    return covered;
+  struct Known {
+    const ManifestDir* dir = nullptr;  // as recorded, if it is
+    signed char covered = -1;          // not known yet
+  };
+  // Whether nothing can have appeared in `dir`: it is recorded missing and
+  // so is everything up to an ancestor recorded with its stamps, which
+  // still hold; or it is recorded with its stamps, which hold. Each
+  // directory is asked once.
+  bool covered(std::string_view dir) {
+    Known& known = known_[dir];  // elements stay where they are as the map grows
+    if (known.covered >= 0) return known.covered != 0;
+    bool result = false;
+    if (known.dir && known.dir->mtime_ns == kNoDirectory)
+      result = dir != "/"sv && dir != "."sv && covered(parent_of(dir));
+    else if (known.dir)
+      result = dir_unchanged(*known.dir, path_);
+    known.covered = result ? 1 : 0;
+    return result;
   }
-  std::unordered_set<std::string_view> missing_;
-  std::unordered_map<std::string_view, const ManifestDir*> stamped_;
-  std::unordered_map<std::string_view, bool> unchanged_, covered_;
+  std::unordered_map<std::string_view, Known> known_;
   ExistenceCheck existence_;
   std::string path_;
   std::string_view last_dir_;
@@ -459,11 +546,51 @@ std::string describe(const StaleInput& stale) {
   return "its manifest is damaged";
 }
 
+std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>& inputs,
+                                               unsigned sweeps) {
+  const std::size_t n = inputs.size();
+  std::size_t found = n;
+  if (sweeps < 2 || n < 2) {
+    found = first_changed(inputs, 0, n);
+  } else {
+    // The first half on a thread of its own, the second here.
+    const std::size_t half = n / 2;
+    std::size_t first_half = half;
+    std::exception_ptr failed;
+    std::thread sweep;
+    try {
+      sweep = std::thread([&] {
+        try {
+          first_half = first_changed(inputs, 0, half);
+        } catch (...) {
+          failed = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {  // no thread: this one does both halves
+      first_half = first_changed(inputs, 0, half);
+    }
+    std::size_t second_half = n;
+    try {
+      second_half = first_changed(inputs, half, n);
+    } catch (...) {
+      if (sweep.joinable()) sweep.join();
+      throw;
+    }
+    if (sweep.joinable()) sweep.join();
+    if (failed) std::rethrow_exception(failed);
+    found = first_half < half ? first_half : second_half;
+  }
+  return found < n ? std::optional<std::size_t>(found) : std::nullopt;
+}
+
 std::optional<StaleInput> manifest_stale(const ManifestView& manifest, const Environment& env) {
   if (auto stale = variables_stale(manifest, env, true)) return stale;
-  std::string path;
-  for (const ManifestInput& input : manifest.inputs)
-    if (!input_unchanged(input, path)) return StaleInput{StaleKind::file_changed, path};
+  // Two sweeps when there are many files and two CPUs (each sweep is
+  // mostly waiting on the kernel's stat).
+  const unsigned sweeps =
+      manifest.inputs.size() >= kTwoSweepFiles && std::thread::hardware_concurrency() > 1 ? 2 : 1;
+  if (std::optional<std::size_t> changed = first_changed_input(manifest.inputs, sweeps))
+    return StaleInput{StaleKind::file_changed, std::string(manifest.inputs[*changed].path)};
   if (auto stale = absences_stale(manifest)) return stale;
   if (auto stale = listings_stale(manifest)) return stale;
   return libraries_stale(manifest);
@@ -618,14 +745,17 @@ enum Major : std::uint8_t {
 };
 
 // A definite-length CBOR reader over `in`: every read checks what is left,
-// so a truncated or altered manifest fails, never reads past its end.
+// so a truncated or altered manifest fails, never reads past its end. Its
+// steps run for every field of a manifest of thousands of paths: inlined,
+// even in a build for size.
 class Cursor {
  public:
   explicit Cursor(std::string_view in) : in_(in) {}
   bool done() const { return at_ == in_.size(); }
+  std::size_t at() const { return at_; }
 
   // An item's major type and argument (indefinite lengths are refused).
-  bool head(std::uint8_t& major, std::uint64_t& arg) {
+  [[gnu::always_inline]] inline bool head(std::uint8_t& major, std::uint64_t& arg) {
     if (at_ >= in_.size()) return false;
     const auto first = static_cast<std::uint8_t>(in_[at_++]);
     major = first >> 5;
@@ -637,17 +767,24 @@ class Cursor {
     if (info > 27) return false;
     const std::size_t width = std::size_t(1) << (info - 24);
     if (in_.size() - at_ < width) return false;
-    arg = 0;
-    for (std::size_t i = 0; i < width; ++i)
-      arg = (arg << 8) | static_cast<std::uint8_t>(in_[at_ + i]);
+    const auto* p = reinterpret_cast<const unsigned char*>(in_.data() + at_);
+    auto byte = [p](int i) { return static_cast<std::uint64_t>(p[i]); };
+    switch (width) {  // big-endian
+      case 1: arg = byte(0); break;
+      case 2: arg = byte(0) << 8 | byte(1); break;
+      case 4: arg = byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3); break;
+      default:
+        arg = byte(0) << 56 | byte(1) << 48 | byte(2) << 40 | byte(3) << 32 | byte(4) << 24 |
+              byte(5) << 16 | byte(6) << 8 | byte(7);
+    }
     at_ += width;
     return true;
   }
-  bool text(std::string_view& out) {
+  [[gnu::always_inline]] inline bool text(std::string_view& out) {
     std::uint8_t major = 0;
     std::uint64_t n = 0;
     if (!head(major, n) || major != kText || n > in_.size() - at_) return false;
-    out = in_.substr(at_, n);
+    out = std::string_view(in_.data() + at_, n);
     at_ += n;
     return true;
   }
@@ -659,7 +796,7 @@ class Cursor {
     at_ += n;
     return true;
   }
-  bool integer(std::int64_t& out) {
+  [[gnu::always_inline]] inline bool integer(std::int64_t& out) {
     std::uint8_t major = 0;
     std::uint64_t n = 0;
     constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -687,32 +824,44 @@ class Cursor {
   // beyond what is left is damage (and never sizes an allocation).
   bool array(std::uint64_t& n) { return container(kArray, n); }
   bool map(std::uint64_t& n) { return container(kMap, n); }
-  // Any one item (with what it holds), at most kMaxJsonDepth deep.
-  bool skip(std::size_t depth = 0) {
-    std::uint8_t major = 0;
-    std::uint64_t n = 0;
-    if (depth > kMaxJsonDepth || !head(major, n)) return false;
-    switch (major) {
-      case kBytes:
-      case kText:
-        if (n > in_.size() - at_) return false;
-        at_ += n;
-        return true;
-      case kArray:
-      case kMap:
-        if (n > in_.size() - at_) return false;
-        for (std::uint64_t i = 0; i < (major == kMap ? 2 * n : n); ++i)
-          if (!skip(depth + 1)) return false;
-        return true;
-      case 6:  // a tag: the item it tags follows
-        return skip(depth + 1);
-      default:  // numbers and simple values: the head was all of it
-        return true;
+  // Any one item (with what it holds), at most kMaxJsonDepth deep. Not
+  // recursive: a hit skips lists of thousands of paths.
+  bool skip() {
+    std::uint64_t left[kMaxJsonDepth + 1];  // items still to skip at each depth
+    std::size_t depth = 0;
+    left[0] = 1;
+    for (;;) {
+      while (left[depth] == 0) {
+        if (depth == 0) return true;
+        --depth;
+      }
+      --left[depth];
+      std::uint8_t major = 0;
+      std::uint64_t n = 0;
+      if (!head(major, n)) return false;
+      switch (major) {
+        case kBytes:
+        case kText:
+          if (n > in_.size() - at_) return false;
+          at_ += n;
+          break;
+        case kArray:
+        case kMap:
+          if (n > in_.size() - at_ || depth == kMaxJsonDepth) return false;
+          left[++depth] = major == kMap ? 2 * n : n;
+          break;
+        case 6:  // a tag (its number in n): the item it tags follows, one deeper
+          if (depth == kMaxJsonDepth) return false;
+          left[++depth] = 1;
+          break;
+        default:  // numbers and simple values: the head was all of it
+          break;
+      }
     }
   }
 
  private:
-  bool container(std::uint8_t want, std::uint64_t& n) {
+  [[gnu::always_inline]] inline bool container(std::uint8_t want, std::uint64_t& n) {
     std::uint8_t major = 0;
     return head(major, n) && major == want && n <= in_.size() - at_;
   }
@@ -798,7 +947,16 @@ bool read_listed(Cursor& c, std::vector<ManifestListing>& out) {
   return true;
 }
 
-bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inputs) {
+bool is_list(std::string_view name) {
+  return name == "inputs" || name == "absent" || name == "dirs" || name == "variables" ||
+         name == "listed" || name == "libraries";
+}
+
+bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inputs, bool lists) {
+  if (!lists && is_list(name)) {
+    if (name == "inputs") has_inputs = true;
+    return c.skip();
+  }
   if (name == "inputs") return has_inputs = read_inputs(c, m.inputs);
   if (name == "absent") return read_paths(c, m.absent);
   if (name == "dirs") return read_dirs(c, m.dirs);
@@ -834,7 +992,7 @@ bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inp
 
 }  // namespace
 
-std::optional<ManifestView> read_manifest(std::string_view cbor) {
+std::optional<ManifestView> read_manifest(std::string_view cbor, bool lists) {
   Cursor c(cbor);
   std::uint64_t fields = 0;
   if (!c.map(fields)) return std::nullopt;
@@ -842,10 +1000,48 @@ std::optional<ManifestView> read_manifest(std::string_view cbor) {
   bool has_inputs = false;
   for (std::uint64_t i = 0; i < fields; ++i) {
     std::string_view name;
-    if (!c.text(name) || !read_field(c, name, m, has_inputs)) return std::nullopt;
+    if (!c.text(name) || !read_field(c, name, m, has_inputs, lists)) return std::nullopt;
   }
   if (!has_inputs || !c.done()) return std::nullopt;
   return m;
+}
+
+namespace {
+
+// A CBOR head of `major` with argument `n`, in its shortest form.
+std::string cbor_head(std::uint8_t major, std::uint64_t n) {
+  std::string head;
+  const auto first = static_cast<char>(major << 5);
+  if (n < 24) return std::string(1, static_cast<char>(first | static_cast<char>(n)));
+  const int width = n <= 0xff ? 1 : n <= 0xffff ? 2 : n <= 0xffffffffu ? 4 : 8;
+  head.push_back(static_cast<char>(first | static_cast<char>(width == 1   ? 24
+                                                             : width == 2 ? 25
+                                                             : width == 4 ? 26
+                                                                          : 27)));
+  for (int i = width - 1; i >= 0; --i) head.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  return head;
+}
+
+}  // namespace
+
+std::optional<std::string> with_fields(std::string_view manifest, const nlohmann::json& fields) {
+  if (!fields.is_object()) return std::nullopt;
+  Cursor c(manifest);
+  std::uint64_t n = 0;
+  if (!c.map(n)) return std::nullopt;
+  const std::size_t body = c.at();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::string_view name;
+    if (!c.text(name) || fields.contains(std::string(name)) || !c.skip()) return std::nullopt;
+  }
+  if (!c.done()) return std::nullopt;
+  std::string out = cbor_head(kMap, n + fields.size());
+  out.append(manifest.substr(body));
+  for (const auto& [name, value] : fields.items()) {
+    out += to_cbor(nlohmann::json(name));
+    out += to_cbor(value);
+  }
+  return out;
 }
 
 }  // namespace kbuild

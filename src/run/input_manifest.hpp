@@ -77,8 +77,11 @@ struct ManifestView {
 // optionally "absent", "dirs", "variables", "listed", "libraries", "size",
 // "digest", "compression", "diagnostics", "depfile"; other
 // keys skipped); nullopt when it is damaged, has another shape, has no
-// "inputs", or names a compression other than "zstd".
-std::optional<ManifestView> read_manifest(std::string_view cbor);
+// "inputs", or names a compression other than "zstd". Without `lists` the
+// lists (inputs, absent, dirs, variables, listed, libraries) are skipped
+// over and left empty: for what a hit gives back besides the output, once
+// the whole manifest was read to check its inputs.
+std::optional<ManifestView> read_manifest(std::string_view cbor, bool lists = true);
 
 }  // namespace kbuild
 
@@ -100,6 +103,12 @@ std::string stamp_text(const std::string& path);
 // A manifest's bytes as JSON (nullopt: damaged), and back.
 std::optional<nlohmann::json> parse_manifest(const std::string& bytes);
 std::string to_cbor(const nlohmann::json& j);
+// `manifest` (a CBOR map) with `fields` (an object) added: their CBOR
+// appended and the map's count raised, the rest kept as it is, never
+// parsed into a document (a large kernel's manifest, 1.4 MB, took 30-60 ms
+// to parse, twice per store). nullopt when `manifest` is not one whole map
+// of text keys, or already has one of the fields.
+std::optional<std::string> with_fields(std::string_view manifest, const nlohmann::json& fields);
 
 // Whether `a` is after `b` (file times and the build's start, both from the
 // kernel's coarse clock).
@@ -131,6 +140,15 @@ std::string describe(const StaleInput& stale);
 // directory has the same names and no library changed. A damaged manifest
 // counts as changed.
 bool inputs_unchanged(const std::string& manifest, const Environment& env);
+// The index of the first of `inputs` (in their order) that changed: its
+// size or mtime differ and so does its content, or it is gone; nullopt
+// when all hold. Each file is stat'ed by its name in its directory, opened
+// once for the files in it; with `sweeps` 2 a second thread takes the
+// first half of the list.
+std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>& inputs,
+                                               unsigned sweeps);
+// From how many files a hit sweeps them on two threads.
+inline constexpr std::size_t kTwoSweepFiles = 1024;
 // The first input of a manifest already read that no longer holds (in the
 // order above: variables, files, absent paths, listings, libraries);
 // nullopt when all hold (a caller that reads other fields of it reads it once).

@@ -33,6 +33,16 @@ namespace {
 
 constexpr std::size_t kMaxManifest = 16u << 20;
 
+// The manifest with `fields` set: appended to its CBOR (with_fields), or,
+// when it has one of them already, through the document.
+Result<std::string> manifest_with(const std::string& manifest, const nlohmann::json& fields) {
+  if (std::optional<std::string> appended = with_fields(manifest, fields)) return *appended;
+  std::optional<nlohmann::json> parsed = parse_manifest(manifest);
+  if (!parsed || !parsed->is_object()) return Failure{"no manifest of what the build read"};
+  for (const auto& [name, value] : fields.items()) (*parsed)[name] = value;
+  return to_cbor(*parsed);
+}
+
 // Copies `from` to `to` (both open), returning the bytes' size and BLAKE2b digest;
 // `write_failed` (when given) says whether a failure was writing `to`.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to,
@@ -185,8 +195,6 @@ std::optional<CompilerOutput> decode_compiler_output(std::string_view stored) {
 
 Result<std::string> with_replay(const std::string& manifest, const CompilerOutput& printed,
                                 const std::optional<std::string>& depfile) {
-  std::optional<nlohmann::json> parsed = parse_manifest(manifest);
-  if (!parsed || !parsed->is_object()) return Failure{"no manifest of what the build read"};
   if (printed.truncated || printed.size() > kMaxCompilerOutput)
     return Failure{"the compiler printed more than " + human_size(kMaxCompilerOutput) +
                    ", which a hit would not replay whole"};
@@ -194,13 +202,14 @@ Result<std::string> with_replay(const std::string& manifest, const CompilerOutpu
     return Failure{"its dependency file is larger than " + human_size(kMaxDepfile)};
   const std::string stored = encode_compiler_output(printed);
   if (stored.empty() && !printed.empty()) return Failure{"cannot compress what it printed"};
-  (*parsed)["diagnostics"] = nlohmann::json::binary({stored.begin(), stored.end()});
+  nlohmann::json fields = nlohmann::json::object();
+  fields["diagnostics"] = nlohmann::json::binary({stored.begin(), stored.end()});
   if (depfile) {
     const std::string frame = zstd_compress(*depfile);
     if (frame.empty()) return Failure{"cannot compress its dependency file"};
-    (*parsed)["depfile"] = nlohmann::json::binary({frame.begin(), frame.end()});
+    fields["depfile"] = nlohmann::json::binary({frame.begin(), frame.end()});
   }
-  return to_cbor(*parsed);
+  return manifest_with(manifest, fields);
 }
 
 void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd) {
@@ -278,9 +287,6 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
     if (!bytes || digest_hex(*bytes) != key.source_digest[i])
       return Failure{input.sources[i] + " changed during the build"};
   }
-  std::optional<nlohmann::json> parsed = parse_manifest(inputs.manifest);
-  if (!parsed || !parsed->is_object()) return Failure{"no manifest of what the build read"};
-  nlohmann::json manifest = std::move(*parsed);
   if (::lseek(built, 0, SEEK_SET) != 0) return Failure{"cannot read the output"};
 
   Result<TrustedDir> tmp = root_->sub("tmp", true);
@@ -296,11 +302,20 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
                   : compress_ ? compress_hashing(built, out->get())
                               : copy_hashing(built, out->get());
     if (!copied) done = Failure{copied.why()};
+    Result<std::string> manifest = Failure{"no output"};
     if (done) {
-      manifest["size"] = copied->first;
-      manifest["digest"] = copied->second;
-      if (compress_) manifest["compression"] = "zstd";
-      done = stage->write_atomically("manifest", to_cbor(manifest));
+      nlohmann::json fields{{"size", copied->first}, {"digest", copied->second}};
+      if (compress_) fields["compression"] = "zstd";
+      manifest = manifest_with(inputs.manifest, fields);
+      if (!manifest) done = Failure{manifest.why()};
+    }
+    if (done) {
+      // Straight in: the staging directory is this store's alone, and the
+      // entry appears whole when it is renamed into place (a temporary file
+      // and a rename of its own were one more inode and rename per miss).
+      Result<UniqueFd> file = stage->create_file("manifest", 0644);
+      done = file ? write_all(file->get(), *manifest, stage->path() + "/manifest")
+                  : Status(Failure{file.why()});
     }
   }
   Result<TrustedDir> parent =

@@ -312,3 +312,115 @@ TEST_CASE("manifest_stale names the input that no longer holds, and its kind",
   CHECK(describe(*s).find("hunter2") == std::string::npos);
   CHECK(std::string(stale_kind_name(s->kind)) == "variable_differs");
 }
+
+// Issue 43 (cost): a hit stats each file by its name in its directory,
+// opened once for a run of its files; still every file, on every hit.
+TEST_CASE("each file read is checked by name in its directory, one sweep or two",
+          "[unit][input_manifest]") {
+  TempDir tmp;
+  // More directories than are kept open at once, a directory whose files
+  // come before and after a subdirectory's (a/x.h, a/sub/y.h, a/z.h), a
+  // directory reached through a symlink, and a file that is a symlink.
+  Strings read;
+  for (int d = 0; d < 12; ++d)
+    for (int f = 0; f < 3; ++f) {
+      const std::string path = tmp / ("d" + std::to_string(d) + "/f" + std::to_string(f) + ".h");
+      write_file(path, "content " + std::to_string(d * 10 + f));
+      read.push_back(path);
+    }
+  for (const char* path : {"a/x.h", "a/sub/y.h", "a/z.h"}) {
+    write_file(tmp / path, path);
+    read.push_back(tmp / path);
+  }
+  write_file(tmp / "real/f1.h", "real");  // read only through the symlinks
+  write_file(tmp / "target.h", "target");
+  fs::create_directory_symlink(tmp / "real", tmp / "linked");
+  read.push_back(tmp / "linked/f1.h");
+  fs::create_symlink(tmp / "target.h", tmp / "a/alias.h");
+  read.push_back(tmp / "a/alias.h");
+  Result<std::string> manifest = manifest_observing(read);
+  REQUIRE(manifest);
+  std::optional<ManifestView> view = read_manifest(*manifest);
+  REQUIRE(view);
+  REQUIRE(view->inputs.size() == read.size());
+  auto index_of = [&](const std::string& path) {
+    for (std::size_t i = 0; i < view->inputs.size(); ++i)
+      if (view->inputs[i].path == path) return i;
+    FAIL("not in the manifest: " << path);
+    return std::size_t(0);
+  };
+  for (unsigned sweeps : {1u, 2u}) CHECK_FALSE(first_changed_input(view->inputs, sweeps));
+
+  // One file changed in a directory whose other files did not: the same
+  // size, other bytes, a later mtime.
+  auto change = [](const std::string& path, const std::string& bytes) {
+    write_file(path, bytes);
+    fs::last_write_time(path, fs::file_time_type::clock::now() + std::chrono::hours(1));
+  };
+  change(tmp / "a/z.h", "A/Z.H");  // after a/sub/'s file: a/ is opened again
+  for (unsigned sweeps : {1u, 2u}) {
+    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    REQUIRE(changed);
+    CHECK(view->inputs[*changed].path == tmp / "a/z.h");
+  }
+  // Two changed, one in each half: the first in the list is named.
+  change(tmp / "d11/f2.h", "CONTENT 112");
+  change(tmp / "d0/f0.h", "CONTENT 0");
+  for (unsigned sweeps : {1u, 2u}) {
+    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    REQUIRE(changed);
+    CHECK(*changed == index_of(tmp / "a/z.h"));  // "a/" sorts before "d0/"
+  }
+  write_file(tmp / "a/z.h", "a/z.h");  // the same bytes again: holds, by content
+  write_file(tmp / "d0/f0.h", "content 0");
+  write_file(tmp / "d11/f2.h", "content 112");
+  for (unsigned sweeps : {1u, 2u}) CHECK_FALSE(first_changed_input(view->inputs, sweeps));
+  // Through the symlinks: the file they lead to.
+  change(tmp / "real/f1.h", "REAL");
+  change(tmp / "target.h", "TARGET");
+  for (unsigned sweeps : {1u, 2u}) {
+    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    REQUIRE(changed);
+    CHECK(view->inputs[*changed].path == tmp / "a/alias.h");
+  }
+  write_file(tmp / "target.h", "target");
+  for (unsigned sweeps : {1u, 2u}) {
+    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    REQUIRE(changed);
+    CHECK(view->inputs[*changed].path == tmp / "linked/f1.h");
+  }
+  write_file(tmp / "real/f1.h", "real");
+  // Gone, and its whole directory gone.
+  fs::remove(tmp / "d7/f1.h");
+  for (unsigned sweeps : {1u, 2u})
+    CHECK(first_changed_input(view->inputs, sweeps) == index_of(tmp / "d7/f1.h"));
+  fs::remove_all(tmp / "d7");
+  for (unsigned sweeps : {1u, 2u})
+    CHECK(first_changed_input(view->inputs, sweeps) == index_of(tmp / "d7/f0.h"));
+}
+
+TEST_CASE("a manifest of many files is swept on two threads, and names the file changed",
+          "[unit][input_manifest]") {
+  TempDir tmp;
+  Strings read;
+  for (std::size_t i = 0; i < kTwoSweepFiles + 10; ++i) {
+    const std::string path =
+        tmp / ("dir" + std::to_string(i % 37) + "/h" + std::to_string(i) + ".h");
+    write_file(path, "h");
+    read.push_back(path);
+  }
+  Result<std::string> manifest = manifest_observing(read);
+  REQUIRE(manifest);
+  std::optional<ManifestView> view = read_manifest(*manifest);
+  REQUIRE(view);
+  CHECK(manifest_holds(*view, Environment{}));
+  for (const std::string& changed : {read.front(), read[read.size() / 2], read.back()}) {
+    write_file(changed, "other");
+    std::optional<StaleInput> stale = manifest_stale(*view, Environment{});
+    REQUIRE(stale);
+    CHECK(stale->kind == StaleKind::file_changed);
+    CHECK(stale->what == changed);
+    write_file(changed, "h");  // back as it was, by content
+    CHECK(manifest_holds(*view, Environment{}));
+  }
+}

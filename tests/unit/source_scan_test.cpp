@@ -36,3 +36,16 @@ TEST_CASE("libraries and FIFOs the toolchain read are not scanned", "[unit][sour
   REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);  // opened, the scan would block
   CHECK(clock_user({d / "lib.so", d / "lib.a", d / "k.h.gch", d / "fifo"}).empty());
 }
+
+// The scan reads a file once: its first 8 KiB decide text or not, the rest
+// is read on from there.
+TEST_CASE("the clock is found past a header's first 8 KiB, among underscores",
+          "[unit][source_scan]") {
+  TempDir d;
+  const std::string underscores(20000, '_');
+  write_file(d / "long.h", "// " + underscores + "\nint x = 1;\n" + std::string(9000, ' ') +
+                               "const char* t = __TIME__;\n");
+  write_file(d / "plain.h", "// " + underscores + "\nint __y = 1;\n");
+  CHECK(clock_user({d / "plain.h", d / "long.h"}) == d / "long.h");
+  CHECK(clock_user({d / "plain.h"}).empty());
+}
