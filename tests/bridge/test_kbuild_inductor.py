@@ -991,6 +991,39 @@ VecISA._probe_load = _probe_load_or_retry
 """
 
 
+# PR 189900 as Debian's torch 2.14.1 has it (python3-torch 2.14.1+dfsg-1,
+# torch/_inductor/cpu_vec_isa.py, read in the sid chroot of
+# docs/conformance.md): one loader script, whose `import torch` on Linux is
+# indented under the `except OSError:` of the plain load, and a _probe_load
+# that runs it once. IMPORT_LOADS: whether the probe loads after the import.
+CPU_VEC_ISA_RETRY_2_14_1 = CPU_VEC_ISA_2_13 + """
+IMPORT_LOADS = True
+
+VecISA._avx_py_load = '''
+import sys
+if sys.platform != "linux":
+    import torch  # noqa: F401
+from ctypes import cdll
+try:
+    cdll.LoadLibrary("__lib_path__")
+except OSError:
+    if sys.platform != "linux":
+        raise
+    import torch  # noqa: F401
+    cdll.LoadLibrary("__lib_path__")
+'''
+
+def _probe_load_in_one_script(self, output_path):
+    if _plain_load(self, output_path):
+        return True
+    loads.append(("import", type(self).__name__))
+    return IMPORT_LOADS
+
+_plain_load = VecISA._probe_load
+VecISA._probe_load = _probe_load_in_one_script
+"""
+
+
 def cpu_flags():
     """The running CPU's flags (torch.cpu reads the same through cpuinfo)."""
     with open("/proc/cpuinfo") as f:
@@ -1157,10 +1190,12 @@ class IsaHookTest(unittest.TestCase):
     def test_the_new_probe_every_candidate_builds_but_none_loads(self):
         root = make_torch_root(os.path.join(self.home.name, "unloadable", "torch"), "2.14.0",
                                VEC_H_UNLOADABLE)
-        cases = [(CPU_VEC_ISA_2_13, None), (CPU_VEC_ISA_RETRY, False), (CPU_VEC_ISA_RETRY, True)]
+        cases = [(CPU_VEC_ISA_2_13, None), (CPU_VEC_ISA_RETRY, False), (CPU_VEC_ISA_RETRY, True),
+                 (CPU_VEC_ISA_RETRY_2_14_1, False), (CPU_VEC_ISA_RETRY_2_14_1, True)]
         for shape, import_loads in cases:
-            retry = shape is CPU_VEC_ISA_RETRY
-            with self.subTest(retry=retry, import_loads=import_loads):
+            retry = shape is not CPU_VEC_ISA_2_13
+            with self.subTest(retry=retry, import_loads=import_loads,
+                              debian_2_14_1=shape is CPU_VEC_ISA_RETRY_2_14_1):
                 inductor = self.new_probe_standin(shape, root, False, False, import_loads)
                 alone_valid, alone_pick, _ = self.picked(inductor)
                 module = self.new_probe_standin(shape, root, not retry, False, import_loads)
@@ -1183,8 +1218,8 @@ class IsaHookTest(unittest.TestCase):
                 self.assertEqual(bool(valid), import_loads)
 
     def test_the_new_probe_that_loads_is_kbuilds_answer_with_or_without_the_retry(self):
-        for shape in (CPU_VEC_ISA_2_13, CPU_VEC_ISA_RETRY):
-            with self.subTest(retry=shape is CPU_VEC_ISA_RETRY):
+        for shape in (CPU_VEC_ISA_2_13, CPU_VEC_ISA_RETRY, CPU_VEC_ISA_RETRY_2_14_1):
+            with self.subTest(retry=shape is not CPU_VEC_ISA_2_13):
                 module = self.new_probe_standin(shape, self.torch["2.14"], True)
                 kbuild_inductor.register_isa(kbuild=KBUILD, cpu_vec_isa=module)
                 valid, pick, said = self.picked(module)

@@ -1410,3 +1410,94 @@ TEST_CASE("a remote hit replays the compiler's warnings and writes the reader's 
   CHECK(reader.err.find("unused variable") != std::string::npos);
   CHECK(read_file(b / "k.d") == expected);
 }
+
+// Issue 43's property, for remote hits: machine A builds and uploads; for
+// each file the compiler read in the shared tree and each path it looked for
+// there and did not find, a change (an edit, a file created where one was
+// absent, a removal) makes machine B miss, never take A's entry; put back,
+// B hits A's entry again. Each B is a fresh machine (its own cache), read-only
+// to the remote, so A's entry is the only one there is.
+TEST_CASE("after any change to a file A's compiler read or looked for, B misses the remote entry",
+          "[e2e][remote][observed]") {
+  Redis redis;
+  Fleet fleet;
+  const fs::path tree = fs::canonical(fleet.shared.path());
+  write_file(tree / "inc1/.keep", "");
+  write_file(tree / "inc2/p.h", "#include \"q.h\"\n#define VALUE (Q + 1)\n");
+  write_file(tree / "inc2/q.h", "#define Q 1\n");
+  write_file(tree / "inc3/p.h", "#define VALUE 30\n");  // shadowed by inc2/p.h
+  write_file(tree / "k0.cpp", "#include \"p.h\"\nextern \"C\" int f() { return VALUE; }\n");
+  const std::vector<std::string> flags{
+      "-I", tree / "inc1", "-I", tree / "inc2", "-I", tree / "inc3", "--remote-cache-readonly"};
+  Machine a(fleet, redis.url);
+  RunResult stored = a.build(fleet, 0, {}, {flags.begin(), flags.end() - 1});
+  INFO(stored.err);
+  REQUIRE(stored.exit_code == 0);
+  REQUIRE(redis.entries().size() == 1);
+  // A's manifest, as its local cache holds it (the remote entry carries the same).
+  nlohmann::json manifest;
+  for (const auto& e : fs::recursive_directory_iterator(a.home.path()))
+    if (e.path().filename() == "manifest" &&
+        e.path().string().find("/objects/") != std::string::npos)
+      manifest = nlohmann::json::from_cbor(read_file(e.path()));
+  REQUIRE(manifest.contains("inputs"));
+  REQUIRE(manifest.contains("absent"));
+  auto ours = [&tree](const std::string& path) {
+    return path.rfind(tree.string() + "/", 0) == 0 ? path.substr(tree.string().size() + 1)
+                                                   : std::string();
+  };
+  // A fresh machine B: whether it took A's entry; a miss compiles (counted)
+  // and its library says `value`.
+  auto b_builds = [&](bool hit, int value) {
+    Machine b(fleet, redis.url);
+    const int before = fleet.runs();
+    RunResult r = b.build(fleet, 0, {}, flags);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(remote_hit(r) == hit);
+    CHECK(fleet.runs() == before + (hit ? 0 : 1));
+    CHECK(call_f(b.cwd / "k0.so") == value);
+  };
+  b_builds(true, 2);
+  int edited = 0, created = 0;
+  for (const auto& input : manifest["inputs"]) {
+    const std::string rel = ours(input[0].get<std::string>());
+    if (rel.empty() || rel == "k0.cpp") continue;  // the source is in the key
+    INFO("edited " << rel);
+    const std::string before = read_file(tree / rel);
+    write_file(tree / rel, before + "\n");  // another size, the same value
+    b_builds(false, 2);
+    write_file(tree / rel, before);
+    b_builds(true, 2);
+    ++edited;
+  }
+  for (const auto& absent : manifest["absent"]) {
+    const std::string rel = ours(absent.get<std::string>());
+    if (rel.empty() || !fs::is_directory(tree / fs::path(rel).parent_path())) continue;
+    INFO("created " << rel);
+    // A header where one was looked for takes the place of p.h or q.h; a
+    // .gch that is no PCH is passed over by g++, but was looked for.
+    write_file(tree / rel, "#define Q 8\n#define VALUE 9\n");
+    Machine b(fleet, redis.url);
+    RunResult r = b.build(fleet, 0, {}, flags);
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_FALSE(remote_hit(r));
+    fs::remove(tree / rel);
+    b_builds(true, 2);
+    ++created;
+  }
+  CHECK(edited == 2);   // p.h and q.h
+  CHECK(created >= 2);  // p.h beside k0.cpp and in inc1 (and the .gch g++ looks for)
+  // Removed: inc2/p.h gone, g++ takes inc3/p.h; q.h gone, the build fails.
+  const std::string p = read_file(tree / "inc2/p.h");
+  fs::remove(tree / "inc2/p.h");
+  b_builds(false, 30);
+  write_file(tree / "inc2/p.h", p);
+  b_builds(true, 2);
+  fs::remove(tree / "inc2/q.h");
+  Machine b(fleet, redis.url);
+  RunResult gone = b.build(fleet, 0, {}, flags);
+  CHECK(gone.exit_code != 0);
+  CHECK_FALSE(remote_hit(gone));
+}

@@ -182,6 +182,46 @@ TEST_CASE("2.13 follows TORCHINDUCTOR_CPP_MARCH: unset the machine's default, em
   CHECK(native);
 }
 
+namespace {
+// Whether the shipped profile `line` defines TORCH_INDUCTOR_PRECOMPILE_HEADERS with `env`.
+bool profile_test_precompile_macro(const std::string& line, const Environment& env) {
+  const Profile p = load_profile(profiles(), line);
+  ProfileFacts f;
+  f.env = &env;
+  for (const ProfileEntry* e : profile_entries(p, "torch.definitions", f))
+    if (profile_value(*e, f) == "TORCH_INDUCTOR_PRECOMPILE_HEADERS") return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("2.12 to 2.14 follow TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS: the macro only at \"1\"",
+          "[unit][profile]") {
+  // Inductor: config.cpp_cache_precompile_headers =
+  // os.environ.get("TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS", "1") == "1" (outside fbcode),
+  // and _get_torch_cpp_wrapper_definition adds the macro while it holds (2.14.1:
+  // config.py:212-217, cpp_builder.py:1272-1276; measured in the sid chroot: "0" drops it).
+  for (const char* line : {"2.12", "2.13", "2.14"}) {
+    INFO(line);
+    Environment unset;
+    CHECK(profile_test_precompile_macro(line, unset));
+    CHECK(unset.consulted().count("TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS"));
+    for (const char* value : {"1"}) {
+      Environment on(std::map<std::string, std::string>{
+          {"TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS", value}});
+      CHECK(profile_test_precompile_macro(line, on));
+    }
+    for (const char* value : {"0", "", "true", "yes"}) {
+      INFO("TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS=" << value);
+      Environment off(std::map<std::string, std::string>{
+          {"TORCHINDUCTOR_CPP_CACHE_PRECOMPILE_HEADERS", value}});
+      CHECK_FALSE(profile_test_precompile_macro(line, off));
+    }
+  }
+  // 2.11 has no such macro.
+  Environment unset;
+  CHECK_FALSE(profile_test_precompile_macro("2.11", unset));
+}
+
 TEST_CASE("conditions env:NAME and env:NAME=VALUE; a bad variable name is refused",
           "[unit][profile]") {
   Profile p;

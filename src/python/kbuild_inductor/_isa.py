@@ -33,9 +33,9 @@ is Inductor's own check, with the one warning; a check kbuild passed is
 kbuild's answer (Inductor's first load passes too).
 """
 
+import ast
 import json
 import os
-import re
 import sys
 import sysconfig
 import threading
@@ -70,20 +70,41 @@ def probe_name(vec_isa, code):
 IMPORT, PLAIN, RETRY = "import", "plain", "retry"
 
 
+def _imports_torch(statements):
+    return any(isinstance(s, ast.Import) and any(a.name.split(".")[0] == "torch" for a in s.names)
+               or isinstance(s, ast.ImportFrom) and (s.module or "").split(".")[0] == "torch"
+               for s in statements)
+
+
+def _retries_with_torch(script):
+    """Whether a loader script imports torch on Linux: at its top level (a
+    script of its own for the retry), or in an `except` of a load that
+    failed (Debian's 2.14.1: one script, the import indented under `except
+    OSError:`). 2.13's import under `if sys.platform != "linux":` is neither."""
+    try:
+        tree = ast.parse(script)
+    except SyntaxError:
+        return False
+    if _imports_torch(tree.body):
+        return True
+    return any(isinstance(node, ast.ExceptHandler) and _imports_torch(ast.walk(node))
+               for node in ast.walk(tree))
+
+
 def probe_loader(cpu_vec_isa):
     """How this Inductor loads a probe that built: IMPORT (a child imports
     torch, then loads it: up to 2.12), PLAIN (a child without the import,
     torch's lib/ first on LD_LIBRARY_PATH: 2.13), RETRY (PLAIN, then again
     after `import torch` when that fails: PR 189900). Told by VecISA's
-    `_probe_load` (2.13 and later) and its loader scripts: one that imports
-    torch on Linux beside `_probe_load` is the retry's."""
+    `_probe_load` (2.13 and later) and its loader scripts: one beside
+    `_probe_load` that imports torch on Linux (_retries_with_torch) is the
+    retry's."""
     vec = cpu_vec_isa.VecISA
     if not hasattr(vec, "_probe_load"):
         return IMPORT
     scripts = [value for name in dir(vec) if isinstance(value := getattr(vec, name, None), str)
                and "LoadLibrary" in value]
-    importing = any(re.search(r"^(import torch|from torch\b)", script, re.M) for script in scripts)
-    return RETRY if importing else PLAIN
+    return RETRY if any(_retries_with_torch(script) for script in scripts) else PLAIN
 
 
 def _words(text):
