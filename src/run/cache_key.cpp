@@ -342,9 +342,7 @@ std::string clock_user(const std::vector<std::string>& files) {
     // A NUL in its first 8 KiB: a program, a library, an archive or a
     // precompiled header (whose tables name __DATE__), never source.
     bytes.clear();
-    if (!read_rest(fd.get(), bytes, 8192) ||
-        std::memchr(bytes.data(), '\0', bytes.size()) != nullptr)
-      continue;
+    if (!read_rest(fd.get(), bytes, 8192) || bytes.find('\0') != std::string::npos) continue;
     if (!read_rest(fd.get(), bytes, std::string::npos)) continue;  // the manifest fails on it
     if (!has("__DATE__") && !has("__TIME")) continue;              // most headers: no second pass
     const Code code = code_of(bytes);
