@@ -177,12 +177,11 @@ class SharedAnswers {
 
   // Stores the answers when they add to what was fetched; returns whether.
   bool store(const IsaListResult& result) {
-    if (!remote_.writable() || !key_ || !result.certain) return false;
+    if (!enabled() || !key_ || !result.certain) return false;
     std::size_t known = 0;
     for (const IsaCheck& c : result.checks) known += fetched_.count(isa_check_name(c.isa, c.probe));
     if (known == result.checks.size()) return false;
-    remote_.put(*key_, RemoteBlob{kSharedFormat, encode_answers(result.checks)});
-    return remote_.warning().empty();
+    return remote_.put(*key_, RemoteBlob{kSharedFormat, encode_answers(result.checks)});
   }
 
   std::string url() const { return remote_.settings().url; }

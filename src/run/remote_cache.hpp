@@ -23,6 +23,7 @@
 #include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
 #include "run/output_cache.hpp"
+#include "run/remote_entry.hpp"
 #include "run/remote_store.hpp"
 #include "util/redis_client.hpp"
 #include "util/remote_address.hpp"
@@ -69,16 +70,16 @@ struct RemoteBlob {
   std::string manifest, bytes;
 };
 
-// The parts of a downloaded entry, views into its bytes (not copied); the
-// output as its zstd frame.
-struct RemoteEntry {
-  std::string_view manifest, compressed, digest, signature;
-};
-
 // The server the settings name, connected: HTTP's store (its helper starts
 // at the first exchange), or Redis's on a new connection.
 ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
     const RemoteCacheSettings& settings);
+
+// `backend` in the layers the settings ask for, the same for every backend
+// (a test's too): signed_store with a signing or verify key, then
+// readonly_store when read-only (outermost: nothing is signed for nothing).
+std::unique_ptr<RemoteStore> remote_store_layers(const RemoteCacheSettings& settings,
+                                                 std::unique_ptr<RemoteStore> backend);
 
 // How a RemoteCache reaches its server: connect_remote_store, or a test's
 // store (a RedisStore on a socketpair to a fake server that speaks RESP).
@@ -90,7 +91,6 @@ class RemoteCache {
   explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr)
       : settings_(std::move(settings)), connect_(std::move(connect)) {}
   bool enabled() const { return !settings_.url.empty(); }
-  bool writable() const { return enabled() && !settings_.readonly; }
   // Whether builders that miss the same key take turns (the server takes
   // leases), and, when they do not, why and what it costs (for -v and the
   // report); "" with leases.
@@ -113,8 +113,8 @@ class RemoteCache {
   // The caller checks the manifest's inputs.
   std::optional<RemoteBlob> get(const std::string& remote_key);
   // Stores `blob` (hashed, signed with a signing key) under `remote_key`;
-  // nothing when read-only or too large.
-  void put(const std::string& remote_key, const RemoteBlob& blob);
+  // false when nothing was stored (read-only, too large, the server failed).
+  bool put(const std::string& remote_key, const RemoteBlob& blob);
 
   // Takes the compile lease for `remote_key`: true when this builder should
   // compile (it holds the lease, or leases cannot be had); false when
@@ -159,9 +159,9 @@ class RemoteCache {
   void fail(const Faulted& faulted);
   std::string entry_problem(const std::string& remote_key,
                             const std::optional<RemoteEntry>& e) const;
-  // One warning; the entry deleted when this client may write.
+  // One warning; the entry deleted when the store writes.
   void reject(const std::string& remote_key, const std::string& bytes, const std::string& problem);
-  std::optional<std::string> download(const std::string& remote_key);
+  std::optional<FetchedEntry> download(const std::string& remote_key);
 
   RemoteCacheSettings settings_;
   RemoteStoreConnector connect_;

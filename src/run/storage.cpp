@@ -83,14 +83,6 @@ CounterIncrements RemoteStorage::take_counters() {
   return remote_.take_counters();
 }
 
-Lookup ReadOnlyStorage::lease(const EntryKey&, int) {
-  return Lookup::missed(Miss::missing, "");  // compile without taking a lease (get's why stands)
-}
-
-Status ReadOnlyStorage::put(const EntryKey&, const BuiltOutput&) {
-  return ok();
-}
-
 Lookup MultilevelStorage::get(const EntryKey& key, int dest) {
   Lookup near = near_.get(key, dest);
   if (near.hit) return near;
@@ -118,10 +110,6 @@ StorageStack::StorageStack(OutputCache* cache, RemoteCache* remote) {
   if (!remote || !remote->enabled()) return;
   layers_.push_back(std::make_unique<RemoteStorage>(*remote, *cache));
   Storage* far = layers_.back().get();
-  if (!remote->writable()) {
-    layers_.push_back(std::make_unique<ReadOnlyStorage>(*far));
-    far = layers_.back().get();
-  }
   layers_.push_back(std::make_unique<MultilevelStorage>(*top_, *far));
   top_ = layers_.back().get();
 }

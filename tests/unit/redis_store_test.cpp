@@ -48,12 +48,7 @@ RemoteCacheSettings settings(const std::string& signing_hex = "",
 
 // A RemoteCache whose connections go to `server`.
 RemoteStoreConnector connector(FakeRedis& server) {
-  return [&server](const RemoteCacheSettings& s) -> ServerResult<std::unique_ptr<RemoteStore>> {
-    ServerResult<RedisClient> client =
-        RedisClient::open(server.connect(), s.address, s.timeouts, s.max_entry_bytes);
-    if (!client) return client.faulted();
-    return std::unique_ptr<RemoteStore>(std::make_unique<RedisStore>(std::move(*client)));
-  };
+  return server.connector();
 }
 
 // A store that fails every exchange as scripted (the kind and the message
@@ -61,7 +56,7 @@ RemoteStoreConnector connector(FakeRedis& server) {
 class ScriptedStore : public RemoteStore {
  public:
   explicit ScriptedStore(Faulted faulted) : faulted_(std::move(faulted)) {}
-  ServerResult<std::optional<std::string>> get(const std::string&) override { return faulted_; }
+  ServerResult<std::optional<FetchedEntry>> get(const std::string&) override { return faulted_; }
   ServerStatus put(const std::string&, const std::string&) override { return faulted_; }
   ServerResult<bool> exists(const std::string&) override { return faulted_; }
   bool removes() const override { return true; }
