@@ -451,12 +451,48 @@ void RemoteCache::release_lease(const std::string& remote_key) {
   lease_token_.clear();
 }
 
+namespace {
+
+// A duration as a person reads it: whole seconds, rounded up (ms below 1 s).
+std::string seconds_text(std::chrono::milliseconds ms) {
+  if (ms < std::chrono::seconds(1)) return std::to_string(ms.count()) + " ms";
+  return std::to_string((ms.count() + 999) / 1000) + " s";
+}
+
+}  // namespace
+
+void RemoteCache::say_wait(const std::string& remote_key,
+                           std::chrono::steady_clock::duration waited, bool long_wait) const {
+  if (!on_wait_) return;
+  const std::string key = "remote key " + remote_key.substr(0, 12);
+  const std::string most = seconds_text(settings_.lease);
+  if (!long_wait) {
+    on_wait_({"waiting for another builder's compile (" + key + ", up to " + most + ")", false});
+    return;
+  }
+  const auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(waited);
+  on_wait_({"still waiting for another builder's compile (" + key + "): " + seconds_text(so_far) +
+                " so far, at most " + most +
+                ", then this build compiles it itself; Ctrl-C stops it",
+            true});
+}
+
 bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
                                  const std::string& local_key, const Environment& env, int dest,
                                  std::string* manifest) {
-  const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + settings_.lease;
+  // Said when the wait begins, not when it ends: a user sees why nothing
+  // happens (and a second line, without -v, when it goes on).
+  say_wait(remote_key, {}, false);
+  bool said_long = false;
   auto pause = std::chrono::milliseconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (const auto waited = std::chrono::steady_clock::now() - start;
+        !said_long && waited >= settings_.long_wait) {
+      said_long = true;
+      say_wait(remote_key, waited, true);
+    }
     if (int sig = sleep_unless_interrupted(pause))
       throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
                                               " while waiting for another builder's compile (it "

@@ -43,6 +43,7 @@ struct RemoteCacheSettings {
   RedisTimeouts timeouts;
   std::uint64_t max_entry_bytes = 256ull << 20;  // a .gch can be 100 MiB
   std::chrono::milliseconds lease{60000};        // longest a compile holds its key
+  std::chrono::milliseconds long_wait{2000};     // a wait for a lease this long is said always
   // KBUILD_REMOTE_CACHE_BASE_DIR (opt-in, ccache's base_dir): paths under it
   // are keyed and recorded as "<base>/...", so machines whose build trees
   // lie at different paths share entries; a hit then holds the writer's
@@ -86,6 +87,15 @@ std::unique_ptr<RemoteStore> remote_store_layers(const RemoteCacheSettings& sett
 using RemoteStoreConnector =
     std::function<ServerResult<std::unique_ptr<RemoteStore>>(const RemoteCacheSettings&)>;
 
+// What a wait for another builder's compile says as it goes, for the build
+// to pass to its listener (the library prints nothing): once when it
+// starts (`long_wait` false: -v), and once more when it has lasted the
+// settings' long_wait (`long_wait`: worth saying without -v).
+struct WaitNotice {
+  std::string line;
+  bool long_wait = false;
+};
+
 class RemoteCache {
  public:
   explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr)
@@ -128,6 +138,9 @@ class RemoteCache {
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
                       const std::string& local_key, const Environment& env, int dest,
                       std::string* manifest = nullptr);
+
+  // Who hears of a wait for another builder's compile (null: nobody).
+  void on_wait(std::function<void(const WaitNotice&)> notice) { on_wait_ = std::move(notice); }
 
   // Counts a lookup made through get() (kbuild isa's shared answers).
   void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
@@ -178,6 +191,9 @@ class RemoteCache {
   std::string stop_using() const;
   std::string lease_token_;
   RemoteStats counts_;
+  std::function<void(const WaitNotice&)> on_wait_;
+  void say_wait(const std::string& remote_key, std::chrono::steady_clock::duration waited,
+                bool long_wait) const;
 };
 
 // Releases a lease when the compile ends, also by an exception.
