@@ -83,6 +83,26 @@ CounterIncrements RemoteStorage::take_counters() {
   return remote_.take_counters();
 }
 
+std::optional<RemoteBlob> RemoteStorage::get_blob(const std::string& name) {
+  std::optional<RemoteBlob> blob = remote_.get(name);
+  remote_.count(blob.has_value());
+  return blob;
+}
+
+bool RemoteStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
+  return remote_.put(name, blob);
+}
+
+std::optional<RemoteBlob> MultilevelStorage::get_blob(const std::string& name) {
+  if (std::optional<RemoteBlob> near = near_.get_blob(name)) return near;
+  return far_.get_blob(name);
+}
+
+bool MultilevelStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
+  const bool near = near_.put_blob(name, blob);
+  return far_.put_blob(name, blob) || near;
+}
+
 Lookup MultilevelStorage::get(const EntryKey& key, int dest) {
   Lookup near = near_.get(key, dest);
   if (near.hit) return near;

@@ -93,6 +93,14 @@ class Storage {
   // The counts since the last call, as stats.json's fields (the remote's:
   // a build's own hit or miss is counted by run_build).
   virtual CounterIncrements take_counters() = 0;
+
+  // A small blob stored whole under a shared name, not a build's output (no
+  // manifest to check, nothing written to a descriptor): kbuild isa's
+  // answers. Through the same layers as a build's entries (the remote's
+  // signed and read-only ones included); a layer that keeps none passes.
+  virtual std::optional<RemoteBlob> get_blob(const std::string& /*name*/) { return std::nullopt; }
+  // Whether `blob` was stored (by some layer).
+  virtual bool put_blob(const std::string& /*name*/, const RemoteBlob& /*blob*/) { return false; }
 };
 
 // The local cache directory: no leases (builders on one machine share the
@@ -122,6 +130,8 @@ class RemoteStorage : public Storage {
   Status put(const EntryKey& key, const BuiltOutput& built) override;
   void release(const EntryKey& key) override;
   CounterIncrements take_counters() override;
+  std::optional<RemoteBlob> get_blob(const std::string& name) override;
+  bool put_blob(const std::string& name, const RemoteBlob& blob) override;
 
  private:
   Lookup missed(const EntryKey& key) const;
@@ -140,6 +150,8 @@ class MultilevelStorage : public Storage {
   Status put(const EntryKey& key, const BuiltOutput& built) override;
   void release(const EntryKey& key) override { far_.release(key); }
   CounterIncrements take_counters() override;
+  std::optional<RemoteBlob> get_blob(const std::string& name) override;
+  bool put_blob(const std::string& name, const RemoteBlob& blob) override;
 
  private:
   Storage& near_;

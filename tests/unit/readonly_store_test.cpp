@@ -90,8 +90,10 @@ void readonly_store_exercise(FakeRedis& server, const RemoteCacheSettings& setti
   RemoteStorage far(remote, s.cache);
   CHECK(far.put(s.key("good", 'g'), {s.out.get(), nullptr, {}}));
   remote.store("good-again", s.cache, std::string(64, 'g'));
-  // kbuild isa's answers.
-  CHECK(remote.put("isa", RemoteBlob{"kbuild-isa-answers 1", "answers"}) == !settings.readonly);
+  // kbuild isa's answers, through the same stack.
+  CHECK(storage.put_blob("isa", RemoteBlob{"kbuild-isa-answers 1", "answers"}) ==
+        !settings.readonly);
+  CHECK(storage.get_blob("isa").has_value() == !settings.readonly);
   CHECK(remote.take_lease("lease") == true);
   remote.release_lease("lease");
   INFO(remote.warning());

@@ -11,9 +11,11 @@
 #include <memory>
 
 #include "../support/fake_redis.hpp"
+#include "../support/test_support.hpp"
 #include "run/cache_key.hpp"
 #include "run/remote_cache.hpp"
 #include "run/remote_entry.hpp"
+#include "run/storage.hpp"
 #include "util/digest.hpp"
 
 using namespace kbuild;
@@ -166,4 +168,32 @@ TEST_CASE("signed_store: an unsigned entry is refused when a verify key is set",
   CHECK(contains(verifier.warning(), "is not signed; not used, dropped"));
   CHECK(server.command_names().back() == "EVAL");  // deleted while it held what was read
   CHECK_FALSE(server.value(redis_entry_name("k")));
+}
+
+TEST_CASE("kbuild isa's blobs go through the storage stack's signed layer too",
+          "[unit][signed_store]") {
+  const SigningKeys keys = generate_signing_keys();
+  kbuild_test::TempDir dir;
+  CacheSettings cs;
+  cs.enabled = true;
+  cs.root = dir / "cache";
+  OutputCache local = OutputCache::open(cs);
+  FakeRedis server;
+  RemoteCache unsigned_writer(signed_settings(""), server.connector());
+  StorageStack plain(&local, &unsigned_writer);
+  REQUIRE(plain.top().put_blob("answers", RemoteBlob{"kbuild-isa-answers 1", "unsigned"}));
+  RemoteCache verifier(signed_settings("", keys.public_hex), server.connector());
+  StorageStack checked(&local, &verifier);
+  CHECK_FALSE(checked.top().get_blob("answers"));
+  CHECK(contains(verifier.warning(), "is not signed"));
+
+  RemoteCache writer(signed_settings(keys.secret_hex), server.connector());
+  StorageStack signing(&local, &writer);
+  REQUIRE(signing.top().put_blob("answers", RemoteBlob{"kbuild-isa-answers 1", "signed"}));
+  RemoteCache reader(signed_settings("", keys.public_hex), server.connector());
+  StorageStack reading(&local, &reader);
+  std::optional<RemoteBlob> blob = reading.top().get_blob("answers");
+  REQUIRE(blob);
+  CHECK(blob->manifest == "kbuild-isa-answers 1");
+  CHECK(blob->bytes == "signed");
 }
