@@ -146,8 +146,32 @@ void say_remote_warning(const Compilation& c, BuildListener& listener) {
   if (c.remote && !c.remote->warning().empty()) listener.warnings({c.remote->warning()});
 }
 
+// Passes what a wait for another builder's compile says to `listener` while
+// it lives: the start as information (-v), a long wait as a note.
+class WaitNotices {
+ public:
+  WaitNotices(RemoteCache* remote, BuildListener& listener) : remote_(remote) {
+    if (remote_)
+      remote_->on_wait([&listener](const WaitNotice& notice) {
+        if (notice.long_wait)
+          listener.notes({notice.line});
+        else
+          listener.info(notice.line);
+      });
+  }
+  ~WaitNotices() {
+    if (remote_) remote_->on_wait(nullptr);
+  }
+  WaitNotices(const WaitNotices&) = delete;
+  WaitNotices& operator=(const WaitNotices&) = delete;
+
+ private:
+  RemoteCache* remote_;
+};
+
 void run_jobs(Compilation& c, BuildListener& listener, const Environment& env) {
   const bool print_only = c.job.run.dry_run;
+  WaitNotices notices(c.remote.get(), listener);
   if (c.job.verbose && c.remote && !print_only)
     listener.info("remote cache: " + redact_address(c.remote->settings().url) + " (from " +
                   c.remote->settings().from + ")" +

@@ -261,12 +261,12 @@ Faulted http_failure(const char* verb, int status) {
 
 }  // namespace
 
-ServerResult<std::optional<std::string>> HttpStore::get(const std::string& key) {
+ServerResult<std::optional<FetchedEntry>> HttpStore::get(const std::string& key) {
   ServerResult<Answer> answer = exchange("GET", http_entry_name(key), {});
   if (!answer) return answer.faulted("GET: ");
-  if (answer->status == 404 || answer->status == 410) return std::optional<std::string>();
+  if (answer->status == 404 || answer->status == 410) return std::optional<FetchedEntry>();
   if (answer->status != 200) return http_failure("GET", answer->status);
-  return std::optional<std::string>(std::move(answer->body));
+  return std::optional<FetchedEntry>(FetchedEntry{std::move(answer->body), ""});
 }
 
 ServerStatus HttpStore::put(const std::string& key, const std::string& bytes) {

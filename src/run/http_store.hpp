@@ -55,7 +55,7 @@ class HttpStore : public RemoteStore {
 
   // The entry of shared key `key` is PATH/kbuild-entry-4-KEY (cache_key.hpp:
   // http_entry_name).
-  ServerResult<std::optional<std::string>> get(const std::string& key) override;
+  ServerResult<std::optional<FetchedEntry>> get(const std::string& key) override;
   ServerStatus put(const std::string& key, const std::string& bytes) override;
   ServerResult<bool> exists(const std::string& key) override;
   bool removes() const override { return false; }  // no DELETE: a new PUT replaces

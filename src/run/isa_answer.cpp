@@ -9,6 +9,8 @@
 #include "plan/plan.hpp"
 #include "run/cache_key.hpp"
 #include "run/remote_cache.hpp"
+#include "run/run_settings.hpp"
+#include "run/storage.hpp"
 #include "site/isa.hpp"
 #include "site/isa_probe.hpp"
 #include "site/site.hpp"
@@ -158,38 +160,52 @@ std::string encode_answers(const std::vector<IsaCheck>& checks) {
   return w.take();
 }
 
-// Fetches the shared answers before the probes, stores them after.
+// Fetches the shared answers before the probes, stores them after, through
+// the storage stack a build's settings make (resolve_run_settings: the
+// remote cache behind the local one, in its signed and read-only layers).
 class SharedAnswers {
  public:
   SharedAnswers(const IsaAnswerRequest& request, const Environment& env)
-      : remote_(remote_cache_settings(request.remote_cache, request.remote_cache_readonly, env)) {}
+      : settings_(resolve_run_settings(job_of(request), nullptr, env)),
+        cache_(OutputCache::open(settings_.cache)),
+        remote_(settings_.remote),
+        stack_(&cache_, &remote_) {}
 
-  bool enabled() const { return remote_.enabled(); }
+  bool enabled() const { return remote_.enabled() && !stack_.empty(); }
 
   std::map<std::string, bool> fetch(const std::optional<std::string>& key) {
     if (!enabled() || !key) return {};
     key_ = key;
-    std::optional<RemoteBlob> blob = remote_.get(*key);
-    remote_.count(blob.has_value());
+    std::optional<RemoteBlob> blob = stack_.top().get_blob(*key);
     fetched_ = blob ? decode_answers(*blob) : std::map<std::string, bool>{};
     return fetched_;
   }
 
   // Stores the answers when they add to what was fetched; returns whether.
   bool store(const IsaListResult& result) {
-    if (!remote_.writable() || !key_ || !result.certain) return false;
+    if (!enabled() || !key_ || !result.certain) return false;
     std::size_t known = 0;
     for (const IsaCheck& c : result.checks) known += fetched_.count(isa_check_name(c.isa, c.probe));
     if (known == result.checks.size()) return false;
-    remote_.put(*key_, RemoteBlob{kSharedFormat, encode_answers(result.checks)});
-    return remote_.warning().empty();
+    return stack_.top().put_blob(*key_, RemoteBlob{kSharedFormat, encode_answers(result.checks)});
   }
 
   std::string url() const { return remote_.settings().url; }
   const std::string& warning() const { return remote_.warning(); }
 
  private:
+  // kbuild isa's run: the cache on, its remote cache as asked.
+  static BuildJob job_of(const IsaAnswerRequest& request) {
+    BuildJob job;
+    job.remote_cache = request.remote_cache;
+    job.remote_cache_readonly = request.remote_cache_readonly;
+    return job;
+  }
+
+  RunSettings settings_;
+  OutputCache cache_;
   RemoteCache remote_;
+  StorageStack stack_;
   std::optional<std::string> key_;
   std::map<std::string, bool> fetched_;
 };

@@ -4,8 +4,10 @@
 // headers (its root and version.py), the CPU (the flags the probes depend
 // on) and ATEN_CPU_CAPABILITY. The bridge (kbuild_inductor) answers
 // Inductor's checks from it. Machines with the same compiler, torch and CPU
-// share the answers through the remote cache (KBUILD_REMOTE_CACHE), under a
-// key made of all of them: another CPU never gets them.
+// share the answers through the storage stack a build's settings make (the
+// remote cache, KBUILD_REMOTE_CACHE, behind the local one, in its signed and
+// read-only layers), under a key made of all of them: another CPU never
+// gets them.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -4,8 +4,11 @@
 
 namespace kbuild {
 
-ServerResult<std::optional<std::string>> RedisStore::get(const std::string& key) {
-  return client_.get(redis_entry_name(key));
+ServerResult<std::optional<FetchedEntry>> RedisStore::get(const std::string& key) {
+  ServerResult<std::optional<std::string>> value = client_.get(redis_entry_name(key));
+  if (!value) return value.faulted();
+  if (!*value) return std::optional<FetchedEntry>();
+  return std::optional<FetchedEntry>(FetchedEntry{std::move(**value), ""});
 }
 
 ServerStatus RedisStore::put(const std::string& key, const std::string& bytes) {

@@ -16,7 +16,7 @@ namespace kbuild {
 class RedisStore : public RemoteStore {
  public:
   explicit RedisStore(RedisClient client) : client_(std::move(client)) {}
-  ServerResult<std::optional<std::string>> get(const std::string& key) override;
+  ServerResult<std::optional<FetchedEntry>> get(const std::string& key) override;
   ServerStatus put(const std::string& key, const std::string& bytes) override;
   ServerResult<bool> exists(const std::string& key) override;
   bool removes() const override { return true; }

@@ -14,7 +14,10 @@
 #include "run/http_store.hpp"
 #include "run/input_manifest.hpp"
 #include "run/output_cache.hpp"
+#include "run/readonly_store.hpp"
 #include "run/redis_store.hpp"
+#include "run/remote_entry.hpp"
+#include "run/signed_store.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
 #include "util/process.hpp"
@@ -25,13 +28,6 @@ namespace kbuild {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr const char* kEntryMagic = "kbuild-remote-entry-4\n";
-constexpr std::size_t kDigestBytes = 32, kSignatureBytes = 64;
-
-std::string u64_bytes(std::uint64_t n) {
-  return std::string(reinterpret_cast<const char*>(&n), sizeof n);
-}
 
 std::string random_token() {
   static std::mt19937_64 rng{std::random_device{}()};
@@ -56,46 +52,6 @@ std::chrono::milliseconds env_ms(const Environment& env, const char* name,
                                  std::chrono::milliseconds fallback) {
   return std::chrono::milliseconds(env_number(env, name, "milliseconds", 86400000,
                                               static_cast<std::uint64_t>(fallback.count())));
-}
-
-// The entry as stored in Redis: magic, the manifest (the local cache's CBOR),
-// the output as one zstd frame, the BLAKE2b-256 hash of the key, the
-// manifest and the frame as stored, then an optional Ed25519 signature of
-// that digest. The digest covers the bytes a reader reads, so it and the
-// signature are checked before anything is decompressed: a frame swapped
-// for a small one that expands to the reader's limit is refused unread.
-std::string digest_of(std::string_view key, std::string_view manifest, std::string_view frame) {
-  const std::string key_size = u64_bytes(key.size()), manifest_size = u64_bytes(manifest.size()),
-                    frame_size = u64_bytes(frame.size());
-  return content_hash({kEntryMagic, key_size, key, manifest_size, manifest, frame_size, frame});
-}
-
-std::optional<RemoteEntry> parse_entry(std::string_view bytes) {
-  const std::size_t magic = std::strlen(kEntryMagic);
-  std::size_t at = magic;
-  auto take_u64 = [&bytes, &at](std::uint64_t& n) {
-    if (bytes.size() - at < sizeof n) return false;
-    std::memcpy(&n, bytes.data() + at, sizeof n);
-    at += sizeof n;
-    return true;
-  };
-  auto take = [&bytes, &at](std::uint64_t n, std::string_view& out) {
-    if (bytes.size() - at < n) return false;
-    out = bytes.substr(at, n);
-    at += n;
-    return true;
-  };
-  RemoteEntry e;
-  std::uint64_t n = 0;
-  if (bytes.size() < magic || bytes.compare(0, magic, kEntryMagic) != 0) return std::nullopt;
-  if (!take_u64(n) || !take(n, e.manifest) || !take_u64(n) || !take(n, e.compressed) ||
-      !take(kDigestBytes, e.digest))
-    return std::nullopt;
-  if (bytes.size() - at == kSignatureBytes)
-    e.signature = bytes.substr(at);
-  else if (at != bytes.size())
-    return std::nullopt;
-  return e;
 }
 
 // The base dir as keys use it: absolute, normal, no trailing slash, a
@@ -193,6 +149,15 @@ ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
   return std::unique_ptr<RemoteStore>(std::make_unique<RedisStore>(std::move(*client)));
 }
 
+std::unique_ptr<RemoteStore> remote_store_layers(const RemoteCacheSettings& settings,
+                                                 std::unique_ptr<RemoteStore> backend) {
+  if (!settings.signing_key.empty() || !settings.verify_key.empty())
+    backend = std::make_unique<SignedStore>(std::move(backend), settings.signing_key,
+                                            settings.verify_key);
+  if (settings.readonly) backend = std::make_unique<ReadOnlyStore>(std::move(backend));
+  return backend;
+}
+
 RemoteStore* RemoteCache::store() {
   if (fault_ || !enabled()) return nullptr;
   if (store_) return store_.get();
@@ -202,7 +167,7 @@ RemoteStore* RemoteCache::store() {
     fail(connected.faulted());
     return nullptr;
   }
-  store_ = std::move(*connected);
+  store_ = remote_store_layers(settings_, std::move(*connected));
   return store_.get();
 }
 
@@ -233,10 +198,10 @@ void RemoteCache::fail(const Faulted& faulted) {
   store_.reset();
 }
 
-std::optional<std::string> RemoteCache::download(const std::string& remote_key) {
+std::optional<FetchedEntry> RemoteCache::download(const std::string& remote_key) {
   RemoteStore* s = store();
   if (!s) return std::nullopt;
-  ServerResult<std::optional<std::string>> value = s->get(remote_key);
+  ServerResult<std::optional<FetchedEntry>> value = s->get(remote_key);
   if (!value) {
     fail(value.faulted());
     return std::nullopt;
@@ -244,25 +209,20 @@ std::optional<std::string> RemoteCache::download(const std::string& remote_key) 
   return *value;
 }
 
-// Why `e` (parsed from `bytes`) cannot be used, decided before any of it
-// is decompressed: not an entry, unsigned under a verify key, its digest
-// not that of its bytes, or badly signed.
+// Why `e` (parsed from the bytes read) cannot be used, decided before any
+// of it is decompressed: not an entry, or its digest not that of its bytes
+// (the signature, which vouches for the digest, is signed_store's).
 std::string RemoteCache::entry_problem(const std::string& remote_key,
                                        const std::optional<RemoteEntry>& e) const {
-  if (!e) return "is damaged (truncated or altered)";
-  if (!settings_.verify_key.empty() && e->signature.empty()) return "is not signed";
-  if (e->digest != digest_of(remote_key, e->manifest, e->compressed))
-    return "is damaged (truncated or altered)";
-  if (!settings_.verify_key.empty() &&
-      !signature_valid(settings_.verify_key, std::string(e->digest), std::string(e->signature)))
-    return "has a bad signature";
+  if (!e || !remote_digest_holds(remote_key, *e)) return "is damaged (truncated or altered)";
   return "";
 }
 
 void RemoteCache::reject(const std::string& remote_key, const std::string& bytes,
                          const std::string& problem) {
   rejected_ = true;
-  RemoteStore* s = writable() ? store() : nullptr;
+  RemoteStore* s = store();
+  if (s && !s->writes()) s = nullptr;  // read-only: kept
   if (warning_.empty())
     warning_ = "remote cache entry " + remote_key + " " + problem + "; not used" +
                (!s             ? ""
@@ -273,10 +233,15 @@ void RemoteCache::reject(const std::string& remote_key, const std::string& bytes
 }
 
 std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
-  std::optional<std::string> bytes = download(remote_key);
-  if (!bytes) return std::nullopt;
+  std::optional<FetchedEntry> fetched = download(remote_key);
+  if (!fetched) return std::nullopt;
+  const std::string* bytes = &fetched->bytes;
   counts_.bytes_down += bytes->size();
-  std::optional<RemoteEntry> e = parse_entry(*bytes);
+  if (!fetched->refused.empty()) {
+    reject(remote_key, *bytes, fetched->refused);
+    return std::nullopt;
+  }
+  std::optional<RemoteEntry> e = parse_remote_entry(*bytes);
   // Decompressed into one buffer of the size the frame records; larger than
   // this reader accepts is a plain miss (another machine's larger limit).
   if (e && zstd_content_size(e->compressed).value_or(0) > settings_.max_entry_bytes)
@@ -304,10 +269,15 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     ++counts_.misses;
     return false;
   };
-  std::optional<std::string> bytes = download(remote_key);
-  if (!bytes) return miss();
+  std::optional<FetchedEntry> fetched = download(remote_key);
+  if (!fetched) return miss();
+  const std::string* bytes = &fetched->bytes;
   counts_.bytes_down += bytes->size();
-  std::optional<RemoteEntry> e = parse_entry(*bytes);
+  if (!fetched->refused.empty()) {  // a layer's verdict (signed_store's)
+    reject(remote_key, *bytes, fetched->refused);
+    return miss();
+  }
+  std::optional<RemoteEntry> e = parse_remote_entry(*bytes);
   // 0 when the frame records no size: zstd_decompress_to refuses it below.
   const std::size_t size = e ? zstd_content_size(e->compressed).value_or(0) : 0;
   if (size > settings_.max_entry_bytes) return miss();  // another machine's limit
@@ -414,7 +384,9 @@ std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
 
 void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key) {
-  if (!writable() || !local.root() || fault_) return;
+  if (!local.root() || fault_) return;
+  // A store that writes nothing (read-only): the entry is not even read.
+  if (RemoteStore* s = store(); !s || !s->writes()) return;
   Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
   if (!entry) return;  // too large for the remote, or gone
   std::optional<RemoteBlob> blob =
@@ -425,7 +397,7 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
     if (!shared) return;
     blob->manifest = std::move(*shared);
   }
-  if (blob && !stored_meanwhile(remote_key)) put(remote_key, *blob);
+  if (blob && !stored_meanwhile(remote_key)) (void)put(remote_key, *blob);
 }
 
 // Without leases another machine may have uploaded the entry since this
@@ -442,27 +414,27 @@ bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
   return *there;
 }
 
-void RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
-  if (!writable() || fault_) return;
-  if (blob.bytes.size() > settings_.max_entry_bytes) return;
-  const std::string compressed = zstd_compress(blob.bytes);
-  if (compressed.empty() && !blob.bytes.empty()) return;
-  const std::string digest = digest_of(remote_key, blob.manifest, compressed);
-  const std::string signature =
-      settings_.signing_key.empty() ? "" : sign_message(settings_.signing_key, digest);
-  std::string bytes = kEntryMagic + u64_bytes(blob.manifest.size()) + blob.manifest +
-                      u64_bytes(compressed.size()) + compressed + digest + signature;
-  if (bytes.size() > settings_.max_entry_bytes) return;
+bool RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
+  if (fault_ || blob.bytes.size() > settings_.max_entry_bytes) return false;
   RemoteStore* s = store();
-  if (!s) return;
+  if (!s || !s->writes()) return false;
+  const std::string compressed = zstd_compress(blob.bytes);
+  if (compressed.empty() && !blob.bytes.empty()) return false;
+  // Unsigned here: signed_store signs it on the way, with a signing key.
+  const std::string bytes = encode_remote_entry(remote_key, blob.manifest, compressed);
+  if (bytes.size() + kRemoteSignatureBytes > settings_.max_entry_bytes) return false;
   ServerStatus set = s->put(remote_key, bytes);
-  if (!set) return fail(set.faulted());  // full (maxmemory without eviction), read-only replica...
+  if (!set) {
+    fail(set.faulted());  // full (maxmemory without eviction), read-only replica...
+    return false;
+  }
   counts_.bytes_up += bytes.size();
+  return true;
 }
 
 bool RemoteCache::take_lease(const std::string& remote_key) {
-  RemoteStore* s = writable() ? store() : nullptr;
-  if (!s || !s->leases()) return true;  // compile: no lease to take
+  RemoteStore* s = store();
+  if (!s || !s->leases()) return true;  // compile: no lease to take (read-only, HTTP)
   lease_token_ = random_token();
   ServerResult<bool> taken = s->take_lease(remote_key, lease_token_, settings_.lease);
   if (!taken) {
@@ -479,12 +451,48 @@ void RemoteCache::release_lease(const std::string& remote_key) {
   lease_token_.clear();
 }
 
+namespace {
+
+// A duration as a person reads it: whole seconds, rounded up (ms below 1 s).
+std::string seconds_text(std::chrono::milliseconds ms) {
+  if (ms < std::chrono::seconds(1)) return std::to_string(ms.count()) + " ms";
+  return std::to_string((ms.count() + 999) / 1000) + " s";
+}
+
+}  // namespace
+
+void RemoteCache::say_wait(const std::string& remote_key,
+                           std::chrono::steady_clock::duration waited, bool long_wait) const {
+  if (!on_wait_) return;
+  const std::string key = "remote key " + remote_key.substr(0, 12);
+  const std::string most = seconds_text(settings_.lease);
+  if (!long_wait) {
+    on_wait_({"waiting for another builder's compile (" + key + ", up to " + most + ")", false});
+    return;
+  }
+  const auto so_far = std::chrono::duration_cast<std::chrono::milliseconds>(waited);
+  on_wait_({"still waiting for another builder's compile (" + key + "): " + seconds_text(so_far) +
+                " so far, at most " + most +
+                ", then this build compiles it itself; Ctrl-C stops it",
+            true});
+}
+
 bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
                                  const std::string& local_key, const Environment& env, int dest,
                                  std::string* manifest) {
-  const auto deadline = std::chrono::steady_clock::now() + settings_.lease;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + settings_.lease;
+  // Said when the wait begins, not when it ends: a user sees why nothing
+  // happens (and a second line, without -v, when it goes on).
+  say_wait(remote_key, {}, false);
+  bool said_long = false;
   auto pause = std::chrono::milliseconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
+    if (const auto waited = std::chrono::steady_clock::now() - start;
+        !said_long && waited >= settings_.long_wait) {
+      said_long = true;
+      say_wait(remote_key, waited, true);
+    }
     if (int sig = sleep_unless_interrupted(pause))
       throw Error(ErrorKind::interrupted, "interrupted by signal " + std::to_string(sig) +
                                               " while waiting for another builder's compile (it "

@@ -23,6 +23,7 @@
 #include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
 #include "run/output_cache.hpp"
+#include "run/remote_entry.hpp"
 #include "run/remote_store.hpp"
 #include "util/redis_client.hpp"
 #include "util/remote_address.hpp"
@@ -42,6 +43,7 @@ struct RemoteCacheSettings {
   RedisTimeouts timeouts;
   std::uint64_t max_entry_bytes = 256ull << 20;  // a .gch can be 100 MiB
   std::chrono::milliseconds lease{60000};        // longest a compile holds its key
+  std::chrono::milliseconds long_wait{2000};     // a wait for a lease this long is said always
   // KBUILD_REMOTE_CACHE_BASE_DIR (opt-in, ccache's base_dir): paths under it
   // are keyed and recorded as "<base>/...", so machines whose build trees
   // lie at different paths share entries; a hit then holds the writer's
@@ -69,28 +71,36 @@ struct RemoteBlob {
   std::string manifest, bytes;
 };
 
-// The parts of a downloaded entry, views into its bytes (not copied); the
-// output as its zstd frame.
-struct RemoteEntry {
-  std::string_view manifest, compressed, digest, signature;
-};
-
 // The server the settings name, connected: HTTP's store (its helper starts
 // at the first exchange), or Redis's on a new connection.
 ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
     const RemoteCacheSettings& settings);
+
+// `backend` in the layers the settings ask for, the same for every backend
+// (a test's too): signed_store with a signing or verify key, then
+// readonly_store when read-only (outermost: nothing is signed for nothing).
+std::unique_ptr<RemoteStore> remote_store_layers(const RemoteCacheSettings& settings,
+                                                 std::unique_ptr<RemoteStore> backend);
 
 // How a RemoteCache reaches its server: connect_remote_store, or a test's
 // store (a RedisStore on a socketpair to a fake server that speaks RESP).
 using RemoteStoreConnector =
     std::function<ServerResult<std::unique_ptr<RemoteStore>>(const RemoteCacheSettings&)>;
 
+// What a wait for another builder's compile says as it goes, for the build
+// to pass to its listener (the library prints nothing): once when it
+// starts (`long_wait` false: -v), and once more when it has lasted the
+// settings' long_wait (`long_wait`: worth saying without -v).
+struct WaitNotice {
+  std::string line;
+  bool long_wait = false;
+};
+
 class RemoteCache {
  public:
   explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr)
       : settings_(std::move(settings)), connect_(std::move(connect)) {}
   bool enabled() const { return !settings_.url.empty(); }
-  bool writable() const { return enabled() && !settings_.readonly; }
   // Whether builders that miss the same key take turns (the server takes
   // leases), and, when they do not, why and what it costs (for -v and the
   // report); "" with leases.
@@ -113,8 +123,8 @@ class RemoteCache {
   // The caller checks the manifest's inputs.
   std::optional<RemoteBlob> get(const std::string& remote_key);
   // Stores `blob` (hashed, signed with a signing key) under `remote_key`;
-  // nothing when read-only or too large.
-  void put(const std::string& remote_key, const RemoteBlob& blob);
+  // false when nothing was stored (read-only, too large, the server failed).
+  bool put(const std::string& remote_key, const RemoteBlob& blob);
 
   // Takes the compile lease for `remote_key`: true when this builder should
   // compile (it holds the lease, or leases cannot be had); false when
@@ -128,6 +138,9 @@ class RemoteCache {
   bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
                       const std::string& local_key, const Environment& env, int dest,
                       std::string* manifest = nullptr);
+
+  // Who hears of a wait for another builder's compile (null: nobody).
+  void on_wait(std::function<void(const WaitNotice&)> notice) { on_wait_ = std::move(notice); }
 
   // Counts a lookup made through get() (kbuild isa's shared answers).
   void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
@@ -159,9 +172,9 @@ class RemoteCache {
   void fail(const Faulted& faulted);
   std::string entry_problem(const std::string& remote_key,
                             const std::optional<RemoteEntry>& e) const;
-  // One warning; the entry deleted when this client may write.
+  // One warning; the entry deleted when the store writes.
   void reject(const std::string& remote_key, const std::string& bytes, const std::string& problem);
-  std::optional<std::string> download(const std::string& remote_key);
+  std::optional<FetchedEntry> download(const std::string& remote_key);
 
   RemoteCacheSettings settings_;
   RemoteStoreConnector connect_;
@@ -178,6 +191,9 @@ class RemoteCache {
   std::string stop_using() const;
   std::string lease_token_;
   RemoteStats counts_;
+  std::function<void(const WaitNotice&)> on_wait_;
+  void say_wait(const std::string& remote_key, std::chrono::steady_clock::duration waited,
+                bool long_wait) const;
 };
 
 // Releases a lease when the compile ends, also by an exception.

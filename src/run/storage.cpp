@@ -83,12 +83,24 @@ CounterIncrements RemoteStorage::take_counters() {
   return remote_.take_counters();
 }
 
-Lookup ReadOnlyStorage::lease(const EntryKey&, int) {
-  return Lookup::missed(Miss::missing, "");  // compile without taking a lease (get's why stands)
+std::optional<RemoteBlob> RemoteStorage::get_blob(const std::string& name) {
+  std::optional<RemoteBlob> blob = remote_.get(name);
+  remote_.count(blob.has_value());
+  return blob;
 }
 
-Status ReadOnlyStorage::put(const EntryKey&, const BuiltOutput&) {
-  return ok();
+bool RemoteStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
+  return remote_.put(name, blob);
+}
+
+std::optional<RemoteBlob> MultilevelStorage::get_blob(const std::string& name) {
+  if (std::optional<RemoteBlob> near = near_.get_blob(name)) return near;
+  return far_.get_blob(name);
+}
+
+bool MultilevelStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
+  const bool near = near_.put_blob(name, blob);
+  return far_.put_blob(name, blob) || near;
 }
 
 Lookup MultilevelStorage::get(const EntryKey& key, int dest) {
@@ -118,10 +130,6 @@ StorageStack::StorageStack(OutputCache* cache, RemoteCache* remote) {
   if (!remote || !remote->enabled()) return;
   layers_.push_back(std::make_unique<RemoteStorage>(*remote, *cache));
   Storage* far = layers_.back().get();
-  if (!remote->writable()) {
-    layers_.push_back(std::make_unique<ReadOnlyStorage>(*far));
-    far = layers_.back().get();
-  }
   layers_.push_back(std::make_unique<MultilevelStorage>(*top_, *far));
   top_ = layers_.back().get();
 }

@@ -1,9 +1,11 @@
 // Where build outputs are kept, as one interface (sccache's Storage, ccache's
 // remote backends): a build asks get(), on a miss lease(), compiles, then
 // put() and release(). Backends: the local cache directory and the remote
-// cache (its server Redis or HTTP, remote_store.hpp); decorators: read-only and multilevel (the
-// local directory in front of the remote). run_build sees only the Storage& that storage_stack()
-// composes from the build's settings, and tests give it a MockStorage (tests/support) instead.
+// cache (its server Redis or HTTP, remote_store.hpp, wrapped in the same
+// signed and read-only layers whichever it is); the multilevel decorator
+// puts the local directory in front of the remote. run_build sees only the
+// Storage& that StorageStack composes from the build's settings, and tests
+// give it a MockStorage (tests/support) instead.
 #pragma once
 
 #include <functional>
@@ -91,6 +93,14 @@ class Storage {
   // The counts since the last call, as stats.json's fields (the remote's:
   // a build's own hit or miss is counted by run_build).
   virtual CounterIncrements take_counters() = 0;
+
+  // A small blob stored whole under a shared name, not a build's output (no
+  // manifest to check, nothing written to a descriptor): kbuild isa's
+  // answers. Through the same layers as a build's entries (the remote's
+  // signed and read-only ones included); a layer that keeps none passes.
+  virtual std::optional<RemoteBlob> get_blob(const std::string& /*name*/) { return std::nullopt; }
+  // Whether `blob` was stored (by some layer).
+  virtual bool put_blob(const std::string& /*name*/, const RemoteBlob& /*blob*/) { return false; }
 };
 
 // The local cache directory: no leases (builders on one machine share the
@@ -120,26 +130,14 @@ class RemoteStorage : public Storage {
   Status put(const EntryKey& key, const BuiltOutput& built) override;
   void release(const EntryKey& key) override;
   CounterIncrements take_counters() override;
+  std::optional<RemoteBlob> get_blob(const std::string& name) override;
+  bool put_blob(const std::string& name, const RemoteBlob& blob) override;
 
  private:
   Lookup missed(const EntryKey& key) const;
   RemoteCache& remote_;
   const OutputCache& local_;
   std::optional<LeaseGuard> lease_;
-};
-
-// Reads through `inner`; never writes: no uploads, no leases.
-class ReadOnlyStorage : public Storage {
- public:
-  explicit ReadOnlyStorage(Storage& inner) : inner_(inner) {}
-  Lookup get(const EntryKey& key, int dest) override { return inner_.get(key, dest); }
-  Lookup lease(const EntryKey& key, int dest) override;
-  Status put(const EntryKey& key, const BuiltOutput& built) override;
-  void release(const EntryKey&) override {}
-  CounterIncrements take_counters() override { return inner_.take_counters(); }
-
- private:
-  Storage& inner_;
 };
 
 // `near` in front of `far`: get() asks near, then far; lease() is far's;
@@ -152,6 +150,8 @@ class MultilevelStorage : public Storage {
   Status put(const EntryKey& key, const BuiltOutput& built) override;
   void release(const EntryKey& key) override { far_.release(key); }
   CounterIncrements take_counters() override;
+  std::optional<RemoteBlob> get_blob(const std::string& name) override;
+  bool put_blob(const std::string& name, const RemoteBlob& blob) override;
 
  private:
   Storage& near_;
@@ -159,8 +159,8 @@ class MultilevelStorage : public Storage {
 };
 
 // The storage a build's settings ask for: the local cache alone, or with
-// the remote cache behind it (read-only when the remote's settings say
-// so). Owns its layers; empty() when there is no enabled local cache.
+// the remote cache behind it (whose store is read-only when its settings
+// say so). Owns its layers; empty() when there is no enabled local cache.
 class StorageStack {
  public:
   StorageStack(OutputCache* cache, RemoteCache* remote);

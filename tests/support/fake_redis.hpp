@@ -22,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "run/redis_store.hpp"
+#include "run/remote_cache.hpp"
 #include "util/trusted_dir.hpp"
 
 namespace kbuild_test {
@@ -53,6 +55,27 @@ class FakeRedis {
     server_ends_.push_back(ends[1]);
     threads_.emplace_back([this, fd = ends[1]] { serve(fd); });
     return kbuild::UniqueFd(ends[0]);
+  }
+
+  // How a RemoteCache reaches this server: a RedisStore on a new connection
+  // (the cache wraps it in its signed and read-only layers, as any backend).
+  kbuild::RemoteStoreConnector connector() {
+    return [this](const kbuild::RemoteCacheSettings& s)
+               -> kbuild::ServerResult<std::unique_ptr<kbuild::RemoteStore>> {
+      kbuild::ServerResult<kbuild::RedisClient> client =
+          kbuild::RedisClient::open(connect(), s.address, s.timeouts, s.max_entry_bytes);
+      if (!client) return client.faulted();
+      return std::unique_ptr<kbuild::RemoteStore>(
+          std::make_unique<kbuild::RedisStore>(std::move(*client)));
+    };
+  }
+  // The names of the commands that change the server (SET, EVAL's delete...).
+  std::vector<std::string> write_commands() {
+    std::vector<std::string> writes;
+    for (const std::string& name : command_names())
+      if (name != "GET" && name != "EXISTS" && name != "AUTH" && name != "SELECT")
+        writes.push_back(name);
+    return writes;
   }
 
   void behave(Behaviour b) {

@@ -25,8 +25,9 @@ class MockStorage : public kbuild::Storage {
   std::map<std::string, std::string> entries;    // local key -> output bytes
   std::map<std::string, std::string> manifests;  // local key -> its manifest (CBOR)
   std::optional<kbuild::Miss> fail_get;          // every get() misses so
-  bool other_holds_lease = false;                // lease(): another builder compiles...
-  std::optional<std::string> arrives;            // ...and this entry arrives (else none)
+  bool silent_lease = false;       // lease(): a miss that says nothing, no lease (get's why stands)
+  bool other_holds_lease = false;  // lease(): another builder compiles...
+  std::optional<std::string> arrives;  // ...and this entry arrives (else none)
   // ...with this manifest (by default one that read nothing and printed nothing)
   std::string arrives_manifest =
       *kbuild::with_replay(kbuild::to_cbor({{"inputs", nlohmann::json::array()}}),
@@ -47,6 +48,7 @@ class MockStorage : public kbuild::Storage {
   }
   kbuild::Lookup lease(const kbuild::EntryKey&, int dest) override {
     calls.emplace_back("lease");
+    if (silent_lease) return kbuild::Lookup::missed(kbuild::Miss::missing, "");
     if (!other_holds_lease) {
       ++leases_held;
       return kbuild::Lookup::missed(kbuild::Miss::missing, "mock: lease taken");

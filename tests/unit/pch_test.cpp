@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/fake_observation.hpp"
+#include "../support/fake_redis.hpp"
 #include "../support/mock_storage.hpp"
 #include "../support/test_support.hpp"
 #include "devices/registry.hpp"
@@ -288,16 +289,26 @@ TEST_CASE("another builder's .gch arrives while it holds the lease: none compile
   CHECK(c.plan().reuse);
 }
 
-TEST_CASE("a read-only storage: the .gch is compiled, never stored and no lease taken",
+TEST_CASE("a read-only remote cache: the .gch is compiled, never uploaded and no lease taken",
           "[unit][pch]") {
   PchCase c;
-  MockStorage storage;
-  ReadOnlyStorage readonly(storage);
-  PchResult r = c.run(c.plan(), nullptr, &readonly);
+  kbuild_test::FakeRedis server;
+  RemoteCacheSettings rs;
+  rs.url = "redis://fake:6379";
+  rs.readonly = true;
+  RemoteCache remote(rs, server.connector());
+  CacheSettings cs;
+  cs.enabled = true;
+  cs.root = c.tmp / "local";
+  OutputCache local = OutputCache::open(cs);
+  StorageStack stack(&local, &remote);
+  REQUIRE_FALSE(stack.empty());
+  PchResult r = c.run(c.plan(), nullptr, &stack.top(), &remote);
   CHECK(r.built);
   CHECK(c.fake.ran.size() == 1);
-  CHECK(storage.calls == Strings{"get"});
-  CHECK(storage.entries.empty());
+  CHECK_FALSE(server.command_names().empty());  // it was asked
+  CHECK(server.write_commands().empty());
+  CHECK(server.values().empty());
 }
 
 TEST_CASE("a hit without a record of what the .gch read is not used as one", "[unit][pch]") {

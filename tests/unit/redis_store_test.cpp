@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "../support/fake_redis.hpp"
 #include "../support/test_support.hpp"
@@ -48,12 +50,7 @@ RemoteCacheSettings settings(const std::string& signing_hex = "",
 
 // A RemoteCache whose connections go to `server`.
 RemoteStoreConnector connector(FakeRedis& server) {
-  return [&server](const RemoteCacheSettings& s) -> ServerResult<std::unique_ptr<RemoteStore>> {
-    ServerResult<RedisClient> client =
-        RedisClient::open(server.connect(), s.address, s.timeouts, s.max_entry_bytes);
-    if (!client) return client.faulted();
-    return std::unique_ptr<RemoteStore>(std::make_unique<RedisStore>(std::move(*client)));
-  };
+  return server.connector();
 }
 
 // A store that fails every exchange as scripted (the kind and the message
@@ -61,7 +58,7 @@ RemoteStoreConnector connector(FakeRedis& server) {
 class ScriptedStore : public RemoteStore {
  public:
   explicit ScriptedStore(Faulted faulted) : faulted_(std::move(faulted)) {}
-  ServerResult<std::optional<std::string>> get(const std::string&) override { return faulted_; }
+  ServerResult<std::optional<FetchedEntry>> get(const std::string&) override { return faulted_; }
   ServerStatus put(const std::string&, const std::string&) override { return faulted_; }
   ServerResult<bool> exists(const std::string&) override { return faulted_; }
   bool removes() const override { return true; }
@@ -356,4 +353,52 @@ TEST_CASE("a read-only cache takes no lease and uploads nothing", "[unit][redis_
   readonly.put("k", RemoteBlob{"m", "bytes"});
   CHECK(server.values().empty());
   for (const std::string& name : server.command_names()) CHECK(name != "SET");
+}
+
+TEST_CASE("a wait for another builder's lease says so when it starts, and again when long",
+          "[unit][redis_store]") {
+  FakeRedis server;
+  Local local;
+  server.set_value(redis_lease_name("w"), "their-token");
+  RemoteCacheSettings s = settings();
+  s.lease = 2000ms;
+  s.long_wait = 50ms;
+  RemoteCache remote(s, connector(server));
+  std::mutex said_mutex;
+  std::vector<WaitNotice> said;
+  remote.on_wait([&said, &said_mutex](const WaitNotice& notice) {
+    std::lock_guard<std::mutex> lock(said_mutex);
+    said.push_back(notice);
+  });
+  auto said_now = [&said, &said_mutex] {
+    std::lock_guard<std::mutex> lock(said_mutex);
+    return said;
+  };
+  // At the wait's first poll its start was already said; once the long
+  // note is out, the holder's lease ends without an entry.
+  std::vector<WaitNotice> at_first_poll;
+  server.on_command([&](const FakeRedis::Command& c, FakeRedis& redis) {
+    if (c[0] != "EXISTS") return;
+    if (at_first_poll.empty()) at_first_poll = said_now();
+    if (said_now().size() == 2) redis.erase(redis_lease_name("w"));
+  });
+  RemoteStorage storage(remote, local.cache);
+  Lookup waited = storage.lease(local.key("w"), local.out.get());
+  server.on_command(nullptr);
+  CHECK_FALSE(waited.hit);
+  REQUIRE(at_first_poll.size() == 1);
+  CHECK_FALSE(at_first_poll[0].long_wait);
+  CHECK(at_first_poll[0].line == "waiting for another builder's compile (remote key w, up to 2 s)");
+  const std::vector<WaitNotice> all = said_now();
+  REQUIRE(all.size() == 2);
+  CHECK(all[1].long_wait);
+  CHECK(has_text(all[1].line, "still waiting for another builder's compile (remote key w): "));
+  CHECK(has_text(all[1].line, "at most 2 s, then this build compiles it itself"));
+
+  // A lease taken at once is no wait: nothing is said.
+  said.clear();
+  RemoteStorage taking(remote, local.cache);
+  CHECK_FALSE(taking.lease(local.key("free"), local.out.get()).hit);
+  taking.release(local.key("free"));
+  CHECK(said_now().empty());
 }

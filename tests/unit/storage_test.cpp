@@ -1,6 +1,6 @@
 // The storage decorators (run/storage.hpp) over scripted backends: which
-// layer a multilevel lookup, lease and store reach, and what a read-only
-// layer keeps from its backend.
+// layer a multilevel lookup, lease and store reach (read-only is the remote
+// store's layer: readonly_store_test.cpp).
 #include "run/storage.hpp"
 
 #include <fcntl.h>
@@ -77,24 +77,6 @@ TEST_CASE("multilevel: a far layer that is down is a miss with its reason, not a
   CHECK_FALSE(found.hit);
   CHECK(found.miss == Miss::down);
   CHECK(std::string(miss_name(found.miss)) == "down");
-}
-
-TEST_CASE("read-only: reads reach the backend, stores and leases never do", "[unit][storage]") {
-  MockStorage backend;
-  ReadOnlyStorage readonly(backend);
-  StorageScratch s;
-  backend.entries["k"] = "shared";
-  CHECK(readonly.get(key_of("k"), s.fd.get()).hit);
-  CHECK(s.bytes() == "shared");
-  KeyInput input;
-  CHECK(readonly.put(key_of("n"), {s.fd.get(), &input, {}}));
-  CHECK_FALSE(readonly.lease(key_of("n"), s.fd.get()).hit);
-  readonly.release(key_of("n"));
-  CHECK(backend.calls == std::vector<std::string>{"get"});
-  CHECK(backend.entries.size() == 1);
-  CHECK(backend.leases_held == 0);
-  // The backend's counts still reach stats.json through it.
-  CHECK(readonly.take_counters() == CounterIncrements{{"mock_lookups", 1}});
 }
 
 TEST_CASE("the stack a build's settings compose: none without a cache, local alone, or both",
