@@ -1,12 +1,11 @@
 // plan_compiler_call: a compiler command taken as it is (kbuild cc), as one
 // build kbuild can cache, or nullopt when it must run unchanged.
-#include "plan/compiler_call.hpp"
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
+#include "plan/compiler_call.hpp"
 
 using namespace kbuild;
 using Strings = std::vector<std::string>;
@@ -235,4 +234,18 @@ TEST_CASE("files the compiler refuses itself run as they are", "[unit][compiler_
   CHECK(refused({"g++", "-c", dir.str(), "-o", dir / "k.o"}));  // a source that is not a file
   CHECK(refused({"g++", "-c", dir / "k.cpp", "-MD", "-MF", dir / "nodir/k.d", "-o", dir / "k.o"}));
   CHECK_FALSE(refused({"g++", "-c", dir / "k.cpp", "-MD", "-o", dir / "k.o"}));
+}
+
+// compiler_kind: decided from the compiler's path alone, as Inductor does.
+TEST_CASE("clang anywhere wins; gcc, g++ and gnu-c++ are gcc; the rest other",
+          "[unit][compiler_kind]") {
+  CHECK(compiler_kind("g++") == CompilerKind::gcc);
+  CHECK(compiler_kind("/usr/bin/x86_64-linux-gnu-g++-12") == CompilerKind::gcc);
+  CHECK(compiler_kind("gcc") == CompilerKind::gcc);
+  CHECK(compiler_kind("/opt/gnu-c++") == CompilerKind::gcc);
+  CHECK(compiler_kind("clang++") == CompilerKind::clang);
+  CHECK(compiler_kind("/opt/clang/bin/g++") == CompilerKind::clang);
+  CHECK(compiler_kind("c++") == CompilerKind::other);
+  CHECK(compiler_kind("icpx") == CompilerKind::other);
+  CHECK(compiler_kind("") == CompilerKind::other);
 }

@@ -319,7 +319,7 @@ TEST_CASE("a hit without a record of what the .gch read is not used as one", "[u
   c.forget_pch(p);
   REQUIRE(storage.manifests.size() == 1);
   storage.manifests.begin()->second.clear();
-  // Not a whole entry (no record, nothing of what the compiler printed):
+  // Not a whole entry (no manifest, nothing of what the compiler printed):
   // a miss, and the header is precompiled again.
   const std::size_t ran = c.fake.ran.size();
   PchResult again = c.run(c.plan(), nullptr, &storage);

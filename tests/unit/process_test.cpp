@@ -1,23 +1,25 @@
 // run_process and find_executable: argv only, captured output within its
 // bound, a time-out that ends the whole process group, exact exit status.
-#include "util/process.hpp"
-
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 
+#include <catch2/catch.hpp>
+
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
+#include "util/process.hpp"
 
 using namespace kbuild;
 using kbuild_test::never_fifo;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
@@ -190,4 +192,91 @@ TEST_CASE("find_executable: a path as it is, else each PATH directory in order",
   fs::current_path(here);
   // Without PATH, the default one.
   CHECK(find_executable("sh", Environment()) == "/usr/bin/sh");
+}
+
+// Interrupts: held pending by a guard, caught (never acted on in a handler)
+// while a watch is alive, and put back as they were after.
+namespace {
+
+bool blocked(int sig) {
+  sigset_t now;
+  pthread_sigmask(SIG_BLOCK, nullptr, &now);
+  return sigismember(&now, sig) == 1;
+}
+
+bool readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
+}
+
+}  // namespace
+
+TEST_CASE("the interrupt signals: INT, TERM, HUP and QUIT", "[unit][interrupts]") {
+  sigset_t set = interrupt_signals();
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) CHECK(sigismember(&set, sig) == 1);
+  CHECK(sigismember(&set, SIGKILL) == 0);
+  CHECK(sigismember(&set, SIGPIPE) == 0);
+}
+
+TEST_CASE("a guard holds them pending and restores the mask it found", "[unit][interrupts]") {
+  REQUIRE_FALSE(blocked(SIGTERM));
+  {
+    InterruptGuard outer;
+    CHECK(blocked(SIGINT));
+    CHECK(blocked(SIGTERM));
+    CHECK_FALSE(blocked(SIGUSR1));
+    {
+      InterruptGuard inner;
+      CHECK(blocked(SIGHUP));
+    }
+    CHECK(blocked(SIGHUP));  // the outer guard still holds them
+  }
+  CHECK_FALSE(blocked(SIGTERM));
+}
+
+TEST_CASE("a watch remembers the first interrupt and wakes its descriptor", "[unit][interrupts]") {
+  struct sigaction before {};
+  sigaction(SIGTERM, nullptr, &before);
+  {
+    InterruptWatch watch;
+    CHECK(interrupt_received() == 0);
+    REQUIRE(interrupt_fd() >= 0);
+    CHECK_FALSE(readable(interrupt_fd()));
+    ::raise(SIGTERM);  // caught: the test goes on
+    ::raise(SIGINT);
+    CHECK(interrupt_received() == SIGTERM);
+    CHECK(readable(interrupt_fd()));
+    {
+      InterruptWatch nested;  // not the first: it keeps what was caught
+      CHECK(interrupt_received() == SIGTERM);
+    }
+    CHECK(interrupt_received() == SIGTERM);
+  }
+  // kbuild is ending: a second interrupt (timeout's to the group) is caught
+  // too, not fatal before its cleanup.
+  struct sigaction ending {};
+  sigaction(SIGTERM, nullptr, &ending);
+  CHECK(ending.sa_handler != before.sa_handler);
+  ::raise(SIGTERM);  // the test goes on
+  {
+    InterruptWatch fresh;  // the first watch again starts with nothing caught
+    CHECK(interrupt_received() == 0);
+    CHECK_FALSE(readable(interrupt_fd()));
+  }
+  struct sigaction after {};
+  sigaction(SIGTERM, nullptr, &after);
+  CHECK(after.sa_handler == before.sa_handler);  // put back once a watch ends with none caught
+}
+
+// real_processes(): the runner a build uses when no fake is given.
+TEST_CASE("real_processes runs the program as run_process does", "[unit][process_runner]") {
+  ProcessRunner& runner = real_processes();
+  CHECK(&runner == &real_processes());  // one for the process
+  ProcessOptions options;
+  options.capture_output = true;
+  ProcessResult r = runner.run({"/bin/sh", "-c", "echo out; echo err >&2; exit 2"}, options);
+  CHECK(r.exited);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "out\n");
+  CHECK(r.err == "err\n");
 }

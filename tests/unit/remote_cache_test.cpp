@@ -1,5 +1,5 @@
 // The remote cache's parts that need no server: the shareable key's
-// machine-local parts (addresses: redis_client_test; keys: signing_test).
+// machine-local parts (addresses: redis_client_test; keys: digest_test).
 #include <fcntl.h>
 #include <sys/stat.h>
 

@@ -1,25 +1,27 @@
 // TrustedDir: every open relative to an opened directory, no link followed,
 // every directory and file checked for its owner and mode as it is opened.
-#include "util/trusted_dir.hpp"
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
-
 #include <array>
 #include <atomic>
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "../support/test_support.hpp"
+#include "kbuild/error.hpp"
+#include "util/trusted_dir.hpp"
 
 using namespace kbuild;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
 using kbuild_test::write_file;
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -402,4 +404,538 @@ TEST_CASE("UniqueFd closes once and hands its descriptor over on move", "[unit][
   UniqueFd d(raw);
   d.reset();
   CHECK(::fcntl(raw, F_GETFD) < 0);
+}
+
+// AtomicOutput: a private, locked work directory beside the output; the
+// result renamed over the output whole, or nothing changed at all.
+namespace fs = std::filesystem;
+
+namespace {
+
+// Entries of `dir` other than `except`.
+std::vector<std::string> litter(const fs::path& dir, const std::string& except = "") {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename() != except) names.push_back(e.path().filename().string());
+  return names;
+}
+
+Error error_of(const std::string& output) {
+  try {
+    AtomicOutput out(output);
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("expected an output error");
+  return Error(ErrorKind::internal, "");
+}
+
+}  // namespace
+
+TEST_CASE("the result is written in a private work directory and renamed over the output",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  write_file(tmp / "k.so", "old");
+  {
+    AtomicOutput out(tmp / "k.so");
+    CHECK(fs::path(out.path()).filename() == "k.so");
+    CHECK(fs::path(out.path()).parent_path() == out.work_dir());
+    CHECK(fs::path(out.work_dir()).parent_path() == tmp.path());
+    CHECK((fs::status(out.work_dir()).permissions() & fs::perms::all) == fs::perms::owner_all);
+    CHECK(out.scratch("a.o") == out.work_dir() + "/a.o");
+    write_file(out.path(), "new");
+    write_file(out.scratch("a.o"), "object");
+    CHECK(read_file(tmp / "k.so") == "old");  // untouched until commit
+    out.commit();
+    CHECK(read_file(tmp / "k.so") == "new");
+  }
+  CHECK(litter(tmp.path(), "k.so").empty());
+}
+
+TEST_CASE("without commit the output is untouched and nothing is left", "[unit][atomic_output]") {
+  TempDir tmp;
+  write_file(tmp / "k.so", "old");
+  {
+    AtomicOutput out(tmp / "k.so");
+    write_file(out.path(), "half");
+    fs::create_directories(out.scratch("sub/dir"));
+    write_file(out.scratch("sub/dir/f"), "x");
+  }
+  CHECK(read_file(tmp / "k.so") == "old");
+  CHECK(litter(tmp.path(), "k.so").empty());
+}
+
+TEST_CASE("commit refuses a missing result, or one that is not a regular file",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  write_file(tmp / "secret", "secret");
+  {
+    AtomicOutput out(tmp / "k.so");
+    CHECK_THROWS_AS(out.commit(), Error);
+    fs::create_symlink(tmp / "secret", out.path());
+    try {
+      out.commit();
+      FAIL("a link was committed");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::output);
+      CHECK(std::string(e.what()).find("cannot move the result into " + tmp / "k.so") !=
+            std::string::npos);
+    }
+    CHECK_FALSE(out.open_result());
+  }
+  CHECK_FALSE(fs::exists(fs::symlink_status(tmp / "k.so")));
+  CHECK(read_file(tmp / "secret") == "secret");
+}
+
+TEST_CASE("an output that is a directory, FIFO or link is refused before anything is made",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "dir.so");
+  ::mkfifo((tmp / "fifo.so").c_str(), 0600);
+  for (const char* name : {"dir.so", "fifo.so"}) {
+    Error e = error_of(tmp / name);
+    CHECK(e.kind() == ErrorKind::output);
+    CHECK(std::string(e.what()) == "output " + tmp / name +
+                                       " exists and is not a regular file; refusing to replace "
+                                       "it: remove it or choose another -o");
+  }
+  CHECK(litter(tmp.path()).size() == 2);
+
+  Error missing = error_of(tmp / "no/such/dir/k.so");
+  CHECK(missing.kind() == ErrorKind::output);
+  CHECK(std::string(missing.what()).find("create it first") != std::string::npos);
+}
+
+TEST_CASE("a FIFO that appears at the output while the build runs is not replaced",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  AtomicOutput out(tmp / "k.so");
+  write_file(out.path(), "new");
+  ::mkfifo((tmp / "k.so").c_str(), 0600);
+  CHECK_THROWS_AS(out.commit(), Error);
+  CHECK(fs::is_fifo(tmp / "k.so"));
+}
+
+TEST_CASE("create_result makes a new file with the mode asked (less the umask), never twice",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  AtomicOutput out(tmp / "k.so");
+  mode_t mask = ::umask(022);
+  Result<UniqueFd> fd = out.create_result(0777);
+  ::umask(mask);
+  REQUIRE(fd);
+  CHECK(write_all(fd->get(), "cached", out.path()));
+  CHECK((fs::status(out.path()).permissions() & fs::perms::all) ==
+        (fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+         fs::perms::others_read | fs::perms::others_exec));
+  CHECK_FALSE(out.create_result(0644));  // exists
+  REQUIRE(out.open_result());
+  out.discard_result();
+  CHECK_FALSE(fs::exists(out.path()));
+  CHECK(out.create_result(0644));
+}
+
+TEST_CASE("dead builds' work directories are removed; live, young or others' are kept",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  const std::string dead = tmp / ".k.so.kbuild-tmp.1.dead";
+  const std::string live = tmp / ".k.so.kbuild-tmp.2.live";
+  const std::string young = tmp / ".k.so.kbuild-new.3.young";
+  const std::string others = tmp / ".k.so.kbuild-tmp.4.others";
+  const std::string unrelated = tmp / ".other.so.kbuild-tmp.5.dead";
+  for (const std::string& d : {dead, live, young, others, unrelated}) {
+    fs::create_directories(d + "/sub");
+    write_file(d + "/sub/f", "x");
+  }
+  REQUIRE(::chown(others.c_str(), ::geteuid() + 4242, 0) == 0);
+  int lock = ::open(live.c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(lock >= 0);
+  REQUIRE(::flock(lock, LOCK_EX) == 0);  // a build that still runs
+
+  remove_dead_work_dirs(tmp / "k.so");
+  CHECK_FALSE(fs::exists(dead));
+  CHECK(fs::exists(live + "/sub/f"));
+  CHECK(fs::exists(young + "/sub/f"));
+  CHECK(fs::exists(others + "/sub/f"));
+  CHECK(fs::exists(unrelated + "/sub/f"));
+  ::close(lock);
+
+  AtomicOutput out(tmp / "k.so");  // the constructor cleans up too
+  CHECK_FALSE(fs::exists(live));
+  CHECK(fs::exists(young));
+}
+
+TEST_CASE("a work directory name that is a link is removed, never followed",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "victim");
+  write_file(tmp / "victim/keep", "keep");
+  fs::create_directory_symlink(tmp / "victim", tmp / ".k.so.kbuild-tmp.1.link");
+  remove_dead_work_dirs(tmp / "k.so");
+  CHECK_FALSE(fs::exists(fs::symlink_status(tmp / ".k.so.kbuild-tmp.1.link")));
+  CHECK(read_file(tmp / "victim/keep") == "keep");
+}
+
+TEST_CASE("the work directory is locked while the build runs", "[unit][atomic_output]") {
+  TempDir tmp;
+  AtomicOutput out(tmp / "k.so");
+  int fd = ::open(out.work_dir().c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(fd >= 0);
+  CHECK(::flock(fd, LOCK_EX | LOCK_NB) != 0);
+  ::close(fd);
+  remove_dead_work_dirs(tmp / "k.so");
+  CHECK(fs::is_directory(out.work_dir()));
+}
+
+TEST_CASE("started() is the work directory's birth on the file system clock",
+          "[unit][atomic_output]") {
+  TempDir tmp;
+  write_file(tmp / "before", "");
+  AtomicOutput out(tmp / "k.so");
+  struct stat st {};
+  REQUIRE(::stat((tmp / "before").c_str(), &st) == 0);
+  const auto ns = [](const struct timespec& t) {
+    return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec;
+  };
+  CHECK(ns(out.started()) >= ns(st.st_mtim));
+  CHECK(ns(out.started()) > 0);
+}
+
+// cache_root and open_cache_root: where the cache is, and adopting only a
+// directory that is kbuild's (marked, or empty, or kbuild's own layout).
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kSignature = "Signature: 8a477f597d28d172789f06886806bc55\n";
+
+bool marked(const std::string& dir) {
+  return fs::exists(dir + "/CACHEDIR.TAG") &&
+         read_file(dir + "/CACHEDIR.TAG").rfind(kSignature, 0) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("cache_root: KBUILD_CACHE_DIR, else XDG_CACHE_HOME/kbuild, else HOME/.cache/kbuild",
+          "[unit][cache_root]") {
+  Environment env{{{"HOME", "/h"}}};
+  CHECK(cache_root(env) == "/h/.cache/kbuild");
+  env.set("XDG_CACHE_HOME", "/x");
+  CHECK(cache_root(env) == "/x/kbuild");
+  env.set("KBUILD_CACHE_DIR", "/k");
+  CHECK(cache_root(env) == "/k");
+  env.set("KBUILD_CACHE_DIR", "");  // empty counts as unset
+  CHECK(cache_root(env) == "/x/kbuild");
+  CHECK(cache_root(Environment{{{"HOME", ""}, {"XDG_CACHE_HOME", ""}}}) == "");
+  CHECK(cache_root(Environment()) == "");
+}
+
+TEST_CASE("a new cache directory is created and marked", "[unit][cache_root]") {
+  TempDir tmp;
+  Result<TrustedDir> dir = open_cache_root(tmp / "a/cache", true);
+  REQUIRE(dir);
+  CHECK(marked(tmp / "a/cache"));
+  CHECK(dir->path() == tmp / "a/cache");
+  Result<TrustedDir> missing = open_cache_root(tmp / "missing", false);
+  REQUIRE_FALSE(missing);
+  CHECK(missing.why() == "cache directory " + tmp / "missing" + " does not exist");
+  CHECK_FALSE(fs::exists(tmp / "missing"));
+  Result<TrustedDir> none = open_cache_root("", true);
+  REQUIRE_FALSE(none);
+  CHECK(none.why() == kNoCacheRoot);
+}
+
+TEST_CASE("an empty directory, or one holding only kbuild's layout, is adopted",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "empty");
+  CHECK(open_cache_root(tmp / "empty", false));
+  CHECK(marked(tmp / "empty"));
+
+  const std::string old = tmp / "old";
+  fs::create_directories(old + "/objects/ab");
+  fs::create_directories(old + "/pch/" + std::string(40, 'f'));
+  fs::create_directories(old + "/discovery/python-1234");
+  fs::create_directories(old + "/tmp");
+  write_file(old + "/stats.json", "{}");
+  CHECK(open_cache_root(old, false));
+  CHECK(marked(old));
+  CHECK(fs::exists(old + "/objects/ab"));
+}
+
+// Found by the e2e Ctrl-C lease test: two build-many children opening a new
+// cache at once; one saw the other's marker half-written (its temporary
+// file) and built without the cache, and so without the remote lease.
+TEST_CASE("a directory whose marker another process is writing is adopted", "[unit][cache_root]") {
+  TempDir tmp;
+  const std::string root = tmp / "cache";
+  fs::create_directory(root);
+  write_file(root + "/.CACHEDIR.TAG.tmp.4242.1234abcd", "Signature: 8a47");
+  CHECK(open_cache_root(root, false));
+  CHECK(marked(root));
+  // Processes racing to create one new cache directory all get it.
+  for (int round = 0; round < 100; ++round) {
+    const std::string fresh = tmp / ("race" + std::to_string(round));
+    std::vector<pid_t> children;
+    for (int i = 0; i < 4; ++i) {
+      pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        Result<TrustedDir> dir = open_cache_root(fresh, true);
+        // Then what a build does first: a work directory under tmp/.
+        ::_exit(dir && dir->sub("tmp/work." + std::to_string(::getpid()), true) ? 0 : 1);
+      }
+      children.push_back(pid);
+    }
+    int failed = 0;
+    for (pid_t pid : children) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    INFO("round " << round);
+    CHECK(failed == 0);
+  }
+}
+
+TEST_CASE("a directory holding anything else is not kbuild's and is left alone",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  const std::vector<std::pair<std::string, bool>> strangers = {
+      {"photos.jpg", false}, {"objects/holiday", true}, {"objects/xy", true},
+      {"pch/short", true},   {"tmp/x", false},          {"discovery/other", false}};
+  for (std::size_t i = 0; i < strangers.size(); ++i) {
+    const auto& [entry, is_dir] = strangers[i];
+    const std::string root = tmp / ("case" + std::to_string(i));
+    fs::create_directories(fs::path(root + "/" + entry).parent_path());
+    if (is_dir)
+      fs::create_directory(root + "/" + entry);
+    else
+      write_file(root + "/" + entry, "mine");
+    Result<TrustedDir> dir = open_cache_root(root, true);
+    REQUIRE_FALSE(dir);
+    CHECK(dir.why() == "cache directory " + root +
+                           " is not kbuild's (no CACHEDIR.TAG, and it holds other files); set "
+                           "KBUILD_CACHE_DIR to an empty or new directory");
+    CHECK_FALSE(fs::exists(root + "/CACHEDIR.TAG"));
+  }
+  // "objects" that is a file, or a link, is not kbuild's layout either.
+  write_file(tmp / "file/objects", "");
+  CHECK_FALSE(open_cache_root(tmp / "file", false));
+  fs::create_directories(tmp / "link");
+  fs::create_directory_symlink(tmp.path(), tmp / "link/objects");
+  CHECK_FALSE(open_cache_root(tmp / "link", false));
+}
+
+TEST_CASE("a marked directory is used whatever it holds; a forged marker is not a mark",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  write_file(tmp / "c/CACHEDIR.TAG", std::string(kSignature) + "# someone else's\n");
+  write_file(tmp / "c/notes.txt", "x");
+  CHECK(open_cache_root(tmp / "c", false));
+  write_file(tmp / "d/CACHEDIR.TAG", "Signature: wrong\n");
+  write_file(tmp / "d/notes.txt", "x");
+  CHECK_FALSE(open_cache_root(tmp / "d", false));
+}
+
+TEST_CASE("an untrusted cache directory is refused with what to do", "[unit][cache_root]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "open");
+  ::chmod((tmp / "open").c_str(), 0777);
+  Result<TrustedDir> dir = open_cache_root(tmp / "open", false);
+  REQUIRE_FALSE(dir);
+  CHECK(dir.why().rfind("cache directory " + tmp / "open" + " is world-writable", 0) == 0);
+  CHECK(dir.why().find("set KBUILD_CACHE_DIR") != std::string::npos);
+}
+
+TEST_CASE("clear_cache removes kbuild's entries only, and only in a marked directory",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  Result<TrustedDir> dir = open_cache_root(tmp / "c", true);
+  REQUIRE(dir);
+  fs::create_directories(tmp / "c/objects/ab/cd");
+  fs::create_directories(tmp / "c/pch");
+  write_file(tmp / "c/stats.json", "{}");
+  write_file(tmp / "c/.stats.json.tmp.1.2", "");
+  write_file(tmp / "c/README", "the user's");
+  REQUIRE(clear_cache(*dir));
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(tmp / "c")) left.push_back(e.path().filename());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"CACHEDIR.TAG", "README"});
+
+  fs::create_directories(tmp / "plain/objects");
+  Result<TrustedDir> plain = TrustedDir::open(tmp / "plain", false);
+  REQUIRE(plain);
+  Status refused = clear_cache(*plain);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.why().find("not marked as kbuild's cache") != std::string::npos);
+  CHECK(fs::exists(tmp / "plain/objects"));
+}
+
+namespace {
+
+struct stat stated(int fd) {
+  struct stat st {};
+  REQUIRE(::fstat(fd, &st) == 0);
+  return st;
+}
+
+bool same_inode(const TrustedDir& dir, const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && stated(dir.fd()).st_ino == st.st_ino &&
+         stated(dir.fd()).st_dev == st.st_dev;
+}
+
+}  // namespace
+
+TEST_CASE("the discovery directory, kept open, is checked again on every later open",
+          "[unit][cache_root]") {
+  TempDir tmp;
+  const std::string root = tmp / "c";
+  Result<TrustedDir> first = open_discovery_dir(root, true);
+  REQUIRE(first);
+  CHECK(marked(root));
+  CHECK(first->path() == root + "/discovery");
+  CHECK(same_inode(*first, root + "/discovery"));
+  CHECK((::fcntl(first->fd(), F_GETFD) & FD_CLOEXEC) != 0);
+
+  Result<TrustedDir> again = open_discovery_dir(root, false);
+  REQUIRE(again);
+  CHECK(same_inode(*again, root + "/discovery"));
+  CHECK((::fcntl(again->fd(), F_GETFD) & FD_CLOEXEC) != 0);
+
+  // Made writable by others since: refused, as a first open would be.
+  ::chmod(root.c_str(), 0777);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  ::chmod(root.c_str(), 0755);
+  ::chmod((root + "/discovery").c_str(), 0777);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  ::chmod((root + "/discovery").c_str(), 0755);
+  CHECK(open_discovery_dir(root, false));
+  // Given to another user since (kbuild runs as root here: a uid no one has).
+  REQUIRE(::chown((root + "/discovery").c_str(), 4242, 4242) == 0);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  REQUIRE(::chown((root + "/discovery").c_str(), ::geteuid(), ::getegid()) == 0);
+  REQUIRE(::chown(root.c_str(), 4242, 4242) == 0);
+  CHECK_FALSE(open_discovery_dir(root, false));
+  REQUIRE(::chown(root.c_str(), ::geteuid(), ::getegid()) == 0);
+  CHECK(open_discovery_dir(root, false));
+
+  // Cleared (discovery/ removed): made and opened anew.
+  fs::remove_all(root + "/discovery");
+  Result<TrustedDir> remade = open_discovery_dir(root, false);
+  REQUIRE(remade);
+  CHECK(same_inode(*remade, root + "/discovery"));
+  // A link put in its place is not followed.
+  fs::rename(root + "/discovery", tmp / "elsewhere");
+  fs::create_directory_symlink(tmp / "elsewhere", root + "/discovery");
+  CHECK_FALSE(open_discovery_dir(root, false));
+  fs::remove(root + "/discovery");
+  fs::rename(tmp / "elsewhere", root + "/discovery");
+
+  // Another directory put at the path: that one, opened and checked anew.
+  fs::rename(root, tmp / "old");
+  Result<TrustedDir> moved = open_discovery_dir(root, false);
+  CHECK_FALSE(moved);  // not there, and not created
+  fs::create_directory(root);
+  write_file(root + "/foreign.txt", "the user's");
+  CHECK_FALSE(open_discovery_dir(root, false));  // not kbuild's
+  fs::remove(root + "/foreign.txt");
+  Result<TrustedDir> fresh = open_discovery_dir(root, false);
+  REQUIRE(fresh);
+  CHECK(same_inode(*fresh, root + "/discovery"));
+  CHECK_FALSE(same_inode(*fresh, tmp / "old/discovery"));
+}
+
+// Trust of device files and the programs they name: refused when someone
+// other than the user or root could have written them or their directory.
+namespace fs = std::filesystem;
+
+namespace {
+
+void chmod_or_fail(const std::string& path, mode_t mode) {
+  REQUIRE(::chmod(path.c_str(), mode) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("check_trusted: the problem, the fix and the override", "[unit][trust]") {
+  TempDir tmp;
+  write_file(tmp / "ok.json", "{}");
+  CHECK(check_trusted(tmp / "ok.json", "device file"));
+  CHECK(check_trusted(tmp / "missing.json", "device file"));  // the caller says why
+
+  write_file(tmp / "open.json", "{}");
+  chmod_or_fail(tmp / "open.json", 0666);
+  auto open = check_trusted(tmp / "open.json", "device file");
+  REQUIRE_FALSE(open);
+  CHECK(open.why() == "device file " + tmp / "open.json" +
+                          " is world-writable (mode 0666); refusing to use it: run chmod o-w " +
+                          tmp / "open.json" +
+                          ", or pass --allow-untrusted-device-files if you trust it");
+
+  write_file(tmp / "theirs.json", "{}");
+  REQUIRE(::chown((tmp / "theirs.json").c_str(), ::geteuid() + 4242, 0) == 0);
+  auto theirs = check_trusted(tmp / "theirs.json", "device file");
+  REQUIRE_FALSE(theirs);
+  CHECK(theirs.why().find("is owned by uid " + std::to_string(::geteuid() + 4242)) !=
+        std::string::npos);
+  CHECK(theirs.why().find("refusing to use it: chown it") != std::string::npos);
+
+  write_file(tmp / "group.json", "{}");
+  REQUIRE(::chown((tmp / "group.json").c_str(), ::geteuid(), 4242424) == 0);
+  chmod_or_fail(tmp / "group.json", 0664);
+  auto group = check_trusted(tmp / "group.json", "device file");
+  REQUIRE_FALSE(group);
+  CHECK(group.why().find("run chmod g-w") != std::string::npos);
+}
+
+TEST_CASE("check_trusted_file: a file in a directory others can write is refused",
+          "[unit][trust]") {
+  TempDir tmp;
+  fs::create_directory(tmp / "shared");
+  write_file(tmp / "shared/acc.json", "{}");
+  chmod_or_fail(tmp / "shared", 0777);
+  auto reason = check_trusted_file(tmp / "shared/acc.json", "device file");
+  REQUIRE_FALSE(reason);
+  CHECK(reason.why() ==
+        "device file " + tmp / "shared/acc.json" + " is in " + tmp / "shared" +
+            ", which is world-writable (mode 0777); refusing to use it: move it to a "
+            "directory only you can write, or pass --allow-untrusted-device-files if "
+            "you trust it");
+  // The sticky bit does not make the file's own directory safe.
+  chmod_or_fail(tmp / "shared", 01777);
+  CHECK_FALSE(check_trusted_file(tmp / "shared/acc.json", "device file"));
+  chmod_or_fail(tmp / "shared", 0755);
+  CHECK(check_trusted_file(tmp / "shared/acc.json", "device file"));
+}
+
+TEST_CASE("a link is judged by where it leads, every directory up from there", "[unit][trust]") {
+  TempDir tmp;
+  fs::create_directories(tmp / "open/inner");
+  write_file(tmp / "open/inner/acc.json", "{}");
+  chmod_or_fail(tmp / "open", 0777);  // above the file's own directory, no sticky bit
+  fs::create_directory(tmp / "mine");
+  fs::create_symlink(tmp / "open/inner/acc.json", tmp / "mine/acc.json");
+  auto reason = check_trusted_file(tmp / "mine/acc.json", "device file");
+  REQUIRE_FALSE(reason);
+  CHECK(reason.why().find("device file " + tmp / "mine/acc.json" + " is in " + tmp / "open") == 0);
+
+  // A shared directory with the sticky bit higher up (as /tmp) is fine.
+  chmod_or_fail(tmp / "open", 01777);
+  CHECK(check_trusted_file(tmp / "mine/acc.json", "device file"));
+}
+
+TEST_CASE("check_trusted_opened_file checks the file opened, not its name now", "[unit][trust]") {
+  TempDir tmp;
+  write_file(tmp / "acc.json", "{}");
+  int fd = ::open((tmp / "acc.json").c_str(), O_RDONLY);
+  REQUIRE(fd >= 0);
+  CHECK(check_trusted_opened_file(fd, tmp / "acc.json", "acc.json", "device file"));
+  chmod_or_fail(tmp / "acc.json", 0646);
+  auto reason = check_trusted_opened_file(fd, tmp / "acc.json", "acc.json", "device file");
+  REQUIRE_FALSE(reason);
+  CHECK(reason.why().find("device file acc.json is world-writable (mode 0646)") == 0);
+  ::close(fd);
 }
