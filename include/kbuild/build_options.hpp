@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-// The option record: Inductor's 7 lists, appended layer by layer, with the
+// The build options: Inductor's 7 lists, appended layer by layer, with the
 // origin of every entry kept for `explain` and error messages.
 namespace kbuild {
 

@@ -130,10 +130,10 @@ bool take_cc_options(std::vector<std::string>& words) {
 // log_file and SCCACHE_LOG are for): a routed compile's output is not shown
 // by the program that ran it (Inductor keeps it only when the compile
 // fails). Appended in one write; never a link, a FIFO or a file of another
-// user; the record names the output, never the argv (no secret from a -D),
+// user; the line names the output, never the argv (no secret from a -D),
 // its strings JSON-escaped (a newline in a path forges no line) and URLs'
 // userinfo redacted. docs/environment.md gives its fields.
-void append_log(const Environment& env, nlohmann::ordered_json record, const Console& console) {
+void append_log(const Environment& env, nlohmann::ordered_json fields, const Console& console) {
   std::optional<std::string> path = env.get_nonempty("KBUILD_LOG");
   if (!path) return;
   // Never opened unless regular: a FIFO with no reader would block the open
@@ -152,7 +152,7 @@ void append_log(const Environment& env, nlohmann::ordered_json record, const Con
     return;
   }
   nlohmann::ordered_json line{{"pid", ::getpid()}};
-  for (auto& [field, value] : record.items()) line[field] = std::move(value);
+  for (auto& [field, value] : fields.items()) line[field] = std::move(value);
   const std::string text = dump_json(line) + "\n";
   (void)write_all(fd, text, "KBUILD_LOG");
   ::close(fd);
@@ -164,9 +164,9 @@ double rounded_seconds(double seconds) {
 
 // Why a miss missed: the input of the entry found that differs now, or
 // that no entry was known; why an uncacheable build was not stored.
-void add_cache_reason(nlohmann::ordered_json& record, const BuildOutcome& outcome) {
+void add_cache_reason(nlohmann::ordered_json& fields, const BuildOutcome& outcome) {
   if (outcome.cache == CacheStatus::hit)
-    record["hit"] = outcome.cache_detail == "remote" ? "remote" : "local";
+    fields["hit"] = outcome.cache_detail == "remote" ? "remote" : "local";
   if (outcome.cache == CacheStatus::miss || outcome.cache == CacheStatus::uncacheable) {
     nlohmann::ordered_json miss = nlohmann::ordered_json::object();
     if (outcome.stale) {
@@ -179,24 +179,24 @@ void add_cache_reason(nlohmann::ordered_json& record, const BuildOutcome& outcom
     }
     if (outcome.cache == CacheStatus::miss && !outcome.cache_detail.empty())
       miss["detail"] = redact_urls(outcome.cache_detail);
-    record["miss"] = miss;
+    fields["miss"] = miss;
   }
   if (outcome.cache == CacheStatus::uncacheable)
-    record["uncacheable"] = {
+    fields["uncacheable"] = {
         {"reason", outcome.uncacheable ? uncacheable_name(*outcome.uncacheable) : "not_stored"},
         {"why", redact_urls(outcome.cache_detail)}};
 }
 
 void log_compile(const Environment& env, const CompilerCall& call, const BuildOutcome& outcome,
                  double seconds, const std::string& result, const Console& console) {
-  nlohmann::ordered_json record{{"output", redact_urls(call.plan.output)},
+  nlohmann::ordered_json fields{{"output", redact_urls(call.plan.output)},
                                 {"result", result},
                                 {"cache", cache_status_name(outcome.cache)}};
-  add_cache_reason(record, outcome);
+  add_cache_reason(fields, outcome);
   nlohmann::ordered_json timings{{"total", rounded_seconds(seconds)}};
   for (const StageTiming& t : outcome.timings) timings[t.stage] = rounded_seconds(t.seconds);
-  record["seconds"] = timings;
-  append_log(env, record, console);
+  fields["seconds"] = timings;
+  append_log(env, fields, console);
 }
 
 int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,

@@ -102,7 +102,7 @@ struct BuildOutcome {
   // On a miss of observed steps: the manifest of what they were seen to do
   // (input_manifest.hpp: observed_manifest), or why there is none.
   std::optional<Result<std::string>> observed_manifest;
-  std::string entry_manifest;  // on a hit: the entry's record of what it read
+  std::string entry_manifest;  // on a hit: the entry's manifest (what it read)
   // What the compiler printed: on a miss as it ran (every step), on a hit
   // as the entry replayed it.
   CompilerOutput printed;

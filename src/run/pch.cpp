@@ -79,18 +79,18 @@ BuildRequest header_request(const BuildRequest& kernel, const std::string& heade
 }
 
 // The kernels' shared parts (cache_key.hpp: pch_kernel_parts) from the
-// header build's record: its shared key and the files the .gch was built
-// from.
+// header build's .deps (its manifest with the .gch's stamp): its shared
+// key and the files the .gch was built from.
 std::optional<ShareableParts> kernel_parts(const std::string& deps, const std::string& include) {
   std::string shared;
   std::vector<std::pair<std::string, std::string>> inputs;
   try {
     // Named: a range-for over from_cbor(...).at(...) would walk a destroyed
     // temporary.
-    const nlohmann::json record = nlohmann::json::from_cbor(deps);
-    if (!record.contains("remote")) return std::nullopt;
-    shared = record.at("remote").get<std::string>();
-    for (const auto& input : record.at("inputs"))
+    const nlohmann::json deps_json = nlohmann::json::from_cbor(deps);
+    if (!deps_json.contains("remote")) return std::nullopt;
+    shared = deps_json.at("remote").get<std::string>();
+    for (const auto& input : deps_json.at("inputs"))
       inputs.emplace_back(input.at(0).get<std::string>(), input.at(3).get<std::string>());
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
@@ -105,11 +105,11 @@ ShareableParts header_parts(const PchPlan& plan) {
 
 // What the .gch was built from: on a hit the entry's manifest, else what the
 // header build was observed to read, look for and ask.
-Result<std::string> header_record(const BuildOutcome& outcome) {
+Result<std::string> header_manifest(const BuildOutcome& outcome) {
   if (outcome.cache == CacheStatus::hit) {
     std::optional<nlohmann::json> manifest = parse_manifest(outcome.entry_manifest);
     if (!manifest || !manifest->is_object() || !manifest->contains("inputs"))
-      return Failure{"the cache entry holds no record of them"};
+      return Failure{"the cache entry holds no manifest"};
     return outcome.entry_manifest;
   }
   if (!outcome.observed_manifest) return Failure{"the header build was not observed"};
@@ -219,20 +219,20 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     throw Error(ErrorKind::output, "--pch: " + written.why());
   BuildOutcome outcome;
   run_build(build, steps, {plan.header}, step, env, outcome);
-  Result<std::string> manifest = header_record(outcome);
+  Result<std::string> manifest = header_manifest(outcome);
   if (!manifest) {
-    // Without the record of what it read, the .gch could go stale unseen.
+    // Without the manifest of what it read, the .gch could go stale unseen.
     (void)dir->remove_file(name + ".gch");
     throw Error(ErrorKind::compile_failed,
                 "--pch: what the header build of " + plan.header + " read is not known (" +
                     manifest.why() +
                     "); build again, or drop --pch for a compiler kbuild cannot observe");
   }
-  nlohmann::json record = nlohmann::json::from_cbor(*manifest);
-  record.erase("compression");  // how the entry keeps its output, not what it read
-  record["gch"] = gch_stamp(*dir, name + ".gch");
-  if (outcome.shared_key) record["remote"] = *outcome.shared_key;
-  const std::string deps = to_cbor(record);
+  nlohmann::json deps_json = nlohmann::json::from_cbor(*manifest);
+  deps_json.erase("compression");  // how the entry keeps its output, not what it read
+  deps_json["gch"] = gch_stamp(*dir, name + ".gch");
+  if (outcome.shared_key) deps_json["remote"] = *outcome.shared_key;
+  const std::string deps = to_cbor(deps_json);
   if (Status written = dir->write_atomically(plan.key + ".deps", deps); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
   result.hit = outcome.cache == CacheStatus::hit;

@@ -6,7 +6,7 @@
 // stores it to, the build's storage stack (local, remote, read-only,
 // leases, counters) under the one key module's keys, so another machine's
 // .gch arrives as a hit. The .gch then stays in pch/ (g++ reads it beside
-// the header), with the entry's record of what it was built from; those
+// the header), with the entry's manifest of what it was built from; those
 // files are re-validated before every reuse, so a stale .gch is never
 // used. Without a usable cache directory the .gch is built in a private
 // directory for this build alone.
@@ -61,7 +61,7 @@ struct PchResult {
 // Plans the precompiled `header` for builds like `kernel`, in the pch/
 // directory of the cache at `cache_dir` ("": a private one), reading what is
 // there already through `cache` (null when it does not exist yet). With
-// `shared` (a remote cache), a .gch whose record names no shared key (built
+// `shared` (a remote cache), a .gch whose .deps names no shared key (built
 // without one) is not reused but built again through the storage, a local
 // hit as a rule, so that its kernels share. Reads, never writes. Throws
 // Error.
