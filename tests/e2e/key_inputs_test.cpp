@@ -7,55 +7,22 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "../support/kernel_case.hpp"
 #include "../support/test_support.hpp"
 
 using namespace kbuild_test;
 
 namespace {
 
-enum class Mode { build, cc };
+using Mode = KernelMode;
+using Case = KernelCase;
 
 bool key_hit(const RunResult& r) {
-  return r.err.find("cache: hit") != std::string::npos;
+  return cache_hit(r);
 }
 
-// A kernel in its own directory, built from there with relative paths (as
-// Inductor and build systems run), through kbuild or kbuild cc.
-struct Case {
-  TempDir home, dir;
-  Mode mode;
-  explicit Case(Mode m) : mode(m) {}
-  RunResult build(const std::vector<std::string>& flags,
-                  std::map<std::string, std::string> env = {},
-                  const std::string& source = "k.cpp") {
-    std::vector<std::string> args;
-    if (mode == Mode::cc) {
-      args = {"cc", "--", "g++", "-shared", "-fPIC", source};  // libraries after the source
-      args.insert(args.end(), flags.begin(), flags.end());
-      args.insert(args.end(), {"-o", "k.so"});
-      env["KBUILD_VERBOSE"] = "1";
-    } else {
-      args = {"--no-torch", source, "-o", "k.so", "-v"};
-      args.insert(args.end(), flags.begin(), flags.end());
-    }
-    const fs::path before = fs::current_path();
-    fs::current_path(dir.path());
-    RunResult r = run_kbuild(args, home.str(), std::move(env));
-    fs::current_path(before);
-    INFO(r.err);
-    CHECK(r.exit_code == 0);
-    return r;
-  }
-  int value() { return call_f(dir / "k.so"); }
-  // Written with a later mtime than anything the first build saw.
-  void rewrite(const std::string& rel, const std::string& text) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    write_file(dir / rel, text);
-  }
-};
-
 const char* mode_name(Mode m) {
-  return m == Mode::cc ? "kbuild cc" : "kbuild";
+  return kernel_mode_name(m);
 }
 
 }  // namespace

@@ -12,74 +12,28 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "../support/kernel_case.hpp"
 #include "../support/test_support.hpp"
 
 using namespace kbuild_test;
 
 namespace {
 
-enum class ObservedMode { build, cc };
+using ObservedMode = KernelMode;
+using ObservedCase = KernelCase;
 
 bool observed_hit(const RunResult& r) {
-  return r.err.find("cache: hit") != std::string::npos;
+  return cache_hit(r);
 }
-
-// A kernel in its own directory, built from there with relative paths,
-// through kbuild or kbuild cc.
-struct ObservedCase {
-  TempDir home, dir;
-  ObservedMode mode;
-  explicit ObservedCase(ObservedMode m) : mode(m) {}
-  RunResult build(const std::vector<std::string>& flags,
-                  std::map<std::string, std::string> env = {}, const std::string& source = "k.cpp",
-                  bool expect_ok = true) {
-    std::vector<std::string> args;
-    if (mode == ObservedMode::cc) {
-      args = {"cc", "--", "g++", "-shared", "-fPIC", source};
-      args.insert(args.end(), flags.begin(), flags.end());
-      args.insert(args.end(), {"-o", "k.so"});
-      env["KBUILD_VERBOSE"] = "1";
-    } else {
-      args = {"--no-torch", source, "-o", "k.so", "-v"};
-      args.insert(args.end(), flags.begin(), flags.end());
-    }
-    const fs::path before = fs::current_path();
-    fs::current_path(dir.path());
-    RunResult r = run_kbuild(args, home.str(), std::move(env));
-    fs::current_path(before);
-    INFO(r.err);
-    if (expect_ok) CHECK(r.exit_code == 0);
-    return r;
-  }
-  int value() { return call_f(dir / "k.so"); }
-  // Written with a later mtime than anything the last build saw.
-  void rewrite(const std::string& rel, const std::string& text) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    write_file(dir / rel, text);
-  }
-  // The local cache entry's manifest (CBOR), read with the JSON library.
-  nlohmann::json manifest() const {
-    nlohmann::json found;
-    for (const auto& e : fs::recursive_directory_iterator(home.path()))
-      if (e.path().filename() == "manifest" &&
-          e.path().string().find("/objects/") != std::string::npos) {
-        const std::string bytes = read_file(e.path());
-        found = nlohmann::json::from_cbor(bytes);
-      }
-    return found;
-  }
-};
 
 const char* observed_mode_name(ObservedMode m) {
-  return m == ObservedMode::cc ? "kbuild cc" : "kbuild";
+  return kernel_mode_name(m);
 }
-
-constexpr ObservedMode kObservedModes[] = {ObservedMode::build, ObservedMode::cc};
 
 }  // namespace
 
 TEST_CASE("an inline-asm .include: the file the assembler reads is an input", "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     ObservedCase k(mode);
     write_file(k.dir / "defs.s", ".set KB_VALUE, 5\n");
@@ -97,7 +51,7 @@ TEST_CASE("an inline-asm .include: the file the assembler reads is an input", "[
 }
 
 TEST_CASE("an .incbin spelled \".inc\" \"bin\" or with an escape is an input", "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     for (const std::string spelling : {"\".inc\" \"bin", "\".incbi\\x6e"}) {
       INFO(spelling);
@@ -134,7 +88,7 @@ TEST_CASE("kbuild cc: .sx assembly is cached on what it pulls in", "[e2e][observ
 
 TEST_CASE("a -l library that is a linker script: what its INPUT names is an input",
           "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     ObservedCase k(mode);
     auto archive = [&](int value) {
@@ -166,7 +120,7 @@ TEST_CASE("a -l library that is a linker script: what its INPUT names is an inpu
 // ("appeared while the compiler ran"). A dangling link is an absence: of
 // what it names, which must stay absent, and of the link, which must stay.
 TEST_CASE("a dangling link on the library path is an absence of what it names", "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     ObservedCase k(mode);
     auto archive = [&](const std::string& dir, int value) {
@@ -198,7 +152,7 @@ TEST_CASE("a dangling link on the library path is an absence of what it names", 
 }
 
 TEST_CASE("LD_RUN_PATH, which ld reads and writes as the RUNPATH, is an input", "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     ObservedCase k(mode);
     write_file(k.dir / "k.cpp", "extern \"C\" int f() { return 1; }\n");
@@ -214,7 +168,7 @@ TEST_CASE("LD_RUN_PATH, which ld reads and writes as the RUNPATH, is an input", 
 }
 
 TEST_CASE("a header that appears beside the header that quotes it is a miss", "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     ObservedCase k(mode);
     write_file(k.dir / "inc/a.h", "#include \"b.h\"\n");
@@ -266,7 +220,7 @@ TEST_CASE(
     "every read file and looked-for path of the build's own tree is checked: edit, create, "
     "remove",
     "[e2e][observed]") {
-  for (ObservedMode mode : kObservedModes) {
+  for (ObservedMode mode : kKernelModes) {
     INFO(observed_mode_name(mode));
     ObservedCase k(mode);
     write_file(k.dir / "inc1/.keep", "");
