@@ -193,13 +193,32 @@ mode_t output_mode(OutputKind kind) {
   return kind == OutputKind::shared_library ? 0777 : 0666;
 }
 
+// The seconds of `stage` so far (0 when not timed yet).
+double stage_seconds(const BuildOutcome& outcome, std::string_view stage) {
+  for (const StageTiming& t : outcome.timings)
+    if (t.stage == stage) return t.seconds;
+  return 0;
+}
+
+// Adds `seconds` to `stage`: a stage timed in parts (each step's records)
+// is one figure.
+void add_timing(BuildOutcome& outcome, std::string_view stage, double seconds) {
+  for (StageTiming& t : outcome.timings)
+    if (t.stage == stage) {
+      t.seconds += seconds;
+      return;
+    }
+  outcome.timings.push_back({std::string(stage), seconds});
+}
+
 // Runs the command steps; an observed step runs with the observer preloaded,
 // and what every observed step did is returned (nothing when none was
 // observed).
 std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<Step>& steps,
                                      const Programs& programs, AtomicOutput& out,
                                      const BuildSettings& settings, const Environment& env,
-                                     ProcessRunner& processes, BuildOutcome& outcome) {
+                                     ProcessRunner& processes, BuildOutcome& outcome,
+                                     EarlyDigests* early) {
   std::optional<Observation> observed;
   const std::string observer = settings.observer.empty() ? observer_library() : settings.observer;
   int step_number = 0;
@@ -228,10 +247,48 @@ std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<St
     }
     Environment child = env;
     observe_into(child, observer, records, fs::current_path().string());
+    if (early) early->watch(records);
     run_step(plan, step, argv, child, settings, processes, outcome);
+    const auto reading = std::chrono::steady_clock::now();
     observed->merge(read_observation(records, argv[0]));
+    add_timing(outcome, "observe", seconds_since(reading));
   }
   return observed;
+}
+
+// The libraries the steps' links name (-l NAME in the -L directories, as
+// written): read by the linker at the end of a compile, so hashed ahead
+// while the compiler works. A guess: what is read is observed.
+std::vector<std::string> foreseen_libraries(const std::vector<Step>& steps,
+                                            const Programs& programs, const AtomicOutput& out) {
+  std::vector<std::string> found;
+  for (const Step& step : steps) {
+    if (step.kind != StepKind::command || !step.observed) continue;
+    const std::vector<std::string> argv = as_run(step, programs, out);
+    std::vector<std::string> dirs, names;
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+      const std::string& word = argv[i];
+      for (auto [flag, into] : {std::pair{"-L", &dirs}, std::pair{"-l", &names}})
+        if (word.rfind(flag, 0) == 0) {
+          if (word.size() > 2)
+            into->push_back(word.substr(2));
+          else if (i + 1 < argv.size())
+            into->push_back(argv[++i]);
+        }
+    }
+    for (const std::string& name : names)
+      for (const std::string& dir : dirs) {
+        std::vector<std::string> files = library_files(name, dir);
+        auto there = std::find_if(files.begin(), files.end(), [](const std::string& file) {
+          struct stat st {};
+          return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+        });
+        if (there == files.end()) continue;
+        found.push_back(*there);
+        break;
+      }
+  }
+  return found;
 }
 
 // The manifest of what the observed steps did, or why the build cannot be
@@ -240,7 +297,7 @@ std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<St
 Result<std::string> manifest_of(const Observation& observed, const std::vector<Step>& steps,
                                 const Programs& programs, const AtomicOutput& out,
                                 const BuildSettings& settings, const Environment& env,
-                                Uncacheable& reason) {
+                                const EarlyDigests* early, Uncacheable& reason) {
   ObservedBuild build;
   build.key_programs = {programs.compiler};
   if (!programs.launcher.empty()) build.key_programs.push_back(programs.launcher);
@@ -257,10 +314,11 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
   build.env = &env;
   build.started = out.started();
   build.cache = settings.cache ? settings.cache->root() : nullptr;
+  build.early = early;
   Result<std::string> manifest = observed_manifest(observed, build, &reason);
   if (!manifest) return manifest;
   if (!env.get_nonempty("SOURCE_DATE_EPOCH")) {
-    const std::string user = clock_user(observed.read);
+    const std::string user = clock_user(observed.read, early);
     if (!user.empty()) {
       reason = Uncacheable::clock;
       return Failure{user +
@@ -518,14 +576,23 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   Released released(outcome.cache == CacheStatus::hit ? nullptr : storage, key);
   if (outcome.cache != CacheStatus::hit) {
     auto start = std::chrono::steady_clock::now();
+    outcome.timings.push_back({"compile", 0});  // printed before its steps' "observe"
     std::optional<Observation> observed;
-    try {
-      observed = run_steps(plan, steps, programs, out, settings, env, processes, outcome);
-    } catch (...) {
-      outcome.timings.push_back({"compile", seconds_since(start)});  // failed builds are timed too
-      throw;
+    // With an entry to store, what the compiler reads is hashed as it reads
+    // it (early_digests), the link's libraries first guessed.
+    std::optional<EarlyDigests> early;
+    if (key && std::any_of(steps.begin(), steps.end(), [](const Step& s) { return s.observed; })) {
+      early.emplace(settings.cache ? settings.cache->root() : nullptr, kRememberDigestFrom);
+      early->foresee(foreseen_libraries(steps, programs, out));
     }
-    outcome.timings.push_back({"compile", seconds_since(start)});
+    try {
+      observed = run_steps(plan, steps, programs, out, settings, env, processes, outcome,
+                           early ? &*early : nullptr);
+    } catch (...) {
+      add_timing(outcome, "compile", seconds_since(start) - stage_seconds(outcome, "observe"));
+      throw;  // failed builds are timed too
+    }
+    add_timing(outcome, "compile", seconds_since(start) - stage_seconds(outcome, "observe"));
     Result<UniqueFd> result = out.open_result();
     Status usable =
         result ? check_output_format(result->get(), plan.kind) : Status(Failure{result.why()});
@@ -536,10 +603,15 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     outcome.started = out.started();
     if (!plan.depfile.empty()) depfile = written_depfile(out, plan.output);
     Uncacheable reason = Uncacheable::unobserved;
-    if (observed)
-      outcome.observed_manifest =
-          manifest_of(*observed, steps, programs, out, settings, env, reason);
+    if (observed) {
+      const auto observing = std::chrono::steady_clock::now();
+      if (early) early->finish();
+      outcome.observed_manifest = manifest_of(*observed, steps, programs, out, settings, env,
+                                              early ? &*early : nullptr, reason);
+      add_timing(outcome, "observe", seconds_since(observing));
+    }
     if (key) {
+      const auto storing = std::chrono::steady_clock::now();
       outcome.uncacheable = reason;  // if there is no manifest
       store(*storage, *key, key_in, result->get(),
             outcome.observed_manifest.value_or(
@@ -551,6 +623,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
         for (auto& counter : uncacheable_counters(*outcome.uncacheable))
           counters.push_back(std::move(counter));
       save_counters(settings, counters);
+      add_timing(outcome, "store", seconds_since(storing));
     }
   }
   for (const Step& step : steps) {

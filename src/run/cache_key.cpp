@@ -323,7 +323,7 @@ bool read_rest(int fd, std::string& bytes, std::size_t limit) {
 
 }  // namespace
 
-std::string clock_user(const std::vector<std::string>& files) {
+std::string clock_user(const std::vector<std::string>& files, const EarlyDigests* early) {
   // Read once per file (its head was read, then the whole of it again: a
   // large kernel's 2,881 headers, every miss), searched with
   // memmem: a header has a '_' every few bytes, where a search that starts
@@ -337,6 +337,11 @@ std::string clock_user(const std::vector<std::string>& files) {
     // not preprocessed (and a FIFO is never opened).
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    // Scanned as it was hashed, while the compiler ran: this version names
+    // neither macro.
+    if (const EarlyDigests::Look* look = early ? early->find(file, st) : nullptr;
+        look && look->scanned && !look->mentions_clock)
+      continue;
     UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd.valid()) continue;
     // A NUL in its first 8 KiB: a program, a library, an archive or a

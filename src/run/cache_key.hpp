@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "run/early_digests.hpp"
 #include "util/trusted_dir.hpp"
 
 // The keys of a build, one module for every way in (a build, build-many's
@@ -128,6 +129,6 @@ namespace kbuild {
 // The first of `files` (regular text files, with no NUL byte in their first
 // 8 KiB; others are skipped) naming
 // __DATE__, __TIME__ or __TIMESTAMP__ outside comments and literals, or "".
-std::string clock_user(const std::vector<std::string>& files);
+std::string clock_user(const std::vector<std::string>& files, const EarlyDigests* early = nullptr);
 
 }  // namespace kbuild

@@ -149,13 +149,6 @@ nlohmann::json absence_dirs(const std::vector<std::string_view>& absent,
   return dirs;
 }
 
-// From this size a file's digest is remembered in the cache (under its
-// identity: path, device, inode, size, mtime, ctime) rather than hashed on
-// every miss: a lookup is a few system calls, hashing 64 KiB about 0.1 ms.
-// The toolchain's libraries (cc1plus's and ld's, 60-220 KiB each) were
-// a megabyte hashed on every miss of a small kernel.
-constexpr std::size_t kRememberDigestFrom = std::size_t{64} * 1024;
-
 bool presentation_only(std::string_view name) {
   return std::any_of(std::begin(kPresentationVariables), std::end(kPresentationVariables),
                      [name](const char* v) { return name == v; });
@@ -228,7 +221,10 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     if (!S_ISREG(before.st_mode)) return ok();  // a directory opened, a terminal
     if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started))
       return Failure{path + " changed during the build"};
-    std::optional<std::string> digest = file_digest(path, build.cache, kRememberDigestFrom);
+    // Hashed while the compiler ran, that same version; else now.
+    const EarlyDigests::Look* early = build.early ? build.early->find(path, before) : nullptr;
+    std::optional<std::string> digest =
+        early ? early->digest : file_digest(path, build.cache, kRememberDigestFrom);
     if (!digest) return Failure{path + " cannot be read"};
     inputs.push_back(
         {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), std::move(*digest)});

@@ -12,6 +12,7 @@
 
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "run/early_digests.hpp"
 #include "run/observation.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -186,7 +187,16 @@ struct ObservedBuild {
   const Environment* env = nullptr;   // the compiler's, without the observer's variables
   struct timespec started {};         // file-system time the build started
   const TrustedDir* cache = nullptr;  // where large files' digests are remembered
+  // Files hashed while the compiler ran: used for the version that was read.
+  const EarlyDigests* early = nullptr;
 };
+
+// From this size a file's digest is remembered in the cache (under its
+// identity: path, device, inode, size, mtime, ctime) rather than hashed on
+// every miss: a lookup is a few system calls, hashing 64 KiB about 0.1 ms.
+// The toolchain's libraries (cc1plus's and ld's, 60-220 KiB each) were
+// a megabyte hashed on every miss of a small kernel.
+inline constexpr std::size_t kRememberDigestFrom = std::size_t{64} * 1024;
 
 // The manifest of what the build was observed to do (observation.hpp): the
 // files it read (with digests), the paths it looked for and did not find

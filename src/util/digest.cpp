@@ -260,11 +260,6 @@ std::string identity_name(const std::string& real, const struct stat& st) {
   return to_hex(content_hash(id));
 }
 
-bool same_identity(const struct stat& a, const struct stat& b) {
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
-         ns(a.st_mtim) == ns(b.st_mtim) && ns(a.st_ctim) == ns(b.st_ctim);
-}
-
 // A remembered hash: content_hash's 64 hex digits or digest_hex's 40.
 bool is_hash(const std::string& text) {
   if (text.size() != 64 && text.size() != 40) return false;
@@ -273,34 +268,25 @@ bool is_hash(const std::string& text) {
   return true;
 }
 
-std::optional<std::string> read_fd(int fd, std::size_t size) {
-  std::string bytes(size, '\0');
-  std::size_t have = 0;
-  while (have < size) {
-    ssize_t n = ::pread(fd, bytes.data() + have, size - have, static_cast<off_t>(have));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;  // shrank while read: not the file stat saw
-    have += static_cast<std::size_t>(n);
-  }
-  return bytes;
-}
-
 }  // namespace
 
 namespace {
 
-// `hash` of the file `path` resolves to, remembered in the cache's `subdir`
-// under the file's identity when the file is `remember_from` bytes or more.
-template <typename Hash>
-std::optional<std::string> remembered_hash(const std::string& path, const TrustedDir* cache,
-                                           const char* subdir, std::size_t remember_from,
-                                           Hash hash) {
+// The hash of the file `path` resolves to, remembered in the cache's
+// `subdir` under the file's identity when the file is `remember_from`
+// bytes or more. Read a MiB at a time: `visit` sees each piece (a scan of
+// the same bytes), and `stop` set ends the read early (nothing returned).
+template <typename Hasher>
+std::optional<FileLook> remembered_hash(const std::string& path, const TrustedDir* cache,
+                                        const char* subdir, std::size_t remember_from,
+                                        const FileLookOptions& how) {
   char* resolved = ::realpath(path.c_str(), nullptr);
   if (!resolved) return std::nullopt;
   const std::string real = resolved;
   std::free(resolved);
   UniqueFd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  struct stat before {};
+  FileLook look;
+  struct stat& before = look.seen;
   if (!fd.valid() || ::fstat(fd.get(), &before) != 0 || !S_ISREG(before.st_mode))
     return std::nullopt;
   const bool remember = cache && static_cast<std::size_t>(before.st_size) >= remember_from;
@@ -310,32 +296,65 @@ std::optional<std::string> remembered_hash(const std::string& path, const Truste
     if (Result<TrustedDir> known_dir = cache->sub(subdir, false))
       dir.emplace(std::move(*known_dir));
   if (dir)
-    if (Result<std::string> known = dir->read(name, 256); known && is_hash(*known)) return *known;
-  std::optional<std::string> bytes = read_fd(fd.get(), static_cast<std::size_t>(before.st_size));
-  if (!bytes) return std::nullopt;
-  std::string digest = hash(*bytes);
+    if (Result<std::string> known = dir->read(name, 256); known && is_hash(*known)) {
+      look.digest = std::move(*known);
+      return look;
+    }
+  Hasher hasher;
+  const auto size = static_cast<std::size_t>(before.st_size);
+  std::string piece(std::min(size, std::size_t{1} << 20), '\0');
+  for (std::size_t have = 0; have < size;) {
+    if (how.stop && how.stop->load(std::memory_order_relaxed)) return std::nullopt;
+    const std::size_t want = std::min(piece.size(), size - have);
+    const ssize_t n = ::pread(fd.get(), piece.data(), want, static_cast<off_t>(have));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // shrank while read: not the file stat saw
+    const std::string_view got(piece.data(), static_cast<std::size_t>(n));
+    hasher.add(got);
+    if (how.visit) how.visit(got);
+    have += got.size();
+  }
+  look.read = true;
+  look.digest = hasher.hex();
   struct stat after {};
   const bool steady = ::fstat(fd.get(), &after) == 0 && same_identity(before, after);
   if (!steady) return std::nullopt;  // changed while read: the digest is of no one version
   if (remember && file_system().settled(after)) {
     if (!dir)
       if (Result<TrustedDir> made = cache->sub(subdir, true)) dir.emplace(std::move(*made));
-    if (dir) (void)dir->write_atomically(name, digest);  // a failure only costs the next build
+    if (dir) (void)dir->write_atomically(name, look.digest);  // a failure only costs the next build
   }
-  return digest;
+  return look;
 }
+
+// content_hash fed piece by piece, as hex.
+struct ProgramHasher {
+  ContentHash hash;
+  void add(std::string_view bytes) { hash.add(bytes); }
+  std::string hex() { return to_hex(hash.raw()); }
+};
 
 }  // namespace
 
+bool same_identity(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         ns(a.st_mtim) == ns(b.st_mtim) && ns(a.st_ctim) == ns(b.st_ctim);
+}
+
 std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache) {
-  return remembered_hash(path, cache, "programs", 0,
-                         [](const std::string& bytes) { return to_hex(content_hash(bytes)); });
+  std::optional<FileLook> look = remembered_hash<ProgramHasher>(path, cache, "programs", 0, {});
+  return look ? std::optional<std::string>(std::move(look->digest)) : std::nullopt;
+}
+
+std::optional<FileLook> look_at_file(const std::string& path, const TrustedDir* cache,
+                                     std::size_t remember_from, const FileLookOptions& how) {
+  return remembered_hash<Digest>(path, cache, "digests", remember_from, how);
 }
 
 std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
                                        std::size_t remember_from) {
-  return remembered_hash(path, cache, "digests", remember_from,
-                         [](const std::string& bytes) { return digest_hex(bytes); });
+  std::optional<FileLook> look = look_at_file(path, cache, remember_from, {});
+  return look ? std::optional<std::string>(std::move(look->digest)) : std::nullopt;
 }
 
 }  // namespace kbuild

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <sodium.h>
+#include <sys/stat.h>
+
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <initializer_list>
@@ -128,5 +131,23 @@ std::optional<std::string> program_hash(const std::string& path, const TrustedDi
 // compiler's programs and libraries, 50 MB a build, by content.
 std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
                                        std::size_t remember_from = std::size_t{256} * 1024);
+
+// What reading a file for its digest saw: the digest, the file's identity
+// as it was read (stat), and whether its bytes were read (not remembered).
+struct FileLook {
+  std::string digest;
+  struct stat seen {};
+  bool read = false;
+};
+struct FileLookOptions {
+  std::function<void(std::string_view)> visit;  // each piece read, in order
+  const std::atomic<bool>* stop = nullptr;      // set: give up (nothing returned)
+};
+// Whether two stats are of the same version of a file: device, inode,
+// size, mtime and ctime (which any change to its bytes changes).
+bool same_identity(const struct stat& a, const struct stat& b);
+// file_digest, read a MiB at a time, with what it saw.
+std::optional<FileLook> look_at_file(const std::string& path, const TrustedDir* cache,
+                                     std::size_t remember_from, const FileLookOptions& how);
 
 }  // namespace kbuild

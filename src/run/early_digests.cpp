@@ -1,0 +1,244 @@
+#include "run/early_digests.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+
+#include "util/digest.hpp"
+#include "util/file_system.hpp"
+
+namespace kbuild {
+
+namespace {
+
+// Records the observer writes: KIND PID ' ' PAYLOAD, each ended by a NUL
+// (observation.cpp reads them whole; this takes only what names a file
+// read, run or written).
+bool record_of(std::string_view text, char& kind, std::string_view& payload) {
+  if (text.size() < 3) return false;
+  kind = text[0];
+  std::size_t at = 1;
+  while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+  if (at == 1 || at >= text.size() || text[at] != ' ') return false;
+  payload = text.substr(at + 1);
+  return true;
+}
+
+bool is_system(std::string_view path) {
+  auto under = [path](std::string_view dir) {
+    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+           path[dir.size()] == '/';
+  };
+  return under("/proc") || under("/dev") || under("/sys");
+}
+
+// Looks for the clock's macros in text read a piece at a time (a mention
+// may straddle two pieces); a NUL in the first 8 KiB makes it a binary.
+class ClockScan {
+ public:
+  void operator()(std::string_view piece) {
+    if (binary_ || found_) return;
+    if (seen_ < 8192) {
+      const std::size_t head = std::min<std::size_t>(piece.size(), 8192 - seen_);
+      if (std::memchr(piece.data(), '\0', head)) {
+        binary_ = true;
+        return;
+      }
+    }
+    seen_ += piece.size();
+    // The last 7 bytes before this piece, and its first 7: where a mention
+    // of 8 bytes could straddle the two.
+    std::string edge = carry_;
+    edge.append(piece.substr(0, std::min<std::size_t>(piece.size(), 7)));
+    found_ = mentioned(edge) || mentioned(piece);
+    carry_ = piece.size() >= 7 ? std::string(piece.substr(piece.size() - 7))
+                               : edge.substr(edge.size() - std::min<std::size_t>(edge.size(), 7));
+  }
+  [[nodiscard]] bool mentions() const { return found_ && !binary_; }
+
+ private:
+  static bool mentioned(std::string_view bytes) {
+    auto has = [bytes](std::string_view needle) {
+      return ::memmem(bytes.data(), bytes.size(), needle.data(), needle.size()) != nullptr;
+    };
+    return has("__DATE__") || has("__TIME");
+  }
+  std::size_t seen_ = 0;
+  bool binary_ = false, found_ = false;
+  std::string carry_;
+};
+
+}  // namespace
+
+EarlyDigests::EarlyDigests(const TrustedDir* cache, std::size_t remember_from)
+    : cache_(cache), remember_from_(remember_from) {}
+
+EarlyDigests::~EarlyDigests() {
+  finish();
+}
+
+void EarlyDigests::start() {
+  if (thread_.joinable() || stop_) return;
+  inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_ < 0) return;  // nothing could end its wait: no thread
+  // Signals stay with the thread that runs the compiler (its Ctrl-C).
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &old);
+  try {
+    thread_ = std::thread([this] { work(); });
+  } catch (const std::system_error&) {  // no thread: the manifest hashes as before
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void EarlyDigests::watch(const std::string& record_dir) {
+  start();
+  std::lock_guard<std::mutex> lock(mutex_);
+  dirs_.push_back(record_dir);
+  if (inotify_ >= 0) (void)::inotify_add_watch(inotify_, record_dir.c_str(), IN_MODIFY | IN_CREATE);
+  if (wake_ >= 0) (void)::eventfd_write(wake_, 1);
+}
+
+void EarlyDigests::foresee(const std::vector<std::string>& paths) {
+  start();
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const std::string& path : paths)
+    if (queued_.insert(path).second) foreseen_.push_back(path);
+  if (wake_ >= 0) (void)::eventfd_write(wake_, 1);
+}
+
+void EarlyDigests::finish(bool complete) {
+  (complete ? complete_ : stop_) = true;
+  if (wake_ >= 0) (void)::eventfd_write(wake_, 1);
+  if (thread_.joinable()) thread_.join();
+  for (int* fd : {&inotify_, &wake_})
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
+}
+
+const EarlyDigests::Look* EarlyDigests::find(const std::string& path,
+                                             const struct stat& now) const {
+  if (thread_.joinable()) return nullptr;  // still running: not before finish()
+  auto it = looks_.find(path);
+  return it != looks_.end() && same_identity(it->second.seen, now) ? &it->second : nullptr;
+}
+
+// Takes the records written since the last look: files read (or run) that
+// no one wrote first, queued in the order they were read.
+void EarlyDigests::drain() {
+  std::vector<std::string> dirs;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dirs = dirs_;
+  }
+  for (const std::string& dir : dirs) {
+    std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
+    if (!listing) continue;
+    while (const dirent* entry = ::readdir(listing.get())) {
+      if (entry->d_name[0] == '.') continue;
+      const std::string file = dir + "/" + entry->d_name;
+      std::size_t& taken = offsets_[file];
+      const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) continue;
+      std::string bytes;
+      std::array<char, 1 << 16> buffer{};
+      for (;;) {
+        const ssize_t n =
+            ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(taken + bytes.size()));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        bytes.append(buffer.data(), static_cast<std::size_t>(n));
+      }
+      ::close(fd);
+      std::string_view rest(bytes);
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (std::size_t end; (end = rest.find('\0')) != std::string_view::npos;) {
+        char kind = 0;
+        std::string_view path;
+        if (record_of(rest.substr(0, end), kind, path) && !is_system(path)) {
+          if (kind == 'W') written_.emplace(path);
+          if ((kind == 'R' || kind == 'P') && !written_.count(std::string(path)) &&
+              queued_.emplace(path).second)
+            observed_.emplace_back(path);
+        }
+        taken += end + 1;
+        rest.remove_prefix(end + 1);
+      }
+    }
+  }
+}
+
+bool EarlyDigests::next(std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (std::deque<std::string>* queue : {&observed_, &foreseen_})
+    if (!queue->empty()) {
+      path = std::move(queue->front());
+      queue->pop_front();
+      return true;
+    }
+  return false;
+}
+
+void EarlyDigests::hash(const std::string& path) {
+  ClockScan scan;
+  FileLookOptions how;
+  how.visit = [&scan](std::string_view piece) { scan(piece); };
+  how.stop = &stop_;
+  std::optional<FileLook> look = look_at_file(path, cache_, remember_from_, how);
+  if (!look) return;  // unreadable, changed while read, or stopped: the manifest decides
+  Look known;
+  known.seen = look->seen;
+  known.digest = std::move(look->digest);
+  known.scanned = look->read;
+  known.mentions_clock = look->read && scan.mentions();
+  std::lock_guard<std::mutex> lock(mutex_);
+  looks_.insert_or_assign(path, std::move(known));
+}
+
+void EarlyDigests::work() {
+  bool fresh = true;  // records may have come before the watch
+  while (!stop_) {
+    if (fresh) drain();
+    fresh = false;
+    std::string path;
+    const bool ending = complete_;  // read before the queues: records after it are left
+    if (ending) drain();
+    if (next(path)) {
+      hash(path);
+      // New records since? A look without waiting.
+      pollfd ready{inotify_, POLLIN, 0};
+      if (inotify_ >= 0 && ::poll(&ready, 1, 0) > 0) fresh = true;
+    } else if (ending) {
+      return;
+    } else {
+      std::array<pollfd, 2> wait{{{inotify_, POLLIN, 0}, {wake_, POLLIN, 0}}};
+      if (::poll(wait.data(), wait.size(), -1) < 0 && errno != EINTR) return;
+      fresh = true;
+    }
+    if (fresh) {
+      std::array<char, 4096> events{};
+      while (inotify_ >= 0 && ::read(inotify_, events.data(), events.size()) > 0) {
+      }
+      eventfd_t ignored = 0;
+      if (wake_ >= 0) (void)::eventfd_read(wake_, &ignored);
+    }
+  }
+}
+
+}  // namespace kbuild
