@@ -6,12 +6,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/eventfd.h>
-#include <sys/inotify.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string_view>
 #include <system_error>
@@ -91,7 +91,6 @@ EarlyDigests::~EarlyDigests() {
 
 void EarlyDigests::start() {
   if (thread_.joinable() || stop_) return;
-  inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_ < 0) return;  // nothing could end its wait: no thread
   // Signals stay with the thread that runs the compiler (its Ctrl-C).
@@ -109,7 +108,6 @@ void EarlyDigests::watch(const std::string& record_dir) {
   start();
   std::lock_guard<std::mutex> lock(mutex_);
   dirs_.push_back(record_dir);
-  if (inotify_ >= 0) (void)::inotify_add_watch(inotify_, record_dir.c_str(), IN_MODIFY | IN_CREATE);
   if (wake_ >= 0) (void)::eventfd_write(wake_, 1);
 }
 
@@ -125,11 +123,8 @@ void EarlyDigests::finish(bool complete) {
   (complete ? complete_ : stop_) = true;
   if (wake_ >= 0) (void)::eventfd_write(wake_, 1);
   if (thread_.joinable()) thread_.join();
-  for (int* fd : {&inotify_, &wake_})
-    if (*fd >= 0) {
-      ::close(*fd);
-      *fd = -1;
-    }
+  if (wake_ >= 0) ::close(wake_);
+  wake_ = -1;
 }
 
 const EarlyDigests::Look* EarlyDigests::find(const std::string& path,
@@ -212,32 +207,30 @@ void EarlyDigests::hash(const std::string& path) {
 }
 
 void EarlyDigests::work() {
-  bool fresh = true;  // records may have come before the watch
+  // The records are looked at every few milliseconds while there is
+  // nothing to hash, and between files while there is: inotify would wake
+  // the thread at once, but closing its descriptor costs about 10 ms (the
+  // kernel waits out a grace period), which a small kernel's miss would
+  // pay after its compile.
+  constexpr auto kLookEvery = std::chrono::milliseconds(2);
+  auto looked = std::chrono::steady_clock::time_point{};
   while (!stop_) {
-    if (fresh) drain();
-    fresh = false;
-    std::string path;
     const bool ending = complete_;  // read before the queues: records after it are left
-    if (ending) drain();
+    if (ending || std::chrono::steady_clock::now() - looked >= kLookEvery) {
+      drain();
+      looked = std::chrono::steady_clock::now();
+    }
+    std::string path;
     if (next(path)) {
       hash(path);
-      // New records since? A look without waiting.
-      pollfd ready{inotify_, POLLIN, 0};
-      if (inotify_ >= 0 && ::poll(&ready, 1, 0) > 0) fresh = true;
-    } else if (ending) {
-      return;
-    } else {
-      std::array<pollfd, 2> wait{{{inotify_, POLLIN, 0}, {wake_, POLLIN, 0}}};
-      if (::poll(wait.data(), wait.size(), -1) < 0 && errno != EINTR) return;
-      fresh = true;
+      continue;
     }
-    if (fresh) {
-      std::array<char, 4096> events{};
-      while (inotify_ >= 0 && ::read(inotify_, events.data(), events.size()) > 0) {
-      }
-      eventfd_t ignored = 0;
-      if (wake_ >= 0) (void)::eventfd_read(wake_, &ignored);
-    }
+    if (ending) return;
+    pollfd wake{wake_, POLLIN, 0};
+    if (::poll(&wake, 1, static_cast<int>(kLookEvery.count())) < 0 && errno != EINTR) return;
+    eventfd_t ignored = 0;
+    (void)::eventfd_read(wake_, &ignored);
+    looked = {};
   }
 }
 

@@ -74,7 +74,6 @@ class EarlyDigests {
   std::deque<std::string> observed_, foreseen_;
   std::unordered_set<std::string> queued_, written_;
   std::unordered_map<std::string, Look> looks_;
-  int inotify_ = -1;
   int wake_ = -1;  // an eventfd: finish() wakes the thread
   std::atomic<bool> stop_{false};
   std::atomic<bool> complete_{false};
