@@ -641,22 +641,22 @@ BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const 
   r.definitions = b.definitions;
   r.libraries_dirs = b.lib_dirs;
   r.libraries = b.libs;
+  // How to run it: cache, launcher, timeout, load check, --pch, the remote cache.
+  r.use_cache = !b.no_cache;
+  r.cache_max_size = b.cache_max_size;
+  r.dry_run = b.dry_run;
+  r.launcher = b.launcher;
+  r.resolve_native = b.resolve_native;
+  r.timeout_s = b.timeout_s;
+  r.load_check = !b.check_load.empty() || !b.required_symbols.empty();
+  r.load_check_strict = b.check_load == "strict";
+  r.required_symbols = b.required_symbols;
+  r.pch = b.pch;
+  r.remote_cache = b.remote_cache;
+  r.remote_cache_readonly = b.remote_cache_readonly;
+  r.compile_commands = b.compile_commands;
+  r.verbose = common.verbose;
   return r;
-}
-
-// What the build asks of the run: cache, launcher, timeout, load check.
-RunOptions run_options(const BuildCli& b) {
-  RunOptions o;
-  o.use_cache = !b.no_cache;
-  o.cache_max_size = b.cache_max_size;
-  o.dry_run = b.dry_run;
-  o.launcher = b.launcher;
-  o.resolve_native = b.resolve_native;
-  o.timeout_s = b.timeout_s;
-  o.load_check = !b.check_load.empty() || !b.required_symbols.empty();
-  o.load_check_strict = b.check_load == "strict";
-  o.required_symbols = b.required_symbols;
-  return o;
 }
 
 // Where the report would go is checked before anything runs.

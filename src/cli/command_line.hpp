@@ -92,12 +92,11 @@ std::optional<std::string> misplaced_subcommand(const CommandLine& cl);
 // The compiler a command line names: --cxx, else CXX, else g++.
 std::string compiler_of(const CommonOptions& common, const Environment& env);
 OutputKind output_kind(const CommonOptions& common, const BuildCli& build);
-// The library's request for what the command line asks. Throws Error
-// (usage) for modes that exclude each other or an unknown --isa.
+// The library's request for what the command line asks: what to build and
+// how to run it. Throws Error (usage) for modes that exclude each other or
+// an unknown --isa.
 BuildRequest make_request(const CommonOptions& common, const BuildCli& build,
                           const Environment& env);
-// What the build asks of the run: cache, launcher, timeout, load check.
-RunOptions run_options(const BuildCli& build);
 // Why --report cannot be written where it is asked (checked before anything runs).
 std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& build);
 

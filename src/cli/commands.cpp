@@ -27,7 +27,6 @@ using kbuild::cli::CommonOptions;
 using kbuild::cli::Console;
 using kbuild::cli::ConsoleListener;
 using kbuild::cli::make_request;
-using kbuild::cli::run_options;
 
 namespace {
 
@@ -42,21 +41,19 @@ std::string open_session(Driver& driver, const CommonOptions& common, const Cons
   return common.device;
 }
 
-// What the command line asks of a build: its request and settings, or,
-// when they cannot be made, what it asked (for the report) and why not.
-BuildJob build_job(const CommandLine& cl, const Environment& env, std::optional<Error>& refused) {
+// What the command line asks of a build: its request, or, when it cannot
+// be made, what it asked (for the report) and why not.
+BuildRequest build_request(const CommandLine& cl, const Environment& env,
+                           std::optional<Error>& refused) {
   const CommonOptions& common = cl.common;
-  const BuildCli& b = cl.build;
   try {
-    return BuildJob{make_request(common, b, env), run_options(b),     b.pch,         b.remote_cache,
-                    b.remote_cache_readonly,      b.compile_commands, common.verbose};
+    return make_request(common, cl.build, env);
   } catch (const Error& e) {
     refused = e;
-    BuildJob asked;
-    asked.request.query =
-        DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
-    asked.request.plugins = common.plugins;
-    asked.request.compiler = compiler_of(common, env);
+    BuildRequest asked;
+    asked.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
+    asked.plugins = common.plugins;
+    asked.compiler = compiler_of(common, env);
     return asked;
   }
 }
@@ -72,13 +69,13 @@ int build_command(Driver& driver, const CommandLine& cl, const Console& console,
   }
   ConsoleListener listener(console, common.verbose);
   std::optional<Error> refused;
-  BuildJob job = build_job(cl, env, refused);
+  BuildRequest request = build_request(cl, env, refused);
   std::optional<Compilation> planned;
   try {
-    planned.emplace(refused ? refused_compilation(std::move(job), *refused)
-                            : driver.plan(std::move(job), listener));
+    planned.emplace(refused ? refused_compilation(std::move(request), *refused)
+                            : driver.plan(std::move(request), listener));
   } catch (const Error& e) {  // the session: a device file, a site setting
-    planned.emplace(refused_compilation(build_job(cl, env, refused), e));
+    planned.emplace(refused_compilation(build_request(cl, env, refused), e));
   }
   Compilation& compilation = *planned;
   try {
@@ -111,8 +108,7 @@ int build_command(Driver& driver, const CommandLine& cl, const Console& console,
 
 int explain_command(Driver& driver, const CommandLine& cl, const Console& console) {
   const std::string warned_device = open_session(driver, cl.common, console);
-  Explanation explanation =
-      driver.explain(make_request(cl.common, cl.build, driver.env()), run_options(cl.build));
+  Explanation explanation = driver.explain(make_request(cl.common, cl.build, driver.env()));
   cli::say_notes(console, cl.common.verbose, explanation.plan.notes, warned_device);
   if (cl.json)
     cli::print_json(explanation_json(explanation));
