@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   }
   try {
     const kbuild::Environment env = kbuild::Environment::from_process();
-    kbuild::SessionOptions options;
+    kbuild::SessionRequest options;
     options.site.no_torch = true;  // plain C++: no torch layer
     kbuild::Driver driver(options, env);
 

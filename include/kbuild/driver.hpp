@@ -72,7 +72,7 @@ struct BatchRequest {
 
 class Driver {
  public:
-  Driver(SessionOptions options, const Environment& env);
+  Driver(SessionRequest options, const Environment& env);
   ~Driver();
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
@@ -132,7 +132,7 @@ class Driver {
   const Environment& env() const { return env_; }
 
  private:
-  SessionOptions options_;
+  SessionRequest options_;
   const Environment& env_;
   std::unique_ptr<Session> session_;
 };

@@ -80,7 +80,7 @@ struct BuildRequest {
   bool verbose = false;          // -v: say where the remote cache setting came from
 };
 
-struct SiteSettings {
+struct SiteRequest {
   std::string torch_root;      // --torch-root (else KBUILD_TORCH_ROOT, else discovered)
   std::string torch_npu_root;  // --torch-npu-root (else KBUILD_TORCH_NPU_ROOT, else beside torch)
   std::string python_include;  // --python-include
@@ -96,8 +96,8 @@ struct SiteSettings {
 };
 
 // What the command line says about where things are.
-struct SessionOptions {
-  SiteSettings site;
+struct SessionRequest {
+  SiteRequest site;
   std::vector<std::string> device_files;
   bool allow_untrusted_device_files = false;
   // The kbuild program build-many runs for each build; "": the installed

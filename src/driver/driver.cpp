@@ -23,7 +23,7 @@
 
 namespace kbuild {
 
-Driver::Driver(SessionOptions options, const Environment& env)
+Driver::Driver(SessionRequest options, const Environment& env)
     : options_(std::move(options)), env_(env) {}
 
 Driver::~Driver() = default;

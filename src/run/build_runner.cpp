@@ -91,7 +91,7 @@ namespace {
 void run_step(const BuildPlan& plan, const Step& step, const std::vector<std::string>& argv,
               const Environment& env, const RunSettings& settings, ProcessRunner& processes,
               BuildOutcome& outcome) {
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.timeout = settings.timeout;
   opts.handle_interrupts = true;
   opts.capture_output = true;  // for the failure analysis and the report

@@ -44,7 +44,7 @@ class FakeProcesses : public ProcessRunner {
   bool write_output = true;
   int exit_code = 0;
   std::string load_answer;  // what the load check prints; "" loads fine
-  ProcessResult run(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+  ProcessResult run(const std::vector<std::string>& argv, const ProcessRequest& options) override {
     ProcessResult r;
     r.exited = true;
     r.exit_code = 0;

@@ -49,8 +49,8 @@ BuildRequest cpu_job(const TempDir& tmp) {
   return job;
 }
 
-SessionOptions no_torch() {
-  SessionOptions options;
+SessionRequest no_torch() {
+  SessionRequest options;
   options.site.no_torch = true;
   return options;
 }
@@ -216,7 +216,7 @@ TEST_CASE("Driver::dry_run plans the device file's launcher, as the command line
   kbuild_test::write_file(tmp / "acc.json", R"({"device": "acc", "launcher": "ccache"})");
   kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
   const Environment env = scratch_env(tmp);
-  SessionOptions options = no_torch();
+  SessionRequest options = no_torch();
   options.device_files = {tmp / "acc.json"};
   BuildRequest job = cpu_job(tmp);
   job.query.device_type = "acc";
@@ -238,7 +238,7 @@ TEST_CASE("build-many runs the kbuild the Driver's options name, not the host pr
   kbuild_test::write_file(tmp / "kbuild", "#!/bin/sh\necho \"$@\" >> \"" + tmp / "asked" + "\"\n",
                           true);
   kbuild_test::write_file(tmp / "many.json", R"({"builds": [["k.cpp", "-o", "k.so"]]})");
-  SessionOptions options = no_torch();
+  SessionRequest options = no_torch();
   options.kbuild_program = tmp / "kbuild";
   Driver driver(options, scratch_env(tmp));
   BatchRequest request;

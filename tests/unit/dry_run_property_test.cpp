@@ -23,7 +23,7 @@ namespace {
 class DryRunPropertyCompiler : public ProcessRunner {
  public:
   std::vector<std::vector<std::string>> ran;
-  ProcessResult run(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+  ProcessResult run(const std::vector<std::string>& argv, const ProcessRequest& options) override {
     ran.push_back(argv);
     kbuild_test::FakeRecords records;
     for (std::size_t i = 0; i < argv.size(); ++i) {
@@ -113,7 +113,7 @@ struct DryRunPropertyListener : BuildListener {
 struct DryRunPropertyScratch {
   TempDir tmp;
   Environment env = Environment::from_process();
-  SessionOptions options;
+  SessionRequest options;
   DryRunPropertyScratch() {
     kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
     kbuild_test::write_file(tmp / "pre.h", "#define PRE 1\n");

@@ -37,7 +37,7 @@ class FakeCompiler : public ProcessRunner {
   std::vector<Strings> ran;
   std::string included;
   bool list_inputs = true;
-  ProcessResult run(const Strings& argv, const ProcessOptions& options) override {
+  ProcessResult run(const Strings& argv, const ProcessRequest& options) override {
     ProcessResult r;
     r.exited = true;
     r.exit_code = 0;
