@@ -49,20 +49,20 @@ int main(int argc, char** argv) {
   }
   try {
     const kbuild::Environment env = kbuild::Environment::from_process();
-    kbuild::SessionOptions options;
+    kbuild::SessionRequest options;
     options.site.no_torch = true;  // plain C++: no torch layer
     kbuild::Driver driver(options, env);
 
-    kbuild::BuildJob job;
-    job.request.query.device_type = argv[1];
-    job.request.use_torch = false;
-    job.request.sources = {argv[2]};
-    job.request.output = argv[3];
+    kbuild::BuildRequest request;
+    request.query.device_type = argv[1];
+    request.use_torch = false;
+    request.sources = {argv[2]};
+    request.output = argv[3];
     Listener listener;
     // The plan first (what --dry-run prints), then the same plan run.
-    for (const std::string& line : driver.dry_run(job, listener))
+    for (const std::string& line : driver.dry_run(request, listener))
       std::cout << "plan: " << line << '\n';
-    const kbuild::BuiltKernel built = driver.build(job, listener);
+    const kbuild::BuiltKernel built = driver.build(request, listener);
     std::cout << "built: " << built.output << " (cache: " << built.cache << ")\n";
     std::cout << argv[4] << "() = " << call_kernel(built.output, argv[4]) << '\n';
     return 0;

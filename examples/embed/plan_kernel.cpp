@@ -28,18 +28,18 @@ int main(int argc, char** argv) {
   }
   try {
     const kbuild::Environment env = kbuild::Environment::from_process();
-    kbuild::SessionOptions options;
+    kbuild::SessionRequest options;
     options.site.no_torch = true;  // plain C++: no torch layer
     kbuild::Driver driver(options, env);
 
-    kbuild::BuildJob job;
-    job.request.query.device_type = argv[1];
-    job.request.use_torch = false;
-    job.request.sources = {argv[2]};
-    job.request.output = argv[3];
+    kbuild::BuildRequest request;
+    request.query.device_type = argv[1];
+    request.use_torch = false;
+    request.sources = {argv[2]};
+    request.output = argv[3];
     Listener listener;
     // Planned only, as --dry-run: nothing is compiled or written.
-    for (const std::string& line : driver.dry_run(job, listener)) std::cout << line << '\n';
+    for (const std::string& line : driver.dry_run(request, listener)) std::cout << line << '\n';
     return 0;
   } catch (const kbuild::Error& e) {
     std::cerr << "plan_kernel: " << e.what() << '\n';

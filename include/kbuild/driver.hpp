@@ -72,7 +72,7 @@ struct BatchRequest {
 
 class Driver {
  public:
-  Driver(SessionOptions options, const Environment& env);
+  Driver(SessionRequest options, const Environment& env);
   ~Driver();
   Driver(const Driver&) = delete;
   Driver& operator=(const Driver&) = delete;
@@ -87,26 +87,26 @@ class Driver {
   // `kbuild devices`.
   std::vector<DeviceListing> devices();
   // `kbuild explain`: the plan and where each flag came from; runs nothing.
-  Explanation explain(BuildRequest request, const RunOptions& options);
+  Explanation explain(BuildRequest request);
   // A build planned: its run settings resolved, its jobs (the PCH job, the
   // compile and link steps with their argv, the load check) made. What it
   // says goes to `listener`. A failure is kept in the Compilation (with what
   // was planned before it) and thrown by run().
-  Compilation plan(BuildJob job, BuildListener& listener);
-  // Runs a planned build, or with job.run.dry_run prints it only (builds
+  Compilation plan(BuildRequest request, BuildListener& listener);
+  // Runs a planned build, or with request.dry_run prints it only (builds
   // nothing; the lines are dry_run_lines'). Throws Error; the Compilation
   // keeps it and what was made before.
   void run(Compilation& compilation, BuildListener& listener);
-  // `kbuild --dry-run`: plans `job` (compiling and writing nothing) and
+  // `kbuild --dry-run`: plans `request` (compiling and writing nothing) and
   // gives the lines it prints: each PCH step, then each step of the plan;
   // with `inductor_line`, Inductor's own line of a one-step plan. Throws
   // Error.
-  std::vector<std::string> dry_run(BuildJob job, BuildListener& listener,
+  std::vector<std::string> dry_run(BuildRequest request, BuildListener& listener,
                                    bool inductor_line = false);
   // A build planned and run, for a program embedding kbuild: what it wrote
-  // and how (job.run.dry_run is ignored: dry_run() plans only). Throws
+  // and how (request.dry_run is ignored: dry_run() plans only). Throws
   // Error, as the command line's build fails.
-  BuiltKernel build(BuildJob job, BuildListener& listener);
+  BuiltKernel build(BuildRequest request, BuildListener& listener);
   // `kbuild doctor`: every check, the worst deciding the exit code.
   std::vector<DoctorCheck> doctor(const BuildRequest& request);
   // `kbuild isa`.
@@ -132,7 +132,7 @@ class Driver {
   const Environment& env() const { return env_; }
 
  private:
-  SessionOptions options_;
+  SessionRequest options_;
   const Environment& env_;
   std::unique_ptr<Session> session_;
 };

@@ -1,5 +1,5 @@
-// request: what a caller asks of the Driver: a device, a build, a session's
-// settings, how to run (plain data; the Driver's methods take these).
+// request: what a caller asks of the Driver: a device, a build and how to run it, a session's
+// settings (plain data; the Driver's methods take these).
 #pragma once
 
 #include <memory>
@@ -33,6 +33,8 @@ enum class OutputKind {
   preprocessed,        // -E -P -o X.i
 };
 
+// One build, as asked: what to build (the device, sources, flags), then
+// how to run it.
 struct BuildRequest {
   DeviceQuery query;  // device type, aot_mode, compile_only
   // --plugin: packages loaded into the process (a device whose file has a
@@ -57,9 +59,28 @@ struct BuildRequest {
   std::shared_ptr<const Profile> profile;
   // The user layer (-I -D -L -l), appended last.
   std::vector<std::string> include_dirs, definitions, libraries_dirs, libraries;
+
+  // How to run it (resolve_run_settings reads these, with the environment
+  // and the device file).
+  bool use_cache = true;
+  std::string cache_max_size;  // "": KBUILD_CACHE_MAX_SIZE, else 4G
+  bool dry_run = false;        // writes nothing: makes no cache directory
+  std::string launcher;        // "": the one the device file names, if any
+  bool resolve_native = false;
+  double timeout_s = 0;  // 0: none
+  bool load_check = false;
+  // --check-load=strict: loaded with this process's environment only; a
+  // library that needs the link's library dirs on LD_LIBRARY_PATH fails.
+  bool load_check_strict = false;
+  std::vector<std::string> required_symbols;
+  std::string pch;           // --pch HEADER ("": none)
+  std::string remote_cache;  // --remote-cache ("": KBUILD_REMOTE_CACHE, the device file's)
+  bool remote_cache_readonly = false;
+  std::string compile_commands;  // --compile-commands FILE ("": none)
+  bool verbose = false;          // -v: say where the remote cache setting came from
 };
 
-struct SiteSettings {
+struct SiteRequest {
   std::string torch_root;      // --torch-root (else KBUILD_TORCH_ROOT, else discovered)
   std::string torch_npu_root;  // --torch-npu-root (else KBUILD_TORCH_NPU_ROOT, else beside torch)
   std::string python_include;  // --python-include
@@ -75,40 +96,14 @@ struct SiteSettings {
 };
 
 // What the command line says about where things are.
-struct SessionOptions {
-  SiteSettings site;
+struct SessionRequest {
+  SiteRequest site;
   std::vector<std::string> device_files;
   bool allow_untrusted_device_files = false;
   // The kbuild program build-many runs for each build; "": the installed
   // `kbuild` (never this process, which is not kbuild when a program
   // embeds it). The command line names itself.
   std::string kbuild_program;
-};
-
-// What a build asks of the run, besides its request.
-struct RunOptions {
-  bool use_cache = true;
-  std::string cache_max_size;  // "": KBUILD_CACHE_MAX_SIZE, else 4G
-  bool dry_run = false;        // writes nothing: makes no cache directory
-  std::string launcher;        // "": the one the device file names, if any
-  bool resolve_native = false;
-  double timeout_s = 0;  // 0: none
-  bool load_check = false;
-  // --check-load=strict: loaded with this process's environment only; a
-  // library that needs the link's library dirs on LD_LIBRARY_PATH fails.
-  bool load_check_strict = false;
-  std::vector<std::string> required_symbols;
-};
-
-// One build's request and settings, as parsed.
-struct BuildJob {
-  BuildRequest request;
-  RunOptions run;
-  std::string pch;           // --pch HEADER ("": none)
-  std::string remote_cache;  // --remote-cache ("": KBUILD_REMOTE_CACHE, the device file's)
-  bool remote_cache_readonly = false;
-  std::string compile_commands;  // --compile-commands FILE ("": none)
-  bool verbose = false;          // -v: say where the remote cache setting came from
 };
 
 }  // namespace kbuild

@@ -14,13 +14,13 @@ namespace kbuild {
 
 namespace {
 
-// The settings of `job`, resolved once, and the caches they name: opened
+// The settings `asked` names, resolved once, and the caches they name: opened
 // (made, unless a dry run) before anything, the PCH job included, is
 // planned. Says why the cache is off, when it is.
 void open_settings(Compilation& c, const Registry* registry, const Environment& env,
                    BuildListener& listener) {
-  const RunOptions& options = c.job.run;
-  c.settings = resolve_run_settings(c.job, registry, env);
+  const BuildRequest& options = c.asked;
+  c.settings = resolve_run_settings(c.asked, registry, env);
   c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, !options.dry_run));
   if (!c.cache->problem().empty()) {
     if (c.cache->problem_is_warning())
@@ -28,26 +28,21 @@ void open_settings(Compilation& c, const Registry* registry, const Environment& 
     else
       listener.notes({c.cache->problem()});
   }
-  c.runner.cache = c.cache.get();
+  c.settings.output_cache = c.cache.get();
   // Made also for a dry run (it connects only when asked): the PCH is
   // planned as the build with this remote cache plans it.
   if (!c.settings.remote.url.empty()) {
     c.remote = std::make_unique<RemoteCache>(c.settings.remote);
-    c.runner.remote = c.remote.get();
+    c.settings.remote_cache = c.remote.get();
   }
-  c.runner.launcher = c.settings.launcher;
-  c.runner.timeout = c.settings.timeout;
-  if (options.load_check && !options.dry_run) c.runner.load_check.loader = {load_check_helper()};
-  c.runner.load_check.required_symbols = options.required_symbols;
-  c.runner.load_check.strict = options.load_check_strict;
 }
 
 // What planning the steps of `plan` needs.
 StepInput step_input(const Compilation& c, const BuildPlan& plan, const Environment& env) {
-  const RunOptions& options = c.job.run;
+  const BuildRequest& options = c.asked;
   StepInput in;
   in.sources = c.request->sources;
-  in.launcher = c.runner.launcher;
+  in.launcher = c.settings.launcher;
   in.observe = options.use_cache && !cache_root(env).empty();
   in.load_check = options.load_check;
   in.required_symbols = options.required_symbols;
@@ -63,7 +58,7 @@ StepInput step_input(const Compilation& c, const BuildPlan& plan, const Environm
 // the directory the plan names (a dry run's future cache) and the one open.
 std::pair<std::string, const TrustedDir*> pch_place(Compilation& c, const Environment& env,
                                                     BuildListener& listener) {
-  const RunOptions& options = c.job.run;
+  const BuildRequest& options = c.asked;
   const TrustedDir* root = c.cache->root();
   const std::string cache_dir = cache_root(env);
   if (!root && !options.use_cache) {
@@ -86,14 +81,14 @@ std::pair<std::string, const TrustedDir*> pch_place(Compilation& c, const Enviro
 // Plans the PCH job (the kernel then includes what it builds).
 void plan_pch_job(Compilation& c, const Session& session, const Environment& env,
                   BuildListener& listener) {
-  if (c.job.request.include_pch)
+  if (c.asked.include_pch)
     throw Error(ErrorKind::usage, "--pch and --include-pch exclude each other");
   auto [dir, root] = pch_place(c, env, listener);
   // With a remote cache, a .gch recorded without its shared key is built
   // again (a dry run opens none: it plans the reuse).
   const bool shared = c.remote && c.remote->enabled();
-  c.pch = plan_pch(*c.request, c.job.pch, session.registry, session.context(), dir, root,
-                   c.runner.launcher, env, shared);
+  c.pch = plan_pch(*c.request, c.asked.pch, session.registry, session.context(), dir, root,
+                   c.settings.launcher, env, shared);
   c.request->include_pch = c.pch->include;
 }
 
@@ -104,18 +99,18 @@ void plan_build_steps(Compilation& c, const Session& session, const Environment&
 }
 
 void plan_into(Compilation& c, Session& session, const Environment& env, BuildListener& listener) {
-  c.request = c.job.request;
+  c.request = c.asked;
   c.request->profile = session.profile.profile;
   // Every setting first: the PCH job runs with them too, and a dry run
   // refuses what the build would.
   open_settings(c, &session.registry, env, listener);
-  if (!c.job.pch.empty()) plan_pch_job(c, session, env, listener);
+  if (!c.asked.pch.empty()) plan_pch_job(c, session, env, listener);
   auto start = std::chrono::steady_clock::now();
   plan_build_steps(c, session, env);
   session.timings.push_back({"resolve", seconds_since(start)});
   c.notes.insert(c.notes.end(), c.plan->notes.begin(), c.plan->notes.end());
-  if (c.runner.launcher.distributes && !c.job.run.resolve_native)
-    c.notes.push_back(c.runner.launcher.name() +
+  if (c.settings.launcher.distributes && !c.asked.resolve_native)
+    c.notes.push_back(c.settings.launcher.name() +
                       " compiles -march=native only on this machine; add "
                       "--resolve-native to send the compile steps to other hosts");
   listener.plan_notes(c.notes);
@@ -127,15 +122,14 @@ void plan_into(Compilation& c, Session& session, const Environment& env, BuildLi
 void run_pch_job(Compilation& c, const Environment& env, BuildListener& listener) {
   const Session& session = *c.session;
   const TrustedDir* root = c.cache->root() ? c.cache->root() : c.pch_root.get();
-  c.pch_result =
-      run_pch(*c.pch, root, c.runner, session.registry, session.context(), *c.request, env);
-  const PchResult& pch = c.pch_result;
-  if (pch.kernel_parts) c.runner.remote_parts = *pch.kernel_parts;
+  c.pch = run_pch(*c.pch, root, c.settings, session.registry, session.context(), *c.request, env);
+  const PchJob& pch = *c.pch;
+  if (pch.kernel_parts) c.settings.remote_parts = *pch.kernel_parts;
   listener.info(std::string("pch: ") + (pch.built ? "built " : "reused ") + pch.include + ".gch" +
                 (pch.remote ? " (a remote cache hit)"
                  : pch.hit  ? " (a cache hit)"
                             : ""));
-  c.runner.key_extra.push_back("pch " + pch.identity);
+  c.settings.key_extra.push_back("pch " + pch.identity);
   if (pch.include != c.request->include_pch) {
     c.request->include_pch = pch.include;
     plan_build_steps(c, session, env);
@@ -170,9 +164,9 @@ class WaitNotices {
 };
 
 void run_jobs(Compilation& c, BuildListener& listener, const Environment& env) {
-  const bool print_only = c.job.run.dry_run;
+  const bool print_only = c.asked.dry_run;
   WaitNotices notices(c.remote.get(), listener);
-  if (c.job.verbose && c.remote && !print_only)
+  if (c.asked.verbose && c.remote && !print_only)
     listener.info("remote cache: " + redact_address(c.remote->settings().url) + " (from " +
                   c.remote->settings().from + ")" +
                   (c.remote->leases() ? "" : "; " + c.remote->lease_note()));
@@ -180,19 +174,19 @@ void run_jobs(Compilation& c, BuildListener& listener, const Environment& env) {
   const std::vector<std::string>& sources = c.request->sources;
   // Checked here, before anything is recorded, so a dry run refuses what the build would.
   check_build_files(sources, c.plan->output);
-  if (!c.job.compile_commands.empty())
-    c.left_alone_database = record_compile_commands(c.job.compile_commands, c.steps, sources,
+  if (!c.asked.compile_commands.empty())
+    c.left_alone_database = record_compile_commands(c.asked.compile_commands, c.steps, sources,
                                                     compile_commands_lock_wait(env));
   if (print_only) return;
-  run_build(*c.plan, c.steps, sources, c.runner, env, c.outcome);
+  run_build(*c.plan, c.steps, sources, c.settings, env, c.outcome);
 }
 
 }  // namespace
 
-Compilation plan_compilation(Session& session, BuildJob job, BuildListener& listener) {
+Compilation plan_compilation(Session& session, BuildRequest request, BuildListener& listener) {
   Compilation c;
   c.session = &session;
-  c.job = std::move(job);
+  c.asked = std::move(request);
   c.notes = session.site.notes;
   try {
     plan_into(c, session, session.env, listener);
@@ -203,9 +197,9 @@ Compilation plan_compilation(Session& session, BuildJob job, BuildListener& list
   return c;
 }
 
-Compilation refused_compilation(BuildJob asked, const Error& why) {
+Compilation refused_compilation(BuildRequest asked, const Error& why) {
   Compilation c;
-  c.job = std::move(asked);
+  c.asked = std::move(asked);
   c.failure = why;
   c.exit_code = exit_code(why.kind());
   return c;
@@ -216,21 +210,20 @@ Compilation compiler_compilation(const CompilerCall& call, const Environment& en
   // Resolved as a build's are (the size limit, the remote cache with its
   // signing, read-only, timeout and lease settings), from compiler mode's
   // variables, so that a fleet's routed compiles are kept and shared alike.
-  c.job = compiler_mode_job(env);
-  c.job.request.sources = call.sources;
-  c.request = c.job.request;
-  c.settings = resolve_run_settings(c.job, nullptr, env);
+  c.asked = compiler_mode_request(env);
+  c.asked.sources = call.sources;
+  c.request = c.asked;
+  c.settings = resolve_run_settings(c.asked, nullptr, env);
   c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache));
   c.remote = std::make_unique<RemoteCache>(c.settings.remote);
-  c.runner.cache = c.cache.get();
-  c.runner.remote = c.remote.get();
-  c.runner.launcher = c.settings.launcher;
-  c.runner.timeout = c.settings.timeout;
+  c.settings.output_cache = c.cache.get();
+  c.settings.remote_cache = c.remote.get();
   c.plan = call.plan;
   StepInput in;
   in.sources = call.sources;
   // A split launcher's link would be assembled anew; the words must stay.
-  in.launcher = c.runner.launcher.split && links(call.plan.kind) ? Launcher{} : c.runner.launcher;
+  in.launcher =
+      c.settings.launcher.split && links(call.plan.kind) ? Launcher{} : c.settings.launcher;
   in.observe = c.settings.cache.enabled && !c.settings.cache.root.empty();
   c.steps = plan_steps(call.plan, in);
   return c;

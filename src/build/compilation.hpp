@@ -24,7 +24,7 @@
 
 namespace kbuild {
 
-// One build, from its job to its outcome: what `--dry-run`, `explain`,
+// One build, from its request to its outcome: what `--dry-run`, `explain`,
 // `--report` and `--compile-commands` read and Driver::run executes. Made
 // by plan_compilation (or compiler_compilation for `kbuild cc`), never
 // filled in by a caller; what exists depends on how far it got.
@@ -34,29 +34,29 @@ struct Compilation {
   Compilation& operator=(Compilation&&) = default;
 
   const Session* session = nullptr;  // null for `kbuild cc`
-  BuildJob job;                      // as asked
+  BuildRequest asked;                // as asked
   // As planned: the profile chosen, the precompiled header included.
   std::optional<BuildRequest> request;
 
   // The run's settings, resolved once (resolve_run_settings), and the
-  // caches they name; `runner` is what the steps run with (its cache and
-  // remote point at those below; tests may set its processes and observer).
+  // caches they name: what the steps run with (its output_cache and
+  // remote_cache point at those below; tests may set its processes and
+  // observer).
   RunSettings settings;
   std::unique_ptr<OutputCache> cache;
   // Behind `cache`, when one is named; a dry run never connects to it.
   std::unique_ptr<RemoteCache> remote;
-  BuildSettings runner;
   // The cache's directory, kept for the PCH when --no-cache leaves `cache` without one.
   std::unique_ptr<TrustedDir> pch_root;
 
-  // The jobs: the PCH job (--pch), then the steps of the plan (compile,
-  // link, load check).
-  std::optional<PchPlan> pch;
+  // The jobs: the PCH job (--pch; once run, what it made: it holds a
+  // private .gch directory until the compilation goes), then the steps of
+  // the plan (compile, link, load check).
+  std::optional<PchJob> pch;
   std::optional<BuildPlan> plan;
   std::vector<Step> steps;
 
   // What running it made.
-  PchResult pch_result;  // holds a private .gch directory until the compilation goes
   BuildOutcome outcome;
   std::vector<std::string> notes;  // every note said, in order
   // A compilation database that is not kbuild's to change: left as it is,
@@ -66,22 +66,22 @@ struct Compilation {
   int exit_code = 0;
 };
 
-// Plans `job` in `session`: resolves its run settings, opens the cache,
+// Plans `request` in `session`: resolves its run settings, opens the cache,
 // plans the PCH job and the build's steps, and says the warnings and notes
 // as it goes. A failure is kept in the Compilation's `failure` (with what
 // was planned before it), not thrown.
-Compilation plan_compilation(Session& session, BuildJob job, BuildListener& listener);
+Compilation plan_compilation(Session& session, BuildRequest request, BuildListener& listener);
 
 // A build refused before it was planned (its command line asked for what
 // cannot be): what was asked, and why not, for its report.
-Compilation refused_compilation(BuildJob asked, const Error& why);
+Compilation refused_compilation(BuildRequest asked, const Error& why);
 
 // `kbuild cc`: a one-job Compilation from a compiler's argv (its words
-// unchanged), with compiler mode's settings (compiler_mode_job). Throws
+// unchanged), with compiler mode's settings (compiler_mode_request). Throws
 // Error (usage) for a bad setting.
 Compilation compiler_compilation(const CompilerCall& call, const Environment& env);
 
-// Runs `compilation`, or with job.run.dry_run prints it only (checks the
+// Runs `compilation`, or with its request's dry_run prints it only (checks the
 // files, records the compilation database, builds and runs nothing): the
 // PCH job, then the steps. Throws the planning's failure, else what running
 // failed with (also kept in `failure`).

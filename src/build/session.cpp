@@ -11,7 +11,7 @@
 
 namespace kbuild {
 
-Session::Session(const SessionOptions& options, const Environment& e) : env(e) {
+Session::Session(const SessionRequest& options, const Environment& e) : env(e) {
   auto start = std::chrono::steady_clock::now();
   site = resolve_site(options.site, env);
   // --no-torch still follows a --torch-root it was given (its base layer).

@@ -22,7 +22,7 @@ namespace kbuild {
 class Session {
  public:
   // Throws Error (usage, config) for a bad site setting or device file.
-  Session(const SessionOptions& options, const Environment& env);
+  Session(const SessionRequest& options, const Environment& env);
 
   ResolveContext context() const { return ResolveContext{site.paths, env, profile.profile.get()}; }
   // What loading said (missing config dirs, duplicate devices), to print.

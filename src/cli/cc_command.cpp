@@ -202,7 +202,7 @@ void log_compile(const Environment& env, const CompilerCall& call, const BuildOu
 int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
                  const Console& console) {
   const auto started = std::chrono::steady_clock::now();
-  ProcessOptions options;
+  ProcessRequest options;
   options.handle_interrupts = true;
   options.environment = &env;
   ProcessResult r = run_process(argv, options);
@@ -223,7 +223,7 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
 
 int run_through_kbuild(const CompilerCall& call, const Environment& env, const Console& console) {
   const auto started = std::chrono::steady_clock::now();
-  Driver driver(SessionOptions{}, env);  // a compiler call reads no device file
+  Driver driver(SessionRequest{}, env);  // a compiler call reads no device file
   ConsoleListener listener(console, false);
   Compilation run = driver.compile(call, listener);
   const double seconds =

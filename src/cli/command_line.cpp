@@ -159,7 +159,7 @@ class Options {
 };
 
 // Which device, backend and mode: builds, explain, options and doctor.
-void add_device(Options app, CommonOptions& o) {
+void add_device(Options app, CommandLine& o) {
   app.option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)",
              &kDeviceName);
   app.option("--backend", o.backend,
@@ -175,7 +175,7 @@ void add_device(Options app, CommonOptions& o) {
 }
 
 // Where device files, torch, Python and CUDA are: every command.
-void add_site(Options app, CommonOptions& o) {
+void add_site(Options app, CommandLine& o) {
   app.list("--device-file,--config", o.device_files,
            "device file to register (repeatable; last wins; --config is the older name)");
   app.flag("--allow-untrusted-device-files,--allow-untrusted-config",
@@ -198,25 +198,25 @@ void add_site(Options app, CommonOptions& o) {
 }
 
 // The compiler: builds, explain and doctor.
-void add_compiler(Options app, CommonOptions& o) {
+void add_compiler(Options app, CommandLine& o) {
   app.option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
 }
 
 // The vector ISA: builds and explain.
-void add_isa(Options app, CommonOptions& o) {
+void add_isa(Options app, CommandLine& o) {
   app.option("--isa", o.isa,
              "vector ISA: auto (the running CPU's best whose probes build and load, as Inductor "
              "picks) or exactly none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 "
              "extras");
 }
 
-void add_voice(Options app, CommonOptions& o) {
+void add_voice(Options app, CommandLine& o) {
   app.flag("-q,--quiet", o.quiet, "no notes or warnings (errors still)");
   app.flag("-v,--verbose", o.verbose, "say what runs and how long it took; list every note");
 }
 
 // Everything a build (and explain) understands besides its own options.
-void add_common(Options app, CommonOptions& o) {
+void add_common(Options app, CommandLine& o) {
   add_device(app, o);
   add_site(app, o);
   add_compiler(app, o);
@@ -224,7 +224,7 @@ void add_common(Options app, CommonOptions& o) {
   add_voice(app, o);
 }
 
-void add_build(Options app, BuildCli& b) {
+void add_build(Options app, CommandLine& b) {
   app.option("sources", b.sources, "sources (or objects to link)");
   app.option("-o,--output", b.output, "output file (default: from the first source)", &kNotEmpty);
   app.flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
@@ -241,7 +241,7 @@ void add_build(Options app, BuildCli& b) {
 }
 
 // Sharing through Redis: builds and `isa`.
-void add_remote_cache(Options app, BuildCli& b) {
+void add_remote_cache(Options app, CommandLine& b) {
   app.option("--remote-cache", b.remote_cache,
              "share the output cache through Redis (redis://HOST:PORT[/DB] or unix:///PATH) or "
              "HTTP (http(s)://HOST[:PORT]/PATH) (default: KBUILD_REMOTE_CACHE)");
@@ -250,7 +250,7 @@ void add_remote_cache(Options app, BuildCli& b) {
 }
 
 // What only a build (no subcommand) does.
-void add_build_only(Options app, BuildCli& b) {
+void add_build_only(Options app, CommandLine& b) {
   app.flag("--dry-run", b.dry_run,
            "print the compiler command instead of running it (with --isa auto, a first run "
            "may build the ISA probes: it writes only their cache)");
@@ -304,30 +304,30 @@ constexpr Subcommand kSubcommands[] = {
 void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter, bool help,
             CommandLine& out) {
   if (chosen.empty()) {
-    add_common(Options(app, filter), out.common);
-    add_build(Options(app, filter), out.build);
-    add_build_only(Options(app, filter), out.build);
+    add_common(Options(app, filter), out);
+    add_build(Options(app, filter), out);
+    add_build_only(Options(app, filter), out);
   }
   for (const Subcommand& s : kSubcommands) {
     if (chosen != s.name && !help) continue;
     CLI::App* sub = app.add_subcommand(s.name, s.description);
     if (chosen != s.name) continue;
     Options options(*sub, filter);
-    if (chosen == "explain") add_common(options, out.common);
-    if (chosen == "options" || chosen == "doctor") add_device(options, out.common);
+    if (chosen == "explain") add_common(options, out);
+    if (chosen == "options" || chosen == "doctor") add_device(options, out);
     const bool lists = chosen == "options" || chosen == "devices" || chosen == "doctor";
     if (lists || chosen == "isa") {
-      add_site(options, out.common);
-      add_voice(options, out.common);
+      add_site(options, out);
+      add_voice(options, out);
     }
-    if (chosen == "doctor" || chosen == "isa") add_compiler(options, out.common);
-    if (chosen == "explain") add_build(options, out.build);
+    if (chosen == "doctor" || chosen == "isa") add_compiler(options, out);
+    if (chosen == "explain") add_build(options, out);
     if (lists || chosen == "isa") options.flag("--json", out.json, "as JSON");
     if (chosen == "explain")
       options.flag("--json", out.json,
                    "as JSON: the command's argv, its steps, each flag with its list, layer, "
                    "provider, file and line, and what was dropped");
-    if (chosen == "isa") add_remote_cache(options, out.build);
+    if (chosen == "isa") add_remote_cache(options, out);
     if (chosen == "build-many") {
       sub->add_option("manifest", out.manifest,
                       "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
@@ -351,13 +351,13 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
                      &kFailOn);
     }
     if (chosen == "cache")
-      options.option("--cache-max-size", out.build.cache_max_size,
+      options.option("--cache-max-size", out.cache_max_size,
                      "(stats) the limit to show, e.g. 500M (default: KBUILD_CACHE_MAX_SIZE, "
                      "else 4G)");
     if (chosen == "cache")
       options.flag("--json", out.json, "(stats) as JSON: entries, bytes, limit and counters");
     if (chosen == "cache")
-      options.option("--remote-cache", out.build.remote_cache,
+      options.option("--remote-cache", out.remote_cache,
                      "(check) the address to check (default: KBUILD_REMOTE_CACHE)");
     if (chosen == "cache")
       sub->add_option("action", out.cache_action, "stats | clear | keygen | check")
@@ -584,7 +584,7 @@ std::string subcommand_mistyped(const std::string& source, const std::string& na
 std::optional<std::string> misplaced_subcommand(const CommandLine& cl) {
   if (!cl.command.empty()) return std::nullopt;
   std::vector<std::string> names = subcommand_names();
-  for (const std::string& source : cl.build.sources) {
+  for (const std::string& source : cl.sources) {
     std::error_code ec;
     if (std::filesystem::exists(source, ec)) continue;
     if (std::find(names.begin(), names.end(), source) != names.end())
@@ -595,78 +595,77 @@ std::optional<std::string> misplaced_subcommand(const CommandLine& cl) {
   return std::nullopt;
 }
 
-std::string compiler_of(const CommonOptions& common, const Environment& env) {
-  if (!common.cxx.empty()) return common.cxx;
+std::string compiler_of(const CommandLine& cl, const Environment& env) {
+  if (!cl.cxx.empty()) return cl.cxx;
   return env.get_nonempty("CXX").value_or("g++");
 }
 
-OutputKind output_kind(const CommonOptions& common, const BuildCli& b) {
-  return b.precompile          ? OutputKind::precompiled_header
-         : b.preprocess        ? OutputKind::preprocessed
-         : common.compile_only ? OutputKind::object
-                               : OutputKind::shared_library;
+OutputKind output_kind(const CommandLine& cl) {
+  return cl.precompile     ? OutputKind::precompiled_header
+         : cl.preprocess   ? OutputKind::preprocessed
+         : cl.compile_only ? OutputKind::object
+                           : OutputKind::shared_library;
 }
 
-BuildRequest make_request(const CommonOptions& common, const BuildCli& b, const Environment& env) {
-  if (b.precompile + b.preprocess + common.compile_only > 1)
+BuildRequest make_request(const CommandLine& cl, const Environment& env) {
+  if (cl.precompile + cl.preprocess + cl.compile_only > 1)
     throw Error(ErrorKind::usage,
                 "--compile-only, --precompile and --preprocess exclude each other");
-  if (b.inductor_line && !b.dry_run)
+  if (cl.inductor_line && !cl.dry_run)
     throw Error(ErrorKind::usage,
                 "--inductor-line prints Inductor's command string, which only --dry-run prints: "
                 "add --dry-run (a build prints no command)");
   BuildRequest r;
-  r.query = DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
-  r.plugins = common.plugins;
-  r.kind = output_kind(common, b);
-  r.sources = b.sources;
-  r.output = b.output;
-  r.compiler = compiler_of(common, env);
+  r.query = DeviceQuery{cl.device, cl.aot, cl.compile_only, cl.backend};
+  r.plugins = cl.plugins;
+  r.kind = output_kind(cl);
+  r.sources = cl.sources;
+  r.output = cl.output;
+  r.compiler = compiler_of(cl, env);
   r.machine = machine_name();
-  r.strict = common.strict;
-  r.min_optimize = b.min_optimize;
-  r.debug = b.debug;
-  r.warning_all = !b.no_warning_all;
-  r.use_torch = !common.site.no_torch;
+  r.strict = cl.strict;
+  r.min_optimize = cl.min_optimize;
+  r.debug = cl.debug;
+  r.warning_all = !cl.no_warning_all;
+  r.use_torch = !cl.site.no_torch;
   // "auto" is picked from the CPU only if the plan needs an ISA.
-  auto isa = common.isa == "auto" ? std::nullopt : parse_isa(common.isa, CpuFeatures{}, env);
-  if (common.isa != "auto" && !isa)
-    throw Error(ErrorKind::usage, "unknown --isa '" + common.isa +
+  auto isa = cl.isa == "auto" ? std::nullopt : parse_isa(cl.isa, CpuFeatures{}, env);
+  if (cl.isa != "auto" && !isa)
+    throw Error(ErrorKind::usage, "unknown --isa '" + cl.isa +
                                       "' (auto, none, avx2, avx512, avx512_vnni, amx, neon, "
                                       "sve256, with optional +bf16/+fp16)");
   r.isa = isa;
-  r.extra_flags = b.extra_flags;
-  if (!b.include_pch.empty()) r.include_pch = b.include_pch;
-  r.include_dirs = b.includes;
-  r.definitions = b.definitions;
-  r.libraries_dirs = b.lib_dirs;
-  r.libraries = b.libs;
+  r.extra_flags = cl.extra_flags;
+  if (!cl.include_pch.empty()) r.include_pch = cl.include_pch;
+  r.include_dirs = cl.includes;
+  r.definitions = cl.definitions;
+  r.libraries_dirs = cl.lib_dirs;
+  r.libraries = cl.libs;
+  // How to run it: cache, launcher, timeout, load check, --pch, the remote cache.
+  r.use_cache = !cl.no_cache;
+  r.cache_max_size = cl.cache_max_size;
+  r.dry_run = cl.dry_run;
+  r.launcher = cl.launcher;
+  r.resolve_native = cl.resolve_native;
+  r.timeout_s = cl.timeout_s;
+  r.load_check = !cl.check_load.empty() || !cl.required_symbols.empty();
+  r.load_check_strict = cl.check_load == "strict";
+  r.required_symbols = cl.required_symbols;
+  r.pch = cl.pch;
+  r.remote_cache = cl.remote_cache;
+  r.remote_cache_readonly = cl.remote_cache_readonly;
+  r.compile_commands = cl.compile_commands;
+  r.verbose = cl.verbose;
   return r;
 }
 
-// What the build asks of the run: cache, launcher, timeout, load check.
-RunOptions run_options(const BuildCli& b) {
-  RunOptions o;
-  o.use_cache = !b.no_cache;
-  o.cache_max_size = b.cache_max_size;
-  o.dry_run = b.dry_run;
-  o.launcher = b.launcher;
-  o.resolve_native = b.resolve_native;
-  o.timeout_s = b.timeout_s;
-  o.load_check = !b.check_load.empty() || !b.required_symbols.empty();
-  o.load_check_strict = b.check_load == "strict";
-  o.required_symbols = b.required_symbols;
-  return o;
-}
-
 // Where the report would go is checked before anything runs.
-std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& b) {
-  if (b.report.empty()) return std::nullopt;
-  std::string output = !b.output.empty() ? b.output
-                       : b.sources.empty()
-                           ? ""
-                           : default_output(b.sources.front(), output_kind(common, b));
-  return report_path_problem(b.report, b.sources, output);
+std::optional<Error> report_target_problem(const CommandLine& cl) {
+  if (cl.report.empty()) return std::nullopt;
+  std::string output = !cl.output.empty()   ? cl.output
+                       : cl.sources.empty() ? ""
+                                            : default_output(cl.sources.front(), output_kind(cl));
+  return report_path_problem(cl.report, cl.sources, output);
 }
 
 }  // namespace kbuild::cli

@@ -14,9 +14,12 @@
 
 namespace kbuild::cli {
 
-// Options every subcommand understands (discovery, configuration, device).
-struct CommonOptions {
-  SiteSettings site;
+// One parsed command line. `command` is empty for a build, else the
+// subcommand: options, devices, explain, doctor, isa, build-many or cache.
+struct CommandLine {
+  std::string command;
+  // What every subcommand understands (discovery, device files, the device).
+  SiteRequest site;
   std::vector<std::string> device_files;
   bool allow_untrusted_device_files = false;
   std::string device = "cpu";
@@ -29,10 +32,7 @@ struct CommonOptions {
   std::string isa = "auto";
   bool quiet = false;
   bool verbose = false;
-};
-
-// What a build (and `explain`) is asked to do.
-struct BuildCli {
+  // What a build (and `explain`) is asked to do.
   std::vector<std::string> sources;
   std::string output;
   bool dry_run = false;
@@ -57,14 +57,7 @@ struct BuildCli {
   bool resolve_native = false;
   std::string pch;
   double timeout_s = 0;
-};
-
-// One parsed command line. `command` is empty for a build, else the
-// subcommand: options, devices, explain, doctor, isa, build-many or cache.
-struct CommandLine {
-  std::string command;
-  CommonOptions common;
-  BuildCli build;
+  // The subcommands' own.
   bool json = false;                 // options, devices, doctor, isa, build-many, explain, cache
   std::string manifest;              // build-many
   unsigned jobs = 0;                 // build-many
@@ -90,15 +83,13 @@ std::vector<std::string> subcommand_names();
 std::optional<std::string> misplaced_subcommand(const CommandLine& cl);
 
 // The compiler a command line names: --cxx, else CXX, else g++.
-std::string compiler_of(const CommonOptions& common, const Environment& env);
-OutputKind output_kind(const CommonOptions& common, const BuildCli& build);
-// The library's request for what the command line asks. Throws Error
-// (usage) for modes that exclude each other or an unknown --isa.
-BuildRequest make_request(const CommonOptions& common, const BuildCli& build,
-                          const Environment& env);
-// What the build asks of the run: cache, launcher, timeout, load check.
-RunOptions run_options(const BuildCli& build);
+std::string compiler_of(const CommandLine& cl, const Environment& env);
+OutputKind output_kind(const CommandLine& cl);
+// The library's request for what the command line asks: what to build and
+// how to run it. Throws Error (usage) for modes that exclude each other or
+// an unknown --isa.
+BuildRequest make_request(const CommandLine& cl, const Environment& env);
 // Why --report cannot be written where it is asked (checked before anything runs).
-std::optional<Error> report_target_problem(const CommonOptions& common, const BuildCli& build);
+std::optional<Error> report_target_problem(const CommandLine& cl);
 
 }  // namespace kbuild::cli

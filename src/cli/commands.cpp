@@ -21,70 +21,62 @@
 #include "util/json.hpp"
 
 using namespace kbuild;
-using kbuild::cli::BuildCli;
 using kbuild::cli::CommandLine;
-using kbuild::cli::CommonOptions;
 using kbuild::cli::Console;
 using kbuild::cli::ConsoleListener;
 using kbuild::cli::make_request;
-using kbuild::cli::run_options;
 
 namespace {
 
 // The session's warnings, then a device one typo from a registered one:
 // what `explain` and `options` say before their answer.
-std::string open_session(Driver& driver, const CommonOptions& common, const Console& console) {
+std::string open_session(Driver& driver, const CommandLine& cl, const Console& console) {
   Session& session = driver.session();
   console.warnings(session.warnings());
-  auto warning = unknown_device_warning(session, common.device, common.strict);
+  auto warning = unknown_device_warning(session, cl.device, cl.strict);
   if (!warning) return "";
   console.warnings({*warning});
-  return common.device;
+  return cl.device;
 }
 
-// What the command line asks of a build: its request and settings, or,
-// when they cannot be made, what it asked (for the report) and why not.
-BuildJob build_job(const CommandLine& cl, const Environment& env, std::optional<Error>& refused) {
-  const CommonOptions& common = cl.common;
-  const BuildCli& b = cl.build;
+// What the command line asks of a build: its request, or, when it cannot
+// be made, what it asked (for the report) and why not.
+BuildRequest build_request(const CommandLine& cl, const Environment& env,
+                           std::optional<Error>& refused) {
   try {
-    return BuildJob{make_request(common, b, env), run_options(b),     b.pch,         b.remote_cache,
-                    b.remote_cache_readonly,      b.compile_commands, common.verbose};
+    return make_request(cl, env);
   } catch (const Error& e) {
     refused = e;
-    BuildJob asked;
-    asked.request.query =
-        DeviceQuery{common.device, common.aot, common.compile_only, common.backend};
-    asked.request.plugins = common.plugins;
-    asked.request.compiler = compiler_of(common, env);
+    BuildRequest asked;
+    asked.query = DeviceQuery{cl.device, cl.aot, cl.compile_only, cl.backend};
+    asked.plugins = cl.plugins;
+    asked.compiler = compiler_of(cl, env);
     return asked;
   }
 }
 
 int build_command(Driver& driver, const CommandLine& cl, const Console& console,
                   const std::vector<std::string>& kbuild_argv) {
-  const CommonOptions& common = cl.common;
-  const BuildCli& b = cl.build;
   const Environment& env = driver.env();
-  if (auto wrong = report_target_problem(common, b)) {
+  if (auto wrong = report_target_problem(cl)) {
     console.error(*wrong);  // said before anything runs; no report written over it
     return exit_code(wrong->kind());
   }
-  ConsoleListener listener(console, common.verbose);
+  ConsoleListener listener(console, cl.verbose);
   std::optional<Error> refused;
-  BuildJob job = build_job(cl, env, refused);
+  BuildRequest request = build_request(cl, env, refused);
   std::optional<Compilation> planned;
   try {
-    planned.emplace(refused ? refused_compilation(std::move(job), *refused)
-                            : driver.plan(std::move(job), listener));
+    planned.emplace(refused ? refused_compilation(std::move(request), *refused)
+                            : driver.plan(std::move(request), listener));
   } catch (const Error& e) {  // the session: a device file, a site setting
-    planned.emplace(refused_compilation(build_job(cl, env, refused), e));
+    planned.emplace(refused_compilation(build_request(cl, env, refused), e));
   }
   Compilation& compilation = *planned;
   try {
     driver.run(compilation, listener);
-    if (b.dry_run)
-      cli::print_lines(dry_run_lines(compilation, b.inductor_line));
+    if (cl.dry_run)
+      cli::print_lines(dry_run_lines(compilation, cl.inductor_line));
     else
       say_what_ran(console, compilation.outcome, compilation.plan->output);
     if (compilation.outcome.load && !compilation.outcome.load->only_with_library_path.empty())
@@ -99,10 +91,10 @@ int build_command(Driver& driver, const CommandLine& cl, const Console& console,
   // A build that failed before its notes were said still says why torch
   // or a root is missing: it may be why it failed.
   if (!listener.plan_notes_said)
-    cli::say_notes(console, common.verbose, compilation.notes, listener.warned_device());
-  if (!b.report.empty()) {
+    cli::say_notes(console, cl.verbose, compilation.notes, listener.warned_device());
+  if (!cl.report.empty()) {
     Status written = write_file_atomically(
-        b.report, dump_json(report_of(compilation, kbuild_argv, env), 2) + "\n");
+        cl.report, dump_json(report_of(compilation, kbuild_argv, env), 2) + "\n");
     if (!written) console.warnings({"--report: " + written.why()});
   }
   if (compilation.failure) console.error(*compilation.failure);
@@ -110,10 +102,9 @@ int build_command(Driver& driver, const CommandLine& cl, const Console& console,
 }
 
 int explain_command(Driver& driver, const CommandLine& cl, const Console& console) {
-  const std::string warned_device = open_session(driver, cl.common, console);
-  Explanation explanation =
-      driver.explain(make_request(cl.common, cl.build, driver.env()), run_options(cl.build));
-  cli::say_notes(console, cl.common.verbose, explanation.plan.notes, warned_device);
+  const std::string warned_device = open_session(driver, cl, console);
+  Explanation explanation = driver.explain(make_request(cl, driver.env()));
+  cli::say_notes(console, cl.verbose, explanation.plan.notes, warned_device);
   if (cl.json)
     cli::print_json(explanation_json(explanation));
   else
@@ -122,11 +113,10 @@ int explain_command(Driver& driver, const CommandLine& cl, const Console& consol
 }
 
 int options_command(Driver& driver, const CommandLine& cl, const Console& console) {
-  const CommonOptions& c = cl.common;
-  const std::string warned_device = open_session(driver, c, console);
-  DeviceOptionsAnswer answer =
-      driver.options(DeviceQuery{c.device, c.aot, c.compile_only, c.backend}, c.plugins, c.strict);
-  cli::say_notes(console, c.verbose, answer.notes, warned_device);
+  const std::string warned_device = open_session(driver, cl, console);
+  DeviceOptionsAnswer answer = driver.options(
+      DeviceQuery{cl.device, cl.aot, cl.compile_only, cl.backend}, cl.plugins, cl.strict);
+  cli::say_notes(console, cl.verbose, answer.notes, warned_device);
   cli::print_options(answer, cl.json);
   return 0;
 }
@@ -135,8 +125,9 @@ int options_command(Driver& driver, const CommandLine& cl, const Console& consol
 constexpr int kDoctorWarn = 11, kDoctorFail = 12;
 
 int doctor_command(Driver& driver, const CommandLine& cl, const Console& console) {
-  BuildCli none;  // doctor builds nothing: a request for the device and compiler only
-  std::vector<DoctorCheck> checks = driver.doctor(make_request(cl.common, none, driver.env()));
+  // doctor builds nothing (it takes no build option): a request for the
+  // device and compiler only.
+  std::vector<DoctorCheck> checks = driver.doctor(make_request(cl, driver.env()));
   cli::print_doctor(checks, cl.json, console);
   switch (worst(checks)) {
     case CheckStatus::ok: return 0;
@@ -148,10 +139,10 @@ int doctor_command(Driver& driver, const CommandLine& cl, const Console& console
 
 // `kbuild isa [--json]`: Inductor's valid ISAs and pick, and what for.
 int isa_command(Driver& driver, const CommandLine& cl, const Console& console) {
-  IsaAnswer answer = driver.isa(compiler_of(cl.common, driver.env()), cl.build.remote_cache,
-                                cl.build.remote_cache_readonly);
+  IsaAnswer answer =
+      driver.isa(compiler_of(cl, driver.env()), cl.remote_cache, cl.remote_cache_readonly);
   console.warnings(answer.warnings);
-  cli::say_notes(console, cl.common.verbose, answer.notes);
+  cli::say_notes(console, cl.verbose, answer.notes);
   if (cl.json)
     cli::print_json(answer.json);
   else
@@ -206,16 +197,16 @@ int build_many_command(Driver& driver, const CommandLine& cl, const Console& con
 
 int cache_command(Driver& driver, const CommandLine& cl) {
   const std::string& action = cl.cache_action;
-  if (!cl.build.cache_max_size.empty() && action != "stats")  // never a setting silently ignored
+  if (!cl.cache_max_size.empty() && action != "stats")  // never a setting silently ignored
     throw Error(ErrorKind::usage,
                 "--cache-max-size is for kbuild cache stats (and builds), not " + action);
   if (cl.json && action != "stats")
     throw Error(ErrorKind::usage, "--json is for kbuild cache stats, not " + action);
-  if (!cl.build.remote_cache.empty() && action != "check")
+  if (!cl.remote_cache.empty() && action != "check")
     throw Error(ErrorKind::usage,
                 "--remote-cache is for kbuild cache check (and builds), not " + action);
   if (action == "check") {
-    const RemoteCacheCheck check = driver.check_remote_cache(cl.build.remote_cache);
+    const RemoteCacheCheck check = driver.check_remote_cache(cl.remote_cache);
     std::cout << (check.address.empty()
                       ? std::string(
                             "no remote cache (--remote-cache and KBUILD_REMOTE_CACHE unset)")
@@ -226,7 +217,7 @@ int cache_command(Driver& driver, const CommandLine& cl) {
     std::cout << "KBUILD_REMOTE_CACHE_SIGNING_KEY=" << keys.secret_hex << "  # writers only\n"
               << "KBUILD_REMOTE_CACHE_VERIFY_KEY=" << keys.public_hex << "\n";
   } else if (action == "stats") {
-    const CacheSummary summary = driver.cache_stats(cl.build.cache_max_size);
+    const CacheSummary summary = driver.cache_stats(cl.cache_max_size);
     if (cl.json)
       cli::print_json(cache_summary_json(summary));
     else
@@ -252,11 +243,11 @@ int run_command(int argc, char** argv, const Environment& env) {
           Console(false, false, no_color), cl))
     return *answered;
 
-  Console console(cl.common.quiet, cl.common.verbose, no_color);
+  Console console(cl.quiet, cl.verbose, no_color);
   // build-many's builds run this kbuild again.
-  Driver driver(SessionOptions{cl.common.site, cl.common.device_files,
-                               cl.common.allow_untrusted_device_files, kbuild_program()},
-                env);
+  Driver driver(
+      SessionRequest{cl.site, cl.device_files, cl.allow_untrusted_device_files, kbuild_program()},
+      env);
   try {
     if (cl.command == "options") return options_command(driver, cl, console);
     if (cl.command == "devices") {

@@ -171,7 +171,7 @@ class ExecProvider : public Provider {
     argv.push_back(std::string("--compile-only=") + (query.compile_only ? "true" : "false"));
     if (!query.backend.empty()) argv.push_back("--backend=" + query.backend);
 
-    ProcessOptions opts;
+    ProcessRequest opts;
     opts.capture_output = true;
     opts.max_capture = 4u << 20;
     opts.timeout = std::chrono::milliseconds(static_cast<long>(spec.timeout_s * 1000));

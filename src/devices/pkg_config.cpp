@@ -176,7 +176,7 @@ class PkgConfigRun {
   ProcessResult run(const std::vector<std::string>& args) const {
     std::vector<std::string> argv{program_};
     argv.insert(argv.end(), args.begin(), args.end());
-    ProcessOptions opts;
+    ProcessRequest opts;
     opts.capture_output = true;
     opts.max_capture = 1u << 20;
     opts.timeout = kPkgConfigTimeout;

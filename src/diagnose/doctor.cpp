@@ -235,7 +235,7 @@ namespace {
 // The Inductor profile a plain build would use.
 std::string profile_line(const Environment& env) {
   try {
-    Site site = resolve_site(SiteSettings{}, env);
+    Site site = resolve_site(SiteRequest{}, env);
     std::string line = describe(choose_profile_for(profiles_dir(env), "", site.paths));
     line.insert(line.begin(), '\n');  // not "\n" + line: g++ 12's false -Wrestrict
     return line;
@@ -248,7 +248,7 @@ std::string profile_line(const Environment& env) {
 std::string plugin_lines(const Environment& env) {
   std::string text;
   try {
-    Site site = resolve_site(SiteSettings{}, env);
+    Site site = resolve_site(SiteRequest{}, env);
     Registry registry;
     register_device_files(device_file_sources(data_dir(env), env, {}), registry, false);
     // With the profile a build would use: without a torch_npu version the

@@ -306,7 +306,7 @@ void version_matrix(const Session& session, const BuildRequest& asked, ReportInp
 nlohmann::ordered_json report_of(const Compilation& compilation,
                                  const std::vector<std::string>& kbuild_argv,
                                  const Environment& env) {
-  const BuildRequest& asked = compilation.job.request;
+  const BuildRequest& asked = compilation.asked;
   ReportInput in;
   in.kbuild_argv = kbuild_argv;
   in.cwd = fs::current_path().string();

@@ -23,7 +23,7 @@
 
 namespace kbuild {
 
-Driver::Driver(SessionOptions options, const Environment& env)
+Driver::Driver(SessionRequest options, const Environment& env)
     : options_(std::move(options)), env_(env) {}
 
 Driver::~Driver() = default;
@@ -61,47 +61,44 @@ struct QuietListener : BuildListener {
 
 }  // namespace
 
-Explanation Driver::explain(BuildRequest request, const RunOptions& options) {
+Explanation Driver::explain(BuildRequest request) {
   // Planned as a build would be (a dry run: nothing is written).
   if (request.sources.empty())
     throw Error(ErrorKind::usage,
                 "explain needs a source: kbuild explain [build options] SOURCE [-o OUTPUT] "
                 "explains the command that would build it");
-  BuildJob job;
-  job.request = std::move(request);
-  job.run = options;
-  job.run.dry_run = true;  // explain runs nothing
+  request.dry_run = true;  // explain runs nothing
   QuietListener quiet;
-  Compilation compilation = plan_compilation(session(), std::move(job), quiet);
+  Compilation compilation = plan_compilation(session(), std::move(request), quiet);
   if (compilation.failure) throw *compilation.failure;
   return explanation_of(compilation);
 }
 
-Compilation Driver::plan(BuildJob job, BuildListener& listener) {
+Compilation Driver::plan(BuildRequest request, BuildListener& listener) {
   Session& s = session();
   listener.warnings(s.warnings());
-  const std::string& device = job.request.query.device_type;
-  if (auto warning = unknown_device_warning(s, device, job.request.strict))
+  const std::string& device = request.query.device_type;
+  if (auto warning = unknown_device_warning(s, device, request.strict))
     listener.unknown_device(device, *warning);
   if (auto warning = aten_capability_warning(env_)) listener.warnings({*warning});
-  return plan_compilation(s, std::move(job), listener);
+  return plan_compilation(s, std::move(request), listener);
 }
 
 void Driver::run(Compilation& compilation, BuildListener& listener) {
   run_compilation(compilation, listener, env_);
 }
 
-std::vector<std::string> Driver::dry_run(BuildJob job, BuildListener& listener,
+std::vector<std::string> Driver::dry_run(BuildRequest request, BuildListener& listener,
                                          bool inductor_line) {
-  job.run.dry_run = true;
-  Compilation compilation = plan(std::move(job), listener);
+  request.dry_run = true;
+  Compilation compilation = plan(std::move(request), listener);
   run(compilation, listener);
   return dry_run_lines(compilation, inductor_line);
 }
 
-BuiltKernel Driver::build(BuildJob job, BuildListener& listener) {
-  job.run.dry_run = false;
-  Compilation compilation = plan(std::move(job), listener);
+BuiltKernel Driver::build(BuildRequest request, BuildListener& listener) {
+  request.dry_run = false;
+  Compilation compilation = plan(std::move(request), listener);
   run(compilation, listener);
   if (compilation.left_alone_database) throw *compilation.left_alone_database;
   return {compilation.plan->output, dry_run_lines(compilation, false),

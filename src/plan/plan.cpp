@@ -464,7 +464,7 @@ Launcher parse_launcher(const std::string& text) {
 }
 
 std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env) {
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
   opts.environment = &env;

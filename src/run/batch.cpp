@@ -247,7 +247,7 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
       r.started = true;
       std::vector<std::string> argv = kbuild;
       argv.insert(argv.end(), jobs[i].args.begin(), jobs[i].args.end());
-      ProcessOptions opts;
+      ProcessRequest opts;
       opts.capture_output = true;  // no interleaving: shown per job
       opts.max_capture = 1 << 20;
       opts.handle_interrupts = true;

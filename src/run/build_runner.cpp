@@ -89,9 +89,9 @@ namespace {
 
 // Runs one compiler step; throws the stage that failed.
 void run_step(const BuildPlan& plan, const Step& step, const std::vector<std::string>& argv,
-              const Environment& env, const BuildSettings& settings, ProcessRunner& processes,
+              const Environment& env, const RunSettings& settings, ProcessRunner& processes,
               BuildOutcome& outcome) {
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.timeout = settings.timeout;
   opts.handle_interrupts = true;
   opts.capture_output = true;  // for the failure analysis and the report
@@ -168,7 +168,7 @@ std::vector<std::string> as_run(const Step& step, const Programs& programs,
 // extension only (their names follow the output's), and the programs.
 KeyInput key_input(const BuildPlan& plan, const std::vector<Step>& steps,
                    const std::vector<std::string>& sources, const Programs& programs,
-                   const BuildSettings& settings) {
+                   const RunSettings& settings) {
   KeyInput in;
   for (const Step& s : steps) {
     if (s.kind != StepKind::command) continue;
@@ -216,7 +216,7 @@ void add_timing(BuildOutcome& outcome, std::string_view stage, double seconds) {
 // observed).
 std::optional<Observation> run_steps(const BuildPlan& plan, const std::vector<Step>& steps,
                                      const Programs& programs, AtomicOutput& out,
-                                     const BuildSettings& settings, const Environment& env,
+                                     const RunSettings& settings, const Environment& env,
                                      ProcessRunner& processes, BuildOutcome& outcome,
                                      EarlyDigests* early) {
   std::optional<Observation> observed;
@@ -296,7 +296,7 @@ std::vector<std::string> foreseen_libraries(const std::vector<Step>& steps,
 // that changed, or a file naming __DATE__ without SOURCE_DATE_EPOCH.
 Result<std::string> manifest_of(const Observation& observed, const std::vector<Step>& steps,
                                 const Programs& programs, const AtomicOutput& out,
-                                const BuildSettings& settings, const Environment& env,
+                                const RunSettings& settings, const Environment& env,
                                 const EarlyDigests* early, Uncacheable& reason) {
   ObservedBuild build;
   build.key_programs = {programs.compiler};
@@ -313,7 +313,7 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
     }
   build.env = &env;
   build.started = out.started();
-  build.cache = settings.cache ? settings.cache->root() : nullptr;
+  build.cache = settings.output_cache ? settings.output_cache->root() : nullptr;
   build.early = early;
   Result<std::string> manifest = observed_manifest(observed, build, &reason);
   if (!manifest) return manifest;
@@ -360,34 +360,35 @@ CounterIncrements uncacheable_counters(Uncacheable reason) {
 // The build's keys: this machine's, and with a remote cache the shared one
 // (made on first use: a local hit needs none).
 std::optional<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
-                                  const BuildSettings& settings) {
+                                  const RunSettings& settings) {
   std::optional<CacheKey> local = cache_key(key_in);
   if (!local) return std::nullopt;
   EntryKey key(std::move(*local));
   key.env = &env;
-  if (settings.remote && settings.remote->enabled())
+  if (settings.remote_cache && settings.remote_cache->enabled())
     key.make_shared = [&key_in, &settings] {
       ShareableParts parts = settings.remote_parts;
-      parts.base_dir = settings.remote->settings().base_dir;
-      return shareable_key(key_in, parts, settings.cache ? settings.cache->root() : nullptr);
+      parts.base_dir = settings.remote_cache->settings().base_dir;
+      return shareable_key(key_in, parts,
+                           settings.output_cache ? settings.output_cache->root() : nullptr);
     };
   return key;
 }
 
 // Adds `counters` to the local cache's stats.json in one locked update.
-void save_counters(const BuildSettings& settings, const CounterIncrements& counters) {
+void save_counters(const RunSettings& settings, const CounterIncrements& counters) {
   CounterIncrements changed;
   for (const auto& counter : counters)
     if (counter.second != 0) changed.push_back(counter);
-  if (settings.cache && settings.cache->root() && !changed.empty())
-    add_counters(*settings.cache->root(), changed);
+  if (settings.output_cache && settings.output_cache->root() && !changed.empty())
+    add_counters(*settings.output_cache->root(), changed);
 }
 
 // Asks `storage` for the build's entry: get(), then lease() on a miss (which
 // may wait for another builder's). A hit leaves the output in the work
 // directory's result file; outcome.cache says which it was.
 std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const BuildPlan& plan,
-                                const BuildSettings& settings, const Environment& env,
+                                const RunSettings& settings, const Environment& env,
                                 AtomicOutput& out, BuildOutcome& outcome) {
   const auto start = std::chrono::steady_clock::now();
   std::optional<EntryKey> key;
@@ -538,7 +539,7 @@ Status check_output_format(int fd, OutputKind kind) {
 }
 
 void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
-               const std::vector<std::string>& sources, const BuildSettings& settings,
+               const std::vector<std::string>& sources, const RunSettings& settings,
                const Environment& env, BuildOutcome& outcome) {
   check_build_files(sources, plan.output);
   ProcessRunner& processes = settings.processes ? *settings.processes : real_processes();
@@ -548,10 +549,10 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   InterruptGuard guard;
   AtomicOutput out(plan.output);
 
-  StorageStack stack(settings.cache, settings.remote);
-  if (settings.remote && settings.remote->enabled()) {
-    outcome.remote_cache = redact_address(settings.remote->settings().url);
-    outcome.remote_lease_note = settings.remote->lease_note();
+  StorageStack stack(settings.output_cache, settings.remote_cache);
+  if (settings.remote_cache && settings.remote_cache->enabled()) {
+    outcome.remote_cache = redact_address(settings.remote_cache->settings().url);
+    outcome.remote_lease_note = settings.remote_cache->lease_note();
   }
   Storage* storage = settings.storage ? settings.storage : stack.empty() ? nullptr : &stack.top();
   const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
@@ -582,7 +583,8 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     // it (early_digests), the link's libraries first guessed.
     std::optional<EarlyDigests> early;
     if (key && std::any_of(steps.begin(), steps.end(), [](const Step& s) { return s.observed; })) {
-      early.emplace(settings.cache ? settings.cache->root() : nullptr, kRememberDigestFrom);
+      early.emplace(settings.output_cache ? settings.output_cache->root() : nullptr,
+                    kRememberDigestFrom);
       early->foresee(foreseen_libraries(steps, programs, out));
     }
     try {

@@ -15,6 +15,7 @@
 #include "run/load_check.hpp"
 #include "run/output_cache.hpp"
 #include "run/remote_cache.hpp"
+#include "run/run_settings.hpp"
 #include "util/process.hpp"
 
 // Why a compiler run failed, read off what it printed: a compile error
@@ -45,38 +46,6 @@ FailureAnalysis analyze_failure(const std::string& output, bool links);
 // build leaves the previous one untouched. With a cache, a hit replaces the
 // steps, and a miss is stored with what the compiler read.
 namespace kbuild {
-
-class Storage;
-
-struct BuildSettings {
-  LoadCheckSettings load_check;  // the loader program (the steps say whether to check)
-  // Each compiler step is ended (its whole process group) after this long.
-  std::optional<std::chrono::milliseconds> timeout;
-  Launcher launcher;             // for planning (plan_steps): the runner runs steps
-  OutputCache* cache = nullptr;  // null or disabled: always compile
-  // Behind the local cache (remote_cache.hpp); used only with `cache`.
-  RemoteCache* remote = nullptr;
-  // What replaces the machine-local parts of the key for the remote (the
-  // precompiled header's identity and path).
-  ShareableParts remote_parts;
-  // Give the key machines share in BuildOutcome::shared_key, also after a
-  // local hit (a --pch header build: its kernels' shared keys name it).
-  bool report_shared_key = false;
-  // Added to the cache key: what the command line cannot show (the identity
-  // of the precompiled header it includes).
-  std::vector<std::string> key_extra;
-  ProcessRunner* processes = nullptr;  // null: real processes
-  // The observer library preloaded into observed steps; "": the one
-  // installed with kbuild (observer_library()). Tests that play the
-  // compiler name any file and write its records themselves.
-  std::string observer;
-  // Tests: the storage to use instead of the one `cache` and `remote`
-  // compose (run/storage.hpp).
-  Storage* storage = nullptr;
-  // Where a hit replays what the compiler printed (its stdout and stderr),
-  // as a miss passes it through.
-  int replay_stdout = 1, replay_stderr = 2;
-};
 
 struct StageTiming {
   std::string stage;  // "compile", "load"
@@ -124,7 +93,7 @@ void check_build_files(const std::vector<std::string>& sources, const std::strin
 // missing or unwritable), compiler_missing, compile_failed, link_failed,
 // load_failed, interrupted. The compiler's output passes through as it runs.
 void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
-               const std::vector<std::string>& sources, const BuildSettings& settings,
+               const std::vector<std::string>& sources, const RunSettings& settings,
                const Environment& env, BuildOutcome& outcome);
 
 // ok() when the file open as `fd` is a whole output of `kind` (an ELF object

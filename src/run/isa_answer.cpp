@@ -166,7 +166,7 @@ std::string encode_answers(const std::vector<IsaCheck>& checks) {
 class SharedAnswers {
  public:
   SharedAnswers(const IsaAnswerRequest& request, const Environment& env)
-      : settings_(resolve_run_settings(job_of(request), nullptr, env)),
+      : settings_(resolve_run_settings(run_of(request), nullptr, env)),
         cache_(OutputCache::open(settings_.cache)),
         remote_(settings_.remote),
         stack_(&cache_, &remote_) {}
@@ -195,11 +195,11 @@ class SharedAnswers {
 
  private:
   // kbuild isa's run: the cache on, its remote cache as asked.
-  static BuildJob job_of(const IsaAnswerRequest& request) {
-    BuildJob job;
-    job.remote_cache = request.remote_cache;
-    job.remote_cache_readonly = request.remote_cache_readonly;
-    return job;
+  static BuildRequest run_of(const IsaAnswerRequest& request) {
+    BuildRequest run;
+    run.remote_cache = request.remote_cache;
+    run.remote_cache_readonly = request.remote_cache_readonly;
+    return run;
   }
 
   RunSettings settings_;

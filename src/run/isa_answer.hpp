@@ -21,7 +21,7 @@
 namespace kbuild {
 
 struct IsaAnswerRequest {
-  SiteSettings site;
+  SiteRequest site;
   std::string compiler = "g++";  // as configured (--cxx, CXX)
   std::string remote_cache;      // --remote-cache ("": KBUILD_REMOTE_CACHE, else none)
   bool remote_cache_readonly = false;

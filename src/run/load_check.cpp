@@ -100,7 +100,7 @@ LoadCheckResult check_load(const LoadCheckSettings& settings, const std::string&
   if (auto old = env.get_nonempty("LD_LIBRARY_PATH")) path += (path.empty() ? "" : ":") + *old;
   if (!path.empty()) child.set("LD_LIBRARY_PATH", path);
 
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.capture_output = true;
   opts.max_capture = 1 << 20;
   opts.timeout = std::chrono::seconds(60);

@@ -99,7 +99,7 @@ std::optional<ShareableParts> kernel_parts(const std::string& deps, const std::s
 }
 
 // The header build's machine-local parts (cache_key.hpp: pch_header_parts).
-ShareableParts header_parts(const PchPlan& plan) {
+ShareableParts header_parts(const PchJob& plan) {
   return pch_header_parts(plan.include, plan.dir, plan.key);
 }
 
@@ -127,12 +127,12 @@ std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
 
 }  // namespace
 
-PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
-                 const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                 const Launcher& launcher, const Environment& env, bool shared) {
+PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
+                const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
+                const Launcher& launcher, const Environment& env, bool shared) {
   auto bytes = read_whole_file(header);
   if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
-  PchPlan p;
+  PchJob p;
   p.header = header;
   BuildPlan probe = plan_build(header_request(kernel, header, header), registry, ctx);
   auto compiler = find_executable(probe.command.argv[0], env);
@@ -169,7 +169,7 @@ PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Re
   return p;
 }
 
-std::vector<std::string> pch_lines(const PchPlan& plan) {
+std::vector<std::string> pch_lines(const PchJob& plan) {
   if (plan.reuse) return {"# reuse " + plan.include + ".gch (what it was built from is unchanged)"};
   std::vector<std::string> lines{"# copy " + shell_quote(plan.header) + " to " +
                                  shell_quote(plan.include)};
@@ -177,22 +177,18 @@ std::vector<std::string> pch_lines(const PchPlan& plan) {
   return lines;
 }
 
-PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSettings& settings,
-                  const Registry& registry, const ResolveContext& ctx, const BuildRequest& kernel,
-                  const Environment& env) {
-  PchResult result;
-  result.include = plan.include;
-  if (plan.reuse) {
-    result.identity = plan.identity;
-    result.kernel_parts = plan.kernel_parts;
-    return result;
-  }
+PchJob run_pch(PchJob job, const TrustedDir* cache, const RunSettings& settings,
+               const Registry& registry, const ResolveContext& ctx, const BuildRequest& kernel,
+               const Environment& env) {
+  if (job.reuse) return job;
+  const PchJob& plan = job;
+  std::string include = plan.include;
   std::optional<TrustedDir> dir;
   if (cache)
     if (Result<TrustedDir> pch = cache->sub("pch", true)) dir.emplace(std::move(*pch));
   BuildPlan build = plan.build;
   std::vector<Step> steps = plan.steps;
-  BuildSettings step = settings;
+  RunSettings step = settings;
   // A .gch is only reused while what it read is unchanged: observed.
   for (Step& s : steps) s.observed = s.kind == StepKind::command;
   step.remote_parts = header_parts(plan);
@@ -204,12 +200,12 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
     Result<TrustedDir> opened = TrustedDir::open(scratch->path, false);
     if (!opened) throw Error(ErrorKind::output, "--pch: " + opened.why());
     dir.emplace(std::move(*opened));
-    result.scratch = scratch;
-    result.include = scratch->path + "/" + plan.key + ".h";
-    build = plan_build(header_request(kernel, plan.header, result.include), registry, ctx);
+    job.scratch = scratch;
+    include = scratch->path + "/" + plan.key + ".h";
+    build = plan_build(header_request(kernel, plan.header, include), registry, ctx);
     steps = header_steps(build, plan.header, settings.launcher);
-    step.cache = nullptr;
-    step.remote = nullptr;
+    step.output_cache = nullptr;
+    step.remote_cache = nullptr;
     step.storage = nullptr;
   }
   const std::string name = plan.key + ".h";
@@ -235,12 +231,13 @@ PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSetti
   const std::string deps = to_cbor(deps_json);
   if (Status written = dir->write_atomically(plan.key + ".deps", deps); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
-  result.hit = outcome.cache == CacheStatus::hit;
-  result.remote = result.hit && outcome.cache_detail == "remote";
-  result.built = !result.hit;
-  result.identity = digest_hex(deps);
-  result.kernel_parts = kernel_parts(deps, result.include);
-  return result;
+  job.include = include;
+  job.hit = outcome.cache == CacheStatus::hit;
+  job.remote = job.hit && outcome.cache_detail == "remote";
+  job.built = !job.hit;
+  job.identity = digest_hex(deps);
+  job.kernel_parts = kernel_parts(deps, job.include);
+  return job;
 }
 
 }  // namespace kbuild

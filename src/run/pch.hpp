@@ -26,35 +26,32 @@
 
 namespace kbuild {
 
-// What --pch will do, decided before anything runs.
-struct PchPlan {
-  std::string header;    // as given
-  std::string key;       // of the header build
-  std::string dir;       // the cache's pch/ ("": a private directory, made when run)
-  std::string include;   // what -include names
-  bool reuse = false;    // an existing .gch whose inputs are unchanged
-  std::string identity;  // when reused: what the kernel's key covers
-  // When reused, and the header build's shared key is recorded: what the
-  // kernels' shared keys name instead of this machine's .gch.
-  std::optional<ShareableParts> kernel_parts;
-  BuildPlan build;  // the header build (when not reused)
-  std::vector<Step> steps;
-};
-
-struct PchResult {
-  std::string include;  // what -include names
-  bool built = false;   // false: an existing .gch was reused, or a cache hit
-  bool hit = false;     // the header build was a cache hit...
-  bool remote = false;  // ...from the remote cache
+// The --pch job: decided before anything runs (plan_pch), then carrying
+// what running it made (run_pch).
+struct PchJob {
+  std::string header;   // as given
+  std::string key;      // of the header build
+  std::string dir;      // the cache's pch/ ("": a private directory, made when run)
+  std::string include;  // what -include names (once run: also a private directory's)
+  bool reuse = false;   // an existing .gch whose inputs are unchanged
   // What the kernel's cache key must cover: the .gch and every file it was
-  // built from (a header it includes changing makes a new identity).
+  // built from (a header it includes changing makes a new identity); when
+  // planned, only for a reuse.
   std::string identity;
   // With a remote cache: what the kernels' shared keys name instead of this
   // machine's .gch (the header build's shared key, the files it read by
-  // path and content, the header's place as a placeholder).
+  // path and content, the header's place as a placeholder); when planned,
+  // only for a reuse whose header build's shared key is recorded.
   std::optional<ShareableParts> kernel_parts;
+  BuildPlan build;  // the header build (when not reused)
+  std::vector<Step> steps;
+
+  // What running it made.
+  bool built = false;   // false: an existing .gch was reused, or a cache hit
+  bool hit = false;     // the header build was a cache hit...
+  bool remote = false;  // ...from the remote cache
   // The private directory holding the .gch when there is no cache; removed
-  // when the last copy of the result goes.
+  // when the last copy of the job goes.
   std::shared_ptr<void> scratch;
 };
 
@@ -65,23 +62,23 @@ struct PchResult {
 // without one) is not reused but built again through the storage, a local
 // hit as a rule, so that its kernels share. Reads, never writes. Throws
 // Error.
-PchPlan plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
-                 const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                 const Launcher& launcher, const Environment& env, bool shared = false);
+PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
+                const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
+                const Launcher& launcher, const Environment& env, bool shared = false);
 
 // The plan's steps as --dry-run prints them (the copy, the header build or
 // its reuse).
-std::vector<std::string> pch_lines(const PchPlan& plan);
+std::vector<std::string> pch_lines(const PchJob& job);
 
 // What a PCH dir records of a .gch ("gch" in its .deps) and checks before
 // reusing it, locally and from the remote cache: size, mtime and inode.
 std::string gch_stamp(const TrustedDir& dir, const std::string& name);
 
 // Builds (or reuses) it, through the storage `settings` name (a hit runs no
-// compiler). Throws Error like run_build (a header that does not compile is
-// a compile failure naming it).
-PchResult run_pch(const PchPlan& plan, const TrustedDir* cache, const BuildSettings& settings,
-                  const Registry& registry, const ResolveContext& ctx, const BuildRequest& kernel,
-                  const Environment& env);
+// compiler): the job, with what running it made. Throws Error like
+// run_build (a header that does not compile is a compile failure naming it).
+PchJob run_pch(PchJob job, const TrustedDir* cache, const RunSettings& settings,
+               const Registry& registry, const ResolveContext& ctx, const BuildRequest& kernel,
+               const Environment& env);
 
 }  // namespace kbuild

@@ -2,6 +2,7 @@
 
 #include "devices/device_file.hpp"
 #include "kbuild/error.hpp"
+#include "util/environment.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -39,14 +40,13 @@ CacheSettings cache_settings(const Environment& env, bool enabled, const std::st
   return s;
 }
 
-RunSettings resolve_run_settings(const BuildJob& job, const Registry* registry,
+RunSettings resolve_run_settings(const BuildRequest& run, const Registry* registry,
                                  const Environment& env) {
-  const RunOptions& run = job.run;
-  const std::string& device = job.request.query.device_type;
+  const std::string& device = run.query.device_type;
   RunSettings settings;
   settings.cache = cache_settings(env, run.use_cache, run.cache_max_size);
   if (run.use_cache)
-    settings.remote = remote_cache_settings(job.remote_cache, job.remote_cache_readonly, env,
+    settings.remote = remote_cache_settings(run.remote_cache, run.remote_cache_readonly, env,
                                             device_remote_cache(registry, device));
   const std::string device_launcher =
       registry && !device.empty() ? registry->launcher_for(device) : "";
@@ -54,14 +54,18 @@ RunSettings resolve_run_settings(const BuildJob& job, const Registry* registry,
   settings.launcher.resolve_native = run.resolve_native;
   if (run.timeout_s > 0)
     settings.timeout = std::chrono::milliseconds(static_cast<long>(run.timeout_s * 1000));
+  // A dry run loads nothing: no loader to find.
+  if (run.load_check && !run.dry_run) settings.load_check.loader = {load_check_helper()};
+  settings.load_check.required_symbols = run.required_symbols;
+  settings.load_check.strict = run.load_check_strict;
   return settings;
 }
 
-BuildJob compiler_mode_job(const Environment& env) {
-  BuildJob job;
-  job.run.use_cache = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
-  job.run.launcher = env.get_nonempty("KBUILD_LAUNCHER").value_or("");
-  return job;
+BuildRequest compiler_mode_request(const Environment& env) {
+  BuildRequest request;
+  request.use_cache = env.get_nonempty("KBUILD_NO_CACHE").value_or("0") == "0";
+  request.launcher = env.get_nonempty("KBUILD_LAUNCHER").value_or("");
+  return request;
 }
 
 }  // namespace kbuild

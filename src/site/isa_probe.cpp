@@ -311,7 +311,7 @@ class Prober {
 
   std::optional<bool> run_probe_step(const Isa& isa, const std::vector<std::string>& argv,
                                      const Environment& env, const std::string& what) {
-    ProcessOptions opts;
+    ProcessRequest opts;
     opts.capture_output = true;  // a failing probe's errors are expected
     opts.timeout = s_.timeout;
     opts.environment = &env;

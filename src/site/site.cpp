@@ -26,7 +26,7 @@ std::optional<std::string> first_of(const std::string& flag, std::optional<std::
 
 }  // namespace
 
-Site resolve_site(const SiteSettings& s, const Environment& env) {
+Site resolve_site(const SiteRequest& s, const Environment& env) {
   Site site;
   Paths& p = site.paths;
 
@@ -254,7 +254,7 @@ Discovery discover_python(const std::string& python, const Environment& env,
     }
   }
 
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
   Environment child = env;
@@ -325,7 +325,7 @@ CompilerVersion compiler_version(const std::string& compiler, const Environment&
   CompilerVersion v;
   v.path = find_executable(compiler, env);
   if (!v.path) return v;
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(20);
   try {

@@ -66,7 +66,7 @@ struct Site {
   std::optional<Discovery> discovery;  // set when Python was consulted
 };
 
-Site resolve_site(const SiteSettings& settings, const Environment& env);
+Site resolve_site(const SiteRequest& settings, const Environment& env);
 
 }  // namespace kbuild
 

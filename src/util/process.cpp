@@ -134,7 +134,7 @@ class PipeSink {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 // After a SIGKILL: how long to wait for the group to go (the grace before
-// it is ProcessOptions::exit_grace).
+// it is ProcessRequest::exit_grace).
 constexpr milliseconds kKillWait{2000};
 // How often an ending group is looked at.
 constexpr milliseconds kTick{10};
@@ -144,7 +144,7 @@ constexpr milliseconds kTick{10};
 // group is ended and waited for (bounded).
 class GroupWait {
  public:
-  GroupWait(pid_t pid, const ProcessOptions& options, ProcessResult& result,
+  GroupWait(pid_t pid, const ProcessRequest& options, ProcessResult& result,
             std::vector<PipeSink*> pipes)
       : pid_(pid),
         pidfd_(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0))),
@@ -240,7 +240,7 @@ class GroupWait {
 
   pid_t pid_;
   int pidfd_;
-  const ProcessOptions& options_;
+  const ProcessRequest& options_;
   ProcessResult& result_;
   std::vector<PipeSink*> pipes_;
   std::optional<Clock::time_point> deadline_;
@@ -276,7 +276,7 @@ namespace {
 // Starts argv[0] in its own process group, its stdout and stderr into the
 // pipes when capturing.
 bp::process start_child(asio::io_context& ctx, const std::vector<std::string>& argv,
-                        const ProcessOptions& options, asio::readable_pipe& out_pipe,
+                        const ProcessRequest& options, asio::readable_pipe& out_pipe,
                         asio::readable_pipe& err_pipe) {
   std::vector<std::string> args(argv.begin() + 1, argv.end());
   try {
@@ -295,7 +295,7 @@ bp::process start_child(asio::io_context& ctx, const std::vector<std::string>& a
 
 }  // namespace
 
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessRequest& options) {
   adopt_orphans();
   ProcessResult result;
   // Taken before the child starts, so that no interrupt from then on is lost
@@ -334,7 +334,7 @@ namespace {
 
 class RealProcesses : public ProcessRunner {
  public:
-  ProcessResult run(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+  ProcessResult run(const std::vector<std::string>& argv, const ProcessRequest& options) override {
     return run_process(argv, options);
   }
 };

@@ -80,7 +80,7 @@ int interrupt_fd();
 // Running a program: argv only, never a shell (Boost.Process v2).
 namespace kbuild {
 
-struct ProcessOptions {
+struct ProcessRequest {
   // Capture stdout/stderr (bounded by max_capture each); otherwise they pass
   // through to kbuild's own.
   bool capture_output = false;
@@ -132,7 +132,7 @@ struct ProcessResult {
 // run_process returns only once that group is gone (or after a bounded
 // wait), so nothing of it writes after kbuild cleaned up.
 // Throws Error(compiler_missing) only if the process cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv, const ProcessOptions& options);
+ProcessResult run_process(const std::vector<std::string>& argv, const ProcessRequest& options);
 
 }  // namespace kbuild
 
@@ -147,7 +147,7 @@ class ProcessRunner {
   virtual ~ProcessRunner() = default;
   // As run_process(): argv[0] already a path.
   virtual ProcessResult run(const std::vector<std::string>& argv,
-                            const ProcessOptions& options) = 0;
+                            const ProcessRequest& options) = 0;
 };
 
 // Starts real processes (run_process).

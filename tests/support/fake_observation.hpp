@@ -24,7 +24,7 @@ struct FakeRecords {
 // Writes, in the directory the build's environment names (KBUILD_OBSERVE_DIR),
 // one program image's records: it reported in as `program` (its real path)
 // and did what `records` says. Nothing when the build is not observed.
-inline void write_fake_records(const kbuild::ProcessOptions& options, const std::string& program,
+inline void write_fake_records(const kbuild::ProcessRequest& options, const std::string& program,
                                const FakeRecords& records) {
   if (!options.environment) return;
   std::optional<std::string> dir = options.environment->get("KBUILD_OBSERVE_DIR");

@@ -26,7 +26,7 @@ class ScriptedRunner : public kbuild::ProcessRunner {
   std::vector<std::vector<std::string>> asked;
   kbuild::ProcessResult answer = exited(0);
   kbuild::ProcessResult run(const std::vector<std::string>& argv,
-                            const kbuild::ProcessOptions&) override {
+                            const kbuild::ProcessRequest&) override {
     asked.push_back(argv);
     return answer;
   }

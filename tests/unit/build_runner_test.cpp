@@ -44,7 +44,7 @@ class FakeProcesses : public ProcessRunner {
   bool write_output = true;
   int exit_code = 0;
   std::string load_answer;  // what the load check prints; "" loads fine
-  ProcessResult run(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+  ProcessResult run(const std::vector<std::string>& argv, const ProcessRequest& options) override {
     ProcessResult r;
     r.exited = true;
     r.exit_code = 0;
@@ -71,7 +71,7 @@ struct RunnerCase {
   FakeProcesses fake;
   BuildPlan plan;
   std::vector<std::string> sources;
-  BuildSettings settings;
+  RunSettings settings;
   std::optional<OutputCache> cache;
   RunnerCase() {
     fake.header = dir / "h.h";
@@ -91,12 +91,12 @@ struct RunnerCase {
     cs.root = dir / "cache";
     cache.emplace(OutputCache::open(cs));
     REQUIRE(cache->enabled());
-    settings.cache = &*cache;
+    settings.output_cache = &*cache;
   }
   BuildOutcome build(const StepInput& extra = {}) {
     StepInput in = extra;
     in.sources = sources;
-    in.observe = settings.cache != nullptr || settings.storage != nullptr;
+    in.observe = settings.output_cache != nullptr || settings.storage != nullptr;
     BuildOutcome outcome;
     run_build(plan, plan_steps(plan, in), sources, settings, Environment{}, outcome);
     return outcome;

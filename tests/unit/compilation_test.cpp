@@ -37,20 +37,20 @@ Environment scratch_env(const TempDir& tmp) {
   return env;
 }
 
-BuildJob cpu_job(const TempDir& tmp) {
-  BuildJob job;
-  job.request.query = DeviceQuery{"cpu", false, false, ""};
-  job.request.kind = OutputKind::shared_library;
-  job.request.sources = {tmp / "k.cpp"};
-  job.request.output = tmp / "k.so";
-  job.request.compiler = "g++";
-  job.request.use_torch = false;
-  job.run.dry_run = true;
+BuildRequest cpu_job(const TempDir& tmp) {
+  BuildRequest job;
+  job.query = DeviceQuery{"cpu", false, false, ""};
+  job.kind = OutputKind::shared_library;
+  job.sources = {tmp / "k.cpp"};
+  job.output = tmp / "k.so";
+  job.compiler = "g++";
+  job.use_torch = false;
+  job.dry_run = true;
   return job;
 }
 
-SessionOptions no_torch() {
-  SessionOptions options;
+SessionRequest no_torch() {
+  SessionRequest options;
   options.site.no_torch = true;
   return options;
 }
@@ -61,7 +61,7 @@ struct Scratch {
   TempDir tmp;
   Environment env = scratch_env(tmp);
   Session session{no_torch(), env};
-  BuildJob job = cpu_job(tmp);
+  BuildRequest job = cpu_job(tmp);
   RecordingListener listener;
   Compilation record;
   // The kernel exists: a dry run checks its sources as the build does.
@@ -114,7 +114,7 @@ TEST_CASE("a dry run with --pch plans the header's steps and writes nothing", "[
 TEST_CASE("--pch with --include-pch is refused before anything is planned", "[compilation]") {
   Scratch d;
   d.job.pch = d.tmp / "pre.h";
-  d.job.request.include_pch = d.tmp / "other.h";
+  d.job.include_pch = d.tmp / "other.h";
   try {
     d.drive();
     FAIL("both were taken");
@@ -140,12 +140,12 @@ TEST_CASE("a dry run refuses what the build refuses, at plan time, before any re
   }
   CHECK_FALSE(fs::exists(d.tmp / "cc.json"));  // nothing recorded for a build that cannot run
   Scratch same;
-  same.job.request.output = same.tmp / "k.cpp";
+  same.job.output = same.tmp / "k.cpp";
   CHECK_THROWS_MATCHES(
       same.drive(), Error,
       Catch::Message("output " + (same.tmp / "k.cpp") + " is also a source; choose another -o"));
   Scratch no_dir;
-  no_dir.job.request.output = no_dir.tmp / "missing/k.so";
+  no_dir.job.output = no_dir.tmp / "missing/k.so";
   try {
     no_dir.drive();
     FAIL("a dry run planned into a missing directory");
@@ -216,10 +216,10 @@ TEST_CASE("Driver::dry_run plans the device file's launcher, as the command line
   kbuild_test::write_file(tmp / "acc.json", R"({"device": "acc", "launcher": "ccache"})");
   kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
   const Environment env = scratch_env(tmp);
-  SessionOptions options = no_torch();
+  SessionRequest options = no_torch();
   options.device_files = {tmp / "acc.json"};
-  BuildJob job = cpu_job(tmp);
-  job.request.query.device_type = "acc";
+  BuildRequest job = cpu_job(tmp);
+  job.query.device_type = "acc";
   RecordingListener listener;
   Driver driver(options, env);
   const std::vector<std::string> lines = driver.dry_run(job, listener);
@@ -238,7 +238,7 @@ TEST_CASE("build-many runs the kbuild the Driver's options name, not the host pr
   kbuild_test::write_file(tmp / "kbuild", "#!/bin/sh\necho \"$@\" >> \"" + tmp / "asked" + "\"\n",
                           true);
   kbuild_test::write_file(tmp / "many.json", R"({"builds": [["k.cpp", "-o", "k.so"]]})");
-  SessionOptions options = no_torch();
+  SessionRequest options = no_torch();
   options.kbuild_program = tmp / "kbuild";
   Driver driver(options, scratch_env(tmp));
   BatchRequest request;

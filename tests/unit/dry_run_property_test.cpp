@@ -23,7 +23,7 @@ namespace {
 class DryRunPropertyCompiler : public ProcessRunner {
  public:
   std::vector<std::vector<std::string>> ran;
-  ProcessResult run(const std::vector<std::string>& argv, const ProcessOptions& options) override {
+  ProcessResult run(const std::vector<std::string>& argv, const ProcessRequest& options) override {
     ran.push_back(argv);
     kbuild_test::FakeRecords records;
     for (std::size_t i = 0; i < argv.size(); ++i) {
@@ -113,7 +113,7 @@ struct DryRunPropertyListener : BuildListener {
 struct DryRunPropertyScratch {
   TempDir tmp;
   Environment env = Environment::from_process();
-  SessionOptions options;
+  SessionRequest options;
   DryRunPropertyScratch() {
     kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
     kbuild_test::write_file(tmp / "pre.h", "#define PRE 1\n");
@@ -128,15 +128,15 @@ struct DryRunPropertyScratch {
     options.site.no_torch = true;
     options.device_files = {tmp / "acc.json"};
   }
-  BuildJob job(const DryRunPropertyCase& c, bool dry_run) const {
-    BuildJob job;
-    job.request.query = DeviceQuery{c.device, c.aot, c.compile_only, ""};
-    job.request.kind = c.compile_only ? OutputKind::object : OutputKind::shared_library;
-    job.request.sources = {tmp / "k.cpp"};
-    job.request.output = tmp / (c.compile_only ? "k.o" : "k.so");
-    job.request.use_torch = false;
-    job.run.dry_run = dry_run;
-    job.run.launcher = c.launcher;
+  BuildRequest job(const DryRunPropertyCase& c, bool dry_run) const {
+    BuildRequest job;
+    job.query = DeviceQuery{c.device, c.aot, c.compile_only, ""};
+    job.kind = c.compile_only ? OutputKind::object : OutputKind::shared_library;
+    job.sources = {tmp / "k.cpp"};
+    job.output = tmp / (c.compile_only ? "k.o" : "k.so");
+    job.use_torch = false;
+    job.dry_run = dry_run;
+    job.launcher = c.launcher;
     if (c.pch) job.pch = tmp / "pre.h";
     job.remote_cache = c.remote;
     job.remote_cache_readonly = c.readonly;
@@ -151,13 +151,13 @@ namespace {
 // The command lines of a dry run of `job` (its `# ...` lines are no
 // commands), as argv.
 std::vector<std::vector<std::string>> dry_run_property_printed(Session& session,
-                                                               const BuildJob& job,
+                                                               const BuildRequest& job,
                                                                const DryRunPropertyScratch& scratch,
                                                                ProcessRunner& compiler) {
   DryRunPropertyListener listener;
   Compilation dry = plan_compilation(session, job, listener);
-  dry.runner.processes = &compiler;
-  dry.runner.observer = scratch.tmp / "observer.so";
+  dry.settings.processes = &compiler;
+  dry.settings.observer = scratch.tmp / "observer.so";
   run_compilation(dry, listener, scratch.env);
   std::vector<std::vector<std::string>> printed;
   for (const std::string& line : dry_run_lines(dry, false))
@@ -166,13 +166,14 @@ std::vector<std::vector<std::string>> dry_run_property_printed(Session& session,
 }
 
 // What the run of `job` executed, in order.
-std::vector<std::vector<std::string>> dry_run_property_ran(Session& session, const BuildJob& job,
+std::vector<std::vector<std::string>> dry_run_property_ran(Session& session,
+                                                           const BuildRequest& job,
                                                            const DryRunPropertyScratch& scratch) {
   DryRunPropertyListener listener;
   DryRunPropertyCompiler compiler;
   Compilation run = plan_compilation(session, job, listener);
-  run.runner.processes = &compiler;
-  run.runner.observer = scratch.tmp / "observer.so";
+  run.settings.processes = &compiler;
+  run.settings.observer = scratch.tmp / "observer.so";
   run_compilation(run, listener, scratch.env);
   return compiler.ran;
 }

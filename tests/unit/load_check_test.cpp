@@ -20,7 +20,7 @@ class FakeLoader : public ProcessRunner {
   int runs = 0;
   // The first run's argv and variable (a second, without the variable, asks
   // whether the library also loads so).
-  ProcessResult run(const Strings& a, const ProcessOptions& options) override {
+  ProcessResult run(const Strings& a, const ProcessRequest& options) override {
     if (runs++ == 0) {
       argv = a;
       if (options.environment) library_path = options.environment->get("LD_LIBRARY_PATH");
@@ -97,7 +97,7 @@ TEST_CASE("a library that loads only through LD_LIBRARY_PATH is said to", "[unit
   class PathLoader : public ProcessRunner {
    public:
     int runs = 0;
-    ProcessResult run(const Strings&, const ProcessOptions& options) override {
+    ProcessResult run(const Strings&, const ProcessRequest& options) override {
       ++runs;
       const bool has = options.environment && options.environment->get("LD_LIBRARY_PATH");
       return has ? exited(0, "") : exited(1, "libacc.so.1: cannot open shared object file\n");
@@ -131,7 +131,7 @@ TEST_CASE("strict: loaded with this environment only; needing the link's dirs is
   class DirLoader : public ProcessRunner {
    public:
     std::vector<std::optional<std::string>> paths;  // LD_LIBRARY_PATH of each run
-    ProcessResult run(const Strings&, const ProcessOptions& options) override {
+    ProcessResult run(const Strings&, const ProcessRequest& options) override {
       std::optional<std::string> path =
           options.environment ? options.environment->get("LD_LIBRARY_PATH") : std::nullopt;
       paths.push_back(path);

@@ -37,7 +37,7 @@ class FakeCompiler : public ProcessRunner {
   std::vector<Strings> ran;
   std::string included;
   bool list_inputs = true;
-  ProcessResult run(const Strings& argv, const ProcessOptions& options) override {
+  ProcessResult run(const Strings& argv, const ProcessRequest& options) override {
     ProcessResult r;
     r.exited = true;
     r.exit_code = 0;
@@ -76,22 +76,22 @@ struct PchCase {
     cache.emplace(std::move(*root));
   }
   ResolveContext ctx() { return ResolveContext{paths, env}; }
-  PchPlan plan(const std::string& cache_dir = "") {
+  PchJob plan(const std::string& cache_dir = "") {
     return plan_pch(kernel, tmp / "pre.h", registry, ctx(),
                     cache_dir.empty() ? tmp / "cache" : cache_dir, &*cache, Launcher{}, env);
   }
-  PchResult run(const PchPlan& p, const TrustedDir* in = nullptr, Storage* storage = nullptr,
-                RemoteCache* remote = nullptr) {
-    BuildSettings settings;
+  PchJob run(const PchJob& p, const TrustedDir* in = nullptr, Storage* storage = nullptr,
+             RemoteCache* remote = nullptr) {
+    RunSettings settings;
     settings.processes = &fake;
     settings.observer = tmp / "observer.so";  // the fake writes the records itself
     settings.storage = storage;
-    settings.remote = remote;
+    settings.remote_cache = remote;
     return run_pch(p, in ? in : &*cache, settings, registry, ctx(), kernel, env);
   }
   // The .gch and its record gone from pch/ (as on a machine that never
   // built it), the header's copy left: planning builds it again.
-  void forget_pch(const PchPlan& p) {
+  void forget_pch(const PchJob& p) {
     fs::remove(p.include + ".gch");
     fs::remove(p.dir + "/" + p.key + ".deps");
   }
@@ -102,7 +102,7 @@ struct PchCase {
 TEST_CASE("the plan: copy the header into the cache's pch/, precompile it where it lies into there",
           "[unit][pch]") {
   PchCase c;
-  PchPlan p = c.plan();
+  PchJob p = c.plan();
   CHECK_FALSE(p.reuse);
   CHECK(p.key.size() == 40);
   CHECK(p.dir == c.tmp / "cache/pch");
@@ -135,7 +135,7 @@ TEST_CASE("the key follows the header's bytes and the flags", "[unit][pch]") {
 
 TEST_CASE("built once, then reused while what it read is unchanged", "[unit][pch]") {
   PchCase c;
-  PchResult built = c.run(c.plan());
+  PchJob built = c.run(c.plan());
   CHECK(built.built);
   CHECK(c.fake.ran.size() == 1);
   const std::string include = c.plan().include;
@@ -143,29 +143,29 @@ TEST_CASE("built once, then reused while what it read is unchanged", "[unit][pch
   CHECK(read_file(include) == read_file(c.tmp / "pre.h"));
   CHECK(fs::exists(include + ".gch"));
 
-  PchPlan again = c.plan();
+  PchJob again = c.plan();
   CHECK(again.reuse);
   CHECK(again.identity == built.identity);
   CHECK(again.steps.empty());
   CHECK(pch_lines(again) ==
         Strings{"# reuse " + include + ".gch (what it was built from is unchanged)"});
-  PchResult reused = c.run(again);
+  PchJob reused = c.run(again);
   CHECK_FALSE(reused.built);
   CHECK(reused.identity == built.identity);
   CHECK(c.fake.ran.size() == 1);
 
   // A header it includes changes: built again, under a new identity.
   write_file(c.tmp / "inc.h", "#define X 2\n");
-  PchPlan stale = c.plan();
+  PchJob stale = c.plan();
   CHECK_FALSE(stale.reuse);
-  PchResult rebuilt = c.run(stale);
+  PchJob rebuilt = c.run(stale);
   CHECK(rebuilt.built);
   CHECK(rebuilt.identity != built.identity);
 }
 
 TEST_CASE("a .gch replaced behind kbuild's back is not reused", "[unit][pch]") {
   PchCase c;
-  PchResult built = c.run(c.plan());
+  PchJob built = c.run(c.plan());
   const std::string gch = built.include + ".gch";
   fs::remove(gch);
   write_file(gch, "someone else's bytes");
@@ -177,7 +177,7 @@ TEST_CASE("a .gch replaced behind kbuild's back is not reused", "[unit][pch]") {
 TEST_CASE("a compiler that reports nothing leaves no .gch that could go stale", "[unit][pch]") {
   PchCase c;
   c.fake.list_inputs = false;
-  PchPlan p = c.plan();
+  PchJob p = c.plan();
   try {
     (void)c.run(p);
     FAIL("built without a record of its inputs");
@@ -192,16 +192,16 @@ TEST_CASE("a compiler that reports nothing leaves no .gch that could go stale", 
 TEST_CASE("without a cache the .gch lives in a private directory, gone with the result",
           "[unit][pch]") {
   PchCase c;
-  PchPlan p =
+  PchJob p =
       plan_pch(c.kernel, c.tmp / "pre.h", c.registry, c.ctx(), "", nullptr, Launcher{}, c.env);
   CHECK(p.dir.empty());
   CHECK_FALSE(p.reuse);
   std::string private_dir;
   {
-    BuildSettings settings;
+    RunSettings settings;
     settings.processes = &c.fake;
     settings.observer = c.tmp / "observer.so";
-    PchResult r = run_pch(p, nullptr, settings, c.registry, c.ctx(), c.kernel, c.env);
+    PchJob r = run_pch(p, nullptr, settings, c.registry, c.ctx(), c.kernel, c.env);
     CHECK(r.built);
     REQUIRE(r.scratch);
     private_dir = fs::path(r.include).parent_path().string();
@@ -235,8 +235,8 @@ TEST_CASE("a header that cannot be read, or a compiler not found, is an error up
 TEST_CASE("the header build goes through the storage: a hit runs no compiler", "[unit][pch]") {
   PchCase c;
   MockStorage storage;
-  PchPlan first = c.plan();
-  PchResult built = c.run(first, nullptr, &storage);
+  PchJob first = c.plan();
+  PchJob built = c.run(first, nullptr, &storage);
   CHECK(built.built);
   CHECK_FALSE(built.hit);
   CHECK(c.fake.ran.size() == 1);
@@ -246,10 +246,10 @@ TEST_CASE("the header build goes through the storage: a hit runs no compiler", "
   CHECK(storage.entries.begin()->second == gch);
 
   c.forget_pch(first);
-  PchPlan again = c.plan();
+  PchJob again = c.plan();
   REQUIRE_FALSE(again.reuse);
   storage.calls.clear();
-  PchResult fetched = c.run(again, nullptr, &storage);
+  PchJob fetched = c.run(again, nullptr, &storage);
   CHECK(fetched.hit);
   CHECK_FALSE(fetched.built);
   CHECK(c.fake.ran.size() == 1);  // no compiler ran
@@ -279,8 +279,8 @@ TEST_CASE("another builder's .gch arrives while it holds the lease: none compile
   Result<std::string> record = observed_manifest(observed, build);
   REQUIRE(record);
   storage.arrives_manifest = *with_replay(*record, CompilerOutput{}, std::nullopt);
-  PchPlan p = c.plan();
-  PchResult r = c.run(p, nullptr, &storage);
+  PchJob p = c.plan();
+  PchJob r = c.run(p, nullptr, &storage);
   CHECK(r.hit);
   CHECK(r.remote);
   CHECK(c.fake.ran.empty());
@@ -303,7 +303,7 @@ TEST_CASE("a read-only remote cache: the .gch is compiled, never uploaded and no
   OutputCache local = OutputCache::open(cs);
   StorageStack stack(&local, &remote);
   REQUIRE_FALSE(stack.empty());
-  PchResult r = c.run(c.plan(), nullptr, &stack.top(), &remote);
+  PchJob r = c.run(c.plan(), nullptr, &stack.top(), &remote);
   CHECK(r.built);
   CHECK(c.fake.ran.size() == 1);
   CHECK_FALSE(server.command_names().empty());  // it was asked
@@ -314,7 +314,7 @@ TEST_CASE("a read-only remote cache: the .gch is compiled, never uploaded and no
 TEST_CASE("a hit without a record of what the .gch read is not used as one", "[unit][pch]") {
   PchCase c;
   MockStorage storage;
-  PchPlan p = c.plan();
+  PchJob p = c.plan();
   (void)c.run(p, nullptr, &storage);
   c.forget_pch(p);
   REQUIRE(storage.manifests.size() == 1);
@@ -322,7 +322,7 @@ TEST_CASE("a hit without a record of what the .gch read is not used as one", "[u
   // Not a whole entry (no manifest, nothing of what the compiler printed):
   // a miss, and the header is precompiled again.
   const std::size_t ran = c.fake.ran.size();
-  PchResult again = c.run(c.plan(), nullptr, &storage);
+  PchJob again = c.run(c.plan(), nullptr, &storage);
   CHECK_FALSE(again.hit);
   CHECK(again.built);
   CHECK(c.fake.ran.size() == ran + 1);
@@ -335,9 +335,9 @@ TEST_CASE("with a remote cache the header build's shared key is recorded, the sa
   RemoteCache remote(remote_settings);
   PchCase a, b;
   MockStorage storage_a, storage_b;
-  PchPlan plan_a = a.plan(), plan_b = b.plan();
-  PchResult built_a = a.run(plan_a, nullptr, &storage_a, &remote);
-  PchResult built_b = b.run(plan_b, nullptr, &storage_b, &remote);
+  PchJob plan_a = a.plan(), plan_b = b.plan();
+  PchJob built_a = a.run(plan_a, nullptr, &storage_a, &remote);
+  PchJob built_b = b.run(plan_b, nullptr, &storage_b, &remote);
   REQUIRE(built_a.kernel_parts);
   REQUIRE(built_b.kernel_parts);
   REQUIRE(built_a.kernel_parts->extra.size() == 1);
@@ -351,7 +351,7 @@ TEST_CASE("with a remote cache the header build's shared key is recorded, the sa
   const std::string shared_a = built_a.kernel_parts->extra[0].substr(0, 4 + 64);
   CHECK(shared_a != built_b.kernel_parts->extra[0].substr(0, 4 + 64));
   // Reused later: the same parts from the record.
-  PchPlan again = a.plan();
+  PchJob again = a.plan();
   REQUIRE(again.reuse);
   REQUIRE(again.kernel_parts);
   CHECK(again.kernel_parts->extra == built_a.kernel_parts->extra);
@@ -367,20 +367,20 @@ TEST_CASE("with a remote cache a .gch recorded without a shared key is built aga
   RemoteCache remote(remote_settings);
   PchCase c;
   MockStorage storage;
-  PchResult alone = c.run(c.plan(), nullptr, &storage);  // no remote: no shared key recorded
+  PchJob alone = c.run(c.plan(), nullptr, &storage);  // no remote: no shared key recorded
   CHECK_FALSE(alone.kernel_parts);
   CHECK(c.plan().reuse);
   auto shared_plan = [&c] {
     return plan_pch(c.kernel, c.tmp / "pre.h", c.registry, c.ctx(), c.tmp / "cache", &*c.cache,
                     Launcher{}, c.env, true);
   };
-  PchPlan again = shared_plan();
+  PchJob again = shared_plan();
   REQUIRE_FALSE(again.reuse);
-  PchResult fetched = c.run(again, nullptr, &storage, &remote);
+  PchJob fetched = c.run(again, nullptr, &storage, &remote);
   CHECK(fetched.hit);  // the storage's entry: nothing compiled
   CHECK(c.fake.ran.size() == 1);
   REQUIRE(fetched.kernel_parts);
-  PchPlan now = shared_plan();
+  PchJob now = shared_plan();
   CHECK(now.reuse);
   REQUIRE(now.kernel_parts);
   CHECK(now.kernel_parts->extra == fetched.kernel_parts->extra);

@@ -28,7 +28,7 @@ class PkgConfigFakeRunner : public ProcessRunner {
   std::map<std::string, ProcessResult> answers;
   std::vector<Strings> asked;
   const Environment* environment = nullptr;
-  ProcessResult run(const Strings& argv, const ProcessOptions& options) override {
+  ProcessResult run(const Strings& argv, const ProcessRequest& options) override {
     asked.push_back(argv);
     environment = options.environment;
     for (const std::string& word : argv)

@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-ProcessResult sh(const std::string& script, ProcessOptions options = {}) {
+ProcessResult sh(const std::string& script, ProcessRequest options = {}) {
   options.capture_output = true;
   return run_process({"/bin/sh", "-c", script}, options);
 }
@@ -123,7 +123,7 @@ TEST_CASE("run_process captures stdout and stderr apart, and the exit code", "[u
 }
 
 TEST_CASE("arguments reach the program as they are: no shell in between", "[unit][process]") {
-  ProcessOptions options;
+  ProcessRequest options;
   options.capture_output = true;
   ProcessResult r =
       run_process({"/usr/bin/printf", "[%s]\n", "a b", "$HOME", "*", "'q'", ""}, options);
@@ -132,7 +132,7 @@ TEST_CASE("arguments reach the program as they are: no shell in between", "[unit
 
 TEST_CASE("the child gets exactly the environment given, or kbuild's own", "[unit][process]") {
   Environment env{{{"ONLY", "this one"}}};
-  ProcessOptions options;
+  ProcessRequest options;
   options.environment = &env;
   ProcessResult r = sh("env", options);
   CHECK(r.out.find("ONLY=this one\n") != std::string::npos);
@@ -144,7 +144,7 @@ TEST_CASE("the child gets exactly the environment given, or kbuild's own", "[uni
 
 TEST_CASE("output beyond max_capture is cut and marked, and the child still finishes",
           "[unit][process]") {
-  ProcessOptions options;
+  ProcessRequest options;
   options.max_capture = 1000;
   ProcessResult r = sh("head -c 300000 /dev/zero | tr '\\0' x; echo done >&2", options);
   CHECK(r.success());
@@ -156,7 +156,7 @@ TEST_CASE("output beyond max_capture is cut and marked, and the child still fini
 
 TEST_CASE("a time-out ends the child and all it started, promptly", "[unit][process]") {
   TempDir tmp;
-  ProcessOptions options;
+  ProcessRequest options;
   options.timeout = 200ms;
   const auto start = std::chrono::steady_clock::now();
   // Both block on a FIFO nobody writes: only the time-out ends them.
@@ -230,7 +230,7 @@ TEST_CASE("a child whose exec fails leaves at once: kbuild's unflushed output is
 
 TEST_CASE("an interrupt while waiting is passed on to the child and reported", "[unit][process]") {
   TempDir tmp;
-  ProcessOptions options;
+  ProcessRequest options;
   options.handle_interrupts = true;
   options.exit_grace = 2000ms;
   // The child interrupts kbuild (its parent), then would run on (blocked on
@@ -272,7 +272,7 @@ TEST_CASE("find_executable: a path as it is, else each PATH directory in order",
 TEST_CASE("real_processes runs the program as run_process does", "[unit][process_runner]") {
   ProcessRunner& runner = real_processes();
   CHECK(&runner == &real_processes());  // one for the process
-  ProcessOptions options;
+  ProcessRequest options;
   options.capture_output = true;
   ProcessResult r = runner.run({"/bin/sh", "-c", "echo out; echo err >&2; exit 2"}, options);
   CHECK(r.exited);

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-SiteSettings given(const std::string& torch_root) {
-  SiteSettings s;
+SiteRequest given(const std::string& torch_root) {
+  SiteRequest s;
   s.torch_root = torch_root;
   s.python_include = "/py/include";
   s.python_libdir = "/py/lib";
@@ -61,7 +61,7 @@ TEST_CASE("the option wins over KBUILD_TORCH_ROOT; a named root must exist", "[u
 }
 
 TEST_CASE("--no-torch: no torch root, whatever the environment says", "[unit][site]") {
-  SiteSettings s = given("");
+  SiteRequest s = given("");
   s.no_torch = true;
   Site site = resolve_site(s, Environment{{{"KBUILD_TORCH_ROOT", "/missing"}}});
   CHECK_FALSE(site.paths.torch_root);
@@ -73,7 +73,7 @@ TEST_CASE("--no-torch: no torch root, whatever the environment says", "[unit][si
 
 TEST_CASE("CUDA: --cuda-home, CUDA_HOME, CUDA_PATH, then nvcc's prefix on PATH", "[unit][site]") {
   TempDir tmp;
-  SiteSettings s = given("");
+  SiteRequest s = given("");
   s.no_torch = true;
   write_file(tmp / "cuda/bin/nvcc", "#!/bin/sh\n", true);
   Environment env{{{"CUDA_PATH", "/cuda-path"}, {"PATH", tmp / "cuda/bin"}}};
@@ -206,7 +206,7 @@ TEST_CASE("site: flags beat environment; torch_npu is found beside torch; --no-t
   Environment env;
   env.set("KBUILD_TORCH_ROOT", "/from/env");
   env.set("CUDA_HOME", "/opt/cuda-env");
-  SiteSettings s;
+  SiteRequest s;
   s.torch_root = dir / "site/torch";
   s.python_include = "/py/include";
   s.python_libdir = "/py/lib";
@@ -228,7 +228,7 @@ namespace {
 
 // Python's user site for `env` (PYTHONUSERBASE), which need not exist.
 std::string site_test_user_site(const Environment& env) {
-  ProcessOptions opts;
+  ProcessRequest opts;
   opts.capture_output = true;
   opts.environment = &env;
   ProcessResult r = run_process(
