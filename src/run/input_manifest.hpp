@@ -59,7 +59,7 @@ std::string describe(const StaleInput& stale);
 // the same value in `env` (the compiler's environment), every listed
 // directory has the same names and no library changed. A damaged manifest
 // counts as changed.
-bool inputs_unchanged(const std::string& manifest, const Environment& env);
+bool inputs_unchanged(const std::string& bytes, const Environment& env);
 // The index of the first of `inputs` (in their order) that changed: its
 // size or mtime differ and so does its content, or it is gone; nullopt
 // when all hold. Each file is stat'ed by its name in its directory, opened

@@ -409,6 +409,18 @@ bool is_set(const Member& m, unsigned flags) {
     return static_cast<bool>(m);
 }
 
+// A field's value into its member: an optional set, a list skipped
+// without `lists`.
+template <class Codec, class Member>
+bool read_member(Cursor& c, Member& member, bool lists) {
+  if constexpr (is_list<Member>::value)
+    return lists ? Codec::read(c, member) : c.skip();
+  else if constexpr (is_optional<Member>::value)
+    return Codec::read(c, member.emplace());
+  else
+    return Codec::read(c, member);
+}
+
 template <class F>
 void for_each_field(F&& f) {
   std::apply([&](const auto&... field) { (f(field), ...); }, kFields);
@@ -448,16 +460,8 @@ Result<Manifest> read_manifest(std::string_view cbor, bool lists) {
         known = true;
         twice = (seen & bit) != 0;
         seen |= bit;
-        using Member = std::remove_cvref_t<decltype(m.*f.member)>;
         using Codec = typename std::decay_t<decltype(f)>::Codec_;
-        if (twice)
-          read = false;
-        else if constexpr (is_list<Member>::value)
-          read = lists ? Codec::read(c, m.*f.member) : c.skip();
-        else if constexpr (is_optional<Member>::value)
-          read = Codec::read(c, (m.*f.member).emplace());
-        else
-          read = Codec::read(c, m.*f.member);
+        read = !twice && read_member<Codec>(c, m.*f.member, lists);
       }
       bit <<= 1;
     });
