@@ -436,9 +436,6 @@ Failure damaged(const std::string& why) {
 struct ManifestCodec {
   static void skipped_lists(Manifest& m) { m.lists_skipped_ = true; }
   static bool lists_skipped(const Manifest& m) { return m.lists_skipped_; }
-  static void keeps(Manifest& m, std::shared_ptr<std::deque<std::string>> kept) {
-    m.kept_ = std::move(kept);
-  }
 };
 
 Result<Manifest> read_manifest(std::string_view cbor, bool lists) {
@@ -485,14 +482,6 @@ Result<Manifest> read_manifest(std::string_view cbor, bool lists) {
   });
   if (!missing.empty()) return damaged("it has no field \"" + missing + "\"");
   if (!c.done()) return damaged(std::to_string(cbor.size() - c.at()) + " bytes follow its end");
-  return m;
-}
-
-Result<Manifest> read_manifest_kept(std::string bytes) {
-  auto kept = std::make_shared<std::deque<std::string>>();
-  const std::string_view view = kept->emplace_back(std::move(bytes));
-  Result<Manifest> m = read_manifest(view);
-  if (m) ManifestCodec::keeps(*m, std::move(kept));
   return m;
 }
 

@@ -62,7 +62,7 @@ struct ManifestOtherField {
 
 // A manifest. Its strings are views: into the bytes it was read from
 // (read_manifest), which must outlive it, or into text it keeps itself
-// (keep, read_manifest_kept), which it and its copies share.
+// (keep), which it and its copies share.
 struct Manifest {
   // What the build was observed to read, look for and ask (written by every
   // manifest, empty or not).
@@ -110,8 +110,6 @@ struct Manifest {
 // manifest was read to check its inputs. Such a manifest cannot be written
 // (manifest_bytes throws std::logic_error).
 Result<Manifest> read_manifest(std::string_view cbor, bool lists = true);
-// The same, the bytes kept by the manifest (for one that outlives them).
-Result<Manifest> read_manifest_kept(std::string bytes);
 
 // The manifest as CBOR: a map of its fields in the field list's order
 // (absent, dirs, inputs, listed, variables, libraries, depfile,
