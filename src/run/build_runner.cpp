@@ -467,7 +467,7 @@ struct EntryExtras {
 
 // nullopt when the entry's manifest lacks them or they are damaged.
 std::optional<EntryExtras> entry_extras(const std::string& manifest, bool wants_depfile) {
-  std::optional<ManifestView> view = read_manifest(manifest, false);  // checked already
+  Result<Manifest> view = read_manifest(manifest, false);  // checked already
   if (!view || !view->diagnostics) return std::nullopt;
   std::optional<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
   if (!printed) return std::nullopt;

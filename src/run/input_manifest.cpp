@@ -21,7 +21,6 @@
 
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
-#include "util/json.hpp"
 
 namespace fs = std::filesystem;
 using namespace std::string_view_literals;
@@ -37,15 +36,6 @@ FileStamp stamp(const std::string& path) {
 std::string stamp_text(const std::string& path) {
   FileStamp st = stamp(path);
   return path + ":" + std::to_string(st.size) + ":" + std::to_string(st.mtime_ns);
-}
-
-std::optional<nlohmann::json> parse_manifest(const std::string& bytes) {
-  return parse_cbor(bytes);
-}
-
-std::string to_cbor(const nlohmann::json& j) {
-  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(j);
-  return std::string(bytes.begin(), bytes.end());
 }
 
 // File times come from the kernel's coarse clock, as does `started`: a change
@@ -125,28 +115,31 @@ std::optional<std::string> names_digest(const std::string& dir) {
 // still missing and every path under it absent: a hit stats a few dozen
 // directories, not thousands of paths. A directory that cannot be trusted
 // is left out: its paths are checked one by one.
-nlohmann::json absence_dirs(const std::vector<std::string_view>& absent,
-                            const struct timespec* started) {
-  nlohmann::json dirs = nlohmann::json::array();
-  std::unordered_set<std::string> seen;
-  for (std::string_view path : absent) {
+// `manifest`'s dirs set to those of its absent paths, sorted.
+void set_absence_dirs(Manifest& manifest, const struct timespec* started) {
+  std::vector<ManifestDir> dirs;
+  std::unordered_set<std::string_view> seen;
+  for (std::string_view path : manifest.absent) {
     for (std::string_view dir = parent_of(path);; dir = parent_of(dir)) {
       if (!seen.emplace(dir).second) break;  // recorded, with what lies above it
       const std::string name(dir);
       struct stat st {};
       if (::stat(name.c_str(), &st) != 0) {
         if (errno != ENOENT && errno != ENOTDIR) break;
-        dirs.push_back({name, kNoDirectory, kNoDirectory});
+        dirs.push_back({dir, kNoDirectory, kNoDirectory});
         if (dir == "/" || dir == ".") break;
         continue;
       }
       const bool steady = started ? !later(st.st_mtim, *started) && !later(st.st_ctim, *started)
                                   : file_system().settled(st);
-      if (S_ISDIR(st.st_mode) && steady) dirs.push_back({name, ns(st.st_mtim), ns(st.st_ctim)});
+      if (S_ISDIR(st.st_mode) && steady) dirs.push_back({dir, ns(st.st_mtim), ns(st.st_ctim)});
       break;
     }
   }
-  return dirs;
+  std::sort(dirs.begin(), dirs.end(), [](const ManifestDir& a, const ManifestDir& b) {
+    return std::tie(a.path, a.mtime_ns, a.ctime_ns) < std::tie(b.path, b.mtime_ns, b.ctime_ns);
+  });
+  manifest.dirs = std::move(dirs);
 }
 
 bool presentation_only(std::string_view name) {
@@ -209,7 +202,9 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   // A file only appended to (a wrapper's log of its runs) is not an output
   // a hit must give back, nor an input.
   for (const std::string& path : observed.appended) written.insert(absolute_normal(path));
-  nlohmann::json inputs = nlohmann::json::array();
+  // Its strings are views into `observed` and what `manifest` keeps: it is
+  // written before they go.
+  Manifest manifest;
   std::unordered_set<std::string> recorded;
   auto add_input = [&](const std::string& path) -> Status {
     const std::string absolute = absolute_normal(path);
@@ -226,8 +221,8 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     std::optional<std::string> digest =
         early ? early->digest : file_digest(path, build.cache, kRememberDigestFrom);
     if (!digest) return Failure{path + " cannot be read"};
-    inputs.push_back(
-        {path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim), std::move(*digest)});
+    manifest.inputs.push_back({path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim),
+                               manifest.keep(std::move(*digest))});
     return ok();
   };
   for (const std::string& program : build.key_programs) {
@@ -244,8 +239,6 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
       return refuse(Uncacheable::input_changed, added.why());
   // Absent paths, and the directories they would appear in, stamped when
   // their stamps predate the build (a change during it would be missed).
-  nlohmann::json absent = nlohmann::json::array();
-  std::vector<std::string_view> absent_paths;
   std::deque<std::string> chains;  // where dangling links lead: stable storage
   for (const std::string& path : observed.absent) {
     const std::string absolute = absolute_normal(path);
@@ -258,46 +251,52 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
       std::optional<std::vector<std::string>> chain = dangling_chain(path);
       if (!chain)
         return refuse(Uncacheable::input_changed, path + " appeared while the compiler ran");
-      for (std::string& hop : *chain) {
-        absent.push_back(hop);
-        absent_paths.push_back(chains.emplace_back(std::move(hop)));
-      }
+      for (std::string& hop : *chain)
+        manifest.absent.push_back(chains.emplace_back(std::move(hop)));
     }
-    absent.push_back(path);
-    absent_paths.push_back(path);
+    manifest.absent.push_back(path);
   }
-  nlohmann::json dirs = absence_dirs(absent_paths, &build.started);
+  set_absence_dirs(manifest, &build.started);
   // A variable counts as the compiler's environment gave it; a value a
   // program of the build set for its children (COLLECT_GCC_OPTIONS) follows
   // from what was observed already.
-  nlohmann::json variables = nlohmann::json::array();
   std::unordered_set<std::string> named;
   for (const auto& [name, value] : observed.variables) {
     if (presentation_only(name) || named.count(name)) continue;
     const std::optional<std::string> given = build.env ? build.env->get(name) : std::nullopt;
     if (given != value) continue;
     named.insert(name);
-    variables.push_back({name, value ? nlohmann::json(*value) : nlohmann::json(nullptr)});
+    manifest.variables.push_back(
+        {name, value ? std::optional<std::string_view>(*value) : std::nullopt});
   }
-  nlohmann::json listed = nlohmann::json::array();
   for (const std::string& dir : observed.listed) {
     if (is_private(absolute_normal(dir))) continue;
     std::optional<std::string> digest = names_digest(dir);
     if (!digest)
       return refuse(Uncacheable::input_changed,
                     "the directory " + dir + " the compiler listed cannot be read");
-    listed.push_back({dir, *digest});
+    manifest.listed.push_back({dir, manifest.keep(std::move(*digest))});
   }
   // In one order whatever order the programs ran in: machines that read
   // the same files store the same manifest.
-  for (nlohmann::json* list : {&inputs, &absent, &dirs, &variables, &listed})
-    std::sort(list->begin(), list->end());
+  // (Records compared part by part, as earlier kbuilds sorted them.)
+  std::sort(manifest.inputs.begin(), manifest.inputs.end(),
+            [](const ManifestInput& a, const ManifestInput& b) {
+              return std::tie(a.path, a.size, a.mtime_ns, a.digest) <
+                     std::tie(b.path, b.size, b.mtime_ns, b.digest);
+            });
+  std::vector<std::string_view>& absent = manifest.absent;
+  std::sort(absent.begin(), absent.end());
   absent.erase(std::unique(absent.begin(), absent.end()), absent.end());  // links' ends shared
-  return to_cbor(nlohmann::json{{"inputs", inputs},
-                                {"absent", absent},
-                                {"dirs", dirs},
-                                {"variables", variables},
-                                {"listed", listed}});
+  std::sort(manifest.variables.begin(), manifest.variables.end(),
+            [](const ManifestVariable& a, const ManifestVariable& b) {
+              return std::tie(a.name, a.value) < std::tie(b.name, b.value);
+            });
+  std::sort(manifest.listed.begin(), manifest.listed.end(),
+            [](const ManifestListing& a, const ManifestListing& b) {
+              return std::tie(a.path, a.digest) < std::tie(b.path, b.digest);
+            });
+  return manifest_bytes(manifest);
 }
 
 namespace {
@@ -428,7 +427,7 @@ bool machine_variable(std::string_view name) {
                      [name](const char* v) { return name == v; });
 }
 
-std::optional<StaleInput> variables_stale(const ManifestView& manifest, const Environment& env,
+std::optional<StaleInput> variables_stale(const Manifest& manifest, const Environment& env,
                                           bool same_machine) {
   for (const ManifestVariable& v : manifest.variables) {
     if (!same_machine && machine_variable(v.name)) continue;
@@ -439,7 +438,7 @@ std::optional<StaleInput> variables_stale(const ManifestView& manifest, const En
   return std::nullopt;
 }
 
-std::optional<StaleInput> listings_stale(const ManifestView& manifest) {
+std::optional<StaleInput> listings_stale(const Manifest& manifest) {
   for (const ManifestListing& l : manifest.listed) {
     std::optional<std::string> now = names_digest(std::string(l.path));
     if (!now || *now != l.digest)
@@ -453,7 +452,7 @@ std::optional<StaleInput> listings_stale(const ManifestView& manifest) {
 // whose stamps must hold, one stat each), else one by one.
 class AbsenceCheck {
  public:
-  explicit AbsenceCheck(const ManifestView& manifest) {
+  explicit AbsenceCheck(const Manifest& manifest) {
     known_.reserve(manifest.dirs.size() * 2);
     for (const ManifestDir& dir : manifest.dirs) {
       const ManifestDir*& recorded = known_[dir.path].dir;
@@ -497,7 +496,7 @@ class AbsenceCheck {
   bool last_covered_ = false;
 };
 
-std::optional<StaleInput> absences_stale(const ManifestView& manifest) {
+std::optional<StaleInput> absences_stale(const Manifest& manifest) {
   AbsenceCheck check(manifest);
   for (std::string_view absent : manifest.absent)
     if (!check.holds(absent))  // shadowed now
@@ -505,7 +504,7 @@ std::optional<StaleInput> absences_stale(const ManifestView& manifest) {
   return std::nullopt;
 }
 
-std::optional<StaleInput> libraries_stale(const ManifestView& manifest) {
+std::optional<StaleInput> libraries_stale(const Manifest& manifest) {
   std::string path;
   for (const ManifestLibrary& lib : manifest.libraries) {
     path.assign(lib.path);
@@ -579,7 +578,7 @@ std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>&
   return found < n ? std::optional<std::size_t>(found) : std::nullopt;
 }
 
-std::optional<StaleInput> manifest_stale(const ManifestView& manifest, const Environment& env) {
+std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environment& env) {
   if (auto stale = variables_stale(manifest, env, true)) return stale;
   // Two sweeps when there are many files and two CPUs (each sweep is
   // mostly waiting on the kernel's stat).
@@ -592,78 +591,60 @@ std::optional<StaleInput> manifest_stale(const ManifestView& manifest, const Env
   return libraries_stale(manifest);
 }
 
-bool inputs_unchanged(const std::string& manifest_bytes, const Environment& env) {
-  std::optional<ManifestView> manifest = read_manifest(manifest_bytes);
+bool inputs_unchanged(const std::string& bytes, const Environment& env) {
+  Result<Manifest> manifest = read_manifest(bytes);
   return manifest && manifest_holds(*manifest, env);  // a foreign or damaged one: a miss
 }
 
-std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env,
-                                          std::optional<StaleInput>* stale) {
-  auto differs = [stale](StaleInput why) -> std::optional<std::string> {
-    if (stale) *stale = std::move(why);
-    return std::nullopt;
-  };
-  std::optional<ManifestView> view = read_manifest(bytes);
-  std::optional<nlohmann::json> manifest = parse_manifest(bytes);
-  if (!view || !manifest || !manifest->contains("inputs")) return differs({});
-  ManifestView rest = *view;  // absent paths one by one: the writer's directory stamps are its own
-  rest.inputs.clear();
-  rest.dirs.clear();
-  if (auto why = variables_stale(rest, env, false)) return differs(*why);
-  if (auto why = absences_stale(rest)) return differs(*why);
-  if (auto why = listings_stale(rest)) return differs(*why);
-  if (auto why = libraries_stale(rest)) return differs(*why);
-  for (nlohmann::json& record : (*manifest)["inputs"]) {
-    if (!record.is_array() || record.size() < 4 || !record[0].is_string() || !record[3].is_string())
-      return differs({});
-    const std::string path = record[0].get<std::string>();
+std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env) {
+  // Absent paths one by one: the writer's directory stamps are its own.
+  manifest.dirs.clear();
+  if (auto why = variables_stale(manifest, env, false)) return why;
+  if (auto why = absences_stale(manifest)) return why;
+  if (auto why = listings_stale(manifest)) return why;
+  if (auto why = libraries_stale(manifest)) return why;
+  std::string path;
+  for (ManifestInput& input : manifest.inputs) {
+    path.assign(input.path);
     struct stat before {
     }, after{};
-    if (::stat(path.c_str(), &before) != 0) return differs({StaleKind::file_changed, path});
+    if (::stat(path.c_str(), &before) != 0) return StaleInput{StaleKind::file_changed, path};
     auto content = read_whole_file(path);
-    if (!content || digest_hex(*content) != record[3].get<std::string>())
-      return differs({StaleKind::file_changed, path});
+    if (!content || digest_hex(*content) != input.digest)
+      return StaleInput{StaleKind::file_changed, path};
     // Changed while it was read: its stamp would not be that content's.
     if (::stat(path.c_str(), &after) != 0 || after.st_size != before.st_size ||
         ns(after.st_mtim) != ns(before.st_mtim) || ns(after.st_ctim) != ns(before.st_ctim))
-      return differs({StaleKind::file_changed, path});
-    record[1] = static_cast<std::int64_t>(after.st_size);
-    record[2] = ns(after.st_mtim);
+      return StaleInput{StaleKind::file_changed, path};
+    input.size = static_cast<std::int64_t>(after.st_size);
+    input.mtime_ns = ns(after.st_mtim);
   }
   // This machine's stamps of the directories (settled ones: a change within
   // the clock's tick would not show), and its own PATH.
-  nlohmann::json dirs = absence_dirs(view->absent, nullptr);
-  std::sort(dirs.begin(), dirs.end());
-  (*manifest)["dirs"] = dirs;
-  if (manifest->contains("variables") && (*manifest)["variables"].is_array())
-    for (nlohmann::json& variable : (*manifest)["variables"])
-      if (variable.is_array() && variable.size() == 2 && variable[0].is_string() &&
-          machine_variable(variable[0].get<std::string>())) {
-        std::optional<std::string> here = env.get(variable[0].get<std::string>());
-        variable[1] = here ? nlohmann::json(*here) : nlohmann::json(nullptr);
-      }
-  return to_cbor(*manifest);
+  set_absence_dirs(manifest, nullptr);
+  for (ManifestVariable& variable : manifest.variables)
+    if (machine_variable(variable.name)) {
+      std::optional<std::string> here = env.get(std::string(variable.name));
+      variable.value =
+          here ? std::optional<std::string_view>(manifest.keep(std::move(*here))) : std::nullopt;
+    }
+  return std::nullopt;
 }
 
-std::optional<std::string> shareable_manifest(const std::string& bytes) {
-  std::optional<nlohmann::json> manifest = parse_manifest(bytes);
-  if (!manifest || !manifest->is_object()) return std::nullopt;
-  manifest->erase("dirs");
-  if (manifest->contains("variables") && (*manifest)["variables"].is_array())
-    for (nlohmann::json& variable : (*manifest)["variables"])
-      if (variable.is_array() && variable.size() == 2 && variable[0].is_string() &&
-          machine_variable(variable[0].get<std::string>()))
-        variable[1] = kMachineValue;
-  return to_cbor(*manifest);
+void make_shareable(Manifest& manifest) {
+  manifest.dirs.clear();
+  for (ManifestVariable& variable : manifest.variables)
+    if (machine_variable(variable.name)) variable.value = kMachineValue;
 }
 
 namespace {
 
-void rebase_path(nlohmann::json& path, const std::string& from, const std::string& to) {
-  if (!path.is_string()) return;
-  const std::string& p = path.get_ref<const std::string&>();
-  if (p.rfind(from, 0) == 0 && (p.size() == from.size() || p[from.size()] == '/'))
-    path = to + p.substr(from.size());
+// `path` moved under `to` when it is `from` or lies under it.
+void rebase_path(Manifest& manifest, std::string_view& path, const std::string& from,
+                 const std::string& to) {
+  if (path.substr(0, from.size()) == from &&
+      (path.size() == from.size() || path[from.size()] == '/'))
+    path = manifest.keep(to + std::string(path.substr(from.size())));
 }
 
 // A path as make reads it in a dependency file (as g++ writes it).
@@ -698,346 +679,29 @@ std::string rebase_depfile(const std::string& depfile, const std::string& from,
   return out;
 }
 
+bool rebase_manifest(Manifest& manifest, const std::string& from, const std::string& to) {
+  auto move = [&](std::string_view& path) { rebase_path(manifest, path, from, to); };
+  for (ManifestInput& record : manifest.inputs) move(record.path);
+  for (ManifestLibrary& record : manifest.libraries) move(record.path);
+  for (ManifestDir& record : manifest.dirs) move(record.path);
+  for (ManifestListing& record : manifest.listed) move(record.path);
+  // A variable's value that is a path under the base (PWD).
+  for (ManifestVariable& record : manifest.variables)
+    if (record.value) move(*record.value);
+  for (std::string_view& path : manifest.absent) move(path);
+  if (manifest.depfile) {
+    Result<std::string> depfile = zstd_decompress(*manifest.depfile, kMaxDepfile);
+    if (!depfile) return false;
+    manifest.depfile = manifest.keep(zstd_compress(rebase_depfile(*depfile, from, to)));
+  }
+  return true;
+}
+
 std::optional<std::string> rebase_manifest(const std::string& bytes, const std::string& from,
                                            const std::string& to) {
-  std::optional<nlohmann::json> manifest = parse_manifest(bytes);
-  if (!manifest || !manifest->is_object()) return std::nullopt;
-  for (const char* list : {"inputs", "libraries", "dirs", "listed"})
-    if (manifest->contains(list) && (*manifest)[list].is_array())
-      for (nlohmann::json& record : (*manifest)[list])
-        if (record.is_array() && !record.empty()) rebase_path(record[0], from, to);
-  // A variable's value that is a path under the base (PWD).
-  if (manifest->contains("variables") && (*manifest)["variables"].is_array())
-    for (nlohmann::json& record : (*manifest)["variables"])
-      if (record.is_array() && record.size() == 2) rebase_path(record[1], from, to);
-  if (manifest->contains("absent") && (*manifest)["absent"].is_array())
-    for (nlohmann::json& path : (*manifest)["absent"]) rebase_path(path, from, to);
-  if (manifest->contains("depfile")) {
-    nlohmann::json& stored = (*manifest)["depfile"];
-    if (!stored.is_binary()) return std::nullopt;
-    const auto& frame = stored.get_binary();
-    Result<std::string> depfile = zstd_decompress(
-        std::string_view(reinterpret_cast<const char*>(frame.data()), frame.size()), kMaxDepfile);
-    if (!depfile) return std::nullopt;
-    const std::string moved = zstd_compress(rebase_depfile(*depfile, from, to));
-    stored = nlohmann::json::binary({moved.begin(), moved.end()});
-  }
-  return to_cbor(*manifest);
-}
-
-}  // namespace kbuild
-
-namespace kbuild {
-
-namespace {
-
-enum Major : std::uint8_t {
-  kUnsigned = 0,
-  kNegative = 1,
-  kBytes = 2,
-  kText = 3,
-  kArray = 4,
-  kMap = 5
-};
-
-// A definite-length CBOR reader over `in`: every read checks what is left,
-// so a truncated or altered manifest fails, never reads past its end. Its
-// steps run for every field of a manifest of thousands of paths: inlined,
-// even in a build for size.
-class Cursor {
- public:
-  explicit Cursor(std::string_view in) : in_(in) {}
-  bool done() const { return at_ == in_.size(); }
-  std::size_t at() const { return at_; }
-
-  // An item's major type and argument (indefinite lengths are refused).
-  [[gnu::always_inline]] inline bool head(std::uint8_t& major, std::uint64_t& arg) {
-    if (at_ >= in_.size()) return false;
-    const auto first = static_cast<std::uint8_t>(in_[at_++]);
-    major = first >> 5;
-    const std::uint8_t info = first & 0x1f;
-    if (info < 24) {
-      arg = info;
-      return true;
-    }
-    if (info > 27) return false;
-    const std::size_t width = std::size_t(1) << (info - 24);
-    if (in_.size() - at_ < width) return false;
-    const auto* p = reinterpret_cast<const unsigned char*>(in_.data() + at_);
-    auto byte = [p](int i) { return static_cast<std::uint64_t>(p[i]); };
-    switch (width) {  // big-endian
-      case 1: arg = byte(0); break;
-      case 2: arg = byte(0) << 8 | byte(1); break;
-      case 4: arg = byte(0) << 24 | byte(1) << 16 | byte(2) << 8 | byte(3); break;
-      default:
-        arg = byte(0) << 56 | byte(1) << 48 | byte(2) << 40 | byte(3) << 32 | byte(4) << 24 |
-              byte(5) << 16 | byte(6) << 8 | byte(7);
-    }
-    at_ += width;
-    return true;
-  }
-  [[gnu::always_inline]] inline bool text(std::string_view& out) {
-    std::uint8_t major = 0;
-    std::uint64_t n = 0;
-    if (!head(major, n) || major != kText || n > in_.size() - at_) return false;
-    out = std::string_view(in_.data() + at_, n);
-    at_ += n;
-    return true;
-  }
-  bool bytes(std::string_view& out) {
-    std::uint8_t major = 0;
-    std::uint64_t n = 0;
-    if (!head(major, n) || major != kBytes || n > in_.size() - at_) return false;
-    out = in_.substr(at_, n);
-    at_ += n;
-    return true;
-  }
-  [[gnu::always_inline]] inline bool integer(std::int64_t& out) {
-    std::uint8_t major = 0;
-    std::uint64_t n = 0;
-    constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-    if (!head(major, n) || (major != kUnsigned && major != kNegative) || n > kMax) return false;
-    out = major == kUnsigned ? static_cast<std::int64_t>(n) : -1 - static_cast<std::int64_t>(n);
-    return true;
-  }
-  // A text, or null (CBOR's simple value 22).
-  bool text_or_null(std::optional<std::string_view>& out) {
-    if (at_ < in_.size() && static_cast<std::uint8_t>(in_[at_]) == 0xf6) {
-      ++at_;
-      out.reset();
-      return true;
-    }
-    std::string_view text_value;
-    if (!text(text_value)) return false;
-    out = text_value;
-    return true;
-  }
-  bool unsigned_integer(std::uint64_t& out) {
-    std::uint8_t major = 0;
-    return head(major, out) && major == kUnsigned;
-  }
-  // An array's length; each element takes a byte at least, so a length
-  // beyond what is left is damage (and never sizes an allocation).
-  bool array(std::uint64_t& n) { return container(kArray, n); }
-  bool map(std::uint64_t& n) { return container(kMap, n); }
-  // Any one item (with what it holds), at most kMaxJsonDepth deep. Not
-  // recursive: a hit skips lists of thousands of paths.
-  bool skip() {
-    std::uint64_t left[kMaxJsonDepth + 1];  // items still to skip at each depth
-    std::size_t depth = 0;
-    left[0] = 1;
-    for (;;) {
-      while (left[depth] == 0) {
-        if (depth == 0) return true;
-        --depth;
-      }
-      --left[depth];
-      std::uint8_t major = 0;
-      std::uint64_t n = 0;
-      if (!head(major, n)) return false;
-      switch (major) {
-        case kBytes:
-        case kText:
-          if (n > in_.size() - at_) return false;
-          at_ += n;
-          break;
-        case kArray:
-        case kMap:
-          if (n > in_.size() - at_ || depth == kMaxJsonDepth) return false;
-          left[++depth] = major == kMap ? 2 * n : n;
-          break;
-        case 6:  // a tag (its number in n): the item it tags follows, one deeper
-          if (depth == kMaxJsonDepth) return false;
-          left[++depth] = 1;
-          break;
-        default:  // numbers and simple values: the head was all of it
-          break;
-      }
-    }
-  }
-
- private:
-  [[gnu::always_inline]] inline bool container(std::uint8_t want, std::uint64_t& n) {
-    std::uint8_t major = 0;
-    return head(major, n) && major == want && n <= in_.size() - at_;
-  }
-  std::string_view in_;
-  std::size_t at_ = 0;
-};
-
-// [path, size, mtime, ...]: `fields` of them read, the rest skipped.
-template <typename Entry>
-bool read_stamped(Cursor& c, Entry& e, std::string_view* digest) {
-  std::uint64_t n = 0;
-  if (!c.array(n) || n < (digest ? 4u : 3u)) return false;
-  if (!c.text(e.path) || !c.integer(e.size) || !c.integer(e.mtime_ns)) return false;
-  if (digest && !c.text(*digest)) return false;
-  for (std::uint64_t i = digest ? 4 : 3; i < n; ++i)
-    if (!c.skip()) return false;
-  return true;
-}
-
-bool read_inputs(Cursor& c, std::vector<ManifestInput>& out) {
-  std::uint64_t n = 0;
-  if (!c.array(n)) return false;
-  out.resize(n);
-  for (ManifestInput& e : out)
-    if (!read_stamped(c, e, &e.digest)) return false;
-  return true;
-}
-
-bool read_libraries(Cursor& c, std::vector<ManifestLibrary>& out) {
-  std::uint64_t n = 0;
-  if (!c.array(n)) return false;
-  out.resize(n);
-  for (ManifestLibrary& e : out)
-    if (!read_stamped(c, e, nullptr)) return false;
-  return true;
-}
-
-bool read_paths(Cursor& c, std::vector<std::string_view>& out) {
-  std::uint64_t n = 0;
-  if (!c.array(n)) return false;
-  out.resize(n);
-  for (std::string_view& p : out)
-    if (!c.text(p)) return false;
-  return true;
-}
-
-// [[path, mtime, ctime], ...]
-bool read_dirs(Cursor& c, std::vector<ManifestDir>& out) {
-  std::uint64_t n = 0;
-  if (!c.array(n)) return false;
-  out.resize(n);
-  for (ManifestDir& d : out) {
-    std::uint64_t fields = 0;
-    if (!c.array(fields) || fields != 3 || !c.text(d.path) || !c.integer(d.mtime_ns) ||
-        !c.integer(d.ctime_ns))
-      return false;
-  }
-  return true;
-}
-
-// [[name, value or null], ...]
-bool read_variables(Cursor& c, std::vector<ManifestVariable>& out) {
-  std::uint64_t n = 0;
-  if (!c.array(n)) return false;
-  out.resize(n);
-  for (ManifestVariable& v : out) {
-    std::uint64_t fields = 0;
-    if (!c.array(fields) || fields != 2 || !c.text(v.name) || !c.text_or_null(v.value))
-      return false;
-  }
-  return true;
-}
-
-// [[path, digest], ...]
-bool read_listed(Cursor& c, std::vector<ManifestListing>& out) {
-  std::uint64_t n = 0;
-  if (!c.array(n)) return false;
-  out.resize(n);
-  for (ManifestListing& l : out) {
-    std::uint64_t fields = 0;
-    if (!c.array(fields) || fields != 2 || !c.text(l.path) || !c.text(l.digest)) return false;
-  }
-  return true;
-}
-
-bool is_list(std::string_view name) {
-  return name == "inputs" || name == "absent" || name == "dirs" || name == "variables" ||
-         name == "listed" || name == "libraries";
-}
-
-bool read_field(Cursor& c, std::string_view name, ManifestView& m, bool& has_inputs, bool lists) {
-  if (!lists && is_list(name)) {
-    if (name == "inputs") has_inputs = true;
-    return c.skip();
-  }
-  if (name == "inputs") return has_inputs = read_inputs(c, m.inputs);
-  if (name == "absent") return read_paths(c, m.absent);
-  if (name == "dirs") return read_dirs(c, m.dirs);
-  if (name == "variables") return read_variables(c, m.variables);
-  if (name == "listed") return read_listed(c, m.listed);
-  if (name == "libraries") return read_libraries(c, m.libraries);
-  if (name == "size") {
-    std::uint64_t size = 0;
-    if (!c.unsigned_integer(size)) return false;
-    m.size = size;
-    return true;
-  }
-  if (name == "digest") {
-    std::string_view digest;
-    if (!c.text(digest)) return false;
-    m.digest = digest;
-    return true;
-  }
-  if (name == "diagnostics" || name == "depfile") {
-    std::string_view stored;
-    if (!c.bytes(stored)) return false;
-    (name == "depfile" ? m.depfile : m.diagnostics) = stored;
-    return true;
-  }
-  if (name == "compression") {
-    std::string_view compression;
-    if (!c.text(compression) || compression != "zstd") return false;
-    m.compressed = true;
-    return true;
-  }
-  return c.skip();
-}
-
-}  // namespace
-
-std::optional<ManifestView> read_manifest(std::string_view cbor, bool lists) {
-  Cursor c(cbor);
-  std::uint64_t fields = 0;
-  if (!c.map(fields)) return std::nullopt;
-  ManifestView m;
-  bool has_inputs = false;
-  for (std::uint64_t i = 0; i < fields; ++i) {
-    std::string_view name;
-    if (!c.text(name) || !read_field(c, name, m, has_inputs, lists)) return std::nullopt;
-  }
-  if (!has_inputs || !c.done()) return std::nullopt;
-  return m;
-}
-
-namespace {
-
-// A CBOR head of `major` with argument `n`, in its shortest form.
-std::string cbor_head(std::uint8_t major, std::uint64_t n) {
-  std::string head;
-  const auto first = static_cast<char>(major << 5);
-  if (n < 24) return std::string(1, static_cast<char>(first | static_cast<char>(n)));
-  const int width = n <= 0xff ? 1 : n <= 0xffff ? 2 : n <= 0xffffffffu ? 4 : 8;
-  head.push_back(static_cast<char>(first | static_cast<char>(width == 1   ? 24
-                                                             : width == 2 ? 25
-                                                             : width == 4 ? 26
-                                                                          : 27)));
-  for (int i = width - 1; i >= 0; --i) head.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-  return head;
-}
-
-}  // namespace
-
-std::optional<std::string> with_fields(std::string_view manifest, const nlohmann::json& fields) {
-  if (!fields.is_object()) return std::nullopt;
-  Cursor c(manifest);
-  std::uint64_t n = 0;
-  if (!c.map(n)) return std::nullopt;
-  const std::size_t body = c.at();
-  for (std::uint64_t i = 0; i < n; ++i) {
-    std::string_view name;
-    if (!c.text(name) || fields.contains(std::string(name)) || !c.skip()) return std::nullopt;
-  }
-  if (!c.done()) return std::nullopt;
-  std::string out = cbor_head(kMap, n + fields.size());
-  out.append(manifest.substr(body));
-  for (const auto& [name, value] : fields.items()) {
-    out += to_cbor(nlohmann::json(name));
-    out += to_cbor(value);
-  }
-  return out;
+  Result<Manifest> manifest = read_manifest(bytes);
+  if (!manifest || !rebase_manifest(*manifest, from, to)) return std::nullopt;
+  return manifest_bytes(*manifest);
 }
 
 }  // namespace kbuild

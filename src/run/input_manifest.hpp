@@ -1,10 +1,9 @@
-// input_manifest: a cache entry's input manifest: the files a build read, with their digests,
-// checked on a hit; the parts the rest of the library uses.
+// input_manifest: a cache entry's manifest (manifest.hpp) made of what a build was observed
+// to do, checked on a hit, restamped and shared across machines.
 #pragma once
 
 #include <sys/stat.h>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,78 +12,9 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
 #include "run/early_digests.hpp"
+#include "run/manifest.hpp"
 #include "run/observation.hpp"
 #include "util/trusted_dir.hpp"
-
-// A cache entry's manifest (input_manifest.hpp) read in place: the CBOR
-// bytes walked once, every path and digest a view into them. A hit reads a
-// manifest of a few hundred files and a thousand or more absent paths; as
-// a JSON document that cost half of a local hit (docs/farm.md).
-namespace kbuild {
-
-struct ManifestInput {
-  std::string_view path;
-  std::int64_t size = 0, mtime_ns = 0;
-  std::string_view digest;
-};
-
-struct ManifestLibrary {
-  std::string_view path;
-  std::int64_t size = 0, mtime_ns = 0;
-};
-
-// A directory holding absent paths, stamped when none of them was there:
-// while its stamps hold, nothing was added to it (one stat, not one a path).
-// A directory that did not exist has kNoDirectory as both stamps: every
-// path under it is absent while it stays so.
-inline constexpr std::int64_t kNoDirectory = -1;
-struct ManifestDir {
-  std::string_view path;
-  std::int64_t mtime_ns = 0, ctime_ns = 0;
-};
-
-// A variable a program of the build asked for, and the value it got
-// (nullopt: unset).
-struct ManifestVariable {
-  std::string_view name;
-  std::optional<std::string_view> value;
-};
-
-// A directory a program listed, and the digest of its sorted names.
-struct ManifestListing {
-  std::string_view path;
-  std::string_view digest;
-};
-
-// Views into the bytes it was read from, which must outlive it.
-struct ManifestView {
-  std::vector<ManifestInput> inputs;
-  std::vector<std::string_view> absent;
-  std::vector<ManifestDir> dirs;
-  std::vector<ManifestVariable> variables;
-  std::vector<ManifestListing> listed;
-  std::vector<ManifestLibrary> libraries;
-  std::optional<std::uint64_t> size;  // the output's (a local entry's)
-  std::optional<std::string_view> digest;
-  bool compressed = false;  // the local entry's output is one zstd frame
-  // What the compiler printed (output_cache.hpp: encode_compiler_output);
-  // every entry this kbuild stores has it, "" when nothing was printed.
-  std::optional<std::string_view> diagnostics;
-  // The dependency file (-MD, -MMD) as one zstd frame, when it wrote one.
-  std::optional<std::string_view> depfile;
-};
-
-// The manifest in `cbor` (as to_cbor writes it: a map with "inputs" and
-// optionally "absent", "dirs", "variables", "listed", "libraries", "size",
-// "digest", "compression", "diagnostics", "depfile"; other
-// keys skipped); nullopt when it is damaged, has another shape, has no
-// "inputs", or names a compression other than "zstd". Without `lists` the
-// lists (inputs, absent, dirs, variables, listed, libraries) are skipped
-// over and left empty: for what a hit gives back besides the output, once
-// the whole manifest was read to check its inputs.
-std::optional<ManifestView> read_manifest(std::string_view cbor, bool lists = true);
-
-}  // namespace kbuild
 
 // What a cached build read, recorded so that a hit can check it still
 // holds: the files (path, size, mtime, BLAKE2b digest), the paths that
@@ -100,16 +30,6 @@ struct FileStamp {
 FileStamp stamp(const std::string& path);
 // "path:size:mtime", for a key.
 std::string stamp_text(const std::string& path);
-
-// A manifest's bytes as JSON (nullopt: damaged), and back.
-std::optional<nlohmann::json> parse_manifest(const std::string& bytes);
-std::string to_cbor(const nlohmann::json& j);
-// `manifest` (a CBOR map) with `fields` (an object) added: their CBOR
-// appended and the map's count raised, the rest kept as it is, never
-// parsed into a document (a large kernel's manifest, 1.4 MB, took 30-60 ms
-// to parse, twice per store). nullopt when `manifest` is not one whole map
-// of text keys, or already has one of the fields.
-std::optional<std::string> with_fields(std::string_view manifest, const nlohmann::json& fields);
 
 // Whether `a` is after `b` (file times and the build's start, both from the
 // kernel's coarse clock).
@@ -140,7 +60,7 @@ std::string describe(const StaleInput& stale);
 // the same value in `env` (the compiler's environment), every listed
 // directory has the same names and no library changed. A damaged manifest
 // counts as changed.
-bool inputs_unchanged(const std::string& manifest, const Environment& env);
+bool inputs_unchanged(const std::string& bytes, const Environment& env);
 // The index of the first of `inputs` (in their order) that changed: its
 // size or mtime differ and so does its content, or it is gone; nullopt
 // when all hold. Each file is stat'ed by its name in its directory, opened
@@ -153,26 +73,25 @@ inline constexpr std::size_t kTwoSweepFiles = 1024;
 // The first input of a manifest already read that no longer holds (in the
 // order above: variables, files, absent paths, listings, libraries);
 // nullopt when all hold (a caller that reads other fields of it reads it once).
-std::optional<StaleInput> manifest_stale(const ManifestView& manifest, const Environment& env);
-inline bool manifest_holds(const ManifestView& manifest, const Environment& env) {
+std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environment& env);
+inline bool manifest_holds(const Manifest& manifest, const Environment& env) {
   return !manifest_stale(manifest, env);
 }
 
-// For an entry another machine wrote (the remote cache): nullopt unless
-// every file of the manifest has the same content here (its stamps prove
+// For an entry another machine wrote (the remote cache): whether every
+// file of the manifest has the same content here (its stamps prove
 // nothing: another machine's mtime can equal this one's for other bytes,
 // as in images and archives that fix mtimes), no shadowing path exists and
-// no library changed; else the manifest with this machine's stamps of the
-// files, as a local entry records them.
+// no library changed. When all hold, the manifest is given this machine's
+// stamps of the files and directories, as a local entry records them, and
+// nullopt is returned; else the input that differs here.
 // The variables are checked against `env` too, but kMachineVariables, which
 // differ from machine to machine, are recorded as this machine has them.
-// `stale`, when given, is set to the input that differs here on a nullopt.
-std::optional<std::string> restamped_here(const std::string& bytes, const Environment& env,
-                                          std::optional<StaleInput>* stale = nullptr);
+std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env);
 
 // The manifest as machines share it: without this machine's directory
 // stamps, its kMachineVariables' values replaced by kMachineValue.
-std::optional<std::string> shareable_manifest(const std::string& bytes);
+void make_shareable(Manifest& manifest);
 
 // What a build's observation is read against.
 struct ObservedBuild {
@@ -243,11 +162,14 @@ inline constexpr std::size_t kMaxDepfile = 4u << 20;
 std::string rebase_depfile(const std::string& depfile, const std::string& from,
                            const std::string& to);
 
-// The manifest with every recorded path (inputs, absent, libraries) that is
-// `from` or lies under it moved under `to` instead: the remote cache's
-// base-dir opt-in stores a writer's paths as "<base>/..." and a reader
-// checks its own; its dependency file's paths too. nullopt when the
-// manifest is damaged.
+// The manifest with every recorded path (inputs, absent, libraries, dirs,
+// listings, a variable's value) that is `from` or lies under it moved
+// under `to` instead: the remote cache's base-dir opt-in stores a writer's
+// paths as "<base>/..." and a reader checks its own; its dependency file's
+// paths too. False (the manifest half moved) when its dependency file is
+// damaged.
+bool rebase_manifest(Manifest& manifest, const std::string& from, const std::string& to);
+// The same for a manifest's bytes; nullopt when they are damaged.
 std::optional<std::string> rebase_manifest(const std::string& bytes, const std::string& from,
                                            const std::string& to);
 

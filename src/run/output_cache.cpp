@@ -33,16 +33,6 @@ namespace {
 
 constexpr std::size_t kMaxManifest = 16u << 20;
 
-// The manifest with `fields` set: appended to its CBOR (with_fields), or,
-// when it has one of them already, through the document.
-Result<std::string> manifest_with(const std::string& manifest, const nlohmann::json& fields) {
-  if (std::optional<std::string> appended = with_fields(manifest, fields)) return *appended;
-  std::optional<nlohmann::json> parsed = parse_manifest(manifest);
-  if (!parsed || !parsed->is_object()) return Failure{"no manifest of what the build read"};
-  for (const auto& [name, value] : fields.items()) (*parsed)[name] = value;
-  return to_cbor(*parsed);
-}
-
 // Copies `from` to `to` (both open), returning the bytes' size and BLAKE2b digest;
 // `write_failed` (when given) says whether a failure was writing `to`.
 Result<std::pair<std::uint64_t, std::string>> copy_hashing(int from, int to,
@@ -200,16 +190,17 @@ Result<std::string> with_replay(const std::string& manifest, const CompilerOutpu
                    ", which a hit would not replay whole"};
   if (depfile && depfile->size() > kMaxDepfile)
     return Failure{"its dependency file is larger than " + human_size(kMaxDepfile)};
+  Result<Manifest> entry = read_manifest(manifest);
+  if (!entry) return Failure{"no manifest of what the build read (" + entry.why() + ")"};
   const std::string stored = encode_compiler_output(printed);
   if (stored.empty() && !printed.empty()) return Failure{"cannot compress what it printed"};
-  nlohmann::json fields = nlohmann::json::object();
-  fields["diagnostics"] = nlohmann::json::binary({stored.begin(), stored.end()});
+  entry->diagnostics = entry->keep(stored);
   if (depfile) {
     const std::string frame = zstd_compress(*depfile);
     if (frame.empty()) return Failure{"cannot compress its dependency file"};
-    fields["depfile"] = nlohmann::json::binary({frame.begin(), frame.end()});
+    entry->depfile = entry->keep(frame);
   }
-  return manifest_with(manifest, fields);
+  return manifest_bytes(*entry);
 }
 
 void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd) {
@@ -243,9 +234,9 @@ bool OutputCache::fetch(const std::string& key, const Environment& env, int dest
   if (!root_) return false;
   Result<TrustedDir> entry = root_->sub(entry_parent(key) + "/" + key, false);
   if (!entry) return false;
-  Result<std::string> manifest_bytes = entry->read("manifest", kMaxManifest);
-  if (!manifest_bytes) return false;
-  std::optional<ManifestView> manifest = read_manifest(*manifest_bytes);
+  Result<std::string> bytes = entry->read("manifest", kMaxManifest);
+  if (!bytes) return false;
+  Result<Manifest> manifest = read_manifest(*bytes);
   // An entry without the compiler's output is an older kbuild's: a miss,
   // never a hit that would lose the warnings.
   if (!manifest || !manifest->size || !manifest->digest || !manifest->diagnostics) {
@@ -274,7 +265,7 @@ bool OutputCache::fetch(const std::string& key, const Environment& env, int dest
   }
   // Least recently used: a hit refreshes the entry.
   if (Result<TrustedDir> parent = root_->sub(entry_parent(key), false)) parent->touch(key);
-  if (manifest_out) *manifest_out = std::move(*manifest_bytes);
+  if (manifest_out) *manifest_out = std::move(*bytes);
   return true;
 }
 
@@ -302,19 +293,24 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
                   : compress_ ? compress_hashing(built, out->get())
                               : copy_hashing(built, out->get());
     if (!copied) done = Failure{copied.why()};
-    Result<std::string> manifest = Failure{"no output"};
+    Result<Manifest> read = Failure{"no output"};
+    std::string manifest;
     if (done) {
-      nlohmann::json fields{{"size", copied->first}, {"digest", copied->second}};
-      if (compress_) fields["compression"] = "zstd";
-      manifest = manifest_with(inputs.manifest, fields);
-      if (!manifest) done = Failure{manifest.why()};
+      read = read_manifest(inputs.manifest);
+      if (!read) done = Failure{"no manifest of what the build read (" + read.why() + ")"};
+    }
+    if (done) {
+      read->size = copied->first;
+      read->digest = copied->second;
+      read->compressed = compress_;
+      manifest = manifest_bytes(*read);
     }
     if (done) {
       // Straight in: the staging directory is this store's alone, and the
       // entry appears whole when it is renamed into place (a temporary file
       // and a rename of its own were one more inode and rename per miss).
       Result<UniqueFd> file = stage->create_file("manifest", 0644);
-      done = file ? write_all(file->get(), *manifest, stage->path() + "/manifest")
+      done = file ? write_all(file->get(), manifest, stage->path() + "/manifest")
                   : Status(Failure{file.why()});
     }
   }

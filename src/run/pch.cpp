@@ -3,14 +3,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "kbuild/error.hpp"
 #include "run/input_manifest.hpp"
 #include "run/output_cache.hpp"
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
-#include "util/json.hpp"
 #include "util/process.hpp"
 #include "util/text.hpp"
 
@@ -52,13 +50,12 @@ std::shared_ptr<ScratchDir> make_scratch() {
 std::optional<std::string> reusable(const TrustedDir& dir, const std::string& key,
                                     const Environment& env) {
   Result<std::string> deps = dir.read(key + ".deps", 16u << 20);
+  if (!deps) return std::nullopt;
+  Result<Manifest> manifest = read_manifest(*deps);
   // The compiler reads both by name: each must be a trusted regular file.
-  if (!deps || !inputs_unchanged(*deps, env) || !dir.open_file(key + ".h") ||
-      !dir.open_file(key + ".h.gch"))
-    return std::nullopt;
-  auto manifest = parse_cbor(*deps);
-  if (!manifest || !manifest->is_object() ||
-      manifest->value("gch", "") != gch_stamp(dir, key + ".h.gch"))
+  if (!manifest || !manifest_holds(*manifest, env) || !dir.open_file(key + ".h") ||
+      !dir.open_file(key + ".h.gch") ||
+      manifest->gch.value_or("") != gch_stamp(dir, key + ".h.gch"))
     return std::nullopt;
   return *deps;
 }
@@ -82,19 +79,12 @@ BuildRequest header_request(const BuildRequest& kernel, const std::string& heade
 // header build's .deps (its manifest with the .gch's stamp): its shared
 // key and the files the .gch was built from.
 std::optional<ShareableParts> kernel_parts(const std::string& deps, const std::string& include) {
-  std::string shared;
+  Result<Manifest> manifest = read_manifest(deps);
+  if (!manifest || !manifest->remote) return std::nullopt;
   std::vector<std::pair<std::string, std::string>> inputs;
-  try {
-    // Named: a range-for over from_cbor(...).at(...) would walk a destroyed
-    // temporary.
-    const nlohmann::json deps_json = nlohmann::json::from_cbor(deps);
-    if (!deps_json.contains("remote")) return std::nullopt;
-    shared = deps_json.at("remote").get<std::string>();
-    for (const auto& input : deps_json.at("inputs"))
-      inputs.emplace_back(input.at(0).get<std::string>(), input.at(3).get<std::string>());
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+  for (const ManifestInput& input : manifest->inputs)
+    inputs.emplace_back(std::string(input.path), std::string(input.digest));
+  const std::string shared(*manifest->remote);
   return pch_kernel_parts(shared, inputs, include);
 }
 
@@ -107,9 +97,7 @@ ShareableParts header_parts(const PchJob& plan) {
 // header build was observed to read, look for and ask.
 Result<std::string> header_manifest(const BuildOutcome& outcome) {
   if (outcome.cache == CacheStatus::hit) {
-    std::optional<nlohmann::json> manifest = parse_manifest(outcome.entry_manifest);
-    if (!manifest || !manifest->is_object() || !manifest->contains("inputs"))
-      return Failure{"the cache entry holds no manifest"};
+    if (!read_manifest(outcome.entry_manifest)) return Failure{"the cache entry holds no manifest"};
     return outcome.entry_manifest;
   }
   if (!outcome.observed_manifest) return Failure{"the header build was not observed"};
@@ -215,7 +203,8 @@ PchJob run_pch(PchJob job, const TrustedDir* cache, const RunSettings& settings,
     throw Error(ErrorKind::output, "--pch: " + written.why());
   BuildOutcome outcome;
   run_build(build, steps, {plan.header}, step, env, outcome);
-  Result<std::string> manifest = header_manifest(outcome);
+  Result<std::string> read = header_manifest(outcome);
+  Result<Manifest> manifest = read ? read_manifest(*read) : Result<Manifest>(Failure{read.why()});
   if (!manifest) {
     // Without the manifest of what it read, the .gch could go stale unseen.
     (void)dir->remove_file(name + ".gch");
@@ -224,11 +213,10 @@ PchJob run_pch(PchJob job, const TrustedDir* cache, const RunSettings& settings,
                     manifest.why() +
                     "); build again, or drop --pch for a compiler kbuild cannot observe");
   }
-  nlohmann::json deps_json = nlohmann::json::from_cbor(*manifest);
-  deps_json.erase("compression");  // how the entry keeps its output, not what it read
-  deps_json["gch"] = gch_stamp(*dir, name + ".gch");
-  if (outcome.shared_key) deps_json["remote"] = *outcome.shared_key;
-  const std::string deps = to_cbor(deps_json);
+  manifest->compressed = false;  // how the entry keeps its output, not what it read
+  manifest->gch = manifest->keep(gch_stamp(*dir, name + ".gch"));
+  if (outcome.shared_key) manifest->remote = manifest->keep(*outcome.shared_key);
+  const std::string deps = manifest_bytes(*manifest);
   if (Status written = dir->write_atomically(plan.key + ".deps", deps); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
   job.include = include;

@@ -291,19 +291,15 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   // only reads this machine's files.
   // With the base-dir opt-in the writer's paths under its base are
   // "<base>/..." in the entry: this machine's own files are checked.
-  std::optional<std::string> here = std::string(e->manifest);
-  if (!settings_.base_dir.empty())
-    here = rebase_manifest(*here, kBasePlaceholder, settings_.base_dir);
-  if (here)
-    here = restamped_here(*here, env, &stale_);  // by content: its stamps prove nothing here
+  Result<Manifest> here = read_manifest(e->manifest);  // its views into `fetched`
+  if (here && !settings_.base_dir.empty() &&
+      !rebase_manifest(*here, kBasePlaceholder, settings_.base_dir))
+    here = Failure{"its dependency file is damaged"};
+  if (here) stale_ = restamp_here(*here, env);  // by content: its stamps prove nothing here
   // Without what the compiler printed the entry is not whole (a writer that
   // dropped it): a miss.
-  if (here) {
-    std::optional<ManifestView> view = read_manifest(*here);
-    if (!view || !view->diagnostics) here.reset();
-  }
-  if (!here) {
-    if (!stale_) stale_ = StaleInput{};  // the manifest could not be rebased: damaged
+  if (!here || stale_ || !here->diagnostics) {
+    if (!stale_) stale_ = StaleInput{};  // the manifest is damaged
     miss_reason_ = "remote key " + remote_key.substr(0, 12) +
                    ": its entry was built from files that differ here (" + describe(*stale_) + ")";
     return miss();
@@ -325,17 +321,10 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
       },
       damaged);
   const bool whole = static_cast<bool>(written);
-  std::string local_manifest(*here);  // this machine's paths and stamps
-  if (whole && keep_frame) {
-    written = write_all(staged->output.get(), e->compressed, "output");
-    std::optional<nlohmann::json> manifest_json = parse_manifest(local_manifest);
-    if (manifest_json && manifest_json->is_object()) {
-      (*manifest_json)["compression"] = "zstd";
-      local_manifest = to_cbor(*manifest_json);
-    } else {
-      written = Failure{"damaged manifest"};
-    }
-  }
+  // This machine's paths and stamps, and how the local cache keeps the output.
+  here->compressed = keep_frame;
+  const std::string local_manifest = manifest_bytes(*here);
+  if (whole && keep_frame) written = write_all(staged->output.get(), e->compressed, "output");
   if (!whole || !written) {
     if (::ftruncate(dest, 0) != 0) {
     }  // the build writes its own output next
@@ -345,7 +334,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     return miss();
   }
   (void)local.install_entry(local_key, *staged, local_manifest);
-  if (manifest) manifest->assign(*here);
+  if (manifest) *manifest = local_manifest;
   ++counts_.hits;
   return true;
 }
@@ -356,28 +345,20 @@ namespace {
 // it (a compressed entry's frame expanded) and its manifest without the
 // local "compression"; nothing when the output is not what the manifest
 // says (a local entry damaged since it was stored is never uploaded).
-std::optional<RemoteBlob> uploadable(std::string manifest, std::string output,
+std::optional<RemoteBlob> uploadable(const std::string& manifest, std::string output,
                                      std::size_t max_bytes) {
-  try {
-    auto j = nlohmann::json::from_cbor(manifest);
-    if (j.contains("compression")) {
-      Result<std::string> expanded = zstd_decompress(output, max_bytes);
-      if (!expanded) return std::nullopt;
-      output = std::move(*expanded);
-      j.erase("compression");
-      manifest = to_cbor(j);
-    }
-    // Without this machine's stamps and values: a reader checks its own.
-    std::optional<std::string> shared = shareable_manifest(manifest);
-    if (!shared) return std::nullopt;
-    manifest = std::move(*shared);
-    if (j.at("size").get<std::uint64_t>() != output.size() ||
-        j.at("digest").get<std::string>() != digest_hex(output))
-      return std::nullopt;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
+  Result<Manifest> shared = read_manifest(manifest);
+  if (!shared || !shared->size || !shared->digest) return std::nullopt;
+  if (shared->compressed) {
+    Result<std::string> expanded = zstd_decompress(output, max_bytes);
+    if (!expanded) return std::nullopt;
+    output = std::move(*expanded);
+    shared->compressed = false;
   }
-  return RemoteBlob{std::move(manifest), std::move(output)};
+  if (*shared->size != output.size() || *shared->digest != digest_hex(output)) return std::nullopt;
+  // Without this machine's stamps and values: a reader checks its own.
+  make_shareable(*shared);
+  return RemoteBlob{manifest_bytes(*shared), std::move(output)};
 }
 
 }  // namespace
@@ -390,7 +371,7 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
   Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
   if (!entry) return;  // too large for the remote, or gone
   std::optional<RemoteBlob> blob =
-      uploadable(std::move(entry->manifest), std::move(entry->output), settings_.max_entry_bytes);
+      uploadable(entry->manifest, std::move(entry->output), settings_.max_entry_bytes);
   if (blob && !settings_.base_dir.empty()) {
     std::optional<std::string> shared =
         rebase_manifest(blob->manifest, settings_.base_dir, kBasePlaceholder);

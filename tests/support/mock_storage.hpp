@@ -29,9 +29,8 @@ class MockStorage : public kbuild::Storage {
   bool other_holds_lease = false;  // lease(): another builder compiles...
   std::optional<std::string> arrives;  // ...and this entry arrives (else none)
   // ...with this manifest (by default one that read nothing and printed nothing)
-  std::string arrives_manifest =
-      *kbuild::with_replay(kbuild::to_cbor({{"inputs", nlohmann::json::array()}}),
-                           kbuild::CompilerOutput{}, std::nullopt);
+  std::string arrives_manifest = *kbuild::with_replay(kbuild::manifest_bytes(kbuild::Manifest{}),
+                                                      kbuild::CompilerOutput{}, std::nullopt);
   std::optional<std::string> refuse_put;  // put() fails, saying this
   std::vector<std::string> calls;         // "get", "lease", "put", "release"
   int leases_held = 0;

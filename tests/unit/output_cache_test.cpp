@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/cbor.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 #include "run/input_manifest.hpp"
@@ -22,8 +23,10 @@
 #include "util/trusted_dir.hpp"
 
 using namespace kbuild;
+using kbuild_test::parse_manifest;
 using kbuild_test::read_file;
 using kbuild_test::TempDir;
+using kbuild_test::to_cbor;
 using kbuild_test::write_file;
 
 namespace fs = std::filesystem;
@@ -516,7 +519,7 @@ TEST_CASE("an entry keeps what the compiler printed and its depfile; an older on
   int dest = ::open((f.tmp / "dest").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   REQUIRE(f.cache.fetch(f.key(in).hex, f.env, dest, &manifest));
   ::close(dest);
-  std::optional<ManifestView> view = read_manifest(manifest);
+  Result<Manifest> view = read_manifest(manifest);
   REQUIRE(view);
   REQUIRE(view->diagnostics);
   REQUIRE(view->depfile);

@@ -60,7 +60,7 @@ struct ReadOnlyScratch {
 void readonly_store_exercise(FakeRedis& server, const RemoteCacheSettings& settings) {
   RemoteCache writer(readonly_settings(false, settings.signing_key), server.connector());
   const std::string manifest =
-      *with_replay(to_cbor({{"inputs", nlohmann::json::array()}}), CompilerOutput{}, std::nullopt);
+      *with_replay(manifest_bytes(Manifest{}), CompilerOutput{}, std::nullopt);
   REQUIRE(writer.put("good", RemoteBlob{manifest, "the output"}));
   REQUIRE(writer.put("bad", RemoteBlob{manifest, "other output"}));
   std::string bad = *server.value(redis_entry_name("bad"));

@@ -98,8 +98,7 @@ struct Local {
 
 // A manifest a reader accepts: nothing read, nothing printed.
 std::string empty_manifest() {
-  return *with_replay(to_cbor({{"inputs", nlohmann::json::array()}}), CompilerOutput{},
-                      std::nullopt);
+  return *with_replay(manifest_bytes(Manifest{}), CompilerOutput{}, std::nullopt);
 }
 
 bool has_text(const std::string& text, const std::string& part) {
