@@ -67,6 +67,7 @@ class ClockScan {
                                : edge.substr(edge.size() - std::min<std::size_t>(edge.size(), 7));
   }
   [[nodiscard]] bool mentions() const { return found_ && !binary_; }
+  [[nodiscard]] bool done() const { return found_ || binary_; }  // the rest cannot change it
 
  private:
   static bool mentioned(std::string_view bytes) {
@@ -79,6 +80,28 @@ class ClockScan {
   bool binary_ = false, found_ = false;
   std::string carry_;
 };
+
+// Feeds `scan` the bytes of `path` while they are the version `seen`
+// (same_identity before and after); false if they could not be read so.
+bool scan_unread(const std::string& path, const struct stat& seen, ClockScan& scan) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat before {};
+  bool whole = ::fstat(fd, &before) == 0 && same_identity(before, seen);
+  std::string piece(std::size_t{1} << 20, '\0');
+  for (off_t at = 0; whole && !scan.done();) {
+    const ssize_t n = ::pread(fd, piece.data(), piece.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) whole = false;
+    if (n <= 0) break;
+    scan(std::string_view(piece.data(), static_cast<std::size_t>(n)));
+    at += n;
+  }
+  struct stat after {};
+  whole = whole && ::fstat(fd, &after) == 0 && same_identity(after, seen);
+  ::close(fd);
+  return whole;
+}
 
 }  // namespace
 
@@ -197,11 +220,15 @@ void EarlyDigests::hash(const std::string& path) {
   how.stop = &stop_;
   std::optional<FileLook> look = look_at_file(path, cache_, remember_from_, how);
   if (!look) return;  // unreadable, changed while read, or stopped: the manifest decides
+  // A remembered digest came unread: the scan reads it now (a binary ends
+  // at its first 8 KiB), here rather than after the compile.
+  bool scanned = look->read;
+  if (!scanned) scanned = scan_unread(path, look->seen, scan);
   Look known;
   known.seen = look->seen;
   known.digest = std::move(look->digest);
-  known.scanned = look->read;
-  known.mentions_clock = look->read && scan.mentions();
+  known.scanned = scanned;
+  known.mentions_clock = scanned && scan.mentions();
   std::lock_guard<std::mutex> lock(mutex_);
   looks_.insert_or_assign(path, std::move(known));
 }

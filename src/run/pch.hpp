@@ -68,7 +68,7 @@ PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Reg
 
 // The plan's steps as --dry-run prints them (the copy, the header build or
 // its reuse).
-std::vector<std::string> pch_lines(const PchJob& job);
+std::vector<std::string> pch_lines(const PchJob& plan);
 
 // What a PCH dir records of a .gch ("gch" in its .deps) and checks before
 // reusing it, locally and from the remote cache: size, mtime and inode.

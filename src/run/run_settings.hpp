@@ -69,7 +69,7 @@ struct RunSettings {
 // a size that is not one, a bad remote address, key, timeout or size, or a
 // launcher with an unbalanced quote: before anything runs, for a dry run
 // as for the build.
-RunSettings resolve_run_settings(const BuildRequest& request, const Registry* registry,
+RunSettings resolve_run_settings(const BuildRequest& run, const Registry* registry,
                                  const Environment& env);
 
 // Compiler mode's request (`kbuild cc`, a masquerade link), which has no flags:
