@@ -48,7 +48,8 @@ class FakeCompiler : public ProcessRunner {
       if (argv[i] == "-o") write_file(argv[i + 1], "gpch bytes " + std::to_string(ran.size()));
       if (argv[i] == "c++-header") source = argv[i + 1];
     }
-    if (list_inputs) kbuild_test::write_fake_records(options, argv[0], {{source, included}});
+    if (list_inputs)
+      kbuild_test::write_fake_records(options, argv[0], {{source, included}, {}, {}, {}, {}});
     return r;
   }
 };
