@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string_view>
 #include <system_error>
+#include <utility>
 
 #include "util/digest.hpp"
 #include "util/file_system.hpp"
@@ -148,6 +149,8 @@ void EarlyDigests::finish(bool complete) {
   if (thread_.joinable()) thread_.join();
   if (wake_ >= 0) ::close(wake_);
   wake_ = -1;
+  for (auto& [file, tail] : tails_)
+    if (tail.fd >= 0) ::close(std::exchange(tail.fd, -1));
 }
 
 const EarlyDigests::Look* EarlyDigests::find(const std::string& path,
@@ -159,31 +162,32 @@ const EarlyDigests::Look* EarlyDigests::find(const std::string& path,
 
 // Takes the records written since the last look: files read (or run) that
 // no one wrote first, queued in the order they were read.
-void EarlyDigests::drain() {
+bool EarlyDigests::drain() {
   std::vector<std::string> dirs;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     dirs = dirs_;
   }
+  bool more = false;
   for (const std::string& dir : dirs) {
     std::unique_ptr<DIR, int (*)(DIR*)> listing(::opendir(dir.c_str()), ::closedir);
     if (!listing) continue;
     while (const dirent* entry = ::readdir(listing.get())) {
       if (entry->d_name[0] == '.') continue;
       const std::string file = dir + "/" + entry->d_name;
-      std::size_t& taken = offsets_[file];
-      const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0) continue;
+      // Each record file stays open: a look is then one pread a file.
+      Tail& tail = tails_[file];
+      if (tail.fd < 0) tail.fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (tail.fd < 0) continue;
       std::string bytes;
       std::array<char, 1 << 16> buffer{};
       for (;;) {
-        const ssize_t n =
-            ::pread(fd, buffer.data(), buffer.size(), static_cast<off_t>(taken + bytes.size()));
+        const ssize_t n = ::pread(tail.fd, buffer.data(), buffer.size(),
+                                  static_cast<off_t>(tail.taken + bytes.size()));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         bytes.append(buffer.data(), static_cast<std::size_t>(n));
       }
-      ::close(fd);
       std::string_view rest(bytes);
       std::lock_guard<std::mutex> lock(mutex_);
       for (std::size_t end; (end = rest.find('\0')) != std::string_view::npos;) {
@@ -192,14 +196,17 @@ void EarlyDigests::drain() {
         if (record_of(rest.substr(0, end), kind, path) && !is_system(path)) {
           if (kind == 'W') written_.emplace(path);
           if ((kind == 'R' || kind == 'P') && !written_.count(std::string(path)) &&
-              queued_.emplace(path).second)
+              queued_.emplace(path).second) {
             observed_.emplace_back(path);
+            more = true;
+          }
         }
-        taken += end + 1;
+        tail.taken += end + 1;
         rest.remove_prefix(end + 1);
       }
     }
   }
+  return more;
 }
 
 bool EarlyDigests::next(std::string& path) {
@@ -234,17 +241,19 @@ void EarlyDigests::hash(const std::string& path) {
 }
 
 void EarlyDigests::work() {
-  // The records are looked at every few milliseconds while there is
-  // nothing to hash, and between files while there is: inotify would wake
-  // the thread at once, but closing its descriptor costs about 10 ms (the
-  // kernel waits out a grace period), which a small kernel's miss would
-  // pay after its compile.
-  constexpr auto kLookEvery = std::chrono::milliseconds(2);
+  // The records are looked at between files while there is work, and
+  // while there is none every 2 ms, backing off to 32 ms while nothing new
+  // comes (most records come in the compile's first part; then it
+  // optimises for seconds). inotify would wake the thread at once, but
+  // closing its descriptor costs about 10 ms (the kernel waits out a grace
+  // period), which a small kernel's miss would pay after its compile.
+  constexpr auto kFirst = std::chrono::milliseconds(2), kLongest = std::chrono::milliseconds(32);
+  auto every = kFirst;
   auto looked = std::chrono::steady_clock::time_point{};
   while (!stop_) {
     const bool ending = complete_;  // read before the queues: records after it are left
-    if (ending || std::chrono::steady_clock::now() - looked >= kLookEvery) {
-      drain();
+    if (ending || std::chrono::steady_clock::now() - looked >= every) {
+      every = drain() ? kFirst : std::min(every * 2, kLongest);
       looked = std::chrono::steady_clock::now();
     }
     std::string path;
@@ -254,9 +263,9 @@ void EarlyDigests::work() {
     }
     if (ending) return;
     pollfd wake{wake_, POLLIN, 0};
-    if (::poll(&wake, 1, static_cast<int>(kLookEvery.count())) < 0 && errno != EINTR) return;
-    eventfd_t ignored = 0;
-    (void)::eventfd_read(wake_, &ignored);
+    if (::poll(&wake, 1, static_cast<int>(every.count())) < 0 && errno != EINTR) return;
+    eventfd_t woken = 0;
+    if (::eventfd_read(wake_, &woken) == 0) every = kFirst;  // a new step, or more to do
     looked = {};
   }
 }

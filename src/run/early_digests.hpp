@@ -62,15 +62,19 @@ class EarlyDigests {
  private:
   void start();
   void work();
-  void drain();
+  bool drain();  // true when it queued a file
   bool next(std::string& path);
   void hash(const std::string& path);
 
   const TrustedDir* cache_;
   std::size_t remember_from_;
   std::mutex mutex_;
-  std::vector<std::string> dirs_;                         // watched: each step's records
-  std::unordered_map<std::string, std::size_t> offsets_;  // record file -> bytes taken
+  std::vector<std::string> dirs_;  // watched: each step's records
+  struct Tail {
+    int fd = -1;            // the record file, open while the build runs
+    std::size_t taken = 0;  // bytes of it read
+  };
+  std::unordered_map<std::string, Tail> tails_;  // by record file
   std::deque<std::string> observed_, foreseen_;
   std::unordered_set<std::string> queued_, written_;
   std::unordered_map<std::string, Look> looks_;
