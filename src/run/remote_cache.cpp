@@ -137,12 +137,13 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   return s;
 }
 
-ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
-    const RemoteCacheSettings& settings) {
+ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(const RemoteCacheSettings& settings,
+                                                                ProcessRunner& processes) {
   if (settings.http)
     return std::unique_ptr<RemoteStore>(std::make_unique<HttpStore>(
         HttpSettings{*settings.http, settings.authorization, settings.timeouts.connect,
-                     settings.timeouts.operation, settings.max_entry_bytes}));
+                     settings.timeouts.operation, settings.max_entry_bytes},
+        processes));
   ServerResult<RedisClient> client =
       RedisClient::connect(settings.address, settings.timeouts, settings.max_entry_bytes);
   if (!client) return client.faulted();

@@ -25,6 +25,7 @@
 #include "run/output_cache.hpp"
 #include "run/remote_entry.hpp"
 #include "run/remote_store.hpp"
+#include "util/process.hpp"
 #include "util/redis_client.hpp"
 #include "util/remote_address.hpp"
 #include "util/trusted_dir.hpp"
@@ -72,9 +73,9 @@ struct RemoteBlob {
 };
 
 // The server the settings name, connected: HTTP's store (its helper starts
-// at the first exchange), or Redis's on a new connection.
+// at the first exchange, through `processes`), or Redis's on a new connection.
 ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
-    const RemoteCacheSettings& settings);
+    const RemoteCacheSettings& settings, ProcessRunner& processes = real_processes());
 
 // `backend` in the layers the settings ask for, the same for every backend
 // (a test's too): signed_store with a signing or verify key, then
