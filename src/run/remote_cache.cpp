@@ -160,7 +160,7 @@ std::unique_ptr<RemoteStore> remote_store_layers(const RemoteCacheSettings& sett
 }
 
 RemoteStore* RemoteCache::store() {
-  if (fault_ || !enabled()) return nullptr;
+  if (failed_ || !enabled()) return nullptr;
   if (store_) return store_.get();
   ServerResult<std::unique_ptr<RemoteStore>> connected =
       connect_ ? connect_(settings_) : connect_remote_store(settings_);
@@ -189,10 +189,7 @@ std::string RemoteCache::stop_using() const {
 void RemoteCache::fail(const Faulted& faulted) {
   ++counts_.errors;
   const std::string& why = faulted.why;
-  if (!fault_) {
-    fault_ = faulted.fault;  // one timeout per build at most: nothing more is asked
-    failure_ = why;
-  }
+  if (!failed_) failed_ = faulted;  // one timeout per build at most: nothing more is asked
   if (warning_.empty())
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
                "; building without it (check the server, or " + stop_using() + ")";
@@ -366,7 +363,7 @@ std::optional<RemoteBlob> uploadable(const std::string& manifest, std::string ou
 
 void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key) {
-  if (!local.root() || fault_) return;
+  if (!local.root() || failed_) return;
   // A store that writes nothing (read-only): the entry is not even read.
   if (RemoteStore* s = store(); !s || !s->writes()) return;
   Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
@@ -397,7 +394,7 @@ bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
 }
 
 bool RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
-  if (fault_ || blob.bytes.size() > settings_.max_entry_bytes) return false;
+  if (failed_ || blob.bytes.size() > settings_.max_entry_bytes) return false;
   RemoteStore* s = store();
   if (!s || !s->writes()) return false;
   const std::string compressed = zstd_compress(blob.bytes);

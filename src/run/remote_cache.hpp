@@ -155,9 +155,9 @@ class RemoteCache {
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
   // The server failed this build (nothing more is asked of it): how, as
-  // the store said (never read from the message), and why.
-  std::optional<Fault> fault() const { return fault_; }
-  const std::string& failure() const { return failure_; }
+  // the store said (never read from the message), and why; nothing while
+  // it has not.
+  const std::optional<Faulted>& failed() const { return failed_; }
   // The last fetch found an entry that failed its hash or signature.
   bool rejected() const { return rejected_; }
   // Adds this build's counts to the local cache's stats and clears them.
@@ -184,8 +184,7 @@ class RemoteCache {
   // upload replaces it (without asking first whether one is there).
   std::string replace_key_;
   bool rejected_ = false;
-  std::optional<Fault> fault_;  // after the first failure nothing more is tried
-  std::string failure_;
+  std::optional<Faulted> failed_;  // after the first failure nothing more is tried
   std::string warning_;
   std::string miss_reason_;
   std::optional<StaleInput> stale_;
