@@ -314,6 +314,7 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
   build.env = &env;
   build.started = out.started();
   build.cache = settings.output_cache ? settings.output_cache->root() : nullptr;
+  build.files = settings.output_cache ? &settings.output_cache->files() : nullptr;
   build.early = early;
   Result<std::string> manifest = observed_manifest(observed, build, &reason);
   if (!manifest) return manifest;

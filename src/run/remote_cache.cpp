@@ -293,7 +293,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (here && !settings_.base_dir.empty() &&
       !rebase_manifest(*here, kBasePlaceholder, settings_.base_dir))
     here = Failure{"its dependency file is damaged"};
-  if (here) stale_ = restamp_here(*here, env);  // by content: its stamps prove nothing here
+  if (here) stale_ = restamp_here(*here, env, files_);  // by content: its stamps prove nothing here
   // Without what the compiler printed the entry is not whole (a writer that
   // dropped it): a miss.
   if (!here || stale_ || !here->diagnostics) {

@@ -25,6 +25,7 @@
 #include "run/output_cache.hpp"
 #include "run/remote_entry.hpp"
 #include "run/remote_store.hpp"
+#include "util/file_system.hpp"
 #include "util/process.hpp"
 #include "util/redis_client.hpp"
 #include "util/remote_address.hpp"
@@ -99,8 +100,10 @@ struct WaitNotice {
 
 class RemoteCache {
  public:
-  explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr)
-      : settings_(std::move(settings)), connect_(std::move(connect)) {}
+  // A fetched entry's inputs are checked here through `files`.
+  explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr,
+                       const FileSystem& files = file_system())
+      : settings_(std::move(settings)), connect_(std::move(connect)), files_(files) {}
   bool enabled() const { return !settings_.url.empty(); }
   // Whether builders that miss the same key take turns (the server takes
   // leases), and, when they do not, why and what it costs (for -v and the
@@ -179,6 +182,7 @@ class RemoteCache {
 
   RemoteCacheSettings settings_;
   RemoteStoreConnector connect_;
+  const FileSystem& files_;
   std::unique_ptr<RemoteStore> store_;
   // The key of an entry this build found damaged but could not remove: its
   // upload replaces it (without asking first whether one is there).

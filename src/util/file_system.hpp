@@ -36,7 +36,8 @@ class FileSystem {
   FileSystem(const FileSystem&) = delete;
   FileSystem& operator=(const FileSystem&) = delete;
 
-  // stat(2), links followed; nothing when `path` cannot be stated.
+  // stat(2), links followed; nothing when `path` cannot be stated (errno
+  // says why: ENOENT or ENOTDIR for a path that is not there).
   virtual std::optional<struct stat> status(const std::string& path) const = 0;
   // At most `limit` bytes of the regular file `path` ("PATH: not a regular
   // file", or "PATH: " and the reason, when it is not one or cannot be read).
