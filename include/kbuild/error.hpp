@@ -75,6 +75,9 @@ class [[nodiscard]] Result {
   const T* operator->() const { return &*value_; }
   // The reason, when there is no value ("" otherwise).
   const std::string& why() const { return why_; }
+  // The value, or `fallback` where the caller has no use for the reason.
+  T value_or(T fallback) const& { return value_ ? *value_ : std::move(fallback); }
+  T value_or(T fallback) && { return value_ ? std::move(*value_) : std::move(fallback); }
 
  private:
   std::optional<T> value_;

@@ -205,7 +205,7 @@ int run_as_it_is(const std::vector<std::string>& argv, const Environment& env,
   ProcessRequest options;
   options.handle_interrupts = true;
   options.environment = &env;
-  ProcessResult r = run_process(argv, options);
+  ProcessResult r = real_processes().run(argv, options);
   const int code = r.interrupted_by ? 128 + r.interrupted_by
                    : r.exited       ? r.exit_code
                                     : 128 + r.signal;

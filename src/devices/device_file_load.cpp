@@ -179,7 +179,7 @@ class ExecProvider : public Provider {
     opts.handle_interrupts = true;  // end the provider's group on Ctrl-C, not just kbuild
     ProcessResult run;
     try {
-      run = run_process(argv, opts);
+      run = (ctx.processes ? *ctx.processes : real_processes()).run(argv, opts);
     } catch (const Error& e) {
       throw Error(ErrorKind::provider, who() + ": " + e.what());
     }

@@ -268,7 +268,7 @@ class PkgConfigRun {
   // The line of the .pc file's "Cflags:" or "Libs:" (lowercase `field`);
   // 0 when it has none (the flags come from a package it requires).
   static int field_line(const std::string& pc_file, const std::string& field) {
-    std::optional<std::string> text = read_whole_file(pc_file);
+    Result<std::string> text = read_whole_file(pc_file);
     if (!text) return 0;
     std::istringstream lines(*text);
     int number = 0;

@@ -231,7 +231,11 @@ constexpr const char* kProfileWhat = "Inductor profile";
 // file and its real path, never on a name that could be swapped.
 std::optional<std::string> read_profile(const std::string& path, std::size_t limit,
                                         bool check_trust) {
-  if (!check_trust) return read_file_up_to(path, limit);
+  if (!check_trust) {
+    Result<std::string> text = read_file_up_to(path, limit);
+    if (!text) return std::nullopt;
+    return std::move(*text);
+  }
   char* resolved = ::realpath(path.c_str(), nullptr);
   if (!resolved) return std::nullopt;
   const std::string real = resolved;

@@ -463,13 +463,14 @@ Launcher parse_launcher(const std::string& text) {
   return l;
 }
 
-std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env) {
+std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env,
+                                              ProcessRunner& processes) {
   ProcessRequest opts;
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(30);
   opts.environment = &env;
   ProcessResult r =
-      run_process({compiler, "-###", "-march=native", "-E", "-x", "c++", "/dev/null"}, opts);
+      processes.run({compiler, "-###", "-march=native", "-E", "-x", "c++", "/dev/null"}, opts);
   std::istringstream lines(r.err);
   std::string line;
   while (std::getline(lines, line)) {

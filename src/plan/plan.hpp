@@ -15,6 +15,7 @@
 #include "site/isa.hpp"
 #include "site/isa_probe.hpp"
 #include "site/site.hpp"
+#include "util/process.hpp"
 
 // From a request to the exact command: layers appended base -> torch ->
 // device -> user, finalized as Inductor does, then assembled.
@@ -69,8 +70,9 @@ struct Launcher {
 Launcher parse_launcher(const std::string& text);
 
 // The flags -march=native stands for with `compiler` on this machine (from
-// `compiler -### -march=native`); empty when they cannot be read.
-std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env);
+// `compiler -### -march=native`, run through `processes`); empty when they cannot be read.
+std::vector<std::string> resolve_native_flags(const std::string& compiler, const Environment& env,
+                                              ProcessRunner& processes = real_processes());
 
 }  // namespace kbuild
 

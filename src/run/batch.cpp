@@ -256,7 +256,7 @@ std::vector<BatchResult> run_batch(const std::vector<BatchJob>& jobs,
       opts.exit_grace = std::chrono::seconds(8);
       auto t0 = std::chrono::steady_clock::now();
       try {
-        ProcessResult p = run_process(argv, opts);
+        ProcessResult p = real_processes().run(argv, opts);
         r.exit_code = p.interrupted_by ? exit_code(ErrorKind::interrupted)
                       : p.exited       ? p.exit_code
                                        : 128 + p.signal;

@@ -314,6 +314,7 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
   build.env = &env;
   build.started = out.started();
   build.cache = settings.output_cache ? settings.output_cache->root() : nullptr;
+  build.files = settings.output_cache ? &settings.output_cache->files() : nullptr;
   build.early = early;
   Result<std::string> manifest = observed_manifest(observed, build, &reason);
   if (!manifest) return manifest;
@@ -358,11 +359,11 @@ CounterIncrements uncacheable_counters(Uncacheable reason) {
 }
 
 // The build's keys: this machine's, and with a remote cache the shared one
-// (made on first use: a local hit needs none).
-std::optional<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
-                                  const RunSettings& settings) {
-  std::optional<CacheKey> local = cache_key(key_in);
-  if (!local) return std::nullopt;
+// (made on first use: a local hit needs none); or why there are none.
+Result<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
+                           const RunSettings& settings) {
+  Result<CacheKey> local = cache_key(key_in);
+  if (!local) return Failure{local.why()};
   EntryKey key(std::move(*local));
   key.env = &env;
   if (settings.remote_cache && settings.remote_cache->enabled())
@@ -393,16 +394,18 @@ std::optional<EntryKey> look_up(Storage& storage, const KeyInput& key_in, const 
   const auto start = std::chrono::steady_clock::now();
   std::optional<EntryKey> key;
   try {
-    key = entry_key(key_in, env, settings);
-    outcome.cache = key ? CacheStatus::miss : CacheStatus::uncacheable;
-    if (!key) {
+    Result<EntryKey> keyed = entry_key(key_in, env, settings);
+    outcome.cache = keyed ? CacheStatus::miss : CacheStatus::uncacheable;
+    if (!keyed) {
       outcome.uncacheable = Uncacheable::unkeyed;
+      outcome.cache_detail = keyed.why();
       CounterIncrements counters = uncacheable_counters(Uncacheable::unkeyed);
       counters.emplace_back("misses", 1);
       save_counters(settings, counters);
       outcome.timings.push_back({"cache", seconds_since(start)});
       return key;
     }
+    key.emplace(std::move(*keyed));
     Result<UniqueFd> result = out.create_result(output_mode(plan.kind));
     Lookup found = Lookup::missed(Miss::missing, result.why());
     if (result) found = storage.get(*key, result->get());
@@ -558,7 +561,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   const KeyInput key_in = key_input(plan, steps, sources, programs, settings);
   std::optional<EntryKey> key;
   if (storage) key = look_up(*storage, key_in, plan, settings, env, out, outcome);
-  if (key && settings.report_shared_key) outcome.shared_key = key->shared();
+  if (key && settings.report_shared_key && key->shared()) outcome.shared_key = *key->shared();
   std::optional<std::string> depfile;
   if (outcome.cache == CacheStatus::hit) {
     std::optional<EntryExtras> extras = entry_extras(outcome.entry_manifest, !plan.depfile.empty());

@@ -106,7 +106,7 @@ std::string cpu_identity() {
   return id;
 }
 
-std::optional<CacheKey> cache_key(const KeyInput& input) {
+Result<CacheKey> cache_key(const KeyInput& input) {
   Hasher h;
   h.add(kLocalKeyVersion);
   for (std::size_t i = 0; i < input.argv.size(); ++i)
@@ -119,7 +119,7 @@ std::optional<CacheKey> cache_key(const KeyInput& input) {
   CacheKey key;
   for (const std::string& s : input.sources) {
     auto bytes = read_whole_file(s);
-    if (!bytes) return std::nullopt;
+    if (!bytes) return Failure{bytes.why()};
     h.add(*bytes);
     key.source_digest.push_back(digest_hex(*bytes));
   }
@@ -148,8 +148,8 @@ std::string rebase_word(std::string word, const std::string& base) {
   return word;
 }
 
-std::optional<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts,
-                                         const TrustedDir* cache) {
+Result<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts,
+                                  const TrustedDir* cache) {
   HashedFields h;
   h.add(kRemoteKeyVersion);
   const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
@@ -179,7 +179,7 @@ std::optional<std::string> shareable_key(const KeyInput& input, const ShareableP
   // the same compiler and another build is not.
   for (const std::string& program : input.programs) {
     auto id = program_hash(program, cache);
-    if (!id) return std::nullopt;
+    if (!id) return Failure{program + " cannot be read"};
     h.add(*id);
   }
   // Debug info records the working directory; without it, relative paths
@@ -193,7 +193,7 @@ std::optional<std::string> shareable_key(const KeyInput& input, const ShareableP
   for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
   for (const std::string& s : input.sources) {
     auto bytes = read_whole_file(s);
-    if (!bytes) return std::nullopt;
+    if (!bytes) return Failure{bytes.why()};
     h.add(*bytes);
   }
   if (native) h.add(cpu_identity());

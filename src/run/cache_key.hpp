@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "kbuild/error.hpp"
 #include "run/early_digests.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -39,10 +40,11 @@ struct CacheKey {
   std::vector<std::string> source_digest;
 };
 
-// The key of a build; nullopt when it cannot be cached (a source cannot be
-// read). Everything else the build reads, looks for or asks the environment
-// is observed and checked through the entry's manifest (input_manifest.hpp).
-std::optional<CacheKey> cache_key(const KeyInput& input);
+// The key of a build; a Failure when it cannot be cached (a source cannot be
+// read: "SOURCE: " and why). Everything else the build reads, looks for or
+// asks the environment is observed and checked through the entry's manifest
+// (input_manifest.hpp).
+Result<CacheKey> cache_key(const KeyInput& input);
 
 // The CPU as -march=native sees it: the machine and its feature flags.
 std::string cpu_identity();
@@ -72,11 +74,11 @@ std::string rebase_word(std::string word, const std::string& base);
 
 // The key shared across machines: the command, the sources' bytes, the
 // compiler and launcher by content, the working directory only for debug
-// info, the CPU only for -march/-mcpu/-mtune=native. nullopt when a source
-// cannot be read. With `cache`, a program's content hash is remembered
-// there (program_hash).
-std::optional<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts = {},
-                                         const TrustedDir* cache = nullptr);
+// info, the CPU only for -march/-mcpu/-mtune=native. A Failure when a source
+// cannot be read (as cache_key's). With `cache`, a program's content hash
+// is remembered there (program_hash).
+Result<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts = {},
+                                  const TrustedDir* cache = nullptr);
 
 // A --pch header's parts of the shared keys. The kernels' name, instead of
 // this machine's .gch, the header build's shared key and the files the .gch

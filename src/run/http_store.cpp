@@ -1,10 +1,6 @@
 #include "run/http_store.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -102,60 +98,23 @@ Status HttpStore::start_helper() {
   if (!program)
     return Failure{"kbuild-http (the HTTP remote cache's helper) is missing beside kbuild and in " +
                    std::string(KBUILD_INSTALLED_LIBEXEC_DIR) + "; reinstall kbuild"};
-  int request[2], answer[2];
-  if (::pipe2(request, O_CLOEXEC) != 0)
-    return Failure{"pipe: " + std::string(std::strerror(errno))};
-  UniqueFd request_read(request[0]), request_write(request[1]);
-  if (::pipe2(answer, O_CLOEXEC) != 0) return Failure{"pipe: " + std::string(std::strerror(errno))};
-  UniqueFd answer_read(answer[0]), answer_write(answer[1]);
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attributes;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attributes);
-  posix_spawn_file_actions_adddup2(&actions, request_read.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, answer_write.get(), 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
   // kbuild ends the helper itself (it ignores Ctrl-C: kbuild says why it
   // stopped, not the helper's end); SIGPIPE ends it once kbuild is gone.
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  char* argv[] = {program->data(), nullptr};
-  const int spawned =
-      ::posix_spawn(&helper_, program->c_str(), &actions, &attributes, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (spawned != 0) {
-    helper_ = -1;
-    return Failure{"cannot run " + *program + ": " + std::strerror(spawned)};
-  }
-  for (int fd : {request_write.get(), answer_read.get()})
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  to_helper_ = std::move(request_write);
-  from_helper_ = std::move(answer_read);
+  Result<Coprocess> started = processes_.start({*program});
+  if (!started) return Failure{started.why()};
+  helper_ = std::move(*started);
   pending_.clear();
   return ok();
 }
 
 void HttpStore::stop_helper() {
-  to_helper_.reset();  // at its next read it ends by itself; killed in case it is stuck
-  from_helper_.reset();
-  if (helper_ > 0) {
-    ::kill(helper_, SIGKILL);
-    while (::waitpid(helper_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-  }
-  helper_ = -1;
+  helper_.end();
 }
 
 ServerResult<HttpStore::Answer> HttpStore::exchange(const char* verb, const std::string& name,
                                                     std::string_view body) {
   InterruptsTaken interrupts;
-  if (helper_ < 0)
+  if (!helper_.running())
     if (Status started = start_helper(); !started) return Faulted{Fault::down, started.why()};
   auto out_of_step = [] {
     return Faulted{Fault::down, "the helper kbuild-http answered out of step"};
@@ -169,7 +128,7 @@ ServerResult<HttpStore::Answer> HttpStore::exchange(const char* verb, const std:
     char buffer[1 << 16];
     auto fill = [&]() -> ServerStatus {
       for (;;) {
-        const ssize_t n = ::read(from_helper_.get(), buffer, sizeof buffer);
+        const ssize_t n = ::read(helper_.from_child(), buffer, sizeof buffer);
         if (n > 0) {
           pending_.append(buffer, static_cast<std::size_t>(n));
           return Done{};
@@ -178,7 +137,7 @@ ServerResult<HttpStore::Answer> HttpStore::exchange(const char* verb, const std:
         if (errno == EINTR) continue;
         if (errno != EAGAIN)
           return Faulted{Fault::down, std::string("read: ") + std::strerror(errno)};
-        if (ServerStatus ready = wait_ready(from_helper_.get(), POLLIN, deadline); !ready)
+        if (ServerStatus ready = wait_ready(helper_.from_child(), POLLIN, deadline); !ready)
           return ready;
       }
     };
@@ -219,9 +178,9 @@ ServerResult<HttpStore::Answer> HttpStore::exchange(const char* verb, const std:
   head += http_frame(std::to_string((settings_.connect + settings_.operation).count()));
   head += http_frame(std::to_string(settings_.max_answer));
   head += std::to_string(body.size()) + "\n";
-  if (ServerStatus sent = write_by(to_helper_.get(), head, deadline); !sent)
+  if (ServerStatus sent = write_by(helper_.to_child(), head, deadline); !sent)
     return failed(sent.faulted());
-  if (ServerStatus sent = write_by(to_helper_.get(), body, deadline); !sent)
+  if (ServerStatus sent = write_by(helper_.to_child(), body, deadline); !sent)
     return failed(sent.faulted());
   ServerResult<std::string> status = read_frame(kMaxStatusFrame, "a status");
   if (!status) return failed(status.faulted());

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "run/remote_store.hpp"
+#include "util/process.hpp"
 #include "util/remote_address.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -48,7 +49,9 @@ struct HttpSettings {
 
 class HttpStore : public RemoteStore {
  public:
-  explicit HttpStore(HttpSettings settings) : settings_(std::move(settings)) {}
+  // The helper is started through `processes`.
+  explicit HttpStore(HttpSettings settings, ProcessRunner& processes = real_processes())
+      : settings_(std::move(settings)), processes_(processes) {}
   ~HttpStore() override;
   HttpStore(const HttpStore&) = delete;
   HttpStore& operator=(const HttpStore&) = delete;
@@ -84,8 +87,8 @@ class HttpStore : public RemoteStore {
   void stop_helper();
 
   HttpSettings settings_;
-  pid_t helper_ = -1;
-  UniqueFd to_helper_, from_helper_;
+  ProcessRunner& processes_;
+  Coprocess helper_;     // kbuild-http, started at the first exchange
   std::string pending_;  // read from the helper, not yet taken
 };
 

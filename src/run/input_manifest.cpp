@@ -116,22 +116,24 @@ std::optional<std::string> names_digest(const std::string& dir) {
 // directories, not thousands of paths. A directory that cannot be trusted
 // is left out: its paths are checked one by one.
 // `manifest`'s dirs set to those of its absent paths, sorted.
-void set_absence_dirs(Manifest& manifest, const struct timespec* started) {
+void set_absence_dirs(Manifest& manifest, const struct timespec* started, const FileSystem& files) {
   std::vector<ManifestDir> dirs;
   std::unordered_set<std::string_view> seen;
   for (std::string_view path : manifest.absent) {
     for (std::string_view dir = parent_of(path);; dir = parent_of(dir)) {
       if (!seen.emplace(dir).second) break;  // recorded, with what lies above it
       const std::string name(dir);
-      struct stat st {};
-      if (::stat(name.c_str(), &st) != 0) {
+      errno = 0;
+      const std::optional<struct stat> status = files.status(name);
+      if (!status) {
         if (errno != ENOENT && errno != ENOTDIR) break;
         dirs.push_back({dir, kNoDirectory, kNoDirectory});
         if (dir == "/" || dir == ".") break;
         continue;
       }
+      const struct stat& st = *status;
       const bool steady = started ? !later(st.st_mtim, *started) && !later(st.st_ctim, *started)
-                                  : file_system().settled(st);
+                                  : files.settled(st);
       if (S_ISDIR(st.st_mode) && steady) dirs.push_back({dir, ns(st.st_mtim), ns(st.st_ctim)});
       break;
     }
@@ -163,6 +165,7 @@ const char* uncacheable_name(Uncacheable reason) {
 
 Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build,
                                       Uncacheable* reason) {
+  const FileSystem& files = build.files ? *build.files : file_system();
   // Every failure below says why in words, and its kind in `reason`.
   auto refuse = [reason](Uncacheable kind, std::string why) -> Failure {
     if (reason) *reason = kind;
@@ -210,9 +213,9 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute) || !recorded.insert(absolute).second)
       return ok();
-    struct stat before {};
-    if (::stat(path.c_str(), &before) != 0)
-      return Failure{path + " was read by the compiler but is gone"};
+    const std::optional<struct stat> stated = files.status(path);
+    if (!stated) return Failure{path + " was read by the compiler but is gone"};
+    const struct stat& before = *stated;
     if (!S_ISREG(before.st_mode)) return ok();  // a directory opened, a terminal
     if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started))
       return Failure{path + " changed during the build"};
@@ -256,7 +259,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     }
     manifest.absent.push_back(path);
   }
-  set_absence_dirs(manifest, &build.started);
+  set_absence_dirs(manifest, &build.started, files);
   // A variable counts as the compiler's environment gave it; a value a
   // program of the build set for its children (COLLECT_GCC_OPTIONS) follows
   // from what was observed already.
@@ -596,7 +599,8 @@ bool inputs_unchanged(const std::string& bytes, const Environment& env) {
   return manifest && manifest_holds(*manifest, env);  // a foreign or damaged one: a miss
 }
 
-std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env) {
+std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env,
+                                       const FileSystem& files) {
   // Absent paths one by one: the writer's directory stamps are its own.
   manifest.dirs.clear();
   if (auto why = variables_stale(manifest, env, false)) return why;
@@ -606,22 +610,24 @@ std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& en
   std::string path;
   for (ManifestInput& input : manifest.inputs) {
     path.assign(input.path);
-    struct stat before {
-    }, after{};
-    if (::stat(path.c_str(), &before) != 0) return StaleInput{StaleKind::file_changed, path};
-    auto content = read_whole_file(path);
+    const std::optional<struct stat> before = files.status(path);
+    if (!before) return StaleInput{StaleKind::file_changed, path};
+    Result<std::string> content = files.read(path, static_cast<std::size_t>(before->st_size) + 1);
     if (!content || digest_hex(*content) != input.digest)
       return StaleInput{StaleKind::file_changed, path};
     // Changed while it was read: its stamp would not be that content's.
-    if (::stat(path.c_str(), &after) != 0 || after.st_size != before.st_size ||
-        ns(after.st_mtim) != ns(before.st_mtim) || ns(after.st_ctim) != ns(before.st_ctim))
+    const std::optional<struct stat> stated_after = files.status(path);
+    if (!stated_after) return StaleInput{StaleKind::file_changed, path};
+    const struct stat& after = *stated_after;
+    if (after.st_size != before->st_size || ns(after.st_mtim) != ns(before->st_mtim) ||
+        ns(after.st_ctim) != ns(before->st_ctim))
       return StaleInput{StaleKind::file_changed, path};
     input.size = static_cast<std::int64_t>(after.st_size);
     input.mtime_ns = ns(after.st_mtim);
   }
   // This machine's stamps of the directories (settled ones: a change within
   // the clock's tick would not show), and its own PATH.
-  set_absence_dirs(manifest, nullptr);
+  set_absence_dirs(manifest, nullptr, files);
   for (ManifestVariable& variable : manifest.variables)
     if (machine_variable(variable.name)) {
       std::optional<std::string> here = env.get(std::string(variable.name));

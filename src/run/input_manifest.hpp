@@ -14,6 +14,7 @@
 #include "run/early_digests.hpp"
 #include "run/manifest.hpp"
 #include "run/observation.hpp"
+#include "util/file_system.hpp"
 #include "util/trusted_dir.hpp"
 
 // What a cached build read, recorded so that a hit can check it still
@@ -87,7 +88,8 @@ inline bool manifest_holds(const Manifest& manifest, const Environment& env) {
 // nullopt is returned; else the input that differs here.
 // The variables are checked against `env` too, but kMachineVariables, which
 // differ from machine to machine, are recorded as this machine has them.
-std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env);
+std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env,
+                                       const FileSystem& files);
 
 // The manifest as machines share it: without this machine's directory
 // stamps, its kMachineVariables' values replaced by kMachineValue.
@@ -108,6 +110,7 @@ struct ObservedBuild {
   const TrustedDir* cache = nullptr;  // where large files' digests are remembered
   // Files hashed while the compiler ran: used for the version that was read.
   const EarlyDigests* early = nullptr;
+  const FileSystem* files = nullptr;  // what is stated and read; null: file_system()
 };
 
 // From this size a file's digest is remembered in the cache (under its

@@ -120,8 +120,7 @@ std::optional<std::string> shared_key(const std::string& program, const BuildReq
                                       const IsaProbeSettings& settings, const CpuFeatures& cpu,
                                       const Environment& env, const TrustedDir* cache) {
   std::optional<std::string> compiler = program_hash(program, cache);
-  std::optional<std::string> version_py =
-      read_file_up_to(settings.torch_root + "/version.py", 1u << 20);
+  Result<std::string> version_py = read_file_up_to(settings.torch_root + "/version.py", 1u << 20);
   if (!compiler || !version_py) return std::nullopt;
   IsaAnswerKeyInput input;
   input.format = kSharedFormat;

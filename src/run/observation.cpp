@@ -27,7 +27,7 @@ std::string image_of(const std::string& path) {
   std::error_code ec;
   fs::path real = fs::canonical(path, ec);
   if (ec) return "";
-  std::optional<std::string> head = read_file_up_to(real.string(), 256);
+  Result<std::string> head = read_file_up_to(real.string(), 256);
   if (head && head->rfind("#!", 0) == 0) {
     std::string line = head->substr(
         2, head->find('\n') == std::string::npos ? std::string::npos : head->find('\n') - 2);
@@ -103,7 +103,7 @@ Observation read_observation(const std::string& record_dir, const std::string& t
     files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   for (const std::string& file : files) {
-    std::optional<std::string> bytes = read_whole_file(file);
+    Result<std::string> bytes = read_whole_file(file);
     if (!bytes) continue;
     std::string_view rest(*bytes);
     // Per pid, the execs tried and not yet known to have failed.

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -208,8 +209,9 @@ void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd
     (void)write_all(piece.stream == 1 ? out_fd : err_fd, piece.bytes, "");
 }
 
-OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
+OutputCache OutputCache::open(const CacheSettings& settings, bool create, const FileSystem& files) {
   OutputCache cache;
+  cache.files_ = &files;
   cache.max_bytes_ = settings.max_bytes;
   cache.compress_ = settings.compress;
   if (!settings.enabled) return cache;
@@ -217,8 +219,7 @@ OutputCache OutputCache::open(const CacheSettings& settings, bool create) {
     cache.problem_ = std::string(kNoCacheRoot) + "; building without the cache";
     return cache;
   }
-  struct stat st {};
-  if (!create && ::stat(settings.root.c_str(), &st) != 0) return cache;
+  if (!create && !files.status(settings.root)) return cache;
   Result<TrustedDir> root = open_cache_root(settings.root, create);
   if (!root) {
     cache.problem_ = root.why() + "; building without the cache";
@@ -274,7 +275,8 @@ Status OutputCache::store(const CacheKey& key, int built, const KeyInput& input,
   if (!root_) return Failure{"no cache"};
   // A source edited while the compiler ran: the output may not match the key.
   for (std::size_t i = 0; i < input.sources.size() && i < key.source_digest.size(); ++i) {
-    auto bytes = read_whole_file(input.sources[i]);
+    Result<std::string> bytes =
+        files_->read(input.sources[i], std::numeric_limits<std::size_t>::max());
     if (!bytes || digest_hex(*bytes) != key.source_digest[i])
       return Failure{input.sources[i] + " changed during the build"};
   }

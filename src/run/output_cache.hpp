@@ -107,8 +107,10 @@ class OutputCache {
   // Opens the cache: a cache that cannot be used (none named, untrusted,
   // not kbuild's) is disabled, and problem() says why and what to do.
   // `create`: make (and mark) a missing cache directory; without it a
-  // missing one is simply not used (a dry run writes nothing).
-  static OutputCache open(const CacheSettings& settings, bool create = true);
+  // missing one is simply not used (a dry run writes nothing). `files`:
+  // what it states and reads besides its own directory.
+  static OutputCache open(const CacheSettings& settings, bool create = true,
+                          const FileSystem& files = file_system());
 
   bool enabled() const { return root_.has_value(); }
   // Why it is disabled ("" when enabled or when not asked for); a warning
@@ -138,6 +140,8 @@ class OutputCache {
 
   // The opened root (for the PCH and discovery caches); null when disabled.
   const TrustedDir* root() const { return root_ ? &*root_ : nullptr; }
+  // What it states and reads besides its own directory (open's `files`).
+  const FileSystem& files() const { return *files_; }
   // Whether new entries' outputs are zstd frames (docs/performance.md).
   bool compresses() const { return compress_; }
 
@@ -156,6 +160,7 @@ class OutputCache {
   std::optional<TrustedDir> root_;
   std::uint64_t max_bytes_ = 0;
   bool compress_ = false;
+  const FileSystem* files_ = &file_system();
   std::string problem_;
   bool problem_is_warning_ = false;
 };

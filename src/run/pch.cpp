@@ -119,7 +119,7 @@ PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Reg
                 const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
                 const Launcher& launcher, const Environment& env, bool shared) {
   auto bytes = read_whole_file(header);
-  if (!bytes) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
+  if (!bytes) throw Error(ErrorKind::input, "cannot read the --pch header " + bytes.why());
   PchJob p;
   p.header = header;
   BuildPlan probe = plan_build(header_request(kernel, header, header), registry, ctx);
@@ -134,7 +134,7 @@ PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Reg
   key_in.sources = {header};
   key_in.programs = {*compiler};
   auto key = cache_key(key_in);
-  if (!key) throw Error(ErrorKind::input, "--pch header " + header + " cannot be read");
+  if (!key) throw Error(ErrorKind::input, "cannot read the --pch header " + key.why());
   p.key = key->hex;
   std::optional<TrustedDir> dir;
   if (cache)
@@ -198,7 +198,7 @@ PchJob run_pch(PchJob job, const TrustedDir* cache, const RunSettings& settings,
   }
   const std::string name = plan.key + ".h";
   auto bytes = read_whole_file(plan.header);
-  if (!bytes) throw Error(ErrorKind::input, "--pch header " + plan.header + " cannot be read");
+  if (!bytes) throw Error(ErrorKind::input, "cannot read the --pch header " + bytes.why());
   if (Status written = dir->write_atomically(name, *bytes); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());
   BuildOutcome outcome;

@@ -137,12 +137,13 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
   return s;
 }
 
-ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
-    const RemoteCacheSettings& settings) {
+ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(const RemoteCacheSettings& settings,
+                                                                ProcessRunner& processes) {
   if (settings.http)
     return std::unique_ptr<RemoteStore>(std::make_unique<HttpStore>(
         HttpSettings{*settings.http, settings.authorization, settings.timeouts.connect,
-                     settings.timeouts.operation, settings.max_entry_bytes}));
+                     settings.timeouts.operation, settings.max_entry_bytes},
+        processes));
   ServerResult<RedisClient> client =
       RedisClient::connect(settings.address, settings.timeouts, settings.max_entry_bytes);
   if (!client) return client.faulted();
@@ -159,7 +160,7 @@ std::unique_ptr<RemoteStore> remote_store_layers(const RemoteCacheSettings& sett
 }
 
 RemoteStore* RemoteCache::store() {
-  if (fault_ || !enabled()) return nullptr;
+  if (failed_ || !enabled()) return nullptr;
   if (store_) return store_.get();
   ServerResult<std::unique_ptr<RemoteStore>> connected =
       connect_ ? connect_(settings_) : connect_remote_store(settings_);
@@ -188,10 +189,7 @@ std::string RemoteCache::stop_using() const {
 void RemoteCache::fail(const Faulted& faulted) {
   ++counts_.errors;
   const std::string& why = faulted.why;
-  if (!fault_) {
-    fault_ = faulted.fault;  // one timeout per build at most: nothing more is asked
-    failure_ = why;
-  }
+  if (!failed_) failed_ = faulted;  // one timeout per build at most: nothing more is asked
   if (warning_.empty())
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
                "; building without it (check the server, or " + stop_using() + ")";
@@ -295,7 +293,7 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (here && !settings_.base_dir.empty() &&
       !rebase_manifest(*here, kBasePlaceholder, settings_.base_dir))
     here = Failure{"its dependency file is damaged"};
-  if (here) stale_ = restamp_here(*here, env);  // by content: its stamps prove nothing here
+  if (here) stale_ = restamp_here(*here, env, files_);  // by content: its stamps prove nothing here
   // Without what the compiler printed the entry is not whole (a writer that
   // dropped it): a miss.
   if (!here || stale_ || !here->diagnostics) {
@@ -365,7 +363,7 @@ std::optional<RemoteBlob> uploadable(const std::string& manifest, std::string ou
 
 void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
                         const std::string& local_key) {
-  if (!local.root() || fault_) return;
+  if (!local.root() || failed_) return;
   // A store that writes nothing (read-only): the entry is not even read.
   if (RemoteStore* s = store(); !s || !s->writes()) return;
   Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
@@ -396,7 +394,7 @@ bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
 }
 
 bool RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
-  if (fault_ || blob.bytes.size() > settings_.max_entry_bytes) return false;
+  if (failed_ || blob.bytes.size() > settings_.max_entry_bytes) return false;
   RemoteStore* s = store();
   if (!s || !s->writes()) return false;
   const std::string compressed = zstd_compress(blob.bytes);

@@ -25,6 +25,8 @@
 #include "run/output_cache.hpp"
 #include "run/remote_entry.hpp"
 #include "run/remote_store.hpp"
+#include "util/file_system.hpp"
+#include "util/process.hpp"
 #include "util/redis_client.hpp"
 #include "util/remote_address.hpp"
 #include "util/trusted_dir.hpp"
@@ -72,9 +74,9 @@ struct RemoteBlob {
 };
 
 // The server the settings name, connected: HTTP's store (its helper starts
-// at the first exchange), or Redis's on a new connection.
+// at the first exchange, through `processes`), or Redis's on a new connection.
 ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
-    const RemoteCacheSettings& settings);
+    const RemoteCacheSettings& settings, ProcessRunner& processes = real_processes());
 
 // `backend` in the layers the settings ask for, the same for every backend
 // (a test's too): signed_store with a signing or verify key, then
@@ -98,8 +100,10 @@ struct WaitNotice {
 
 class RemoteCache {
  public:
-  explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr)
-      : settings_(std::move(settings)), connect_(std::move(connect)) {}
+  // A fetched entry's inputs are checked here through `files`.
+  explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr,
+                       const FileSystem& files = file_system())
+      : settings_(std::move(settings)), connect_(std::move(connect)), files_(files) {}
   bool enabled() const { return !settings_.url.empty(); }
   // Whether builders that miss the same key take turns (the server takes
   // leases), and, when they do not, why and what it costs (for -v and the
@@ -154,9 +158,9 @@ class RemoteCache {
   // The first problem this build met ("" when none): one warning per build.
   const std::string& warning() const { return warning_; }
   // The server failed this build (nothing more is asked of it): how, as
-  // the store said (never read from the message), and why.
-  std::optional<Fault> fault() const { return fault_; }
-  const std::string& failure() const { return failure_; }
+  // the store said (never read from the message), and why; nothing while
+  // it has not.
+  const std::optional<Faulted>& failed() const { return failed_; }
   // The last fetch found an entry that failed its hash or signature.
   bool rejected() const { return rejected_; }
   // Adds this build's counts to the local cache's stats and clears them.
@@ -178,13 +182,13 @@ class RemoteCache {
 
   RemoteCacheSettings settings_;
   RemoteStoreConnector connect_;
+  const FileSystem& files_;
   std::unique_ptr<RemoteStore> store_;
   // The key of an entry this build found damaged but could not remove: its
   // upload replaces it (without asking first whether one is there).
   std::string replace_key_;
   bool rejected_ = false;
-  std::optional<Fault> fault_;  // after the first failure nothing more is tried
-  std::string failure_;
+  std::optional<Faulted> failed_;  // after the first failure nothing more is tried
   std::string warning_;
   std::string miss_reason_;
   std::optional<StaleInput> stale_;

@@ -38,11 +38,11 @@ CounterIncrements LocalStorage::take_counters() {
 }
 
 Lookup RemoteStorage::missed(const EntryKey& key) const {
-  if (!key.shared())
-    return Lookup::missed(Miss::missing, "no remote key (an input cannot be read)");
+  if (!key.shared()) return Lookup::missed(Miss::missing, "no remote key: " + key.shared().why());
   // How the server failed, as its store typed it where it happened.
-  if (std::optional<Fault> fault = remote_.fault())
-    return Lookup::missed(*fault == Fault::timeout ? Miss::timeout : Miss::down, remote_.failure());
+  if (const std::optional<Faulted>& failed = remote_.failed())
+    return Lookup::missed(failed->fault == Fault::timeout ? Miss::timeout : Miss::down,
+                          failed->why);
   return Lookup::missed(remote_.rejected() ? Miss::damaged : Miss::missing, remote_.miss_reason(),
                         remote_.stale());
 }

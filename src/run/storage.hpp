@@ -24,21 +24,22 @@ namespace kbuild {
 // key machines share (cache_key.hpp: shareable_key), made only when a
 // backend first asks for it: a local hit hashes nothing more.
 struct EntryKey {
-  explicit EntryKey(CacheKey local_key, std::function<std::optional<std::string>()> make = nullptr)
+  explicit EntryKey(CacheKey local_key, std::function<Result<std::string>()> make = nullptr)
       : local(std::move(local_key)), make_shared(std::move(make)) {}
   CacheKey local;
-  std::function<std::optional<std::string>()> make_shared;  // null: no remote
+  std::function<Result<std::string>()> make_shared;  // null: no remote
   // The compiler's environment, which an entry's manifest is checked
   // against (the variables the build read).
   const Environment* env = nullptr;
-  // The shared key; nullopt when there is none or an input cannot be read.
-  const std::optional<std::string>& shared() const {
-    if (!shared_) shared_.emplace(make_shared ? make_shared() : std::nullopt);
+  // The shared key, or why there is none (no remote cache, or an input
+  // that cannot be read).
+  const Result<std::string>& shared() const {
+    if (!shared_) shared_.emplace(make_shared ? make_shared() : Failure{"no remote cache"});
     return *shared_;
   }
 
  private:
-  mutable std::optional<std::optional<std::string>> shared_;
+  mutable std::optional<Result<std::string>> shared_;
 };
 
 // Why a lookup found nothing usable.

@@ -62,7 +62,7 @@ namespace {
 // first core's block holds it (a dry run reads it).
 std::string cpu_flags_line() {
   for (std::size_t limit : {std::size_t(16) << 10, std::size_t(4) << 20}) {
-    std::optional<std::string> text = read_file_up_to("/proc/cpuinfo", limit);
+    Result<std::string> text = read_file_up_to("/proc/cpuinfo", limit);
     if (!text) return "";
     for (std::size_t start = 0, end; start < text->size(); start = end + 1) {
       end = text->find('\n', start);

@@ -318,7 +318,7 @@ class Prober {
     opts.handle_interrupts = true;
     ProcessResult run;
     try {
-      run = run_process(argv, opts);
+      run = real_processes().run(argv, opts);
     } catch (const Error&) {
       return std::nullopt;
     }

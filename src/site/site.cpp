@@ -262,7 +262,7 @@ Discovery discover_python(const std::string& python, const Environment& env,
   opts.environment = &child;
   ProcessResult run;
   try {
-    run = run_process({*exe, "-c", kProbe}, opts);
+    run = real_processes().run({*exe, "-c", kProbe}, opts);
   } catch (const Error& e) {
     d.problem = e.what();
     return d;
@@ -321,7 +321,8 @@ bool torch_is_rocm_build(const std::string& torch_root) {
 
 namespace kbuild {
 
-CompilerVersion compiler_version(const std::string& compiler, const Environment& env) {
+CompilerVersion compiler_version(const std::string& compiler, const Environment& env,
+                                 ProcessRunner& processes) {
   CompilerVersion v;
   v.path = find_executable(compiler, env);
   if (!v.path) return v;
@@ -329,7 +330,7 @@ CompilerVersion compiler_version(const std::string& compiler, const Environment&
   opts.capture_output = true;
   opts.timeout = std::chrono::seconds(20);
   try {
-    ProcessResult r = run_process({*v.path, "--version"}, opts);
+    ProcessResult r = processes.run({*v.path, "--version"}, opts);
     if (r.success())
       v.first_line = r.out.substr(0, r.out.find('\n'));
     else

@@ -7,6 +7,7 @@
 
 #include "kbuild/environment.hpp"
 #include "kbuild/request.hpp"
+#include "util/process.hpp"
 #include "util/trusted_dir.hpp"
 
 // Finding torch and Python without importing torch: one `python3` run that
@@ -80,7 +81,9 @@ struct CompilerVersion {
 };
 
 // Never throws: a compiler that cannot say its version is reported, not fatal.
-CompilerVersion compiler_version(const std::string& compiler, const Environment& env);
+// `compiler --version` runs through `processes`.
+CompilerVersion compiler_version(const std::string& compiler, const Environment& env,
+                                 ProcessRunner& processes = real_processes());
 
 }  // namespace kbuild
 

@@ -84,9 +84,9 @@ namespace fs = std::filesystem;
 
 namespace kbuild {
 
-std::optional<std::string> read_whole_file(const std::string& path) {
+Result<std::string> read_whole_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) return Failure{path + ": " + std::strerror(errno)};
   struct stat st {};
   std::string bytes;
   // Sized once from fstat (a compiler, a source, an entry: megabytes read
@@ -94,42 +94,42 @@ std::optional<std::string> read_whole_file(const std::string& path) {
   if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
     bytes.resize(static_cast<std::size_t>(st.st_size));
   std::size_t have = 0;
-  bool failed = false;
+  int failed = 0;  // read(2)'s errno
   for (;;) {
     if (have == bytes.size()) bytes.resize(std::max<std::size_t>(4096, bytes.size() * 2));
     ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      failed = n < 0;
+      failed = n < 0 ? errno : 0;
       break;
     }
     have += static_cast<std::size_t>(n);
   }
   ::close(fd);
-  if (failed) return std::nullopt;
+  if (failed) return Failure{path + ": " + std::strerror(failed)};
   bytes.resize(have);
   return bytes;
 }
 
-std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
+Result<std::string> read_file_up_to(const std::string& path, std::size_t limit) {
   // Plain read(2), not an ifstream: a stream's locale set-up was a visible
   // part of a dry run, which reads several small files.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) return Failure{path + ": " + std::strerror(errno)};
   std::string text;
   char chunk[16384];
-  bool failed = false;
+  int failed = 0;  // read(2)'s errno
   while (text.size() < limit) {
     ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      failed = n < 0;
+      failed = n < 0 ? errno : 0;
       break;
     }
     text.append(chunk, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  if (failed) return std::nullopt;
+  if (failed) return Failure{path + ": " + std::strerror(failed)};
   if (text.size() > limit) text.resize(limit);
   return text;
 }

@@ -36,7 +36,8 @@ class FileSystem {
   FileSystem(const FileSystem&) = delete;
   FileSystem& operator=(const FileSystem&) = delete;
 
-  // stat(2), links followed; nothing when `path` cannot be stated.
+  // stat(2), links followed; nothing when `path` cannot be stated (errno
+  // says why: ENOENT or ENOTDIR for a path that is not there).
   virtual std::optional<struct stat> status(const std::string& path) const = 0;
   // At most `limit` bytes of the regular file `path` ("PATH: not a regular
   // file", or "PATH: " and the reason, when it is not one or cannot be read).
@@ -95,11 +96,12 @@ inline std::int64_t ns(const struct timespec& t) {
   return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000LL + t.tv_nsec;
 }
 
-// The file's bytes, or nullopt when it cannot be read.
-std::optional<std::string> read_whole_file(const std::string& path);
+// The file's bytes, or why it cannot be read ("PATH: " and the reason).
+Result<std::string> read_whole_file(const std::string& path);
 
-// At most `limit` bytes of the file, or nullopt when it cannot be read.
-std::optional<std::string> read_file_up_to(const std::string& path, std::size_t limit);
+// At most `limit` bytes of the file, or why it cannot be read ("PATH: " and
+// the reason).
+Result<std::string> read_file_up_to(const std::string& path, std::size_t limit);
 
 // At most `limit` bytes of the regular file at `path`. Anything else (a
 // FIFO, a device node, a directory) fails with "PATH: not a regular file"

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,6 +25,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 #include "kbuild/error.hpp"
 
@@ -332,14 +334,87 @@ namespace kbuild {
 
 namespace {
 
+// Starts argv[0] with its stdin and stdout on two new pipes and its stderr
+// on /dev/null, no signal blocked and SIGPIPE at its default.
+Result<Coprocess> start_coprocess(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Failure{"nothing to run"};
+  int request[2], answer[2];
+  if (::pipe2(request, O_CLOEXEC) != 0)
+    return Failure{"pipe: " + std::string(std::strerror(errno))};
+  UniqueFd request_read(request[0]), request_write(request[1]);
+  if (::pipe2(answer, O_CLOEXEC) != 0) return Failure{"pipe: " + std::string(std::strerror(errno))};
+  UniqueFd answer_read(answer[0]), answer_write(answer[1]);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attributes);
+  posix_spawn_file_actions_adddup2(&actions, request_read.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, answer_write.get(), 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> words = argv;
+  std::vector<char*> pointers;
+  for (std::string& word : words) pointers.push_back(word.data());
+  pointers.push_back(nullptr);
+  pid_t pid = -1;
+  const int spawned =
+      ::posix_spawn(&pid, words[0].c_str(), &actions, &attributes, pointers.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (spawned != 0) return Failure{"cannot run " + argv[0] + ": " + std::strerror(spawned)};
+  for (int fd : {request_write.get(), answer_read.get()})
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return Coprocess(pid, std::move(request_write), std::move(answer_read));
+}
+
 class RealProcesses : public ProcessRunner {
  public:
   ProcessResult run(const std::vector<std::string>& argv, const ProcessRequest& options) override {
     return run_process(argv, options);
   }
+  Result<Coprocess> start(const std::vector<std::string>& argv) override {
+    return start_coprocess(argv);
+  }
 };
 
 }  // namespace
+
+Result<Coprocess> ProcessRunner::start(const std::vector<std::string>& argv) {
+  return Failure{"cannot run " + (argv.empty() ? std::string("a program") : argv[0]) +
+                 ": this process runner starts no programs"};
+}
+
+Coprocess::Coprocess(Coprocess&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      to_child_(std::move(other.to_child_)),
+      from_child_(std::move(other.from_child_)) {}
+
+Coprocess& Coprocess::operator=(Coprocess&& other) noexcept {
+  if (this != &other) {
+    end();
+    pid_ = std::exchange(other.pid_, -1);
+    to_child_ = std::move(other.to_child_);
+    from_child_ = std::move(other.from_child_);
+  }
+  return *this;
+}
+
+void Coprocess::end() {
+  to_child_.reset();
+  from_child_.reset();
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pid_ = -1;
+}
 
 ProcessRunner& real_processes() {
   static RealProcesses runner;

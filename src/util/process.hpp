@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "kbuild/environment.hpp"
+#include "kbuild/error.hpp"
 #include "util/file_system.hpp"  // find_executable
+#include "util/trusted_dir.hpp"  // UniqueFd
 
 // Interrupts (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while kbuild runs other
 // programs: held pending where a window would leave a temporary behind, and
@@ -142,12 +144,43 @@ ProcessResult run_process(const std::vector<std::string>& argv, const ProcessReq
 // compiler (ninja's CommandRunner / FakeCommandRunner).
 namespace kbuild {
 
+// A program kept running beside kbuild and spoken to through two pipes (a
+// helper such as kbuild-http): kbuild holds its stdin's write end and its
+// stdout's read end (both non-blocking), its stderr is /dev/null. It starts
+// with no signal blocked and SIGPIPE at its default, so it ends by itself
+// once kbuild is gone; kbuild ends it (SIGKILL, then reaped) with the object.
+class Coprocess {
+ public:
+  Coprocess() = default;
+  Coprocess(pid_t pid, UniqueFd to_child, UniqueFd from_child)
+      : pid_(pid), to_child_(std::move(to_child)), from_child_(std::move(from_child)) {}
+  ~Coprocess() { end(); }
+  Coprocess(Coprocess&& other) noexcept;
+  Coprocess& operator=(Coprocess&& other) noexcept;
+  Coprocess(const Coprocess&) = delete;
+  Coprocess& operator=(const Coprocess&) = delete;
+
+  bool running() const { return pid_ > 0; }
+  int to_child() const { return to_child_.get(); }
+  int from_child() const { return from_child_.get(); }
+  // Closes the pipes (at its next read it ends by itself), then kills it in
+  // case it is stuck and waits for it.
+  void end();
+
+ private:
+  pid_t pid_ = -1;
+  UniqueFd to_child_, from_child_;
+};
+
 class ProcessRunner {
  public:
   virtual ~ProcessRunner() = default;
   // As run_process(): argv[0] already a path.
   virtual ProcessResult run(const std::vector<std::string>& argv,
                             const ProcessRequest& options) = 0;
+  // Starts argv[0] (already a path) as a Coprocess, or says why it could
+  // not. A runner that starts no real programs (a test's) answers a failure.
+  virtual Result<Coprocess> start(const std::vector<std::string>& argv);
 };
 
 // Starts real processes (run_process).

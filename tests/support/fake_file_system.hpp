@@ -74,7 +74,10 @@ class FakeFileSystem : public kbuild::FileSystem {
 
   std::optional<struct stat> status(const std::string& path) const override {
     std::optional<std::string> at = real_path(path);
-    if (!at) return std::nullopt;
+    if (!at) {
+      errno = ENOENT;  // as stat(2) says it
+      return std::nullopt;
+    }
     const Node& n = nodes_.at(*at);
     struct stat st {};
     st.st_dev = kDevice;

@@ -156,15 +156,19 @@ TEST_CASE("the fake file system answers read, list and real_path as the real one
 // file_util: whole-file reads, atomic writes, SHA-1, unique names, mtimes.
 namespace fs = std::filesystem;
 
-TEST_CASE("read_whole_file: bytes as they are, nullopt when unreadable", "[unit][file_util]") {
+TEST_CASE("read_whole_file: bytes as they are, or why they cannot be read", "[unit][file_util]") {
   TempDir tmp;
   const std::string bytes("a\0b\r\n\xff", 6);
   write_file(tmp / "f", bytes);
   write_file(tmp / "empty", "");
-  CHECK(read_whole_file(tmp / "f") == bytes);
-  CHECK(read_whole_file(tmp / "empty") == "");
-  CHECK_FALSE(read_whole_file(tmp / "missing"));
-  CHECK_FALSE(read_whole_file(tmp.str()));  // a directory cannot be read
+  CHECK(*read_whole_file(tmp / "f") == bytes);
+  CHECK(*read_whole_file(tmp / "empty") == "");
+  Result<std::string> missing = read_whole_file(tmp / "missing");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.why() == tmp / "missing" + ": No such file or directory");
+  Result<std::string> directory = read_whole_file(tmp.str());  // a directory cannot be read
+  REQUIRE_FALSE(directory);
+  CHECK(directory.why() == tmp.str() + ": Is a directory");
 }
 
 TEST_CASE("read_file_up_to stops at the limit", "[unit][file_util]") {
@@ -172,12 +176,13 @@ TEST_CASE("read_file_up_to stops at the limit", "[unit][file_util]") {
   std::string big(40000, 'x');
   big[39999] = 'y';
   write_file(tmp / "big", big);
-  CHECK(read_file_up_to(tmp / "big", 10) == std::string(10, 'x'));
-  CHECK(read_file_up_to(tmp / "big", 0) == "");
-  CHECK(read_file_up_to(tmp / "big", 1u << 20) == big);
-  CHECK(read_file_up_to(tmp / "big", 40000) == big);
-  CHECK_FALSE(read_file_up_to(tmp / "missing", 10));
-  CHECK_FALSE(read_file_up_to(tmp.str(), 10));
+  CHECK(*read_file_up_to(tmp / "big", 10) == std::string(10, 'x'));
+  CHECK(*read_file_up_to(tmp / "big", 0) == "");
+  CHECK(*read_file_up_to(tmp / "big", 1u << 20) == big);
+  CHECK(*read_file_up_to(tmp / "big", 40000) == big);
+  CHECK(read_file_up_to(tmp / "missing", 10).why() ==
+        tmp / "missing" + ": No such file or directory");
+  CHECK(read_file_up_to(tmp.str(), 10).why() == tmp.str() + ": Is a directory");
 }
 
 TEST_CASE("read_regular_file_up_to: a regular file, up to the limit; a FIFO is never opened",

@@ -11,9 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include "../support/cbor.hpp"
+#include "../support/fake_file_system.hpp"
 #include "../support/test_support.hpp"
 #include "run/cache_key.hpp"
 #include "run/input_manifest.hpp"
+#include "util/digest.hpp"
 #include "util/json.hpp"
 
 using namespace kbuild;
@@ -467,4 +469,26 @@ TEST_CASE("docs/cache.md names exactly the variables read that are not inputs",
   std::set<std::string> doc(named.begin(), named.end());
   std::set<std::string> code(std::begin(kPresentationVariables), std::end(kPresentationVariables));
   CHECK(doc == code);
+}
+
+// A remote hit's manifest is restamped through the FileSystem it is given
+// (issue 44: the seam passed in), here an in-memory tree on a fake clock.
+TEST_CASE("restamp_here states and reads the inputs through the file system it is given",
+          "[unit][input_manifest]") {
+  using namespace std::chrono_literals;
+  FakeFileSystem files;
+  files.write("/kbuild-fake/src/k.h", "#define K 1\n");
+  files.advance(5s);  // the directory's stamps settled
+  Manifest manifest;
+  manifest.inputs.push_back(
+      {manifest.keep("/kbuild-fake/src/k.h"), 12, 1, manifest.keep(digest_hex("#define K 1\n"))});
+  manifest.absent.push_back(manifest.keep("/kbuild-fake/src/missing.h"));
+  CHECK_FALSE(restamp_here(manifest, Environment{}, files));
+  CHECK(manifest.inputs[0].mtime_ns == ns(files.status("/kbuild-fake/src/k.h")->st_mtim));
+  REQUIRE(manifest.dirs.size() == 1);
+  CHECK(manifest.dirs[0].path == "/kbuild-fake/src");
+  files.write("/kbuild-fake/src/k.h", "#define K 2\n");
+  std::optional<StaleInput> stale = restamp_here(manifest, Environment{}, files);
+  REQUIRE(stale);
+  CHECK(stale->what == "/kbuild-fake/src/k.h");
 }

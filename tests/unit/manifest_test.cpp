@@ -406,7 +406,7 @@ TEST_CASE("with_replay and a store write a local entry's manifest as an earlier 
     in.output_index = 3;
     in.output = tmp / "k.so";
     in.sources = {tmp / "k.cpp"};
-    std::optional<CacheKey> key = cache_key(in);
+    Result<CacheKey> key = cache_key(in);
     REQUIRE(key);
     write_file(tmp / "built", "the output");
     const int fd = ::open((tmp / "built").c_str(), O_RDONLY);

@@ -159,7 +159,9 @@ TEST_CASE("cache_key covers the compiler's stamp; a missing source has no key",
 
   KeyInput no_source = f.input();
   no_source.sources = {f.tmp / "missing.cpp"};
-  CHECK_FALSE(cache_key(no_source));
+  Result<CacheKey> unkeyed = cache_key(no_source);
+  REQUIRE_FALSE(unkeyed);
+  CHECK(unkeyed.why() == f.tmp / "missing.cpp" + ": No such file or directory");
 }
 
 TEST_CASE("a variable the compiler read must have the same value for a hit",

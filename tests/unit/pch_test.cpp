@@ -222,7 +222,18 @@ TEST_CASE("a header that cannot be read, or a compiler not found, is an error up
     FAIL("planned a missing header");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::input);
-    CHECK(std::string(e.what()) == "--pch header " + c.tmp / "missing.h" + " cannot be read");
+    // Why, as the system said it.
+    CHECK(std::string(e.what()) ==
+          "cannot read the --pch header " + c.tmp / "missing.h" + ": No such file or directory");
+  }
+  fs::create_directory(c.tmp / "dir.h");
+  try {
+    (void)plan_pch(c.kernel, c.tmp / "dir.h", c.registry, c.ctx(), "", nullptr, Launcher{}, c.env);
+    FAIL("planned a directory as the header");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(std::string(e.what()) ==
+          "cannot read the --pch header " + c.tmp / "dir.h" + ": Is a directory");
   }
   c.kernel.compiler = c.tmp / "no-g++";
   try {

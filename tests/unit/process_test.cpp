@@ -280,3 +280,57 @@ TEST_CASE("real_processes runs the program as run_process does", "[unit][process
   CHECK(r.out == "out\n");
   CHECK(r.err == "err\n");
 }
+
+namespace {
+
+// Reads from `fd` (non-blocking) until `want` bytes came or 10 s passed.
+std::string process_test_read_some(int fd, std::size_t want) {
+  std::string got;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (got.size() < want && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    char buffer[256];
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    got.append(buffer, static_cast<std::size_t>(n));
+  }
+  return got;
+}
+
+}  // namespace
+
+// start(): a helper kept running (kbuild-http), through the same seam.
+TEST_CASE("real_processes starts a helper spoken to through its stdin and stdout",
+          "[unit][process_runner]") {
+  Result<Coprocess> cat = real_processes().start({"/bin/cat"});
+  REQUIRE(cat);
+  CHECK(cat->running());
+  REQUIRE(::write(cat->to_child(), "hello\n", 6) == 6);
+  CHECK(process_test_read_some(cat->from_child(), 6) == "hello\n");
+  Coprocess moved = std::move(*cat);
+  CHECK_FALSE(cat->running());
+  CHECK(moved.running());
+  moved.end();  // killed and reaped: no zombie is left
+  CHECK_FALSE(moved.running());
+  CHECK(moved.to_child() < 0);
+}
+
+TEST_CASE("a helper that cannot be started says which and why", "[unit][process_runner]") {
+  Result<Coprocess> missing = real_processes().start({"/nonexistent/kbuild-helper"});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.why().find("/nonexistent/kbuild-helper") != std::string::npos);
+  CHECK(missing.why().find("No such file") != std::string::npos);
+}
+
+// A test's runner (one that overrides run alone) starts nothing for real.
+TEST_CASE("a runner that only fakes run() starts no helper", "[unit][process_runner]") {
+  struct ProcessTestOnlyRun : ProcessRunner {
+    ProcessResult run(const std::vector<std::string>&, const ProcessRequest&) override {
+      return {};
+    }
+  } fake;
+  Result<Coprocess> started = fake.start({"/bin/cat"});
+  REQUIRE_FALSE(started);
+  CHECK(started.why().find("starts no programs") != std::string::npos);
+}

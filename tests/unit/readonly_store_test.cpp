@@ -48,7 +48,7 @@ struct ReadOnlyScratch {
   Environment env;
   EntryKey key(const std::string& shared, char local = 'a') {
     EntryKey k(CacheKey{std::string(64, local), {}},
-               [shared] { return std::optional<std::string>(shared); });
+               [shared] { return Result<std::string>(shared); });
     k.env = &env;
     return k;
   }

@@ -89,7 +89,7 @@ struct Local {
   Environment env;
   EntryKey key(const std::string& shared) {
     EntryKey k(CacheKey{std::string(64, 'a'), {}},
-               [shared] { return std::optional<std::string>(shared); });
+               [shared] { return Result<std::string>(shared); });
     k.env = &env;
     return k;
   }
@@ -137,6 +137,24 @@ TEST_CASE("a failure's kind is the store's, whatever its message says", "[unit][
   CHECK(storage.get(local.key("k"), local.out.get()).miss == Miss::timeout);
 }
 
+// The shared key's failure is the miss's reason (issue 44: it said only
+// "an input cannot be read" before).
+TEST_CASE("without a shared key the remote is not asked, and the miss says why",
+          "[unit][redis_store]") {
+  Local local;
+  FakeRedis server;
+  RemoteCache remote(settings(), connector(server));
+  RemoteStorage storage(remote, local.cache);
+  EntryKey key(CacheKey{std::string(64, 'a'), {}},
+               [] { return Result<std::string>(Failure{"/opt/cc/g++ cannot be read"}); });
+  key.env = &local.env;
+  Lookup found = storage.get(key, local.out.get());
+  CHECK_FALSE(found.hit);
+  CHECK(found.miss == Miss::missing);
+  CHECK(found.why == "no remote key: /opt/cc/g++ cannot be read");
+  CHECK(server.commands().empty());
+}
+
 TEST_CASE("a server that never answers is a timeout, in time, and asked nothing more",
           "[unit][redis_store]") {
   FakeRedis server;
@@ -149,7 +167,8 @@ TEST_CASE("a server that never answers is a timeout, in time, and asked nothing 
   CHECK(std::chrono::steady_clock::now() - start < 2s);
   CHECK_FALSE(found.hit);
   CHECK(found.miss == Miss::timeout);
-  CHECK(remote.fault() == Fault::timeout);
+  REQUIRE(remote.failed());
+  CHECK(remote.failed()->fault == Fault::timeout);
   CHECK(has_text(remote.warning(), "building without it"));
   // One timeout per build: the lease and the upload never reach the server.
   CHECK(storage.lease(local.key("k"), local.out.get()).miss == Miss::timeout);
@@ -175,7 +194,8 @@ TEST_CASE("a server that closes the connection is down: a miss and one warning",
   RemoteStorage storage(remote, local.cache);
   Lookup found = storage.get(local.key("k"), local.out.get());
   CHECK(found.miss == Miss::down);
-  CHECK(remote.fault() == Fault::down);
+  REQUIRE(remote.failed());
+  CHECK(remote.failed()->fault == Fault::down);
   CHECK(has_text(found.why, "the server closed the connection"));
   CHECK(has_text(remote.warning(), "remote cache redis://fake:6379: GET: "));
   CHECK(has_text(remote.warning(), "drop --remote-cache"));
@@ -193,8 +213,9 @@ TEST_CASE("a server that refuses a write (full) is refused: the build goes on wi
   RemoteCache remote(settings(), connector(server));
   server.behave(FakeRedis::Behaviour::refuse);
   remote.put("k", RemoteBlob{"m", "bytes"});
-  CHECK(remote.fault() == Fault::refused);
-  CHECK(has_text(remote.failure(), "SET: OOM command not allowed"));
+  REQUIRE(remote.failed());
+  CHECK(remote.failed()->fault == Fault::refused);
+  CHECK(has_text(remote.failed()->why, "SET: OOM command not allowed"));
   CHECK(server.values().empty());
 }
 

@@ -26,7 +26,7 @@ struct StorageScratch {
 };
 
 EntryKey key_of(const std::string& hex) {
-  return EntryKey(CacheKey{hex, {}}, [hex] { return std::optional<std::string>("shared-" + hex); });
+  return EntryKey(CacheKey{hex, {}}, [hex] { return Result<std::string>("shared-" + hex); });
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ TEST_CASE("the shared key is made once, when a backend first asks for it", "[uni
   int made = 0;
   EntryKey key(CacheKey{"k", {}}, [&made] {
     ++made;
-    return std::optional<std::string>("shared-k");
+    return Result<std::string>("shared-k");
   });
   CHECK(made == 0);  // a local hit would never ask
   CHECK(*key.shared() == "shared-k");
@@ -114,4 +114,5 @@ TEST_CASE("the shared key is made once, when a backend first asks for it", "[uni
   CHECK(made == 1);
   EntryKey local_only(CacheKey{"k", {}});
   CHECK_FALSE(local_only.shared());
+  CHECK(local_only.shared().why() == "no remote cache");
 }
