@@ -97,6 +97,9 @@ class Driver {
   // nothing; the lines are dry_run_lines'). Throws Error; the Compilation
   // keeps it and what was made before.
   void run(Compilation& compilation, BuildListener& listener);
+  // The evidence report (--report, docs/report.md) of a planned or run
+  // Compilation, as JSON text; asks its compiler for `--version`.
+  std::string report(const Compilation& compilation, const std::vector<std::string>& kbuild_argv);
   // `kbuild --dry-run`: plans `request` (compiling and writing nothing) and
   // gives the lines it prints: each PCH step, then each step of the plan;
   // with `inductor_line`, Inductor's own line of a one-step plan. Throws

@@ -9,8 +9,8 @@
 
 #include "cc_command.hpp"
 #include "command_line.hpp"
-#include "diagnose/doctor.hpp"
 #include "diagnose/report.hpp"
+#include "driver/doctor.hpp"
 #include "driver/driver.hpp"
 #include "kbuild_config.h"
 #include "printing.hpp"
@@ -93,8 +93,7 @@ int build_command(Driver& driver, const CommandLine& cl, const Console& console,
   if (!listener.plan_notes_said)
     cli::say_notes(console, cl.verbose, compilation.notes, listener.warned_device());
   if (!cl.report.empty()) {
-    Status written = write_file_atomically(
-        cl.report, dump_json(report_of(compilation, kbuild_argv, env), 2) + "\n");
+    Status written = write_file_atomically(cl.report, driver.report(compilation, kbuild_argv));
     if (!written) console.warnings({"--report: " + written.why()});
   }
   if (compilation.failure) console.error(*compilation.failure);

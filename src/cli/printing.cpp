@@ -1,7 +1,7 @@
 
 #include "printing.hpp"
 
-#include "diagnose/doctor.hpp"
+#include "driver/doctor.hpp"
 
 #include <unistd.h>
 #include <algorithm>

@@ -305,7 +305,7 @@ void version_matrix(const Session& session, const BuildRequest& asked, ReportInp
 
 nlohmann::ordered_json report_of(const Compilation& compilation,
                                  const std::vector<std::string>& kbuild_argv,
-                                 const Environment& env) {
+                                 const Environment& env, const std::string& compiler_version) {
   const BuildRequest& asked = compilation.asked;
   ReportInput in;
   in.kbuild_argv = kbuild_argv;
@@ -316,7 +316,7 @@ nlohmann::ordered_json report_of(const Compilation& compilation,
   in.steps = dry_run_lines(compilation, false);
   in.notes = compilation.notes;
   in.compiler_path = compilation.request ? compilation.request->compiler : asked.compiler;
-  in.compiler_version = compiler_version(in.compiler_path, env).first_line;
+  in.compiler_version = compiler_version;
   if (const Session* session = compilation.session) {
     in.device_files = session->device_files.files;
     in.timings = session->timings;

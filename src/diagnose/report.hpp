@@ -66,10 +66,11 @@ std::vector<std::string> summarise_notes(const std::vector<std::string>& notes);
 namespace kbuild {
 
 // The evidence report (--report) of `compilation`, run as `kbuild_argv`
-// asked; asks the compiler its version.
+// asked, with the first line of its compiler's `--version` (which the
+// caller asked: diagnose runs nothing; Driver::report).
 nlohmann::ordered_json report_of(const Compilation& compilation,
                                  const std::vector<std::string>& kbuild_argv,
-                                 const Environment& env);
+                                 const Environment& env, const std::string& compiler_version);
 
 // Why --report must not be written at `report`: it is a source or the
 // output (it would be overwritten), or not a regular file.

@@ -7,8 +7,9 @@
 #include "devices/device_file.hpp"
 #include "devices/device_file_load.hpp"
 #include "devices/plugin.hpp"
-#include "diagnose/doctor.hpp"
 #include "diagnose/explain.hpp"
+#include "diagnose/report.hpp"
+#include "driver/doctor.hpp"
 #include "plan/plan.hpp"
 #include "run/cache_stats.hpp"
 #include "run/isa_answer.hpp"
@@ -16,8 +17,10 @@
 #include "run/remote_cache.hpp"
 #include "run/run_settings.hpp"
 #include "site/isa.hpp"
+#include "site/site.hpp"
 #include "util/digest.hpp"
 #include "util/environment.hpp"
+#include "util/json.hpp"
 #include "util/text.hpp"
 #include "util/trusted_dir.hpp"
 
@@ -86,6 +89,15 @@ Compilation Driver::plan(BuildRequest request, BuildListener& listener) {
 
 void Driver::run(Compilation& compilation, BuildListener& listener) {
   run_compilation(compilation, listener, env_);
+}
+
+std::string Driver::report(const Compilation& compilation,
+                           const std::vector<std::string>& kbuild_argv) {
+  // Asked here, not in diagnose, which runs nothing.
+  const std::string& compiler =
+      compilation.request ? compilation.request->compiler : compilation.asked.compiler;
+  const std::string version = compiler_version(compiler, env_).first_line;
+  return dump_json(report_of(compilation, kbuild_argv, env_, version), 2) + "\n";
 }
 
 std::vector<std::string> Driver::dry_run(BuildRequest request, BuildListener& listener,

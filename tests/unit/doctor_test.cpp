@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/test_support.hpp"
-#include "diagnose/doctor.hpp"
+#include "driver/doctor.hpp"
 
 using namespace kbuild;
 using kbuild_test::TempDir;

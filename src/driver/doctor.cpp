@@ -1,5 +1,5 @@
 
-#include "diagnose/doctor.hpp"
+#include "driver/doctor.hpp"
 
 #include <chrono>
 #include <filesystem>
