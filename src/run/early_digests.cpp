@@ -160,6 +160,12 @@ const EarlyDigests::Look* EarlyDigests::find(const std::string& path,
   return it != looks_.end() && same_identity(it->second.seen, now) ? &it->second : nullptr;
 }
 
+bool EarlyDigests::saw_other(const std::string& path, const struct stat& now) const {
+  if (thread_.joinable()) return false;
+  auto it = looks_.find(path);
+  return it != looks_.end() && !same_identity(it->second.seen, now);
+}
+
 // Takes the records written since the last look: files read (or run) that
 // no one wrote first, queued in the order they were read.
 bool EarlyDigests::drain() {

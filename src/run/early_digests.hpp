@@ -58,6 +58,11 @@ class EarlyDigests {
   // What was learnt of `path` (spelled as recorded), if `now` (its stat)
   // is still the version that was read; null otherwise. After finish().
   [[nodiscard]] const Look* find(const std::string& path, const struct stat& now) const;
+  // Whether `path` was looked at while the build ran and was then another
+  // version than `now` (another file, or since changed): it changed during
+  // the build, whatever its times say (a link to a directory swapped for
+  // one to an older tree). After finish().
+  [[nodiscard]] bool saw_other(const std::string& path, const struct stat& now) const;
 
  private:
   void start();

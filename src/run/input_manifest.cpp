@@ -217,7 +217,11 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     if (!stated) return Failure{path + " was read by the compiler but is gone"};
     const struct stat& before = *stated;
     if (!S_ISREG(before.st_mode)) return ok();  // a directory opened, a terminal
-    if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started))
+    // Its times moved; or the thread that hashed it while the compiler ran
+    // found another file there (its directory's link swapped for one to an
+    // older tree: times that predate the build, yet not what was read).
+    if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started) ||
+        (build.early && build.early->saw_other(path, before)))
       return Failure{path + " changed during the build"};
     // Hashed while the compiler ran, that same version; else now.
     const EarlyDigests::Look* early = build.early ? build.early->find(path, before) : nullptr;

@@ -6,9 +6,14 @@
 // Last, a property: any change to a file the build opened or looked for in
 // its own tree (an edit, a file created where one was absent, a removal)
 // makes the next build miss.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -273,4 +278,63 @@ TEST_CASE(
     CHECK(gone.exit_code != 0);
     CHECK_FALSE(observed_hit(gone));
   }
+}
+
+namespace {
+
+// Waits (at most 30 s) until `file` has been closed `times` after reading:
+// the compiler's read, then EarlyDigests' look at it while the compile runs.
+void observed_swap_wait_reads(const std::string& file, int times) {
+  const int fd = ::inotify_init1(IN_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::inotify_add_watch(fd, file.c_str(), IN_CLOSE_NOWRITE) >= 0);
+  for (int seen = 0; seen < times;) {
+    pollfd ready{fd, POLLIN, 0};
+    if (::poll(&ready, 1, 30000) <= 0) break;
+    alignas(inotify_event) char events[4096];
+    const ssize_t n = ::read(fd, events, sizeof events);
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+      seen += (event->mask & IN_CLOSE_NOWRITE) ? 1 : 0;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a header's directory link swapped to an older tree while the compiler runs: the build is "
+    "not stored, so the next build compiles what the link names now",
+    "[e2e][observed]") {
+  ObservedCase k(ObservedMode::build);
+  // Two trees made before the build; inc names v1 when the compiler reads
+  // inc/x.h, v2 (whose files are as old) by the time the compile ends.
+  write_file(k.dir / "v1/x.h", "#define VALUE 1\n");
+  write_file(k.dir / "v2/x.h", "#define VALUE 2\n");
+  fs::create_directory_symlink("v1", k.dir / "inc");
+  write_file(k.dir / "k.cpp", "#include \"x.h\"\nextern \"C\" int f() { return VALUE; }\n");
+  // The launcher waits, after the compile, for the swap (a FIFO: no input).
+  REQUIRE(::mkfifo((k.dir / "swapped").c_str(), 0600) == 0);
+  write_file(k.dir / "wrap", "#!/bin/sh\n\"$@\"\nrc=$?\nread done < swapped\nexit $rc\n", true);
+  const std::vector<std::string> flags{"-I", "inc", "--launcher", k.dir / "wrap"};
+  std::thread swapper([&k] {
+    observed_swap_wait_reads(k.dir / "v1/x.h", 2);
+    fs::create_directory_symlink("v2", k.dir / "inc.new");
+    fs::rename(k.dir / "inc.new", k.dir / "inc");
+    std::ofstream(k.dir / "swapped") << "\n";  // opened once the launcher reads it
+  });
+  RunResult first = k.build(flags);
+  swapper.join();
+  INFO(first.err);
+  CHECK(k.value() == 1);
+  CHECK(first.err.find("inc/x.h changed during the build") != std::string::npos);
+  // The launcher reads a plain file now; inc names v2, so must the binary.
+  fs::remove(k.dir / "swapped");
+  write_file(k.dir / "swapped", "\n");
+  RunResult again = k.build(flags);
+  INFO(again.err);
+  CHECK_FALSE(observed_hit(again));
+  CHECK(k.value() == 2);
 }

@@ -63,12 +63,17 @@ TEST_CASE("files the records name are hashed, and given back for that version on
   CHECK_FALSE(look->mentions_clock);
   // A file the build wrote before reading it is its own, never an input.
   CHECK_FALSE(early.find(temp, early_digests_stat(temp)));
+  // The version looked at is still there; a path never looked at says nothing.
+  CHECK_FALSE(early.saw_other(header, early_digests_stat(header)));
+  CHECK_FALSE(early.saw_other(tmp.path().string() + "/never.h", early_digests_stat(header)));
 
   // Another version of the header (its ctime moves): nothing given back.
   write_file(header, "abd");
   struct stat now = early_digests_stat(header);
   now.st_ctim.tv_nsec += 1;  // whatever the clock's tick, a different identity
   CHECK_FALSE(early.find(header, now));
+  // ...and the path changed during the build, whatever its times say.
+  CHECK(early.saw_other(header, now));
 }
 
 TEST_CASE("the clock's macros are found across the pieces a file is read in, never in a binary",
