@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -140,4 +141,51 @@ TEST_CASE("a file large enough is remembered, and still scanned for the clock's 
   // Its digest came unread; the scan read it all the same.
   CHECK(look->scanned);
   CHECK(look->mentions_clock);
+}
+
+namespace {
+
+// Bytes this process has read so far (every thread's read and pread).
+std::size_t early_digests_bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string name;
+  std::size_t value = 0;
+  while (io >> name >> value)
+    if (name == "rchar:") return value;
+  FAIL("no rchar in /proc/self/io");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("finish() ends the scan of a remembered file's bytes too, not at the file's end",
+          "[early_digests]") {
+  TempDir tmp;
+  auto cache = kbuild::TrustedDir::open(tmp.path().string() + "/cache", true);
+  REQUIRE(cache);
+  // Text for its first 8 KiB (no NUL: not a binary), then a hole of 1 GiB:
+  // read as zeros, quickly, and never on disk.
+  const std::string big = tmp.path().string() + "/big.h";
+  write_file(big, std::string(8192, 'x'));
+  constexpr std::size_t kSize = std::size_t{1} << 30;
+  REQUIRE(::truncate(big.c_str(), static_cast<off_t>(kSize)) == 0);
+  kbuild_test::FakeFileClock clock;
+  clock.advance();  // settled: remembered
+  {
+    EarlyDigests early(&*cache, 64);
+    early.foresee({big});
+    early.finish(true);
+    REQUIRE(early.find(big, early_digests_stat(big)));
+  }
+  // Its digest remembered, only the scan reads the file now: once it has
+  // read 8 MiB, finish() must end it within a MiB or so, as it ends a hash.
+  EarlyDigests again(&*cache, 64);
+  const std::size_t start = early_digests_bytes_read();
+  again.foresee({big});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (early_digests_bytes_read() - start < (std::size_t{8} << 20) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  again.finish();
+  CHECK(early_digests_bytes_read() - start < kSize / 4);
 }
