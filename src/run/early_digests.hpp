@@ -23,7 +23,9 @@
 // time. Hashed on a thread of their own while the compiler works, they cost
 // the miss nothing a spare core cannot absorb. Nothing here decides what the
 // manifest holds: the observed records do, and a digest is used only for
-// the very version of the file the manifest records (same_identity).
+// the very version of the file the manifest records (same_identity). What
+// it saw can only refuse a build: a path that was another file then than
+// after the compile changed during it (saw_other).
 namespace kbuild {
 
 class EarlyDigests {
