@@ -83,14 +83,20 @@ class ClockScan {
 };
 
 // Feeds `scan` the bytes of `path` while they are the version `seen`
-// (same_identity before and after); false if they could not be read so.
-bool scan_unread(const std::string& path, const struct stat& seen, ClockScan& scan) {
+// (same_identity before and after); false if they could not be read so, or
+// `stop` ended the read (checked a MiB at a time, as a hash is).
+bool scan_unread(const std::string& path, const struct stat& seen, ClockScan& scan,
+                 const std::atomic<bool>& stop) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat before {};
   bool whole = ::fstat(fd, &before) == 0 && same_identity(before, seen);
   std::string piece(std::size_t{1} << 20, '\0');
   for (off_t at = 0; whole && !scan.done();) {
+    if (stop.load(std::memory_order_relaxed)) {
+      whole = false;
+      break;
+    }
     const ssize_t n = ::pread(fd, piece.data(), piece.size(), at);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) whole = false;
@@ -158,6 +164,12 @@ const EarlyDigests::Look* EarlyDigests::find(const std::string& path,
   if (thread_.joinable()) return nullptr;  // still running: not before finish()
   auto it = looks_.find(path);
   return it != looks_.end() && same_identity(it->second.seen, now) ? &it->second : nullptr;
+}
+
+bool EarlyDigests::saw_other(const std::string& path, const struct stat& now) const {
+  if (thread_.joinable()) return false;
+  auto it = looks_.find(path);
+  return it != looks_.end() && !same_identity(it->second.seen, now);
 }
 
 // Takes the records written since the last look: files read (or run) that
@@ -230,7 +242,7 @@ void EarlyDigests::hash(const std::string& path) {
   // A remembered digest came unread: the scan reads it now (a binary ends
   // at its first 8 KiB), here rather than after the compile.
   bool scanned = look->read;
-  if (!scanned) scanned = scan_unread(path, look->seen, scan);
+  if (!scanned) scanned = scan_unread(path, look->seen, scan, stop_);
   Look known;
   known.seen = look->seen;
   known.digest = std::move(look->digest);

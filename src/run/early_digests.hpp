@@ -23,7 +23,9 @@
 // time. Hashed on a thread of their own while the compiler works, they cost
 // the miss nothing a spare core cannot absorb. Nothing here decides what the
 // manifest holds: the observed records do, and a digest is used only for
-// the very version of the file the manifest records (same_identity).
+// the very version of the file the manifest records (same_identity). What
+// it saw can only refuse a build: a path that was another file then than
+// after the compile changed during it (saw_other).
 namespace kbuild {
 
 class EarlyDigests {
@@ -58,6 +60,11 @@ class EarlyDigests {
   // What was learnt of `path` (spelled as recorded), if `now` (its stat)
   // is still the version that was read; null otherwise. After finish().
   [[nodiscard]] const Look* find(const std::string& path, const struct stat& now) const;
+  // Whether `path` was looked at while the build ran and was then another
+  // version than `now` (another file, or since changed): it changed during
+  // the build, whatever its times say (a link to a directory swapped for
+  // one to an older tree). After finish().
+  [[nodiscard]] bool saw_other(const std::string& path, const struct stat& now) const;
 
  private:
   void start();

@@ -209,6 +209,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   // written before they go.
   Manifest manifest;
   std::unordered_set<std::string> recorded;
+  Uncacheable failed_as = Uncacheable::input_changed;  // why add_input failed
   auto add_input = [&](const std::string& path) -> Status {
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute) || !recorded.insert(absolute).second)
@@ -216,8 +217,20 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     const std::optional<struct stat> stated = files.status(path);
     if (!stated) return Failure{path + " was read by the compiler but is gone"};
     const struct stat& before = *stated;
-    if (!S_ISREG(before.st_mode)) return ok();  // a directory opened, a terminal
-    if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started))
+    if (S_ISDIR(before.st_mode)) return ok();  // a directory opened
+    // A FIFO (or a device outside /dev): what came through it is gone, and
+    // a hit could not check it again.
+    if (!S_ISREG(before.st_mode)) {
+      failed_as = Uncacheable::unobserved;
+      return Failure{"the compiler read " + path + ", a " +
+                     (S_ISFIFO(before.st_mode) ? "FIFO" : "device") +
+                     ", whose bytes cannot be checked again"};
+    }
+    // Its times moved; or the thread that hashed it while the compiler ran
+    // found another file there (its directory's link swapped for one to an
+    // older tree: times that predate the build, yet not what was read).
+    if (later(before.st_mtim, build.started) || later(before.st_ctim, build.started) ||
+        (build.early && build.early->saw_other(path, before)))
       return Failure{path + " changed during the build"};
     // Hashed while the compiler ran, that same version; else now.
     const EarlyDigests::Look* early = build.early ? build.early->find(path, before) : nullptr;
@@ -235,11 +248,9 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     recorded.insert(absolute_normal(program));
   }
   for (const std::string& path : observed.read)
-    if (Status added = add_input(path); !added)
-      return refuse(Uncacheable::input_changed, added.why());
+    if (Status added = add_input(path); !added) return refuse(failed_as, added.why());
   for (const std::string& program : observed.executed)
-    if (Status added = add_input(program); !added)
-      return refuse(Uncacheable::input_changed, added.why());
+    if (Status added = add_input(program); !added) return refuse(failed_as, added.why());
   // Absent paths, and the directories they would appear in, stamped when
   // their stamps predate the build (a change during it would be missed).
   std::deque<std::string> chains;  // where dangling links lead: stable storage

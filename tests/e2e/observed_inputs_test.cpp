@@ -6,9 +6,15 @@
 // Last, a property: any change to a file the build opened or looked for in
 // its own tree (an edit, a file created where one was absent, a removal)
 // makes the next build miss.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -272,5 +278,111 @@ TEST_CASE(
     RunResult gone = k.build(flags, {}, "k.cpp", false);
     CHECK(gone.exit_code != 0);
     CHECK_FALSE(observed_hit(gone));
+  }
+}
+
+namespace {
+
+// Waits (at most 30 s) until `file` has been closed `times` after reading:
+// the compiler's read, then EarlyDigests' look at it while the compile runs.
+void observed_swap_wait_reads(const std::string& file, int times) {
+  // On a thread of its own: no Catch assertion (the test's checks fail if
+  // the swap comes too early).
+  const int fd = ::inotify_init1(IN_CLOEXEC);
+  if (fd < 0) return;
+  if (::inotify_add_watch(fd, file.c_str(), IN_CLOSE_NOWRITE) < 0) {
+    ::close(fd);
+    return;
+  }
+  for (int seen = 0; seen < times;) {
+    pollfd ready{fd, POLLIN, 0};
+    if (::poll(&ready, 1, 30000) <= 0) break;
+    alignas(inotify_event) char events[4096];
+    const ssize_t n = ::read(fd, events, sizeof events);
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+      seen += (event->mask & IN_CLOSE_NOWRITE) ? 1 : 0;
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+    }
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a header's directory link swapped to an older tree while the compiler runs: the build is "
+    "not stored, so the next build compiles what the link names now",
+    "[e2e][observed]") {
+  ObservedCase k(ObservedMode::build);
+  // Two trees made before the build; inc names v1 when the compiler reads
+  // inc/x.h, v2 (whose files are as old) by the time the compile ends.
+  write_file(k.dir / "v1/x.h", "#define VALUE 1\n");
+  write_file(k.dir / "v2/x.h", "#define VALUE 2\n");
+  fs::create_directory_symlink("v1", k.dir / "inc");
+  write_file(k.dir / "k.cpp", "#include \"x.h\"\nextern \"C\" int f() { return VALUE; }\n");
+  // The launcher waits, after the compile, for the swap: on a FIFO under
+  // /dev, which is no input.
+  struct Gate {
+    std::string path = "/dev/shm/kbuild-test-swapped-" + std::to_string(::getpid());
+    Gate() { REQUIRE(::mkfifo(path.c_str(), 0600) == 0); }
+    ~Gate() { ::unlink(path.c_str()); }
+  } gate;
+  write_file(k.dir / "wrap", "#!/bin/sh\n\"$@\"\nrc=$?\nread done < " + gate.path + "\nexit $rc\n",
+             true);
+  const std::vector<std::string> flags{"-I", "inc", "--launcher", k.dir / "wrap"};
+  std::thread swapper([&k, &gate] {
+    observed_swap_wait_reads(k.dir / "v1/x.h", 2);
+    fs::create_directory_symlink("v2", k.dir / "inc.new");
+    fs::rename(k.dir / "inc.new", k.dir / "inc");
+    std::ofstream(gate.path) << "\n";  // opened once the launcher reads it
+  });
+  RunResult first = k.build(flags);
+  swapper.join();
+  INFO(first.err);
+  CHECK(k.value() == 1);
+  CHECK(first.err.find("inc/x.h changed during the build") != std::string::npos);
+  // The gate is a plain file now; inc names v2, so must the binary.
+  ::unlink(gate.path.c_str());
+  write_file(gate.path, "\n");
+  RunResult again = k.build(flags);
+  INFO(again.err);
+  CHECK_FALSE(observed_hit(again));
+  CHECK(k.value() == 2);
+}
+
+TEST_CASE(
+    "a header that is a FIFO: what came through it cannot be checked again, so the build is not "
+    "stored",
+    "[e2e][observed]") {
+  for (ObservedMode mode : kKernelModes) {
+    INFO(observed_mode_name(mode));
+    ObservedCase k(mode);
+    REQUIRE(::mkfifo((k.dir / "v.h").c_str(), 0600) == 0);
+    write_file(k.dir / "k.cpp", "#include \"v.h\"\nextern \"C\" int f() { return VALUE; }\n");
+    for (int value : {1, 2}) {
+      INFO("VALUE " << value);
+      // Writes the header once the compiler opens it (never, on a hit).
+      std::atomic<bool> built{false};
+      std::thread feeder([&k, &built, value] {
+        while (!built) {
+          const int fd = ::open((k.dir / "v.h").c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+          if (fd < 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            continue;
+          }
+          const std::string text = "#define VALUE " + std::to_string(value) + "\n";
+          (void)!::write(fd, text.data(), text.size());  // k.value() checks it came
+          ::close(fd);
+          return;
+        }
+      });
+      RunResult r = k.build({});
+      built = true;
+      feeder.join();
+      CHECK_FALSE(observed_hit(r));
+      CHECK(r.err.find("v.h, a FIFO") != std::string::npos);
+      CHECK(k.value() == value);
+    }
   }
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -63,12 +64,17 @@ TEST_CASE("files the records name are hashed, and given back for that version on
   CHECK_FALSE(look->mentions_clock);
   // A file the build wrote before reading it is its own, never an input.
   CHECK_FALSE(early.find(temp, early_digests_stat(temp)));
+  // The version looked at is still there; a path never looked at says nothing.
+  CHECK_FALSE(early.saw_other(header, early_digests_stat(header)));
+  CHECK_FALSE(early.saw_other(tmp.path().string() + "/never.h", early_digests_stat(header)));
 
   // Another version of the header (its ctime moves): nothing given back.
   write_file(header, "abd");
   struct stat now = early_digests_stat(header);
   now.st_ctim.tv_nsec += 1;  // whatever the clock's tick, a different identity
   CHECK_FALSE(early.find(header, now));
+  // ...and the path changed during the build, whatever its times say.
+  CHECK(early.saw_other(header, now));
 }
 
 TEST_CASE("the clock's macros are found across the pieces a file is read in, never in a binary",
@@ -135,4 +141,51 @@ TEST_CASE("a file large enough is remembered, and still scanned for the clock's 
   // Its digest came unread; the scan read it all the same.
   CHECK(look->scanned);
   CHECK(look->mentions_clock);
+}
+
+namespace {
+
+// Bytes this process has read so far (every thread's read and pread).
+std::size_t early_digests_bytes_read() {
+  std::ifstream io("/proc/self/io");
+  std::string name;
+  std::size_t value = 0;
+  while (io >> name >> value)
+    if (name == "rchar:") return value;
+  FAIL("no rchar in /proc/self/io");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("finish() ends the scan of a remembered file's bytes too, not at the file's end",
+          "[early_digests]") {
+  TempDir tmp;
+  auto cache = kbuild::TrustedDir::open(tmp.path().string() + "/cache", true);
+  REQUIRE(cache);
+  // Text for its first 8 KiB (no NUL: not a binary), then a hole of 1 GiB:
+  // read as zeros, quickly, and never on disk.
+  const std::string big = tmp.path().string() + "/big.h";
+  write_file(big, std::string(8192, 'x'));
+  constexpr std::size_t kSize = std::size_t{1} << 30;
+  REQUIRE(::truncate(big.c_str(), static_cast<off_t>(kSize)) == 0);
+  kbuild_test::FakeFileClock clock;
+  clock.advance();  // settled: remembered
+  {
+    EarlyDigests early(&*cache, 64);
+    early.foresee({big});
+    early.finish(true);
+    REQUIRE(early.find(big, early_digests_stat(big)));
+  }
+  // Its digest remembered, only the scan reads the file now: once it has
+  // read 8 MiB, finish() must end it within a MiB or so, as it ends a hash.
+  EarlyDigests again(&*cache, 64);
+  const std::size_t start = early_digests_bytes_read();
+  again.foresee({big});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (early_digests_bytes_read() - start < (std::size_t{8} << 20) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  again.finish();
+  CHECK(early_digests_bytes_read() - start < kSize / 4);
 }
