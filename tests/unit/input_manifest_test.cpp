@@ -433,6 +433,38 @@ TEST_CASE("a manifest of many files is swept on two threads, and names the file 
   }
 }
 
+TEST_CASE("with the absences checked beside the files, a hit answers as one sweep does",
+          "[unit][input_manifest]") {
+  TempDir tmp;
+  Strings read, absent;
+  for (std::size_t i = 0; i < kAbsencesBeside + 10; ++i) {
+    const std::string dir = tmp / ("dir" + std::to_string(i % 29));
+    write_file(dir + "/h" + std::to_string(i) + ".h", "h");
+    read.push_back(dir + "/h" + std::to_string(i) + ".h");
+    absent.push_back(dir + "/missing" + std::to_string(i) + ".h");
+  }
+  Result<std::string> manifest = manifest_observing(read, absent);
+  REQUIRE(manifest);
+  Result<Manifest> view = read_manifest(*manifest);
+  REQUIRE(view);
+  CHECK(manifest_holds(*view, Environment{}));
+  // A path that appears, alone: named.
+  write_file(absent[absent.size() / 2], "shadow");
+  std::optional<StaleInput> stale = manifest_stale(*view, Environment{});
+  REQUIRE(stale);
+  CHECK(stale->kind == StaleKind::path_appeared);
+  CHECK(stale->what == absent[absent.size() / 2]);
+  // With a file changed too, the file is named first.
+  write_file(read.back(), "other");
+  stale = manifest_stale(*view, Environment{});
+  REQUIRE(stale);
+  CHECK(stale->kind == StaleKind::file_changed);
+  CHECK(stale->what == read.back());
+  write_file(read.back(), "h");
+  fs::remove(absent[absent.size() / 2]);
+  CHECK(manifest_holds(*view, Environment{}));
+}
+
 // docs/cache.md's table of what a build reads is kept true by code: the
 // variables it says are read but are not inputs (they only shape how
 // diagnostics look or how many jobs run) are exactly the list the manifest
