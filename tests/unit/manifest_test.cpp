@@ -68,8 +68,9 @@ TEST_CASE("a manifest read in place gives what to_cbor wrote", "[unit][manifest]
 }
 
 TEST_CASE("only inputs are required, and unknown fields are skipped", "[unit][manifest]") {
-  Result<Manifest> m = read_manifest(to_cbor(
-      {{"inputs", nlohmann::json::array()}, {"later", {{"x", {1.5, true, nullptr, "y"}}}}}));
+  const std::string bytes =
+      to_cbor({{"inputs", nlohmann::json::array()}, {"later", {{"x", {1.5, true, nullptr, "y"}}}}});
+  Result<Manifest> m = read_manifest(bytes);
   REQUIRE(m);
   CHECK(m->inputs.empty());
   CHECK_FALSE(m->size);
@@ -302,7 +303,9 @@ TEST_CASE("a damaged manifest is refused with a reason", "[unit][manifest]") {
   CHECK_FALSE(
       read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"variables", {{"A", 1}}}})));
   CHECK_FALSE(read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"listed", {{"/d"}}}})));
-  Result<Manifest> longer = read_manifest(to_cbor({{"inputs", {{"/a.h", 1, 2, "d", "later"}}}}));
+  // Its views point into these bytes, which must outlive it.
+  const std::string extended = to_cbor({{"inputs", {{"/a.h", 1, 2, "d", "later"}}}});
+  Result<Manifest> longer = read_manifest(extended);
   REQUIRE(longer);
   CHECK(longer->inputs[0].digest == "d");
 }
@@ -372,7 +375,8 @@ TEST_CASE("manifests an earlier kbuild wrote are read, and a local entry's writt
     expected["dirs"] = nlohmann::json::array();  // written, empty or not
     CHECK(parse_manifest(manifest_bytes(*m)) == expected);
   }
-  Result<Manifest> entry = read_manifest(golden("entry-compressed.cbor"));
+  const std::string compressed = golden("entry-compressed.cbor");  // the views point into it
+  Result<Manifest> entry = read_manifest(compressed);
   REQUIRE(entry);
   CHECK(entry->inputs.size() == 2);
   CHECK(entry->absent.size() == 3);
