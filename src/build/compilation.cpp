@@ -18,10 +18,12 @@ namespace {
 // (made, unless a dry run) before anything, the PCH job included, is
 // planned. Says why the cache is off, when it is.
 void open_settings(Compilation& c, const Registry* registry, const Environment& env,
-                   BuildListener& listener) {
+                   const FileSystem& files, BuildListener& listener) {
   const BuildRequest& options = c.asked;
   c.settings = resolve_run_settings(c.asked, registry, env);
-  c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, !options.dry_run));
+  c.settings.files = &files;
+  c.cache =
+      std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, !options.dry_run, files));
   if (!c.cache->problem().empty()) {
     if (c.cache->problem_is_warning())
       listener.warnings({c.cache->problem()});
@@ -32,7 +34,7 @@ void open_settings(Compilation& c, const Registry* registry, const Environment& 
   // Made also for a dry run (it connects only when asked): the PCH is
   // planned as the build with this remote cache plans it.
   if (!c.settings.remote.url.empty()) {
-    c.remote = std::make_unique<RemoteCache>(c.settings.remote);
+    c.remote = std::make_unique<RemoteCache>(c.settings.remote, nullptr, files);
     c.settings.remote_cache = c.remote.get();
   }
 }
@@ -88,7 +90,7 @@ void plan_pch_job(Compilation& c, const Session& session, const Environment& env
   // again (a dry run opens none: it plans the reuse).
   const bool shared = c.remote && c.remote->enabled();
   c.pch = plan_pch(*c.request, c.asked.pch, session.registry, session.context(), dir, root,
-                   c.settings.launcher, env, shared);
+                   c.settings.launcher, env, shared, session.files);
   c.request->include_pch = c.pch->include;
 }
 
@@ -103,7 +105,7 @@ void plan_into(Compilation& c, Session& session, const Environment& env, BuildLi
   c.request->profile = session.profile.profile;
   // Every setting first: the PCH job runs with them too, and a dry run
   // refuses what the build would.
-  open_settings(c, &session.registry, env, listener);
+  open_settings(c, &session.registry, env, session.files, listener);
   if (!c.asked.pch.empty()) plan_pch_job(c, session, env, listener);
   auto start = std::chrono::steady_clock::now();
   plan_build_steps(c, session, env);
@@ -205,7 +207,8 @@ Compilation refused_compilation(BuildRequest asked, const Error& why) {
   return c;
 }
 
-Compilation compiler_compilation(const CompilerCall& call, const Environment& env) {
+Compilation compiler_compilation(const CompilerCall& call, const Environment& env,
+                                 const FileSystem& files) {
   Compilation c;
   // Resolved as a build's are (the size limit, the remote cache with its
   // signing, read-only, timeout and lease settings), from compiler mode's
@@ -214,8 +217,9 @@ Compilation compiler_compilation(const CompilerCall& call, const Environment& en
   c.asked.sources = call.sources;
   c.request = c.asked;
   c.settings = resolve_run_settings(c.asked, nullptr, env);
-  c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache));
-  c.remote = std::make_unique<RemoteCache>(c.settings.remote);
+  c.settings.files = &files;
+  c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, true, files));
+  c.remote = std::make_unique<RemoteCache>(c.settings.remote, nullptr, files);
   c.settings.output_cache = c.cache.get();
   c.settings.remote_cache = c.remote.get();
   c.plan = call.plan;

@@ -79,7 +79,8 @@ Compilation refused_compilation(BuildRequest asked, const Error& why);
 // `kbuild cc`: a one-job Compilation from a compiler's argv (its words
 // unchanged), with compiler mode's settings (compiler_mode_request). Throws
 // Error (usage) for a bad setting.
-Compilation compiler_compilation(const CompilerCall& call, const Environment& env);
+Compilation compiler_compilation(const CompilerCall& call, const Environment& env,
+                                 const FileSystem& files);
 
 // Runs `compilation`, or with its request's dry_run prints it only (checks the
 // files, records the compilation database, builds and runs nothing): the

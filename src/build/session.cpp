@@ -11,7 +11,8 @@
 
 namespace kbuild {
 
-Session::Session(const SessionRequest& options, const Environment& e) : env(e) {
+Session::Session(const SessionRequest& options, const Environment& e, const FileSystem& f)
+    : env(e), files(f) {
   auto start = std::chrono::steady_clock::now();
   site = resolve_site(options.site, env);
   // --no-torch still follows a --torch-root it was given (its base layer).

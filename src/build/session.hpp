@@ -22,7 +22,9 @@ namespace kbuild {
 class Session {
  public:
   // Throws Error (usage, config) for a bad site setting or device file.
-  Session(const SessionRequest& options, const Environment& env);
+  // `files`: what its builds state and read of the world (a test's fake).
+  Session(const SessionRequest& options, const Environment& env,
+          const FileSystem& files = system_file_system());
 
   ResolveContext context() const { return ResolveContext{site.paths, env, profile.profile.get()}; }
   // What loading said (missing config dirs, duplicate devices), to print.
@@ -37,6 +39,7 @@ class Session {
   std::optional<std::string> device_suggestion(const std::string& device) const;
 
   const Environment& env;
+  const FileSystem& files;
   Site site;
   ProfileChoice profile;  // the Inductor profile of the torch found or named
   Registry registry;

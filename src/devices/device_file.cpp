@@ -380,7 +380,7 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path) {
 }
 
 DeviceFile load_device_file(const std::string& path, bool check_trust,
-                            const std::string& cache_root) {
+                            const std::string& cache_root, const FileSystem& files) {
   auto unreadable = [&](int error) {
     return Error(ErrorKind::config,
                  "cannot read device file " + path + ": " + std::strerror(error));
@@ -404,7 +404,7 @@ DeviceFile load_device_file(const std::string& path, bool check_trust,
   if (check_trust)
     if (auto trust = check_trusted_opened_file(fd, real, path, "device file"); !trust)
       throw Error(ErrorKind::config, trust.why());
-  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root);
+  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root, files);
   if (cache)
     if (auto file = cached_device_file(*cache, path, real, st)) return std::move(*file);
   // Read no more than just past the limit: a huge file is refused, not loaded.

@@ -15,6 +15,7 @@
 #include "devices/registry.hpp"
 #include "devices/template_string.hpp"
 #include "kbuild/build_options.hpp"
+#include "util/file_system.hpp"
 #include "util/json.hpp"
 
 // A device file: one JSON file registering one device, validated entirely
@@ -95,9 +96,11 @@ DeviceFile parse_device_file(std::string_view text, const std::string& path);
 // With `check_trust`, the opened file and every directory on its real path
 // must be trusted (util/trusted_dir.hpp), else Error(config). With a `cache_root`, a
 // valid file's parse is remembered there and read back while the file is
-// unchanged (util/parsed_file_cache.hpp); checks and errors are the same.
+// unchanged (util/parsed_file_cache.hpp), stated in `files`; checks and
+// errors are the same.
 DeviceFile load_device_file(const std::string& path, bool check_trust = false,
-                            const std::string& cache_root = "");
+                            const std::string& cache_root = "",
+                            const FileSystem& files = system_file_system());
 
 // Device names: lowercase letters, digits, '_' and '-', starting with a letter.
 bool is_valid_device_name(std::string_view name);

@@ -465,8 +465,9 @@ std::optional<Profile> decode_profile(const std::string& bytes) {
 }
 
 Profile load_profile_cached(const std::string& dir, const std::string& line,
-                            const std::string& cache_root, bool check_trust) {
-  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root);
+                            const std::string& cache_root, bool check_trust,
+                            const FileSystem& files) {
+  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root, files);
   const std::string key = dir + '\n' + line;
   if (cache)
     if (auto bytes = cache->read("profile", key))
@@ -482,7 +483,8 @@ Profile load_profile_cached(const std::string& dir, const std::string& line,
         }
   Profile p = load_profile(dir, line, check_trust);
   if (cache)
-    if (auto files = stat_files(p.chain)) cache->write("profile", key, *files, encode_profile(p));
+    if (auto files = stat_files(cache->files(), p.chain))
+      cache->write("profile", key, *files, encode_profile(p));
   return p;
 }
 

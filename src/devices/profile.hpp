@@ -11,6 +11,7 @@
 
 #include "kbuild/environment.hpp"
 #include "site/site.hpp"
+#include "util/file_system.hpp"
 
 // An Inductor profile: what the base and torch layers add for one Inductor
 // line (configs/profiles/<line>.json), as data. The assembly code reads it;
@@ -149,7 +150,8 @@ namespace kbuild {
 // or stale entry is ignored and the files parsed again; errors are
 // load_profile's.
 Profile load_profile_cached(const std::string& dir, const std::string& line,
-                            const std::string& cache_root, bool check_trust = true);
+                            const std::string& cache_root, bool check_trust = true,
+                            const FileSystem& files = system_file_system());
 
 // The bytes a cache entry holds for `profile`, and back; decoding fails
 // (nullopt) on anything malformed.

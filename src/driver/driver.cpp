@@ -199,7 +199,7 @@ BatchRun Driver::build_many(const BatchRequest& request) const {
 }
 
 Compilation Driver::compile(const CompilerCall& call, BuildListener& listener) {
-  Compilation compilation = compiler_compilation(call, env_);
+  Compilation compilation = compiler_compilation(call, env_, system_file_system());
   if (!compilation.cache->problem().empty()) listener.warnings({compilation.cache->problem()});
   const RemoteCache& remote = *compilation.remote;
   if (remote.enabled())

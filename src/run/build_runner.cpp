@@ -314,12 +314,12 @@ Result<std::string> manifest_of(const Observation& observed, const std::vector<S
   build.env = &env;
   build.started = out.started();
   build.cache = settings.output_cache ? settings.output_cache->root() : nullptr;
-  build.files = settings.output_cache ? &settings.output_cache->files() : nullptr;
+  build.files = settings.files;
   build.early = early;
   Result<std::string> manifest = observed_manifest(observed, build, &reason);
   if (!manifest) return manifest;
   if (!env.get_nonempty("SOURCE_DATE_EPOCH")) {
-    const std::string user = clock_user(observed.read, early);
+    const std::string user = clock_user(*settings.files, observed.read, early);
     if (!user.empty()) {
       reason = Uncacheable::clock;
       return Failure{user +
@@ -362,7 +362,7 @@ CounterIncrements uncacheable_counters(Uncacheable reason) {
 // (made on first use: a local hit needs none); or why there are none.
 Result<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
                            const RunSettings& settings) {
-  Result<CacheKey> local = cache_key(key_in);
+  Result<CacheKey> local = cache_key(key_in, *settings.files);
   if (!local) return Failure{local.why()};
   EntryKey key(std::move(*local));
   key.env = &env;
@@ -370,7 +370,7 @@ Result<EntryKey> entry_key(const KeyInput& key_in, const Environment& env,
     key.make_shared = [&key_in, &settings] {
       ShareableParts parts = settings.remote_parts;
       parts.base_dir = settings.remote_cache->settings().base_dir;
-      return shareable_key(key_in, parts,
+      return shareable_key(key_in, *settings.files, parts,
                            settings.output_cache ? settings.output_cache->root() : nullptr);
     };
   return key;
@@ -586,7 +586,8 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
     // it (early_digests), the link's libraries first guessed.
     std::optional<EarlyDigests> early;
     if (key && std::any_of(steps.begin(), steps.end(), [](const Step& s) { return s.observed; })) {
-      early.emplace(settings.output_cache ? settings.output_cache->root() : nullptr,
+      early.emplace(*settings.files,
+                    settings.output_cache ? settings.output_cache->root() : nullptr,
                     kRememberDigestFrom);
       early->foresee(foreseen_libraries(steps, programs, out));
     }

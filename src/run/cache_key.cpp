@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -106,19 +107,19 @@ std::string cpu_identity() {
   return id;
 }
 
-Result<CacheKey> cache_key(const KeyInput& input) {
+Result<CacheKey> cache_key(const KeyInput& input, const FileSystem& files) {
   Hasher h;
   h.add(kLocalKeyVersion);
   for (std::size_t i = 0; i < input.argv.size(); ++i)
     h.add(i == input.output_index ? "<output>" : input.argv[i]);
   // The output's extension can matter to the compiler; its directory cannot.
   h.add(fs::path(input.output).extension().string());
-  for (const std::string& program : input.programs) h.add(stamp_text(program));
+  for (const std::string& program : input.programs) h.add(stamp_text(files, program));
   h.add(fs::current_path().string());
   for (const std::string& extra : input.extra) h.add(extra);
   CacheKey key;
   for (const std::string& s : input.sources) {
-    auto bytes = read_whole_file(s);
+    Result<std::string> bytes = files.read(s, std::numeric_limits<std::size_t>::max());
     if (!bytes) return Failure{bytes.why()};
     h.add(*bytes);
     key.source_digest.push_back(digest_hex(*bytes));
@@ -148,8 +149,8 @@ std::string rebase_word(std::string word, const std::string& base) {
   return word;
 }
 
-Result<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts,
-                                  const TrustedDir* cache) {
+Result<std::string> shareable_key(const KeyInput& input, const FileSystem& files,
+                                  const ShareableParts& parts, const TrustedDir* cache) {
   HashedFields h;
   h.add(kRemoteKeyVersion);
   const bool debug = std::any_of(input.argv.begin(), input.argv.end(), asks_debug_info);
@@ -178,7 +179,7 @@ Result<std::string> shareable_key(const KeyInput& input, const ShareableParts& p
   // A program by content, so a copy at another path with another mtime is
   // the same compiler and another build is not.
   for (const std::string& program : input.programs) {
-    auto id = program_hash(program, cache);
+    Result<std::string> id = program_hash(files, program, cache);
     if (!id) return Failure{program + " cannot be read"};
     h.add(*id);
   }
@@ -192,7 +193,7 @@ Result<std::string> shareable_key(const KeyInput& input, const ShareableParts& p
   h.add(cwd);
   for (const std::string& extra : parts.extra.empty() ? input.extra : parts.extra) h.add(extra);
   for (const std::string& s : input.sources) {
-    auto bytes = read_whole_file(s);
+    Result<std::string> bytes = files.read(s, std::numeric_limits<std::size_t>::max());
     if (!bytes) return Failure{bytes.why()};
     h.add(*bytes);
   }
@@ -307,23 +308,23 @@ Code code_of(std::string_view text) {
 
 namespace {
 
-// Appends what `fd` has left to `bytes`, up to `limit` bytes in all.
-bool read_rest(int fd, std::string& bytes, std::size_t limit) {
+// Appends what `file` holds past `bytes` to it, up to `limit` bytes in all.
+bool read_rest(const OpenFile& file, std::string& bytes, std::size_t limit) {
   char buffer[1 << 16];
   while (bytes.size() < limit) {
     const std::size_t want = std::min(sizeof buffer, limit - bytes.size());
-    const ssize_t n = ::read(fd, buffer, want);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) break;
-    bytes.append(buffer, static_cast<std::size_t>(n));
+    Result<std::size_t> n = file.read_at(buffer, want, bytes.size());
+    if (!n) return false;
+    if (*n == 0) break;
+    bytes.append(buffer, *n);
   }
   return true;
 }
 
 }  // namespace
 
-std::string clock_user(const std::vector<std::string>& files, const EarlyDigests* early) {
+std::string clock_user(const FileSystem& files, const std::vector<std::string>& paths,
+                       const EarlyDigests* early) {
   // Read once per file (its head was read, then the whole of it again: a
   // large kernel's 2,881 headers, every miss), searched with
   // memmem: a header has a '_' every few bytes, where a search that starts
@@ -332,23 +333,23 @@ std::string clock_user(const std::vector<std::string>& files, const EarlyDigests
   auto has = [&bytes](std::string_view needle) {
     return ::memmem(bytes.data(), bytes.size(), needle.data(), needle.size()) != nullptr;
   };
-  for (const std::string& file : files) {
+  for (const std::string& file : paths) {
     // Text only: programs, libraries and archives the toolchain loads are
     // not preprocessed (and a FIFO is never opened).
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const std::optional<struct stat> st = files.status(file);
+    if (!st || !S_ISREG(st->st_mode)) continue;
     // Scanned as it was hashed, while the compiler ran: this version names
     // neither macro.
-    if (const EarlyDigests::Look* look = early ? early->find(file, st) : nullptr;
+    if (const EarlyDigests::Look* look = early ? early->find(file, *st) : nullptr;
         look && look->scanned && !look->mentions_clock)
       continue;
-    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd.valid()) continue;
+    Result<std::unique_ptr<OpenFile>> opened = files.open(file);
+    if (!opened) continue;
     // A NUL in its first 8 KiB: a program, a library, an archive or a
     // precompiled header (whose tables name __DATE__), never source.
     bytes.clear();
-    if (!read_rest(fd.get(), bytes, 8192) || bytes.find('\0') != std::string::npos) continue;
-    if (!read_rest(fd.get(), bytes, std::string::npos)) continue;  // the manifest fails on it
+    if (!read_rest(**opened, bytes, 8192) || bytes.find('\0') != std::string::npos) continue;
+    if (!read_rest(**opened, bytes, std::string::npos)) continue;  // the manifest fails on it
     if (!has("__DATE__") && !has("__TIME")) continue;              // most headers: no second pass
     const Code code = code_of(bytes);
     if (has_word(code.bare, "__DATE__") || has_word(code.bare, "__TIME__") ||

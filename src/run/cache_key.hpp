@@ -10,6 +10,7 @@
 
 #include "kbuild/error.hpp"
 #include "run/early_digests.hpp"
+#include "util/file_system.hpp"
 #include "util/trusted_dir.hpp"
 
 // The keys of a build, one module for every way in (a build, build-many's
@@ -44,7 +45,7 @@ struct CacheKey {
 // read: "SOURCE: " and why). Everything else the build reads, looks for or
 // asks the environment is observed and checked through the entry's manifest
 // (input_manifest.hpp).
-Result<CacheKey> cache_key(const KeyInput& input);
+Result<CacheKey> cache_key(const KeyInput& input, const FileSystem& files);
 
 // The CPU as -march=native sees it: the machine and its feature flags.
 std::string cpu_identity();
@@ -77,7 +78,8 @@ std::string rebase_word(std::string word, const std::string& base);
 // info, the CPU only for -march/-mcpu/-mtune=native. A Failure when a source
 // cannot be read (as cache_key's). With `cache`, a program's content hash
 // is remembered there (program_hash).
-Result<std::string> shareable_key(const KeyInput& input, const ShareableParts& parts = {},
+Result<std::string> shareable_key(const KeyInput& input, const FileSystem& files,
+                                  const ShareableParts& parts = {},
                                   const TrustedDir* cache = nullptr);
 
 // A --pch header's parts of the shared keys. The kernels' name, instead of
@@ -131,6 +133,7 @@ namespace kbuild {
 // The first of `files` (regular text files, with no NUL byte in their first
 // 8 KiB; others are skipped) naming
 // __DATE__, __TIME__ or __TIMESTAMP__ outside comments and literals, or "".
-std::string clock_user(const std::vector<std::string>& files, const EarlyDigests* early = nullptr);
+std::string clock_user(const FileSystem& files, const std::vector<std::string>& paths,
+                       const EarlyDigests* early = nullptr);
 
 }  // namespace kbuild

@@ -85,35 +85,33 @@ class ClockScan {
 // Feeds `scan` the bytes of `path` while they are the version `seen`
 // (same_identity before and after); false if they could not be read so, or
 // `stop` ended the read (checked a MiB at a time, as a hash is).
-bool scan_unread(const std::string& path, const struct stat& seen, ClockScan& scan,
-                 const std::atomic<bool>& stop) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat before {};
-  bool whole = ::fstat(fd, &before) == 0 && same_identity(before, seen);
+bool scan_unread(const FileSystem& files, const std::string& path, const struct stat& seen,
+                 ClockScan& scan, const std::atomic<bool>& stop) {
+  Result<std::unique_ptr<OpenFile>> file = files.open(path);
+  if (!file) return false;
+  const std::optional<struct stat> before = (*file)->status();
+  bool whole = before && same_identity(*before, seen);
   std::string piece(std::size_t{1} << 20, '\0');
-  for (off_t at = 0; whole && !scan.done();) {
+  for (std::uint64_t at = 0; whole && !scan.done();) {
     if (stop.load(std::memory_order_relaxed)) {
       whole = false;
       break;
     }
-    const ssize_t n = ::pread(fd, piece.data(), piece.size(), at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) whole = false;
-    if (n <= 0) break;
-    scan(std::string_view(piece.data(), static_cast<std::size_t>(n)));
-    at += n;
+    Result<std::size_t> n = (*file)->read_at(piece.data(), piece.size(), at);
+    if (!n) whole = false;
+    if (!n || *n == 0) break;
+    scan(std::string_view(piece.data(), *n));
+    at += *n;
   }
-  struct stat after {};
-  whole = whole && ::fstat(fd, &after) == 0 && same_identity(after, seen);
-  ::close(fd);
-  return whole;
+  const std::optional<struct stat> after = whole ? (*file)->status() : std::nullopt;
+  return whole && after && same_identity(*after, seen);
 }
 
 }  // namespace
 
-EarlyDigests::EarlyDigests(const TrustedDir* cache, std::size_t remember_from)
-    : cache_(cache), remember_from_(remember_from) {}
+EarlyDigests::EarlyDigests(const FileSystem& files, const TrustedDir* cache,
+                           std::size_t remember_from)
+    : files_(files), cache_(cache), remember_from_(remember_from) {}
 
 EarlyDigests::~EarlyDigests() {
   finish();
@@ -237,12 +235,12 @@ void EarlyDigests::hash(const std::string& path) {
   FileLookOptions how;
   how.visit = [&scan](std::string_view piece) { scan(piece); };
   how.stop = &stop_;
-  std::optional<FileLook> look = look_at_file(path, cache_, remember_from_, how);
+  Result<FileLook> look = look_at_file(files_, path, cache_, remember_from_, how);
   if (!look) return;  // unreadable, changed while read, or stopped: the manifest decides
   // A remembered digest came unread: the scan reads it now (a binary ends
   // at its first 8 KiB), here rather than after the compile.
   bool scanned = look->read;
-  if (!scanned) scanned = scan_unread(path, look->seen, scan, stop_);
+  if (!scanned) scanned = scan_unread(files_, path, look->seen, scan, stop_);
   Look known;
   known.seen = look->seen;
   known.digest = std::move(look->digest);

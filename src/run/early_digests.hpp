@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/file_system.hpp"
 #include "util/trusted_dir.hpp"
 
 // A cold miss of an Inductor kernel read 550 MB of torch's libraries and
@@ -41,7 +42,8 @@ class EarlyDigests {
 
   // `cache`: where digests of files of `remember_from` bytes or more are
   // remembered (none: nothing is).
-  EarlyDigests(const TrustedDir* cache, std::size_t remember_from);
+  // Files are stated and read in `files`.
+  EarlyDigests(const FileSystem& files, const TrustedDir* cache, std::size_t remember_from);
   ~EarlyDigests();
   EarlyDigests(const EarlyDigests&) = delete;
   EarlyDigests& operator=(const EarlyDigests&) = delete;
@@ -73,6 +75,7 @@ class EarlyDigests {
   bool next(std::string& path);
   void hash(const std::string& path);
 
+  const FileSystem& files_;
   const TrustedDir* cache_;
   std::size_t remember_from_;
   std::mutex mutex_;

@@ -27,14 +27,14 @@ using namespace std::string_view_literals;
 
 namespace kbuild {
 
-FileStamp stamp(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return {};
-  return {static_cast<std::int64_t>(st.st_size), ns(st.st_mtim)};
+FileStamp stamp(const FileSystem& files, const std::string& path) {
+  const std::optional<struct stat> st = files.status(path);
+  if (!st) return {};
+  return {static_cast<std::int64_t>(st->st_size), ns(st->st_mtim)};
 }
 
-std::string stamp_text(const std::string& path) {
-  FileStamp st = stamp(path);
+std::string stamp_text(const FileSystem& files, const std::string& path) {
+  FileStamp st = stamp(files, path);
   return path + ":" + std::to_string(st.size) + ":" + std::to_string(st.mtime_ns);
 }
 
@@ -75,34 +75,29 @@ bool is_system_file(std::string_view path) {
 // its chain, then the missing one it ends at, spelled as the kernel walks
 // them: no ".." folded), or nothing when `path` resolves after all. Each
 // stat fails, so each is an absence the build depended on.
-std::optional<std::vector<std::string>> dangling_chain(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 || (errno != ENOENT && errno != ENOTDIR)) return std::nullopt;
+std::optional<std::vector<std::string>> dangling_chain(const FileSystem& files,
+                                                       const std::string& path) {
+  errno = 0;
+  if (files.status(path) || (errno != ENOENT && errno != ENOTDIR)) return std::nullopt;
   std::vector<std::string> chain;
   std::string hop = path;
   for (int links = 0; links < 40; ++links) {
-    std::array<char, 4096> buf{};
-    const ssize_t n = ::readlink(hop.c_str(), buf.data(), buf.size());
-    if (n <= 0 || static_cast<std::size_t>(n) >= buf.size()) return chain;  // missing below
-    std::string target(buf.data(), static_cast<std::size_t>(n));
-    if (target[0] != '/') target = std::string(parent_of(hop)) + "/" + target;
-    chain.push_back(target);
-    if (::lstat(target.c_str(), &st) != 0) return chain;
-    hop = std::move(target);
+    Result<std::string> target = files.read_link(hop);
+    if (!target || target->empty()) return chain;  // missing below
+    if ((*target)[0] != '/') *target = std::string(parent_of(hop)) + "/" + *target;
+    chain.push_back(*target);
+    if (!files.link_status(*target)) return chain;
+    hop = std::move(*target);
   }
   return std::nullopt;
 }
 
 // The digest of a directory's sorted names: what a listing of it saw.
-std::optional<std::string> names_digest(const std::string& dir) {
-  std::error_code ec;
-  std::vector<std::string> names;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
-    names.push_back(entry.path().filename().string());
-  if (ec) return std::nullopt;
-  std::sort(names.begin(), names.end());
+Result<std::string> names_digest(const FileSystem& files, const std::string& dir) {
+  Result<std::vector<std::string>> names = files.list(dir);  // sorted
+  if (!names) return Failure{names.why()};
   Digest digest;
-  for (const std::string& name : names) digest.add(name.data(), name.size() + 1);
+  for (const std::string& name : *names) digest.add(name.data(), name.size() + 1);
   return digest.hex();
 }
 
@@ -165,7 +160,7 @@ const char* uncacheable_name(Uncacheable reason) {
 
 Result<std::string> observed_manifest(const Observation& observed, const ObservedBuild& build,
                                       Uncacheable* reason) {
-  const FileSystem& files = build.files ? *build.files : file_system();
+  const FileSystem& files = *build.files;
   // Every failure below says why in words, and its kind in `reason`.
   auto refuse = [reason](Uncacheable kind, std::string why) -> Failure {
     if (reason) *reason = kind;
@@ -194,11 +189,10 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   for (const std::string& path : observed.written) {
     const std::string absolute = absolute_normal(path);
     written.insert(absolute);
-    struct stat st {};
     // Written besides the output and still there: a side output, which a
     // hit could not give back. Temporary files the build removed are not.
     if (!own.count(absolute) && !is_record(absolute) && !is_system_file(absolute) &&
-        ::lstat(path.c_str(), &st) == 0)
+        files.link_status(path))
       return refuse(Uncacheable::side_output,
                     "the compiler wrote " + path + " besides its output (a side output)");
   }
@@ -234,17 +228,16 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
       return Failure{path + " changed during the build"};
     // Hashed while the compiler ran, that same version; else now.
     const EarlyDigests::Look* early = build.early ? build.early->find(path, before) : nullptr;
-    std::optional<std::string> digest =
-        early ? early->digest : file_digest(path, build.cache, kRememberDigestFrom);
+    Result<std::string> digest =
+        early ? early->digest : file_digest(files, path, build.cache, kRememberDigestFrom);
     if (!digest) return Failure{path + " cannot be read"};
     manifest.inputs.push_back({path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim),
                                manifest.keep(std::move(*digest))});
     return ok();
   };
   for (const std::string& program : build.key_programs) {
-    std::error_code ec;
-    const fs::path real = fs::canonical(program, ec);
-    recorded.insert(absolute_normal(ec ? program : real.string()));  // keyed already
+    const std::optional<std::string> real = files.real_path(program);
+    recorded.insert(absolute_normal(real ? *real : program));  // keyed already
     recorded.insert(absolute_normal(program));
   }
   for (const std::string& path : observed.read)
@@ -257,12 +250,11 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   for (const std::string& path : observed.absent) {
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute)) continue;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
+    if (files.link_status(path)) {
       // A dangling link (a GCC's library directory may hold one): the
       // lookup found nothing through it, so what it names must stay absent
       // too; the link itself stays while its directory's stamps hold.
-      std::optional<std::vector<std::string>> chain = dangling_chain(path);
+      std::optional<std::vector<std::string>> chain = dangling_chain(files, path);
       if (!chain)
         return refuse(Uncacheable::input_changed, path + " appeared while the compiler ran");
       for (std::string& hop : *chain)
@@ -285,7 +277,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   }
   for (const std::string& dir : observed.listed) {
     if (is_private(absolute_normal(dir))) continue;
-    std::optional<std::string> digest = names_digest(dir);
+    Result<std::string> digest = names_digest(files, dir);
     if (!digest)
       return refuse(Uncacheable::input_changed,
                     "the directory " + dir + " the compiler listed cannot be read");
@@ -315,84 +307,22 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
 
 namespace {
 
-// stat(2) by a file's name in its directory, the directory opened once
-// (O_PATH) for the files in it: the kernel walks a directory's path once,
-// not once per file (a hit stats thousands of headers in a few hundred
-// directories). The same answer as stat(path): the path resolves the same
-// way, its last part followed if a symlink. A manifest's files are sorted,
-// so a directory's files come in a few runs and a few open directories
-// serve them all.
-class DirStat {
- public:
-  DirStat() = default;
-  DirStat(const DirStat&) = delete;
-  DirStat& operator=(const DirStat&) = delete;
-  ~DirStat() {
-    for (Slot& slot : slots_)
-      if (slot.fd >= 0) ::close(slot.fd);
-  }
-
-  int stat(std::string_view path, struct stat& st) {
-    const char* slash =
-        path.empty() ? nullptr : static_cast<const char*>(::memrchr(path.data(), '/', path.size()));
-    const std::size_t name_at = slash ? static_cast<std::size_t>(slash - path.data()) + 1 : 0;
-    const std::size_t name_size = path.size() - name_at;
-    if (slash && name_size > 0 && name_size <= NAME_MAX) {
-      const int dir = open_dir(name_at == 1 ? "/"sv : path.substr(0, name_at - 1));
-      if (dir >= 0) {
-        char name[NAME_MAX + 1];
-        std::memcpy(name, path.data() + name_at, name_size);
-        name[name_size] = '\0';
-        return ::fstatat(dir, name, &st, 0);
-      }
-    }
-    path_.assign(path);  // a bare name, or a directory that cannot be opened
-    return ::stat(path_.c_str(), &st);
-  }
-
- private:
-  struct Slot {
-    std::string dir;
-    int fd = -1;
-    unsigned used = 0;
-  };
-  // The directory's descriptor, -1 when it cannot be opened.
-  int open_dir(std::string_view dir) {
-    Slot* oldest = &slots_[0];
-    for (Slot& slot : slots_) {
-      if (slot.used && slot.dir == dir) {
-        slot.used = ++clock_;
-        return slot.fd;
-      }
-      if (slot.used < oldest->used) oldest = &slot;
-    }
-    if (oldest->fd >= 0) ::close(oldest->fd);
-    oldest->dir.assign(dir);
-    oldest->fd = ::open(oldest->dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    oldest->used = ++clock_;
-    return oldest->fd;
-  }
-  std::array<Slot, 8> slots_;
-  unsigned clock_ = 0;
-  std::string path_;
-};
-
-bool input_unchanged(const ManifestInput& input, DirStat& files) {
-  struct stat st {};
-  if (files.stat(input.path, st) == 0 && st.st_size == input.size &&
-      ns(st.st_mtim) == input.mtime_ns)
+bool input_unchanged(const ManifestInput& input, StatSweep& sweep, const FileSystem& files) {
+  if (const std::optional<struct stat> st = sweep.status(input.path);
+      st && st->st_size == input.size && ns(st->st_mtim) == input.mtime_ns)
     return true;
   // Touched, or gone: only identical content still counts.
-  auto bytes = read_whole_file(std::string(input.path));
+  Result<std::string> bytes =
+      files.read(std::string(input.path), std::numeric_limits<std::size_t>::max());
   return bytes && digest_hex(*bytes) == input.digest;
 }
 
 // The index of the first of inputs[from, to) that changed, else `to`.
 std::size_t first_changed(const std::vector<ManifestInput>& inputs, std::size_t from,
-                          std::size_t to) {
-  DirStat files;
+                          std::size_t to, const FileSystem& files) {
+  const std::unique_ptr<StatSweep> sweep = files.sweep();
   for (std::size_t i = from; i < to; ++i)
-    if (!input_unchanged(inputs[i], files)) return i;
+    if (!input_unchanged(inputs[i], *sweep, files)) return i;
   return to;
 }
 
@@ -401,13 +331,13 @@ std::size_t first_changed(const std::vector<ManifestInput>& inputs, std::size_t 
 // directory + "bits/"...), so one stat answers for all of them.
 class ExistenceCheck {
  public:
+  explicit ExistenceCheck(const FileSystem& files) : files_(files) {}
   bool exists(std::string_view path) {
     const std::size_t slash = path.rfind('/');
     if (slash != std::string::npos && slash > 0 && !directory_exists(path.substr(0, slash)))
       return false;
     path_.assign(path);
-    struct stat st {};
-    return ::stat(path_.c_str(), &st) == 0;
+    return files_.status(path_).has_value();
   }
 
  private:
@@ -418,6 +348,7 @@ class ExistenceCheck {
     dirs_.emplace(std::string(dir), found);
     return found;
   }
+  const FileSystem& files_;
   std::string path_;  // reused: no allocation per path
   std::unordered_map<std::string, bool> dirs_;
 };
@@ -428,12 +359,12 @@ namespace {
 
 // Whether a directory's stamps are still those recorded: nothing was added
 // to it or removed from it since.
-bool dir_unchanged(const ManifestDir& dir, std::string& path) {
+bool dir_unchanged(const FileSystem& files, const ManifestDir& dir, std::string& path) {
   path.assign(dir.path);
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    return dir.mtime_ns == kNoDirectory && (errno == ENOENT || errno == ENOTDIR);
-  return S_ISDIR(st.st_mode) && ns(st.st_mtim) == dir.mtime_ns && ns(st.st_ctim) == dir.ctime_ns;
+  errno = 0;
+  const std::optional<struct stat> st = files.status(path);
+  if (!st) return dir.mtime_ns == kNoDirectory && (errno == ENOENT || errno == ENOTDIR);
+  return S_ISDIR(st->st_mode) && ns(st->st_mtim) == dir.mtime_ns && ns(st->st_ctim) == dir.ctime_ns;
 }
 
 bool machine_variable(std::string_view name) {
@@ -452,9 +383,9 @@ std::optional<StaleInput> variables_stale(const Manifest& manifest, const Enviro
   return std::nullopt;
 }
 
-std::optional<StaleInput> listings_stale(const Manifest& manifest) {
+std::optional<StaleInput> listings_stale(const Manifest& manifest, const FileSystem& files) {
   for (const ManifestListing& l : manifest.listed) {
-    std::optional<std::string> now = names_digest(std::string(l.path));
+    Result<std::string> now = names_digest(files, std::string(l.path));
     if (!now || *now != l.digest)
       return StaleInput{StaleKind::listing_changed, std::string(l.path)};
   }
@@ -466,7 +397,8 @@ std::optional<StaleInput> listings_stale(const Manifest& manifest) {
 // whose stamps must hold, one stat each), else one by one.
 class AbsenceCheck {
  public:
-  explicit AbsenceCheck(const Manifest& manifest) {
+  AbsenceCheck(const Manifest& manifest, const FileSystem& files)
+      : files_(files), existence_(files) {
     known_.reserve(manifest.dirs.size() * 2);
     for (const ManifestDir& dir : manifest.dirs) {
       const ManifestDir*& recorded = known_[dir.path].dir;
@@ -499,30 +431,31 @@ class AbsenceCheck {
     if (known.dir && known.dir->mtime_ns == kNoDirectory)
       result = dir != "/"sv && dir != "."sv && covered(parent_of(dir));
     else if (known.dir)
-      result = dir_unchanged(*known.dir, path_);
+      result = dir_unchanged(files_, *known.dir, path_);
     known.covered = result ? 1 : 0;
     return result;
   }
   std::unordered_map<std::string_view, Known> known_;
+  const FileSystem& files_;
   ExistenceCheck existence_;
   std::string path_;
   std::string_view last_dir_;
   bool last_covered_ = false;
 };
 
-std::optional<StaleInput> absences_stale(const Manifest& manifest) {
-  AbsenceCheck check(manifest);
+std::optional<StaleInput> absences_stale(const Manifest& manifest, const FileSystem& files) {
+  AbsenceCheck check(manifest, files);
   for (std::string_view absent : manifest.absent)
     if (!check.holds(absent))  // shadowed now
       return StaleInput{StaleKind::path_appeared, std::string(absent)};
   return std::nullopt;
 }
 
-std::optional<StaleInput> libraries_stale(const Manifest& manifest) {
+std::optional<StaleInput> libraries_stale(const Manifest& manifest, const FileSystem& files) {
   std::string path;
   for (const ManifestLibrary& lib : manifest.libraries) {
     path.assign(lib.path);
-    FileStamp now = stamp(path);
+    FileStamp now = stamp(files, path);
     if (now.size != lib.size || now.mtime_ns != lib.mtime_ns)
       return StaleInput{StaleKind::library_changed, path};
   }
@@ -556,11 +489,11 @@ std::string describe(const StaleInput& stale) {
 }
 
 std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>& inputs,
-                                               unsigned sweeps) {
+                                               unsigned sweeps, const FileSystem& files) {
   const std::size_t n = inputs.size();
   std::size_t found = n;
   if (sweeps < 2 || n < 2) {
-    found = first_changed(inputs, 0, n);
+    found = first_changed(inputs, 0, n, files);
   } else {
     // The first half on a thread of its own, the second here.
     const std::size_t half = n / 2;
@@ -570,17 +503,17 @@ std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>&
     try {
       sweep = std::thread([&] {
         try {
-          first_half = first_changed(inputs, 0, half);
+          first_half = first_changed(inputs, 0, half, files);
         } catch (...) {
           failed = std::current_exception();
         }
       });
     } catch (const std::system_error&) {  // no thread: this one does both halves
-      first_half = first_changed(inputs, 0, half);
+      first_half = first_changed(inputs, 0, half, files);
     }
     std::size_t second_half = n;
     try {
-      second_half = first_changed(inputs, half, n);
+      second_half = first_changed(inputs, half, n, files);
     } catch (...) {
       if (sweep.joinable()) sweep.join();
       throw;
@@ -592,7 +525,8 @@ std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>&
   return found < n ? std::optional<std::size_t>(found) : std::nullopt;
 }
 
-std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environment& env) {
+std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environment& env,
+                                         const FileSystem& files) {
   if (auto stale = variables_stale(manifest, env, true)) return stale;
   // Two sweeps when there are many files and two CPUs (each sweep is
   // mostly waiting on the kernel's stat).
@@ -612,7 +546,7 @@ std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environ
     try {
       beside = std::thread([&] {
         try {
-          absence = absences_stale(manifest);
+          absence = absences_stale(manifest, files);
         } catch (...) {
           failed = std::current_exception();
         }
@@ -623,7 +557,7 @@ std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environ
   const bool absences_beside = beside.joinable();
   std::optional<std::size_t> changed;
   try {
-    changed = first_changed_input(manifest.inputs, sweeps);
+    changed = first_changed_input(manifest.inputs, sweeps, files);
   } catch (...) {
     if (beside.joinable()) beside.join();
     throw;
@@ -632,15 +566,15 @@ std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environ
   if (changed)
     return StaleInput{StaleKind::file_changed, std::string(manifest.inputs[*changed].path)};
   if (failed) std::rethrow_exception(failed);
-  if (!absences_beside) absence = absences_stale(manifest);
+  if (!absences_beside) absence = absences_stale(manifest, files);
   if (absence) return absence;
-  if (auto stale = listings_stale(manifest)) return stale;
-  return libraries_stale(manifest);
+  if (auto stale = listings_stale(manifest, files)) return stale;
+  return libraries_stale(manifest, files);
 }
 
-bool inputs_unchanged(const std::string& bytes, const Environment& env) {
+bool inputs_unchanged(const std::string& bytes, const Environment& env, const FileSystem& files) {
   Result<Manifest> manifest = read_manifest(bytes);
-  return manifest && manifest_holds(*manifest, env);  // a foreign or damaged one: a miss
+  return manifest && manifest_holds(*manifest, env, files);  // a foreign or damaged one: a miss
 }
 
 std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& env,
@@ -648,9 +582,9 @@ std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& en
   // Absent paths one by one: the writer's directory stamps are its own.
   manifest.dirs.clear();
   if (auto why = variables_stale(manifest, env, false)) return why;
-  if (auto why = absences_stale(manifest)) return why;
-  if (auto why = listings_stale(manifest)) return why;
-  if (auto why = libraries_stale(manifest)) return why;
+  if (auto why = absences_stale(manifest, files)) return why;
+  if (auto why = listings_stale(manifest, files)) return why;
+  if (auto why = libraries_stale(manifest, files)) return why;
   std::string path;
   for (ManifestInput& input : manifest.inputs) {
     path.assign(input.path);

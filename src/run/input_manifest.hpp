@@ -28,9 +28,9 @@ struct FileStamp {
   std::int64_t size = -1;
   std::int64_t mtime_ns = -1;
 };
-FileStamp stamp(const std::string& path);
+FileStamp stamp(const FileSystem& files, const std::string& path);
 // "path:size:mtime", for a key.
-std::string stamp_text(const std::string& path);
+std::string stamp_text(const FileSystem& files, const std::string& path);
 
 // Whether `a` is after `b` (file times and the build's start, both from the
 // kernel's coarse clock).
@@ -61,14 +61,15 @@ std::string describe(const StaleInput& stale);
 // the same value in `env` (the compiler's environment), every listed
 // directory has the same names and no library changed. A damaged manifest
 // counts as changed.
-bool inputs_unchanged(const std::string& bytes, const Environment& env);
+// Everything is stated and read in `files`.
+bool inputs_unchanged(const std::string& bytes, const Environment& env, const FileSystem& files);
 // The index of the first of `inputs` (in their order) that changed: its
 // size or mtime differ and so does its content, or it is gone; nullopt
 // when all hold. Each file is stat'ed by its name in its directory, opened
 // once for the files in it; with `sweeps` 2 a second thread takes the
 // first half of the list.
 std::optional<std::size_t> first_changed_input(const std::vector<ManifestInput>& inputs,
-                                               unsigned sweeps);
+                                               unsigned sweeps, const FileSystem& files);
 // From how many files a hit sweeps them on two threads.
 inline constexpr std::size_t kTwoSweepFiles = 1024;
 // From this many files read and absent paths each, a hit checks the
@@ -78,9 +79,11 @@ inline constexpr std::size_t kAbsencesBeside = 256;
 // The first input of a manifest already read that no longer holds (in the
 // order above: variables, files, absent paths, listings, libraries);
 // nullopt when all hold (a caller that reads other fields of it reads it once).
-std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environment& env);
-inline bool manifest_holds(const Manifest& manifest, const Environment& env) {
-  return !manifest_stale(manifest, env);
+std::optional<StaleInput> manifest_stale(const Manifest& manifest, const Environment& env,
+                                         const FileSystem& files);
+inline bool manifest_holds(const Manifest& manifest, const Environment& env,
+                           const FileSystem& files) {
+  return !manifest_stale(manifest, env, files);
 }
 
 // For an entry another machine wrote (the remote cache): whether every
@@ -114,7 +117,8 @@ struct ObservedBuild {
   const TrustedDir* cache = nullptr;  // where large files' digests are remembered
   // Files hashed while the compiler ran: used for the version that was read.
   const EarlyDigests* early = nullptr;
-  const FileSystem* files = nullptr;  // what is stated and read; null: file_system()
+  // What is stated and read (the build's session's; tests pass a fake).
+  const FileSystem* files = &system_file_system();
 };
 
 // From this size a file's digest is remembered in the cache (under its

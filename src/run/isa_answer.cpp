@@ -107,7 +107,7 @@ std::string compiler_version_line(const std::string& compiler, const std::string
     if (auto line = cache->read("compiler-version", program)) return *line;
   CompilerVersion version = compiler_version(compiler, env);
   if (cache && !version.first_line.empty())
-    if (auto files = stat_files({program}))
+    if (auto files = stat_files(cache->files(), {program}))
       cache->write("compiler-version", program, *files, version.first_line);
   return version.first_line;
 }
@@ -118,8 +118,9 @@ std::string compiler_version_line(const std::string& compiler, const std::string
 std::optional<std::string> shared_key(const std::string& program, const BuildRequest& request,
                                       const Paths& paths, const Profile& profile,
                                       const IsaProbeSettings& settings, const CpuFeatures& cpu,
-                                      const Environment& env, const TrustedDir* cache) {
-  std::optional<std::string> compiler = program_hash(program, cache);
+                                      const Environment& env, const TrustedDir* cache,
+                                      const FileSystem& files) {
+  Result<std::string> compiler = program_hash(files, program, cache);
   Result<std::string> version_py = read_file_up_to(settings.torch_root + "/version.py", 1u << 20);
   if (!compiler || !version_py) return std::nullopt;
   IsaAnswerKeyInput input;
@@ -171,6 +172,7 @@ class SharedAnswers {
         stack_(&cache_, &remote_) {}
 
   bool enabled() const { return remote_.enabled() && !stack_.empty(); }
+  const FileSystem& files() const { return cache_.files(); }
 
   std::map<std::string, bool> fetch(const std::optional<std::string>& key) {
     if (!enabled() || !key) return {};
@@ -291,7 +293,7 @@ IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env) {
         root.empty() ? Result<TrustedDir>(Failure{"no cache"}) : open_cache_root(root, true);
     settings.shared_answers =
         shared.fetch(shared_key(ec ? *program : canonical, build, site.paths, *profile.profile,
-                                settings, cpu, env, cache ? &*cache : nullptr));
+                                settings, cpu, env, cache ? &*cache : nullptr, shared.files()));
   }
   IsaListResult result = probe_isa_list(cpu, env, settings);
   const bool stored = shared.store(result);

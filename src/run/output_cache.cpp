@@ -244,7 +244,7 @@ bool OutputCache::fetch(const std::string& key, const Environment& env, int dest
     if (stale) *stale = StaleInput{};  // damaged
     return false;
   }
-  if (std::optional<StaleInput> changed = manifest_stale(*manifest, env)) {
+  if (std::optional<StaleInput> changed = manifest_stale(*manifest, env, *files_)) {
     if (stale) *stale = std::move(changed);
     return false;
   }

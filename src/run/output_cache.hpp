@@ -110,7 +110,7 @@ class OutputCache {
   // missing one is simply not used (a dry run writes nothing). `files`:
   // what it states and reads besides its own directory.
   static OutputCache open(const CacheSettings& settings, bool create = true,
-                          const FileSystem& files = file_system());
+                          const FileSystem& files = system_file_system());
 
   bool enabled() const { return root_.has_value(); }
   // Why it is disabled ("" when enabled or when not asked for); a warning
@@ -160,7 +160,7 @@ class OutputCache {
   std::optional<TrustedDir> root_;
   std::uint64_t max_bytes_ = 0;
   bool compress_ = false;
-  const FileSystem* files_ = &file_system();
+  const FileSystem* files_ = &system_file_system();
   std::string problem_;
   bool problem_is_warning_ = false;
 };

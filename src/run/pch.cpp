@@ -48,12 +48,12 @@ std::shared_ptr<ScratchDir> make_scratch() {
 
 // The recorded manifest when the .gch can be reused as it is.
 std::optional<std::string> reusable(const TrustedDir& dir, const std::string& key,
-                                    const Environment& env) {
+                                    const Environment& env, const FileSystem& files) {
   Result<std::string> deps = dir.read(key + ".deps", 16u << 20);
   if (!deps) return std::nullopt;
   Result<Manifest> manifest = read_manifest(*deps);
   // The compiler reads both by name: each must be a trusted regular file.
-  if (!manifest || !manifest_holds(*manifest, env) || !dir.open_file(key + ".h") ||
+  if (!manifest || !manifest_holds(*manifest, env, files) || !dir.open_file(key + ".h") ||
       !dir.open_file(key + ".h.gch") ||
       manifest->gch.value_or("") != gch_stamp(dir, key + ".h.gch"))
     return std::nullopt;
@@ -117,8 +117,10 @@ std::vector<Step> header_steps(const BuildPlan& plan, const std::string& source,
 
 PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                 const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                const Launcher& launcher, const Environment& env, bool shared) {
-  auto bytes = read_whole_file(header);
+                const Launcher& launcher, const Environment& env, bool shared,
+                const FileSystem& files) {
+  // The user's header, named in its own words when it is not a file ("Is a directory").
+  Result<std::string> bytes = read_whole_file(header);
   if (!bytes) throw Error(ErrorKind::input, "cannot read the --pch header " + bytes.why());
   PchJob p;
   p.header = header;
@@ -133,7 +135,7 @@ PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Reg
   key_in.output = probe.output;
   key_in.sources = {header};
   key_in.programs = {*compiler};
-  auto key = cache_key(key_in);
+  auto key = cache_key(key_in, files);
   if (!key) throw Error(ErrorKind::input, "cannot read the --pch header " + key.why());
   p.key = key->hex;
   std::optional<TrustedDir> dir;
@@ -142,7 +144,7 @@ PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Reg
   if (!cache_dir.empty()) p.dir = cache_dir + "/pch";
   p.include = (p.dir.empty() ? std::string(kPrivateDir) : p.dir) + "/" + p.key + ".h";
   if (dir) {
-    if (auto deps = reusable(*dir, p.key, env)) {
+    if (auto deps = reusable(*dir, p.key, env, files)) {
       std::optional<ShareableParts> parts = kernel_parts(*deps, p.include);
       if (parts || !shared) {
         p.reuse = true;

@@ -61,10 +61,11 @@ struct PchJob {
 // `shared` (a remote cache), a .gch whose .deps names no shared key (built
 // without one) is not reused but built again through the storage, a local
 // hit as a rule, so that its kernels share. Reads, never writes. Throws
-// Error.
+// Error. The header and the .gch's inputs are stated and read in `files`.
 PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Registry& registry,
                 const ResolveContext& ctx, const std::string& cache_dir, const TrustedDir* cache,
-                const Launcher& launcher, const Environment& env, bool shared = false);
+                const Launcher& launcher, const Environment& env, bool shared = false,
+                const FileSystem& files = system_file_system());
 
 // The plan's steps as --dry-run prints them (the copy, the header build or
 // its reuse).

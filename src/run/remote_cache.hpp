@@ -102,7 +102,7 @@ class RemoteCache {
  public:
   // A fetched entry's inputs are checked here through `files`.
   explicit RemoteCache(RemoteCacheSettings settings, RemoteStoreConnector connect = nullptr,
-                       const FileSystem& files = file_system())
+                       const FileSystem& files = system_file_system())
       : settings_(std::move(settings)), connect_(std::move(connect)), files_(files) {}
   bool enabled() const { return !settings_.url.empty(); }
   // Whether builders that miss the same key take turns (the server takes

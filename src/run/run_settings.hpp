@@ -50,6 +50,9 @@ struct RunSettings {
   // of the precompiled header it includes).
   std::vector<std::string> key_extra;
   ProcessRunner* processes = nullptr;  // null: real processes
+  // What the key, the manifest and a hit's check state and read of the
+  // world (the session's; tests pass a fake).
+  const FileSystem* files = &system_file_system();
   // The observer library preloaded into observed steps; "": the one
   // installed with kbuild (observer_library()). Tests that play the
   // compiler name any file and write its records themselves.

@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -277,18 +278,21 @@ namespace {
 // bytes or more. Read a MiB at a time: `visit` sees each piece (a scan of
 // the same bytes), and `stop` set ends the read early (nothing returned).
 template <typename Hasher>
-std::optional<FileLook> remembered_hash(const std::string& path, const TrustedDir* cache,
-                                        const char* subdir, std::size_t remember_from,
-                                        const FileLookOptions& how) {
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  if (!resolved) return std::nullopt;
-  const std::string real = resolved;
-  std::free(resolved);
-  UniqueFd fd(::open(real.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+Result<FileLook> remembered_hash(const FileSystem& files, const std::string& path,
+                                 const TrustedDir* cache, const char* subdir,
+                                 std::size_t remember_from, const FileLookOptions& how) {
+  errno = ENOENT;  // what a fake file system's missing path says
+  const std::optional<std::string> resolved = files.real_path(path);
+  if (!resolved) return Failure{path + ": " + std::strerror(errno)};
+  const std::string& real = *resolved;
+  Result<std::unique_ptr<OpenFile>> file = files.open(real);
+  if (!file) return Failure{file.why()};
   FileLook look;
   struct stat& before = look.seen;
-  if (!fd.valid() || ::fstat(fd.get(), &before) != 0 || !S_ISREG(before.st_mode))
-    return std::nullopt;
+  if (std::optional<struct stat> st = (*file)->status())
+    before = *st;
+  else
+    return Failure{path + ": " + std::strerror(errno)};
   const bool remember = cache && static_cast<std::size_t>(before.st_size) >= remember_from;
   const std::string name = remember ? identity_name(real, before) : std::string();
   std::optional<TrustedDir> dir;
@@ -304,22 +308,22 @@ std::optional<FileLook> remembered_hash(const std::string& path, const TrustedDi
   const auto size = static_cast<std::size_t>(before.st_size);
   std::string piece(std::min(size, std::size_t{1} << 20), '\0');
   for (std::size_t have = 0; have < size;) {
-    if (how.stop && how.stop->load(std::memory_order_relaxed)) return std::nullopt;
+    if (how.stop && how.stop->load(std::memory_order_relaxed)) return Failure{path + ": stopped"};
     const std::size_t want = std::min(piece.size(), size - have);
-    const ssize_t n = ::pread(fd.get(), piece.data(), want, static_cast<off_t>(have));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return std::nullopt;  // shrank while read: not the file stat saw
-    const std::string_view got(piece.data(), static_cast<std::size_t>(n));
+    Result<std::size_t> n = (*file)->read_at(piece.data(), want, have);
+    if (!n) return Failure{n.why()};
+    if (*n == 0) return Failure{path + " changed while it was read"};  // shrank: not what stat saw
+    const std::string_view got(piece.data(), *n);
     hasher.add(got);
     if (how.visit) how.visit(got);
     have += got.size();
   }
   look.read = true;
   look.digest = hasher.hex();
-  struct stat after {};
-  const bool steady = ::fstat(fd.get(), &after) == 0 && same_identity(before, after);
-  if (!steady) return std::nullopt;  // changed while read: the digest is of no one version
-  if (remember && file_system().settled(after)) {
+  const std::optional<struct stat> after = (*file)->status();
+  // Changed while read: the digest is of no one version.
+  if (!after || !same_identity(before, *after)) return Failure{path + " changed while it was read"};
+  if (remember && files.settled(*after)) {
     if (!dir)
       if (Result<TrustedDir> made = cache->sub(subdir, true)) dir.emplace(std::move(*made));
     if (dir) (void)dir->write_atomically(name, look.digest);  // a failure only costs the next build
@@ -341,20 +345,24 @@ bool same_identity(const struct stat& a, const struct stat& b) {
          ns(a.st_mtim) == ns(b.st_mtim) && ns(a.st_ctim) == ns(b.st_ctim);
 }
 
-std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache) {
-  std::optional<FileLook> look = remembered_hash<ProgramHasher>(path, cache, "programs", 0, {});
-  return look ? std::optional<std::string>(std::move(look->digest)) : std::nullopt;
+Result<std::string> program_hash(const FileSystem& files, const std::string& path,
+                                 const TrustedDir* cache) {
+  Result<FileLook> look = remembered_hash<ProgramHasher>(files, path, cache, "programs", 0, {});
+  if (!look) return Failure{look.why()};
+  return std::move(look->digest);
 }
 
-std::optional<FileLook> look_at_file(const std::string& path, const TrustedDir* cache,
-                                     std::size_t remember_from, const FileLookOptions& how) {
-  return remembered_hash<Digest>(path, cache, "digests", remember_from, how);
+Result<FileLook> look_at_file(const FileSystem& files, const std::string& path,
+                              const TrustedDir* cache, std::size_t remember_from,
+                              const FileLookOptions& how) {
+  return remembered_hash<Digest>(files, path, cache, "digests", remember_from, how);
 }
 
-std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
-                                       std::size_t remember_from) {
-  std::optional<FileLook> look = look_at_file(path, cache, remember_from, {});
-  return look ? std::optional<std::string>(std::move(look->digest)) : std::nullopt;
+Result<std::string> file_digest(const FileSystem& files, const std::string& path,
+                                const TrustedDir* cache, std::size_t remember_from) {
+  Result<FileLook> look = look_at_file(files, path, cache, remember_from, {});
+  if (!look) return Failure{look.why()};
+  return std::move(look->digest);
 }
 
 }  // namespace kbuild

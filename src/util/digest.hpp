@@ -119,18 +119,23 @@ Status zstd_decompress_to(std::string_view frame, std::size_t max_size,
 // any change to the file's bytes changes (ctime cannot be set back).
 namespace kbuild {
 
-// BLAKE2b-256 (hex) of the file `path` resolves to (links followed);
-// nothing when it cannot be read. With `cache`, a hash remembered there for
-// the same identity is used, and a new one remembered, unless the file
-// has not settled (file_system()) or changed while it was read (a change within
-// the file system clock's tick would not be seen).
-std::optional<std::string> program_hash(const std::string& path, const TrustedDir* cache);
+class FileSystem;
+
+// BLAKE2b-256 (hex) of the file `path` resolves to (links followed) in
+// `files`; a failure says why it cannot be read. With `cache`, a hash
+// remembered there for the same identity is used, and a new one
+// remembered, unless the file has not settled (`files`' clock) or changed
+// while it was read (a change within the file system clock's tick would
+// not be seen).
+Result<std::string> program_hash(const FileSystem& files, const std::string& path,
+                                 const TrustedDir* cache);
 
 // digest_hex of the file's bytes, remembered the same way (digests/) for a
 // file of `remember_from` bytes or more: an observed manifest names the
 // compiler's programs and libraries, 50 MB a build, by content.
-std::optional<std::string> file_digest(const std::string& path, const TrustedDir* cache,
-                                       std::size_t remember_from = std::size_t{256} * 1024);
+Result<std::string> file_digest(const FileSystem& files, const std::string& path,
+                                const TrustedDir* cache,
+                                std::size_t remember_from = std::size_t{256} * 1024);
 
 // What reading a file for its digest saw: the digest, the file's identity
 // as it was read (stat), and whether its bytes were read (not remembered).
@@ -141,13 +146,14 @@ struct FileLook {
 };
 struct FileLookOptions {
   std::function<void(std::string_view)> visit;  // each piece read, in order
-  const std::atomic<bool>* stop = nullptr;      // set: give up (nothing returned)
+  const std::atomic<bool>* stop = nullptr;      // set: give up (a failure returned)
 };
 // Whether two stats are of the same version of a file: device, inode,
 // size, mtime and ctime (which any change to its bytes changes).
 bool same_identity(const struct stat& a, const struct stat& b);
 // file_digest, read a MiB at a time, with what it saw.
-std::optional<FileLook> look_at_file(const std::string& path, const TrustedDir* cache,
-                                     std::size_t remember_from, const FileLookOptions& how);
+Result<FileLook> look_at_file(const FileSystem& files, const std::string& path,
+                              const TrustedDir* cache, std::size_t remember_from,
+                              const FileLookOptions& how);
 
 }  // namespace kbuild

@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <array>
 #include <boost/uuid/detail/sha1.hpp>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,21 +22,151 @@
 
 namespace kbuild {
 
-namespace {
-
-const FileSystem* installed = nullptr;
-
-}  // namespace
-
 bool FileSystem::settled(const struct stat& st) const {
   const std::int64_t at = ns(now()), age = settle_age_.count();
   return at - ns(st.st_mtim) >= age && at - ns(st.st_ctim) >= age;
+}
+
+std::unique_ptr<StatSweep> FileSystem::sweep() const {
+  struct Each : StatSweep {
+    explicit Each(const FileSystem& files) : files_(files) {}
+    std::optional<struct stat> status(std::string_view path) override {
+      path_.assign(path);
+      return files_.status(path_);
+    }
+    const FileSystem& files_;
+    std::string path_;
+  };
+  return std::make_unique<Each>(*this);
 }
 
 std::optional<struct stat> SystemFileSystem::status(const std::string& path) const {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   return st;
+}
+
+std::optional<struct stat> SystemFileSystem::link_status(const std::string& path) const {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return st;
+}
+
+Result<std::string> SystemFileSystem::read_link(const std::string& path) const {
+  std::string target(4096, '\0');
+  const ssize_t n = ::readlink(path.c_str(), target.data(), target.size());
+  if (n < 0) return Failure{path + ": " + std::strerror(errno)};
+  if (static_cast<std::size_t>(n) >= target.size())
+    return Failure{path + ": " + std::strerror(ENAMETOOLONG)};
+  target.resize(static_cast<std::size_t>(n));
+  return target;
+}
+
+namespace {
+
+class SystemOpenFile : public OpenFile {
+ public:
+  SystemOpenFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~SystemOpenFile() override { ::close(fd_); }
+  SystemOpenFile(const SystemOpenFile&) = delete;
+  SystemOpenFile& operator=(const SystemOpenFile&) = delete;
+  std::optional<struct stat> status() const override {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) return std::nullopt;
+    return st;
+  }
+  Result<std::size_t> read_at(char* into, std::size_t size, std::uint64_t offset) const override {
+    for (;;) {
+      const ssize_t n = ::pread(fd_, into, size, static_cast<off_t>(offset));
+      if (n >= 0) return static_cast<std::size_t>(n);
+      if (errno != EINTR) return Failure{path_ + ": " + std::strerror(errno)};
+    }
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+// stat(2) by a file's name in its directory, the directory opened once
+// (O_PATH) for the files in it: the kernel walks a directory's path once,
+// not once per file (a hit stats thousands of headers in a few hundred
+// directories). The same answer as stat(path): the path resolves the same
+// way, its last part followed if a symlink. A manifest's files are sorted,
+// so a directory's files come in a few runs and a few open directories
+// serve them all.
+class DirStatSweep : public StatSweep {
+ public:
+  DirStatSweep() = default;
+  DirStatSweep(const DirStatSweep&) = delete;
+  DirStatSweep& operator=(const DirStatSweep&) = delete;
+  ~DirStatSweep() override {
+    for (Slot& slot : slots_)
+      if (slot.fd >= 0) ::close(slot.fd);
+  }
+
+  std::optional<struct stat> status(std::string_view path) override {
+    struct stat st {};
+    const char* slash =
+        path.empty() ? nullptr : static_cast<const char*>(::memrchr(path.data(), '/', path.size()));
+    const std::size_t name_at = slash ? static_cast<std::size_t>(slash - path.data()) + 1 : 0;
+    const std::size_t name_size = path.size() - name_at;
+    if (slash && name_size > 0 && name_size <= NAME_MAX) {
+      const int dir = open_dir(name_at == 1 ? std::string_view("/") : path.substr(0, name_at - 1));
+      if (dir >= 0) {
+        char name[NAME_MAX + 1];
+        std::memcpy(name, path.data() + name_at, name_size);
+        name[name_size] = '\0';
+        if (::fstatat(dir, name, &st, 0) != 0) return std::nullopt;
+        return st;
+      }
+    }
+    path_.assign(path);  // a bare name, or a directory that cannot be opened
+    if (::stat(path_.c_str(), &st) != 0) return std::nullopt;
+    return st;
+  }
+
+ private:
+  struct Slot {
+    std::string dir;
+    int fd = -1;
+    unsigned used = 0;
+  };
+  // The directory's descriptor, -1 when it cannot be opened.
+  int open_dir(std::string_view dir) {
+    Slot* oldest = &slots_[0];
+    for (Slot& slot : slots_) {
+      if (slot.used && slot.dir == dir) {
+        slot.used = ++clock_;
+        return slot.fd;
+      }
+      if (slot.used < oldest->used) oldest = &slot;
+    }
+    if (oldest->fd >= 0) ::close(oldest->fd);
+    oldest->dir.assign(dir);
+    oldest->fd = ::open(oldest->dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    oldest->used = ++clock_;
+    return oldest->fd;
+  }
+  std::array<Slot, 8> slots_;
+  unsigned clock_ = 0;
+  std::string path_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<OpenFile>> SystemFileSystem::open(const std::string& path) const {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return Failure{path + ": " + std::strerror(errno)};
+  auto file = std::make_unique<SystemOpenFile>(fd, path);
+  const std::optional<struct stat> st = file->status();
+  if (!st) return Failure{path + ": " + std::strerror(errno)};
+  if (!S_ISREG(st->st_mode)) return Failure{path + ": not a regular file"};
+  return std::unique_ptr<OpenFile>(std::move(file));
+}
+
+std::unique_ptr<StatSweep> SystemFileSystem::sweep() const {
+  return std::make_unique<DirStatSweep>();
 }
 
 Result<std::string> SystemFileSystem::read(const std::string& path, std::size_t limit) const {
@@ -65,17 +197,9 @@ struct timespec SystemFileSystem::now() const {
   return t;
 }
 
-const FileSystem& file_system() {
+const FileSystem& system_file_system() {
   static const SystemFileSystem system;
-  return installed ? *installed : system;
-}
-
-ScopedFileSystem::ScopedFileSystem(const FileSystem& fs) : previous_(installed) {
-  installed = &fs;
-}
-
-ScopedFileSystem::~ScopedFileSystem() {
-  installed = previous_;
+  return system;
 }
 
 }  // namespace kbuild
@@ -150,15 +274,19 @@ Result<std::string> read_regular_file_up_to(const std::string& path, std::size_t
   } closer{fd};
   if (::fstat(fd, &st) != 0) return unreadable(errno);
   if (!S_ISREG(st.st_mode)) return special;
-  std::string text;
-  char chunk[16384];
-  while (text.size() < limit) {
-    ssize_t n = ::read(fd, chunk, std::min(sizeof chunk, limit - text.size()));
+  // Sized once from fstat (a source, a touched header: read on a hit),
+  // then read straight into place, to the end or the limit.
+  std::string text(std::min(static_cast<std::size_t>(st.st_size), limit), '\0');
+  std::size_t have = 0;
+  while (have < limit) {
+    if (have == text.size()) text.resize(std::min(std::max<std::size_t>(4096, have * 2), limit));
+    ssize_t n = ::read(fd, text.data() + have, text.size() - have);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return unreadable(errno);
     if (n == 0) break;
-    text.append(chunk, static_cast<std::size_t>(n));
+    have += static_cast<std::size_t>(n);
   }
+  text.resize(have);
   return text;
 }
 

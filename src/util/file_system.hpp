@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,17 +17,44 @@
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
 
-// What kbuild's caches of file stamps see of the file system, and the clock
-// file times are read against (ninja's DiskInterface): stat, read, list,
-// realpath and now. A seam, so that unit tests run against an in-memory
-// tree and a clock they move by hand (tests/support/fake_file_system.hpp)
-// instead of real directories and sleeps; builds use SystemFileSystem.
+// What kbuild sees of the file system outside its own cache directory, and
+// the clock file times are read against (ninja's DiskInterface): stat,
+// lstat, readlink, open and read, list, realpath and now. The cache, its
+// manifests, the digests of inputs and the parsed-file cache look at the
+// world only through it, handed one by whoever composes a build (the
+// Driver's session: SystemFileSystem), never a global: unit tests pass an
+// in-memory tree on a clock they move by hand
+// (tests/support/fake_file_system.hpp) instead of real directories and
+// sleeps. The cache's own directory is reached through TrustedDir
+// (util/trusted_dir), the layer beneath: descriptors opened once, checked
+// for who may write them, which is what hostile-user tests exercise on
+// real directories.
 //
 // It also says how long a file must stay unchanged before a cache may
 // remember it by its stamps (ccache's InodeCache min_age): a change within
 // the file system's clock tick would keep every stamp. Builds wait two
 // seconds; a test sets the age to zero or moves the clock past it.
 namespace kbuild {
+
+// A file opened for reading (FileSystem::open).
+class OpenFile {
+ public:
+  virtual ~OpenFile() = default;
+  // fstat(2): the version opened, whatever its name points to now.
+  virtual std::optional<struct stat> status() const = 0;
+  // At most `size` bytes from `offset` into `into` (pread(2)); 0 at the
+  // end; "PATH: " and the reason on a failure.
+  virtual Result<std::size_t> read_at(char* into, std::size_t size, std::uint64_t offset) const = 0;
+};
+
+// Many stats in a row (a hit's sweep over thousands of inputs): the real
+// one keeps a few directories open, so the kernel walks each directory's
+// path once, not once per file. The same answers as FileSystem::status.
+class StatSweep {
+ public:
+  virtual ~StatSweep() = default;
+  virtual std::optional<struct stat> status(std::string_view path) = 0;
+};
 
 class FileSystem {
  public:
@@ -39,6 +67,14 @@ class FileSystem {
   // stat(2), links followed; nothing when `path` cannot be stated (errno
   // says why: ENOENT or ENOTDIR for a path that is not there).
   virtual std::optional<struct stat> status(const std::string& path) const = 0;
+  // lstat(2): the entry itself, a link not followed (errno as status).
+  virtual std::optional<struct stat> link_status(const std::string& path) const = 0;
+  // readlink(2): what the link at `path` names; a failure when it is not
+  // a link or cannot be read.
+  virtual Result<std::string> read_link(const std::string& path) const = 0;
+  // The regular file `path` resolves to, opened for reading without
+  // blocking (a FIFO fails as "not a regular file", never waits).
+  virtual Result<std::unique_ptr<OpenFile>> open(const std::string& path) const = 0;
   // At most `limit` bytes of the regular file `path` ("PATH: not a regular
   // file", or "PATH: " and the reason, when it is not one or cannot be read).
   virtual Result<std::string> read(const std::string& path, std::size_t limit) const = 0;
@@ -49,6 +85,8 @@ class FileSystem {
   virtual std::optional<std::string> real_path(const std::string& path) const = 0;
   // Now on the file system's clock (CLOCK_REALTIME).
   virtual struct timespec now() const = 0;
+  // A sweep of many stats; by default each is status().
+  virtual std::unique_ptr<StatSweep> sweep() const;
 
   // Neither modified nor changed within the settle age.
   bool settled(const struct stat& st) const;
@@ -62,28 +100,20 @@ class SystemFileSystem : public FileSystem {
  public:
   using FileSystem::FileSystem;
   std::optional<struct stat> status(const std::string& path) const override;
+  std::optional<struct stat> link_status(const std::string& path) const override;
+  Result<std::string> read_link(const std::string& path) const override;
+  Result<std::unique_ptr<OpenFile>> open(const std::string& path) const override;
   Result<std::string> read(const std::string& path, std::size_t limit) const override;
   Result<std::vector<std::string>> list(const std::string& path) const override;
   std::optional<std::string> real_path(const std::string& path) const override;
   struct timespec now() const override;
+  std::unique_ptr<StatSweep> sweep() const override;
 };
 
-// The file system every cache of file stamps uses (SystemFileSystem with a
-// two-second settle age, unless a test installed another).
-const FileSystem& file_system();
-
-// Installs `fs` as file_system() for its lifetime (tests only; not
-// thread-safe, as nothing that runs beside a test changes it).
-class ScopedFileSystem {
- public:
-  explicit ScopedFileSystem(const FileSystem& fs);
-  ~ScopedFileSystem();
-  ScopedFileSystem(const ScopedFileSystem&) = delete;
-  ScopedFileSystem& operator=(const ScopedFileSystem&) = delete;
-
- private:
-  const FileSystem* previous_;
-};
+// The real file system with a two-second settle age: what a composition
+// root (the Driver's session, a command that opens a cache on its own)
+// hands down. Nothing below those calls it (scripts/check-architecture).
+const FileSystem& system_file_system();
 
 }  // namespace kbuild
 

@@ -14,10 +14,11 @@ namespace {
 constexpr const char* kFormat = "kbuild-parsed-file-cache 3";
 constexpr std::size_t kMaxParsedBytes = 1u << 20;
 
-std::string files_with_stamps(const std::vector<std::string>& files, const StampOf& stamp_of) {
+std::string files_with_stamps(const FileSystem& fs, const std::vector<std::string>& files,
+                              const StampOf& stamp_of) {
   std::string out;
   for (const std::string& f : files)
-    out += f + '=' + (stamp_of ? stamp_of(f) : file_identity(f)) + '\n';
+    out += f + '=' + (stamp_of ? stamp_of(f) : file_identity(fs, f)) + '\n';
   return out;
 }
 
@@ -39,8 +40,8 @@ std::string file_identity(const struct stat& st) {
          std::to_string(st.st_ctim.tv_nsec);
 }
 
-std::string file_identity(const std::string& path) {
-  std::optional<struct stat> st = file_system().status(path);
+std::string file_identity(const FileSystem& files, const std::string& path) {
+  std::optional<struct stat> st = files.status(path);
   return st ? file_identity(*st) : "";
 }
 
@@ -114,21 +115,23 @@ std::map<std::string, std::string> ByteReader::string_map() {
   return m;
 }
 
-std::optional<std::vector<StatedFile>> stat_files(const std::vector<std::string>& paths) {
-  std::vector<StatedFile> files;
+std::optional<std::vector<StatedFile>> stat_files(const FileSystem& files,
+                                                  const std::vector<std::string>& paths) {
+  std::vector<StatedFile> stated;
   for (const std::string& path : paths) {
-    std::optional<struct stat> st = file_system().status(path);
+    std::optional<struct stat> st = files.status(path);
     if (!st) return std::nullopt;
-    files.push_back(StatedFile{path, *st});
+    stated.push_back(StatedFile{path, *st});
   }
-  return files;
+  return stated;
 }
 
-std::optional<ParsedFileCache> ParsedFileCache::open(const std::string& cache_root) {
+std::optional<ParsedFileCache> ParsedFileCache::open(const std::string& cache_root,
+                                                     const FileSystem& files) {
   if (cache_root.empty()) return std::nullopt;
   Result<TrustedDir> sub = open_discovery_dir(cache_root, false);
   if (!sub) return std::nullopt;
-  return ParsedFileCache(std::move(*sub));
+  return ParsedFileCache(std::move(*sub), files);
 }
 
 // An entry is the bytes of ByteWriter: identity, key, files, their stamps,
@@ -142,7 +145,7 @@ std::optional<std::string> ParsedFileCache::read(std::string_view kind, const st
   if (r.str() != program_identity() || r.str() != key) return std::nullopt;
   std::vector<std::string> files = r.string_list();
   // Stale when any of the files changed since it was parsed.
-  if (files.empty() || r.str() != files_with_stamps(files, stamp_of)) return std::nullopt;
+  if (files.empty() || r.str() != files_with_stamps(*files_, files, stamp_of)) return std::nullopt;
   std::string payload = r.str();
   if (!r.ok() || !r.at_end()) return std::nullopt;
   return payload;
@@ -156,7 +159,7 @@ void ParsedFileCache::write(std::string_view kind, const std::string& key,
   std::vector<std::string> paths;
   std::string stamps;
   for (const StatedFile& f : files) {
-    if (!file_system().settled(f.st)) return;
+    if (!files_->settled(f.st)) return;
     paths.push_back(f.path);
     stamps += f.path + '=' + file_identity(f.st) + '\n';
   }

@@ -24,15 +24,16 @@
 #include <utility>
 #include <vector>
 
+#include "util/file_system.hpp"
 #include "util/trusted_dir.hpp"
 
 namespace kbuild {
 
 // Device, inode, size, mtime and ctime: any change to a file's bytes changes
-// one of them (ctime cannot be set back). "" when it cannot be stated (on
-// file_system(), as stat_files states).
+// one of them (ctime cannot be set back). "" when it cannot be stated (in
+// `files`, as stat_files states).
 std::string file_identity(const struct stat& st);
-std::string file_identity(const std::string& path);
+std::string file_identity(const FileSystem& files, const std::string& path);
 
 // kbuild itself (format, version, its executable's stamp): another build of
 // it may parse files differently.
@@ -275,7 +276,8 @@ struct StatedFile {
   struct stat st;
 };
 // `paths` stated now; nullopt when one cannot be.
-std::optional<std::vector<StatedFile>> stat_files(const std::vector<std::string>& paths);
+std::optional<std::vector<StatedFile>> stat_files(const FileSystem& files,
+                                                  const std::vector<std::string>& paths);
 
 // The cache's directory, when the cache root already exists (a dry run into
 // a fresh home creates no cache). An entry is named `kind`-<hash of key>.bin
@@ -283,7 +285,11 @@ std::optional<std::vector<StatedFile>> stat_files(const std::vector<std::string>
 // and the bytes that the parse came to.
 class ParsedFileCache {
  public:
-  static std::optional<ParsedFileCache> open(const std::string& cache_root);
+  // Its files are stated in `files` (device files and profiles, read by
+  // descriptor for their trust check, are the real file system's).
+  static std::optional<ParsedFileCache> open(const std::string& cache_root,
+                                             const FileSystem& files = system_file_system());
+  const FileSystem& files() const { return *files_; }
 
   // The bytes stored for `key`; nullopt when there are none, or they are
   // unreadable, malformed, stored for another key or by another kbuild, or
@@ -291,14 +297,15 @@ class ParsedFileCache {
   std::optional<std::string> read(std::string_view kind, const std::string& key,
                                   const StampOf& stamp_of = nullptr) const;
   // Remembers `bytes`, parsed from `files`, for `key`, when every file is
-  // settled (file_system(); a failure to write only costs speed). Each file's status
+  // settled (files()' clock; a failure to write only costs speed). Each file's status
   // must be taken after it was read: one changed while it was read is recent.
   void write(std::string_view kind, const std::string& key, const std::vector<StatedFile>& files,
              const std::string& bytes) const;
 
  private:
-  explicit ParsedFileCache(TrustedDir dir) : dir_(std::move(dir)) {}
+  ParsedFileCache(TrustedDir dir, const FileSystem& files) : dir_(std::move(dir)), files_(&files) {}
   TrustedDir dir_;
+  const FileSystem* files_;
 };
 
 }  // namespace kbuild

@@ -1,7 +1,7 @@
 // The real file system on a clock that tests move by hand
-// (util/file_system.hpp): installed for its lifetime, it runs `offset` ahead
-// of the system clock, so a real file just written counts as settled after
-// advance(), without sleeping. For logic that needs no real files,
+// (util/file_system.hpp): passed where a FileSystem is taken, it runs
+// `offset` ahead of the system clock, so a real file just written counts as
+// settled after advance(), without sleeping. For logic that needs no real files,
 // fake_file_system.hpp holds the whole tree in memory.
 #pragma once
 
@@ -13,7 +13,6 @@ namespace kbuild_test {
 
 class FakeFileClock : public kbuild::SystemFileSystem {
  public:
-  FakeFileClock() : installed_(*this) {}
   struct timespec now() const override {
     struct timespec t = SystemFileSystem::now();
     const auto total = std::chrono::nanoseconds(t.tv_nsec) + offset_;
@@ -29,7 +28,6 @@ class FakeFileClock : public kbuild::SystemFileSystem {
 
  private:
   std::chrono::nanoseconds offset_{};
-  kbuild::ScopedFileSystem installed_;
 };
 
 }  // namespace kbuild_test

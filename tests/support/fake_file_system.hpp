@@ -1,7 +1,7 @@
 // A file system held in memory on a clock that moves only when a test says
-// so (util/file_system.hpp), installed as file_system() for its lifetime:
-// stamps, staleness and settling are tested without real directories or
-// sleeping. Paths are absolute ("/" is the working directory of a relative
+// so (util/file_system.hpp), passed where a FileSystem is taken: stamps,
+// staleness, settling and a hit's checks are tested without real
+// directories or sleeping. Paths are absolute ("/" is the working directory of a relative
 // one); writing a file makes its directories; a link names another path.
 #pragma once
 
@@ -11,9 +11,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -27,7 +29,7 @@ class FakeFileSystem : public kbuild::FileSystem {
  public:
   // The clock starts at an arbitrary fixed time; the settle age is the builds'.
   explicit FakeFileSystem(std::chrono::nanoseconds settle_age = std::chrono::seconds(2))
-      : FileSystem(settle_age), installed_(*this) {
+      : FileSystem(settle_age) {
     nodes_["/"] = node(S_IFDIR | 0755);
   }
 
@@ -36,7 +38,10 @@ class FakeFileSystem : public kbuild::FileSystem {
   void write(const std::string& path, const std::string& text) {
     const std::string at = entry_in(path);
     auto it = nodes_.find(at);
-    if (it == nodes_.end()) it = nodes_.emplace(at, node(S_IFREG | 0644)).first;
+    if (it == nodes_.end()) {
+      it = nodes_.emplace(at, node(S_IFREG | 0644)).first;
+      changed_directory_of(at);
+    }
     it->second.bytes = text;
     it->second.mtime = it->second.ctime = now_;
   }
@@ -44,19 +49,25 @@ class FakeFileSystem : public kbuild::FileSystem {
     std::string at = "/";
     for (const std::string& part : parts(path)) {
       at = join(at, part);
-      if (!nodes_.count(at)) nodes_.emplace(at, node(S_IFDIR | 0755));
+      if (!nodes_.count(at)) {
+        nodes_.emplace(at, node(S_IFDIR | 0755));
+        changed_directory_of(at);
+      }
     }
   }
   // A link at `path` naming `target` (absolute, or relative to its directory).
   void symlink(const std::string& path, const std::string& target) {
-    Node& link = nodes_.emplace(entry_in(path), node(S_IFLNK | 0777)).first->second;
+    const std::string at = entry_in(path);
+    Node& link = nodes_.emplace(at, node(S_IFLNK | 0777)).first->second;
     link.target = target;
+    changed_directory_of(at);
   }
   // Removes `path` and whatever is below it (a link itself, not its target).
   void remove(const std::string& path) {
     const std::string at = entry_in(path);
     for (auto it = nodes_.begin(); it != nodes_.end();)
       it = it->first == at || it->first.rfind(at + "/", 0) == 0 ? nodes_.erase(it) : std::next(it);
+    changed_directory_of(at);
   }
   // Dates the file's modification (touch -d); its change time becomes now.
   void set_mtime(const std::string& path, struct timespec mtime) {
@@ -78,7 +89,51 @@ class FakeFileSystem : public kbuild::FileSystem {
       errno = ENOENT;  // as stat(2) says it
       return std::nullopt;
     }
+    return stat_of(nodes_.at(*at));
+  }
+  // The entry itself: its directory resolved, its last part not followed.
+  std::optional<struct stat> link_status(const std::string& path) const override {
+    const Node* n = entry(path);
+    if (!n) {
+      errno = ENOENT;
+      return std::nullopt;
+    }
+    return stat_of(*n);
+  }
+  kbuild::Result<std::string> read_link(const std::string& path) const override {
+    const Node* n = entry(path);
+    if (!n) return kbuild::Failure{path + ": " + std::strerror(ENOENT)};
+    if (!S_ISLNK(n->mode)) return kbuild::Failure{path + ": " + std::strerror(EINVAL)};
+    return n->target;
+  }
+  // A snapshot of the file's bytes and stat (the fake's files change only
+  // when a test writes them, never during a read).
+  kbuild::Result<std::unique_ptr<kbuild::OpenFile>> open(const std::string& path) const override {
+    std::optional<std::string> at = real_path(path);
+    if (!at) return kbuild::Failure{path + ": " + std::strerror(ENOENT)};
     const Node& n = nodes_.at(*at);
+    if (!S_ISREG(n.mode)) return kbuild::Failure{path + ": not a regular file"};
+    struct Opened : kbuild::OpenFile {
+      std::string bytes;
+      struct stat st {};
+      std::optional<struct stat> status() const override { return st; }
+      kbuild::Result<std::size_t> read_at(char* into, std::size_t size,
+                                          std::uint64_t offset) const override {
+        if (offset >= bytes.size()) return std::size_t{0};
+        const std::size_t n = std::min<std::size_t>(size, bytes.size() - offset);
+        std::memcpy(into, bytes.data() + offset, n);
+        return n;
+      }
+    };
+    auto opened = std::make_unique<Opened>();
+    opened->bytes = n.bytes;
+    opened->st = stat_of(n);
+    return std::unique_ptr<kbuild::OpenFile>(std::move(opened));
+  }
+
+ private:
+  struct Node;
+  struct stat stat_of(const Node& n) const {
     struct stat st {};
     st.st_dev = kDevice;
     st.st_ino = n.inode;
@@ -92,6 +147,21 @@ class FakeFileSystem : public kbuild::FileSystem {
     st.st_atim = n.mtime;
     return st;
   }
+  // The node of `path`'s own entry (its directory resolved), or null.
+  const Node* entry(const std::string& path) const {
+    std::vector<std::string> names = parts(path);
+    if (names.empty()) return &nodes_.at("/");
+    const std::string name = names.back();
+    names.pop_back();
+    std::string dir = "/";
+    for (const std::string& part : names) dir = join(dir, part);
+    std::optional<std::string> at = real_path(dir);
+    if (!at) return nullptr;
+    auto it = nodes_.find(join(*at, name));
+    return it == nodes_.end() ? nullptr : &it->second;
+  }
+
+ public:
   kbuild::Result<std::string> read(const std::string& path, std::size_t limit) const override {
     std::optional<std::string> at = real_path(path);
     if (!at) return kbuild::Failure{path + ": " + std::strerror(ENOENT)};
@@ -170,6 +240,12 @@ class FakeFileSystem : public kbuild::FileSystem {
     make_directories(dir);
     return join(*real_path(dir), name);
   }
+  // An entry added to or removed from a directory modifies it, as the
+  // kernel does (a hit's absent paths rest on their directories' stamps).
+  void changed_directory_of(const std::string& at) {
+    auto dir = nodes_.find(at.substr(0, std::max<std::size_t>(at.rfind('/'), 1)));
+    if (dir != nodes_.end()) dir->second.mtime = dir->second.ctime = now_;
+  }
   Node& existing(const std::string& path) {
     std::optional<std::string> at = real_path(path);
     if (!at) throw std::runtime_error("no file " + path + " in the fake file system");
@@ -204,7 +280,6 @@ class FakeFileSystem : public kbuild::FileSystem {
   struct timespec now_ {
     1'700'000'000, 0
   };
-  kbuild::ScopedFileSystem installed_;
 };
 
 }  // namespace kbuild_test

@@ -441,27 +441,30 @@ TEST_CASE("a cached device file is read back, and a changed file invalidates it"
   fs::create_directories(file.parent_path());
   write_settled(file, npu_text(), clock);
   // No cache root yet: none is made (a dry run writes nothing).
-  load_device_file(file.string(), true, cache.string());
+  load_device_file(file.string(), true, cache.string(), clock);
   CHECK_FALSE(fs::exists(cache));
   cache_root_at(cache);
-  DeviceFile first = load_device_file(file.string(), true, cache.string());
+  DeviceFile first = load_device_file(file.string(), true, cache.string(), clock);
   fs::path entry = only_entry(cache);
-  CHECK(encode_device_file(load_device_file(file.string(), true, cache.string())) ==
+  CHECK(encode_device_file(load_device_file(file.string(), true, cache.string(), clock)) ==
         encode_device_file(first));
 
   // The entry is what answers: tampered (same length, still well-formed), it shows.
   patch_bytes(entry, "ascendcl", "ascendxx");
-  CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendxx");
+  CHECK(libraries(load_device_file(file.string(), true, cache.string(), clock)).back() ==
+        "ascendxx");
 
   // The file changes (its date set back, its size the same): parsed again.
   auto date = fs::last_write_time(file);
   patch_bytes(file, "\"ascendcl\"", "\"ascendcm\"");
   fs::last_write_time(file, date);
-  CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendcm");
+  CHECK(libraries(load_device_file(file.string(), true, cache.string(), clock)).back() ==
+        "ascendcm");
   // Read under another name (a link to it): another entry, the same answer.
   fs::create_symlink(file, tmp.path() / "devices" / "link.json");
-  CHECK(load_device_file((tmp.path() / "devices" / "link.json").string(), true, cache.string())
-            .path == (tmp.path() / "devices" / "link.json").string());
+  CHECK(
+      load_device_file((tmp.path() / "devices" / "link.json").string(), true, cache.string(), clock)
+          .path == (tmp.path() / "devices" / "link.json").string());
 }
 
 TEST_CASE("a corrupt device-file cache entry, or one others could write, is ignored",
@@ -472,7 +475,7 @@ TEST_CASE("a corrupt device-file cache entry, or one others could write, is igno
   write_settled(file, npu_text(), clock);
   cache_root_at(cache);
   const std::string fresh = encode_device_file(load_device_file(file.string()));
-  load_device_file(file.string(), true, cache.string());
+  load_device_file(file.string(), true, cache.string(), clock);
   fs::path entry = only_entry(cache);
   const std::string good = read_file(entry);
 
@@ -480,25 +483,28 @@ TEST_CASE("a corrupt device-file cache entry, or one others could write, is igno
        {std::string(), std::string("garbage"), good.substr(0, 40), good.substr(0, good.size() - 1),
         good + "x", std::string(64, '\xff')}) {
     write_file(entry, bad);
-    CHECK(encode_device_file(load_device_file(file.string(), true, cache.string())) == fresh);
+    CHECK(encode_device_file(load_device_file(file.string(), true, cache.string(), clock)) ==
+          fresh);
   }
   // A ${...} that does not parse is a bad entry, not a crash.
   std::string broken = good;
   broken.replace(broken.find("${env:ASCEND_HOME_PATH}"), 23, "${env:ASCEND_HOME_PATH ");
   write_file(entry, broken);
-  CHECK(encode_device_file(load_device_file(file.string(), true, cache.string())) == fresh);
+  CHECK(encode_device_file(load_device_file(file.string(), true, cache.string(), clock)) == fresh);
 
   // Tampered, and owned by another user: not used.
   write_file(entry, good);
   patch_bytes(entry, "ascendcl", "ascendxx");
   if (::geteuid() == 0) {
     REQUIRE(::chown(entry.c_str(), ::geteuid() + 4242, 0) == 0);
-    CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendcl");
+    CHECK(libraries(load_device_file(file.string(), true, cache.string(), clock)).back() ==
+          "ascendcl");
     REQUIRE(::chown(entry.c_str(), ::geteuid(), ::getegid()) == 0);
   }
   // Tampered, in a world-writable directory: not used.
   REQUIRE(::chmod((cache / "discovery").c_str(), 0777) == 0);
-  CHECK(libraries(load_device_file(file.string(), true, cache.string())).back() == "ascendcl");
+  CHECK(libraries(load_device_file(file.string(), true, cache.string(), clock)).back() ==
+        "ascendcl");
 }
 
 TEST_CASE("a bad device file is never cached: its error is the same with a warm cache",
@@ -515,15 +521,17 @@ TEST_CASE("a bad device file is never cached: its error is the same with a warm 
   CHECK(expected.find(file.string() + ":") == 0);
   CHECK(expected.find("at /libraries/0: expected a string") != std::string::npos);
   for (int run = 0; run < 2; ++run)
-    CHECK(error_of([&] { load_device_file(file.string(), true, cache.string()); }) == expected);
+    CHECK(error_of([&] { load_device_file(file.string(), true, cache.string(), clock); }) ==
+          expected);
   CHECK(entries(cache, "device").empty());
 
   // Valid and cached, then broken again: the cached parse does not hide the error.
   write_settled(file, npu_text(), clock);
-  load_device_file(file.string(), true, cache.string());
+  load_device_file(file.string(), true, cache.string(), clock);
   REQUIRE(entries(cache, "device").size() == 1);
   write_settled(file, bad, clock);
-  CHECK(error_of([&] { load_device_file(file.string(), true, cache.string()); }) == expected);
+  CHECK(error_of([&] { load_device_file(file.string(), true, cache.string(), clock); }) ==
+        expected);
 }
 
 TEST_CASE("a warm device-file cache still checks the file's trust", "[unit][device-file]") {
@@ -532,11 +540,11 @@ TEST_CASE("a warm device-file cache still checks the file's trust", "[unit][devi
   fs::path file = tmp.path() / "npu.json", cache = tmp.path() / "cache";
   write_settled(file, npu_text(), clock);
   cache_root_at(cache);
-  load_device_file(file.string(), true, cache.string());
+  load_device_file(file.string(), true, cache.string(), clock);
   REQUIRE(entries(cache, "device").size() == 1);
   REQUIRE(::chmod(file.c_str(), 0666) == 0);
   CHECK(error_of([&] {
-          load_device_file(file.string(), true, cache.string());
+          load_device_file(file.string(), true, cache.string(), clock);
         }).find("world-writable") != std::string::npos);
 }
 
@@ -546,9 +554,9 @@ TEST_CASE("a parsed-file cache entry answers only its key, kbuild and unchanged 
   FakeFileClock clock;
   fs::path input = tmp.path() / "input.txt", cache_dir = tmp.path() / "cache";
   write_settled(input, "some input", clock);
-  auto cache = ParsedFileCache::open(cache_root_at(cache_dir));
+  auto cache = ParsedFileCache::open(cache_root_at(cache_dir), clock);
   REQUIRE(cache);
-  auto stated = [&] { return *stat_files({input.string()}); };
+  auto stated = [&] { return *stat_files(clock, {input.string()}); };
   cache->write("test", "key", stated(), "parsed");
   CHECK(cache->read("test", "key") == std::optional<std::string>("parsed"));
   CHECK_FALSE(cache->read("test", "another key"));

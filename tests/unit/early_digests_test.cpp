@@ -48,7 +48,7 @@ TEST_CASE("files the records name are hashed, and given back for that version on
   const std::string temp = tmp.path().string() + "/cc.s";
   write_file(temp, "written by the build, then read");
 
-  EarlyDigests early(nullptr, 64 * 1024);
+  EarlyDigests early(kbuild::system_file_system(), nullptr, 64 * 1024);
   early.watch(records);
   // Written after the watch began, as the compiler writes them.
   early_digests_record(
@@ -94,7 +94,7 @@ TEST_CASE("the clock's macros are found across the pieces a file is read in, nev
                                  6) +
                          "__DATE__");
 
-  EarlyDigests early(nullptr, 64 * 1024);
+  EarlyDigests early(kbuild::system_file_system(), nullptr, 64 * 1024);
   early.foresee({straddling, plain, binary});
   early.finish(true);
 
@@ -121,7 +121,7 @@ TEST_CASE("a file large enough is remembered, and still scanned for the clock's 
   clock.advance();  // settled: a file still being written is never remembered
   std::string first;
   {
-    EarlyDigests early(&*cache, 64);
+    EarlyDigests early(clock, &*cache, 64);
     early.foresee({big});
     early.finish(true);
     const EarlyDigests::Look* look = early.find(big, early_digests_stat(big));
@@ -132,7 +132,7 @@ TEST_CASE("a file large enough is remembered, and still scanned for the clock's 
   const auto remembered =
       std::distance(std::filesystem::directory_iterator(tmp.path() / "cache" / "digests"), {});
   CHECK(remembered == 1);
-  EarlyDigests again(&*cache, 64);
+  EarlyDigests again(clock, &*cache, 64);
   again.foresee({big});
   again.finish(true);
   const EarlyDigests::Look* look = again.find(big, early_digests_stat(big));
@@ -172,14 +172,14 @@ TEST_CASE("finish() ends the scan of a remembered file's bytes too, not at the f
   kbuild_test::FakeFileClock clock;
   clock.advance();  // settled: remembered
   {
-    EarlyDigests early(&*cache, 64);
+    EarlyDigests early(clock, &*cache, 64);
     early.foresee({big});
     early.finish(true);
     REQUIRE(early.find(big, early_digests_stat(big)));
   }
   // Its digest remembered, only the scan reads the file now: once it has
   // read 8 MiB, finish() must end it within a MiB or so, as it ends a hash.
-  EarlyDigests again(&*cache, 64);
+  EarlyDigests again(clock, &*cache, 64);
   const std::size_t start = early_digests_bytes_read();
   again.foresee({big});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

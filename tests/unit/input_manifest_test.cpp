@@ -15,6 +15,7 @@
 #include "../support/test_support.hpp"
 #include "run/cache_key.hpp"
 #include "run/input_manifest.hpp"
+#include "run/observation.hpp"
 #include "util/digest.hpp"
 #include "util/json.hpp"
 
@@ -57,22 +58,24 @@ TEST_CASE("a manifest holds while each file keeps its stamp or its content",
   write_file(tmp / "b.h", "two");
   Result<std::string> manifest = manifest_observing({tmp / "a.h", tmp / "b.h"});
   REQUIRE(manifest);
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   // Touched but the same bytes: still holds.
   fs::last_write_time(tmp / "a.h", fs::file_time_type::clock::now() + std::chrono::hours(1));
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   // The same size, other bytes.
   write_file(tmp / "b.h", "TWO");
-  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   write_file(tmp / "b.h", "two");
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   fs::remove(tmp / "a.h");
-  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
 
-  CHECK(inputs_unchanged(*manifest_observing({}), Environment{}));
-  CHECK_FALSE(inputs_unchanged("", Environment{}));
-  CHECK_FALSE(inputs_unchanged("\xa1\x66inputs\x05", Environment{}));  // CBOR {"inputs": 5}
-  CHECK_FALSE(inputs_unchanged(std::string("garbage"), Environment{}));
+  CHECK(inputs_unchanged(*manifest_observing({}), Environment{}, kbuild::system_file_system()));
+  CHECK_FALSE(inputs_unchanged("", Environment{}, kbuild::system_file_system()));
+  CHECK_FALSE(inputs_unchanged("\xa1\x66inputs\x05", Environment{},
+                               kbuild::system_file_system()));  // CBOR {"inputs": 5}
+  CHECK_FALSE(
+      inputs_unchanged(std::string("garbage"), Environment{}, kbuild::system_file_system()));
 }
 
 TEST_CASE("an observed manifest refuses a file changed after the build started, or gone",
@@ -116,15 +119,15 @@ TEST_CASE(
   CHECK(dirs.at(tmp / "gone") == kNoDirectory);
   CHECK(dirs.at(tmp / "inc") > 0);
   CHECK(dirs.at(tmp.str()) > 0);
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   // Another file in inc/: its stamps change, each absent path is asked.
   write_file(tmp / "inc/unrelated.h", "x");
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   write_file(tmp / "inc/b.h", "x");
-  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   fs::remove(tmp / "inc/b.h");
   write_file(tmp / "gone/c.h", "x");  // its directory appeared too
-  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
 }
 
 TEST_CASE(
@@ -153,12 +156,12 @@ TEST_CASE(
                      v.value ? std::optional<std::string>(*v.value) : std::nullopt);
   CHECK(got == std::vector<std::pair<std::string, std::optional<std::string>>>{
                    {"CPATH", std::string("/inc")}, {"LD_RUN_PATH", std::nullopt}});
-  CHECK(inputs_unchanged(*manifest, env));
+  CHECK(inputs_unchanged(*manifest, env, kbuild::system_file_system()));
   Environment other = env;
   other.set("TERM", "dumb");
-  CHECK(inputs_unchanged(*manifest, other));
+  CHECK(inputs_unchanged(*manifest, other, kbuild::system_file_system()));
   other.set("LD_RUN_PATH", "/opt");
-  CHECK_FALSE(inputs_unchanged(*manifest, other));
+  CHECK_FALSE(inputs_unchanged(*manifest, other, kbuild::system_file_system()));
 }
 
 TEST_CASE("no manifest for what was not observed, or wrote beside its output",
@@ -219,11 +222,11 @@ TEST_CASE("a listed directory holds while its names do", "[unit][input_manifest]
   build.started = now();
   Result<std::string> manifest = observed_manifest(observed, build);
   REQUIRE(manifest);
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   write_file(tmp / "d/one", "changed content, same name");
-  CHECK(inputs_unchanged(*manifest, Environment{}));
+  CHECK(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
   write_file(tmp / "d/two", "x");
-  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}));
+  CHECK_FALSE(inputs_unchanged(*manifest, Environment{}, kbuild::system_file_system()));
 }
 
 TEST_CASE("rebase_manifest moves the paths under a base, and only those", "[manifest][base-dir]") {
@@ -286,7 +289,7 @@ TEST_CASE("manifest_stale names the input that no longer holds, and its kind",
     bytes = to_cbor(manifest);
     view = read_manifest(bytes);
     REQUIRE(view);
-    return manifest_stale(*view, env);
+    return manifest_stale(*view, env, kbuild::system_file_system());
   };
   // The listing is checked last: everything before it holds.
   std::optional<StaleInput> s = stale(j);
@@ -295,7 +298,7 @@ TEST_CASE("manifest_stale names the input that no longer holds, and its kind",
   CHECK(s->what == tmp / "listed");
   j["listed"] = nlohmann::json::array();
   CHECK_FALSE(stale(j));
-  CHECK(manifest_holds(*view, env));
+  CHECK(manifest_holds(*view, env, kbuild::system_file_system()));
 
   write_file(tmp / "a.h", "ONE");
   s = stale(j);
@@ -357,7 +360,8 @@ TEST_CASE("each file read is checked by name in its directory, one sweep or two"
     FAIL("not in the manifest: " << path);
     return std::size_t(0);
   };
-  for (unsigned sweeps : {1u, 2u}) CHECK_FALSE(first_changed_input(view->inputs, sweeps));
+  for (unsigned sweeps : {1u, 2u})
+    CHECK_FALSE(first_changed_input(view->inputs, sweeps, kbuild::system_file_system()));
 
   // One file changed in a directory whose other files did not: the same
   // size, other bytes, a later mtime.
@@ -367,7 +371,8 @@ TEST_CASE("each file read is checked by name in its directory, one sweep or two"
   };
   change(tmp / "a/z.h", "A/Z.H");  // after a/sub/'s file: a/ is opened again
   for (unsigned sweeps : {1u, 2u}) {
-    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    std::optional<std::size_t> changed =
+        first_changed_input(view->inputs, sweeps, kbuild::system_file_system());
     REQUIRE(changed);
     CHECK(view->inputs[*changed].path == tmp / "a/z.h");
   }
@@ -375,25 +380,29 @@ TEST_CASE("each file read is checked by name in its directory, one sweep or two"
   change(tmp / "d11/f2.h", "CONTENT 112");
   change(tmp / "d0/f0.h", "CONTENT 0");
   for (unsigned sweeps : {1u, 2u}) {
-    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    std::optional<std::size_t> changed =
+        first_changed_input(view->inputs, sweeps, kbuild::system_file_system());
     REQUIRE(changed);
     CHECK(*changed == index_of(tmp / "a/z.h"));  // "a/" sorts before "d0/"
   }
   write_file(tmp / "a/z.h", "a/z.h");  // the same bytes again: holds, by content
   write_file(tmp / "d0/f0.h", "content 0");
   write_file(tmp / "d11/f2.h", "content 112");
-  for (unsigned sweeps : {1u, 2u}) CHECK_FALSE(first_changed_input(view->inputs, sweeps));
+  for (unsigned sweeps : {1u, 2u})
+    CHECK_FALSE(first_changed_input(view->inputs, sweeps, kbuild::system_file_system()));
   // Through the symlinks: the file they lead to.
   change(tmp / "real/f1.h", "REAL");
   change(tmp / "target.h", "TARGET");
   for (unsigned sweeps : {1u, 2u}) {
-    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    std::optional<std::size_t> changed =
+        first_changed_input(view->inputs, sweeps, kbuild::system_file_system());
     REQUIRE(changed);
     CHECK(view->inputs[*changed].path == tmp / "a/alias.h");
   }
   write_file(tmp / "target.h", "target");
   for (unsigned sweeps : {1u, 2u}) {
-    std::optional<std::size_t> changed = first_changed_input(view->inputs, sweeps);
+    std::optional<std::size_t> changed =
+        first_changed_input(view->inputs, sweeps, kbuild::system_file_system());
     REQUIRE(changed);
     CHECK(view->inputs[*changed].path == tmp / "linked/f1.h");
   }
@@ -401,10 +410,12 @@ TEST_CASE("each file read is checked by name in its directory, one sweep or two"
   // Gone, and its whole directory gone.
   fs::remove(tmp / "d7/f1.h");
   for (unsigned sweeps : {1u, 2u})
-    CHECK(first_changed_input(view->inputs, sweeps) == index_of(tmp / "d7/f1.h"));
+    CHECK(first_changed_input(view->inputs, sweeps, kbuild::system_file_system()) ==
+          index_of(tmp / "d7/f1.h"));
   fs::remove_all(tmp / "d7");
   for (unsigned sweeps : {1u, 2u})
-    CHECK(first_changed_input(view->inputs, sweeps) == index_of(tmp / "d7/f0.h"));
+    CHECK(first_changed_input(view->inputs, sweeps, kbuild::system_file_system()) ==
+          index_of(tmp / "d7/f0.h"));
 }
 
 TEST_CASE("a manifest of many files is swept on two threads, and names the file changed",
@@ -421,15 +432,16 @@ TEST_CASE("a manifest of many files is swept on two threads, and names the file 
   REQUIRE(manifest);
   Result<Manifest> view = read_manifest(*manifest);
   REQUIRE(view);
-  CHECK(manifest_holds(*view, Environment{}));
+  CHECK(manifest_holds(*view, Environment{}, kbuild::system_file_system()));
   for (const std::string& changed : {read.front(), read[read.size() / 2], read.back()}) {
     write_file(changed, "other");
-    std::optional<StaleInput> stale = manifest_stale(*view, Environment{});
+    std::optional<StaleInput> stale =
+        manifest_stale(*view, Environment{}, kbuild::system_file_system());
     REQUIRE(stale);
     CHECK(stale->kind == StaleKind::file_changed);
     CHECK(stale->what == changed);
     write_file(changed, "h");  // back as it was, by content
-    CHECK(manifest_holds(*view, Environment{}));
+    CHECK(manifest_holds(*view, Environment{}, kbuild::system_file_system()));
   }
 }
 
@@ -447,22 +459,23 @@ TEST_CASE("with the absences checked beside the files, a hit answers as one swee
   REQUIRE(manifest);
   Result<Manifest> view = read_manifest(*manifest);
   REQUIRE(view);
-  CHECK(manifest_holds(*view, Environment{}));
+  CHECK(manifest_holds(*view, Environment{}, kbuild::system_file_system()));
   // A path that appears, alone: named.
   write_file(absent[absent.size() / 2], "shadow");
-  std::optional<StaleInput> stale = manifest_stale(*view, Environment{});
+  std::optional<StaleInput> stale =
+      manifest_stale(*view, Environment{}, kbuild::system_file_system());
   REQUIRE(stale);
   CHECK(stale->kind == StaleKind::path_appeared);
   CHECK(stale->what == absent[absent.size() / 2]);
   // With a file changed too, the file is named first.
   write_file(read.back(), "other");
-  stale = manifest_stale(*view, Environment{});
+  stale = manifest_stale(*view, Environment{}, kbuild::system_file_system());
   REQUIRE(stale);
   CHECK(stale->kind == StaleKind::file_changed);
   CHECK(stale->what == read.back());
   write_file(read.back(), "h");
   fs::remove(absent[absent.size() / 2]);
-  CHECK(manifest_holds(*view, Environment{}));
+  CHECK(manifest_holds(*view, Environment{}, kbuild::system_file_system()));
 }
 
 // docs/cache.md's table of what a build reads is kept true by code: the
@@ -523,4 +536,150 @@ TEST_CASE("restamp_here states and reads the inputs through the file system it i
   std::optional<StaleInput> stale = restamp_here(manifest, Environment{}, files);
   REQUIRE(stale);
   CHECK(stale->what == "/kbuild-fake/src/k.h");
+}
+
+// The manifest made and a hit's check run wholly through the FileSystem they
+// are given (issue 44: cache and manifest code through the seam, passed in):
+// an in-memory tree on a clock the test moves, no real directory, no sleep.
+// Each case would break if any stat, read, readlink or listing went around
+// the seam to the real file system (where none of these paths exist).
+namespace {
+
+using namespace std::chrono_literals;
+
+// A build observed to read two headers, look for a shadowing header, follow
+// a dangling link and list a directory, in a fake tree under /seam.
+struct InputManifestSeamBuild {
+  FakeFileSystem files;
+  Observation observed;
+  Environment env;
+
+  InputManifestSeamBuild() {
+    files.write("/seam/inc/a.h", "#define A 1\n");
+    files.write("/seam/inc/b.h", "#define B 2\n");
+    files.make_directories("/seam/sys");
+    files.symlink("/seam/inc/gone.h", "old/gone.h");  // names nothing
+    files.write("/seam/plugins/one.so", "1");
+    files.advance(10s);  // what the build read predates it
+    observed.reported = true;
+    observed.read = {"/seam/inc/a.h", "/seam/inc/b.h"};
+    observed.absent = {"/seam/sys/a.h", "/seam/inc/gone.h"};
+    observed.listed = {"/seam/plugins"};
+  }
+  Result<Manifest> manifest() {
+    ObservedBuild build;
+    build.env = &env;
+    build.started = files.now();
+    build.files = &files;
+    files.advance(1s);  // the compile ran
+    Result<std::string> bytes = observed_manifest(observed, build);
+    if (!bytes) return Failure{bytes.why()};
+    kept = *bytes;
+    return read_manifest(kept);
+  }
+  std::string kept;  // the manifest's bytes, which a read Manifest points into
+};
+
+}  // namespace
+
+TEST_CASE("a manifest is made from what the file system it is given holds",
+          "[unit][input_manifest][seam]") {
+  InputManifestSeamBuild b;
+  Result<Manifest> m = b.manifest();
+  REQUIRE(m);
+  REQUIRE(m->inputs.size() == 2);
+  CHECK(m->inputs[0].path == "/seam/inc/a.h");
+  CHECK(m->inputs[0].size == 12);
+  CHECK(m->inputs[0].digest == digest_hex("#define A 1\n"));
+  CHECK(m->inputs[0].mtime_ns == ns(b.files.status("/seam/inc/a.h")->st_mtim));
+  // The dangling link's end is an absence too: the lookup went through it.
+  CHECK(std::find(m->absent.begin(), m->absent.end(), "/seam/inc/old/gone.h") != m->absent.end());
+  CHECK(std::find(m->absent.begin(), m->absent.end(), "/seam/sys/a.h") != m->absent.end());
+  REQUIRE(m->listed.size() == 1);
+  CHECK(m->listed[0].path == "/seam/plugins");
+  CHECK(manifest_holds(*m, b.env, b.files));
+}
+
+TEST_CASE("a hit's check sees each change in the file system it is given",
+          "[unit][input_manifest][seam]") {
+  InputManifestSeamBuild b;
+  Result<Manifest> made = b.manifest();
+  REQUIRE(made);
+  const Manifest& m = *made;
+  REQUIRE(manifest_holds(m, b.env, b.files));
+  b.files.advance(1h);
+
+  SECTION("touched, same bytes: holds (by content)") {
+    b.files.write("/seam/inc/a.h", "#define A 1\n");
+    CHECK_FALSE(manifest_stale(m, b.env, b.files));
+  }
+  SECTION("other bytes") {
+    b.files.write("/seam/inc/b.h", "#define B 3\n");
+    std::optional<StaleInput> stale = manifest_stale(m, b.env, b.files);
+    REQUIRE(stale);
+    CHECK(stale->kind == StaleKind::file_changed);
+    CHECK(stale->what == "/seam/inc/b.h");
+  }
+  SECTION("a header gone") {
+    b.files.remove("/seam/inc/a.h");
+    std::optional<StaleInput> stale = manifest_stale(m, b.env, b.files);
+    REQUIRE(stale);
+    CHECK(stale->what == "/seam/inc/a.h");
+  }
+  SECTION("a shadowing header appears where it was looked for") {
+    b.files.write("/seam/sys/a.h", "#define A 9\n");
+    std::optional<StaleInput> stale = manifest_stale(m, b.env, b.files);
+    REQUIRE(stale);
+    CHECK(stale->kind == StaleKind::path_appeared);
+    CHECK(stale->what == "/seam/sys/a.h");
+  }
+  SECTION("what a dangling link names appears") {
+    b.files.write("/seam/inc/old/gone.h", "int g;\n");
+    std::optional<StaleInput> stale = manifest_stale(m, b.env, b.files);
+    REQUIRE(stale);
+    CHECK(stale->kind == StaleKind::path_appeared);
+  }
+  SECTION("a listed directory gains a name") {
+    b.files.write("/seam/plugins/two.so", "2");
+    std::optional<StaleInput> stale = manifest_stale(m, b.env, b.files);
+    REQUIRE(stale);
+    CHECK(stale->kind == StaleKind::listing_changed);
+    CHECK(stale->what == "/seam/plugins");
+  }
+}
+
+TEST_CASE("a file changed during the build is refused, by the given file system's times",
+          "[unit][input_manifest][seam]") {
+  InputManifestSeamBuild b;
+  ObservedBuild build;
+  build.env = &b.env;
+  build.files = &b.files;
+  build.started = b.files.now();
+  b.files.advance(1s);
+  b.files.write("/seam/inc/b.h", "#define B 4\n");  // while the compiler ran
+  Uncacheable why{};
+  Result<std::string> bytes = observed_manifest(b.observed, build, &why);
+  REQUIRE_FALSE(bytes);
+  CHECK(why == Uncacheable::input_changed);
+  CHECK(bytes.why() == "/seam/inc/b.h changed during the build");
+}
+
+TEST_CASE("file digests are read through the file system given, a piece at a time",
+          "[unit][digest][seam]") {
+  FakeFileSystem files;
+  const std::string big(3u << 20, 'x');  // three 1 MiB pieces
+  files.write("/seam/big.bin", big);
+  std::size_t pieces = 0;
+  FileLookOptions how;
+  how.visit = [&pieces](std::string_view) { ++pieces; };
+  Result<FileLook> look = look_at_file(files, "/seam/big.bin", nullptr, 0, how);
+  REQUIRE(look);
+  CHECK(look->digest == digest_hex(big));
+  CHECK(look->read);
+  CHECK(pieces == 3);
+  Result<FileLook> missing = look_at_file(files, "/seam/none", nullptr, 0, {});
+  REQUIRE_FALSE(missing);
+  CHECK(missing.why().find("/seam/none") != std::string::npos);
+  files.make_directories("/seam/dir");
+  CHECK_FALSE(file_digest(files, "/seam/dir", nullptr));
 }

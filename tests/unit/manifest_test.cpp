@@ -122,14 +122,14 @@ TEST_CASE("the manifest's checks hold on a view as on the document", "[unit][man
   build.started = t;
   Result<std::string> none = observed_manifest(nothing_read, build);
   REQUIRE(none);
-  CHECK(inputs_unchanged(*none, Environment{}));
+  CHECK(inputs_unchanged(*none, Environment{}, kbuild::system_file_system()));
   nlohmann::json j = sample_manifest();
   j["inputs"] = nlohmann::json::array();
   j["libraries"] = nlohmann::json::array();
   j["absent"] = {"/nonexistent-kbuild-dir/a.h"};
-  CHECK(inputs_unchanged(to_cbor(j), Environment{}));
+  CHECK(inputs_unchanged(to_cbor(j), Environment{}, kbuild::system_file_system()));
   j["absent"] = {"/nonexistent-kbuild-dir/a.h", "/"};  // "/" exists: shadowed
-  CHECK_FALSE(inputs_unchanged(to_cbor(j), Environment{}));
+  CHECK_FALSE(inputs_unchanged(to_cbor(j), Environment{}, kbuild::system_file_system()));
 }
 
 // What a hit gives back besides the output is read again without the
@@ -410,7 +410,7 @@ TEST_CASE("with_replay and a store write a local entry's manifest as an earlier 
     in.output_index = 3;
     in.output = tmp / "k.so";
     in.sources = {tmp / "k.cpp"};
-    Result<CacheKey> key = cache_key(in);
+    Result<CacheKey> key = cache_key(in, kbuild::system_file_system());
     REQUIRE(key);
     write_file(tmp / "built", "the output");
     const int fd = ::open((tmp / "built").c_str(), O_RDONLY);

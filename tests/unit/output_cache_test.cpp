@@ -62,7 +62,7 @@ struct OutputCacheFixture {
     return in;
   }
   CacheKey key(const KeyInput& in) {
-    auto k = cache_key(in);
+    auto k = cache_key(in, kbuild::system_file_system());
     REQUIRE(k);
     return *k;
   }
@@ -159,7 +159,7 @@ TEST_CASE("cache_key covers the compiler's stamp; a missing source has no key",
 
   KeyInput no_source = f.input();
   no_source.sources = {f.tmp / "missing.cpp"};
-  Result<CacheKey> unkeyed = cache_key(no_source);
+  Result<CacheKey> unkeyed = cache_key(no_source, kbuild::system_file_system());
   REQUIRE_FALSE(unkeyed);
   CHECK(unkeyed.why() == f.tmp / "missing.cpp" + ": No such file or directory");
 }

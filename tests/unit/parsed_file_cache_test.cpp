@@ -22,17 +22,17 @@ namespace {
 struct ParsedCacheFixture {
   TempDir tmp;
   FakeFileSystem files;
-  ParsedFileCache cache = open_cache(tmp / "cache");
+  ParsedFileCache cache = open_cache(tmp / "cache", files);
 
-  static ParsedFileCache open_cache(const std::string& root) {
+  static ParsedFileCache open_cache(const std::string& root, const FileSystem& files) {
     REQUIRE(open_cache_root(root, true));
-    std::optional<ParsedFileCache> cache = ParsedFileCache::open(root);
+    std::optional<ParsedFileCache> cache = ParsedFileCache::open(root, files);
     REQUIRE(cache);
     return std::move(*cache);
   }
   // Remembers "parsed" from `paths` as they are now.
   void remember(const std::vector<std::string>& paths) {
-    std::optional<std::vector<StatedFile>> stated = stat_files(paths);
+    std::optional<std::vector<StatedFile>> stated = stat_files(files, paths);
     REQUIRE(stated);
     cache.write("test", "key", *stated, "parsed");
   }
@@ -87,7 +87,7 @@ TEST_CASE("a change to any file's size, mtime, ctime or inode makes the entry st
   }
   SECTION("gone: nothing to stat, nothing answers") {
     f.files.remove("/p/base.json");
-    CHECK_FALSE(stat_files({"/p/line.json", "/p/base.json"}));
+    CHECK_FALSE(stat_files(f.files, {"/p/line.json", "/p/base.json"}));
     CHECK_FALSE(f.hit());
   }
 }
@@ -112,7 +112,7 @@ TEST_CASE("a caller's stamps decide instead of stat when given", "[unit][parsed_
   ParsedCacheFixture f;
   f.files.write("/p/a.json", "{}");
   f.files.advance(2s);
-  const std::string stamp = file_identity("/p/a.json");
+  const std::string stamp = file_identity(f.files, "/p/a.json");
   CHECK(stamp == file_identity(*f.files.status("/p/a.json")));
   f.remember({"/p/a.json"});
   f.files.write("/p/a.json", "{\"changed\": true}");
@@ -120,5 +120,5 @@ TEST_CASE("a caller's stamps decide instead of stat when given", "[unit][parsed_
   // As a device file is read: stamped as it was opened, not by its name again.
   CHECK(f.cache.read("test", "key", [&](const std::string&) { return stamp; }) ==
         std::optional<std::string>("parsed"));
-  CHECK(file_identity("/p/missing").empty());
+  CHECK(file_identity(f.files, "/p/missing").empty());
 }

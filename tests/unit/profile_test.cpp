@@ -346,14 +346,14 @@ TEST_CASE("a cached profile is read back, and a changed parent file invalidates 
   fs::path dir = tmp.path() / "profiles", cache = tmp.path() / "cache";
   copy_profiles(dir, clock);
   // No cache root yet: none is made (a dry run writes nothing).
-  load_profile_cached(dir.string(), "2.14", cache.string());
+  load_profile_cached(dir.string(), "2.14", cache.string(), true, clock);
   CHECK_FALSE(fs::exists(cache));
   profile_cache_root_at(cache);
-  Profile first = load_profile_cached(dir.string(), "2.14", cache.string());
+  Profile first = load_profile_cached(dir.string(), "2.14", cache.string(), true, clock);
   fs::path entry = only_profile_entry(cache);
   CHECK(first.chain ==
         std::vector<std::string>{(dir / "2.14.json").string(), (dir / "2.11.json").string()});
-  Profile again = load_profile_cached(dir.string(), "2.14", cache.string());
+  Profile again = load_profile_cached(dir.string(), "2.14", cache.string(), true, clock);
   CHECK(encode_profile(again) == encode_profile(first));
 
   // The entry is what answers: tampered (same length, still well-formed), it shows.
@@ -361,7 +361,7 @@ TEST_CASE("a cached profile is read back, and a changed parent file invalidates 
   REQUIRE(bytes.find("\x02\0\0\0O3", 0, 6) != std::string::npos);
   bytes.replace(bytes.find(std::string("\x02\0\0\0O3", 6)), 6, std::string("\x02\0\0\0O9", 6));
   write_file(entry, bytes);
-  CHECK(has(flags(load_profile_cached(dir.string(), "2.14", cache.string())), "O9"));
+  CHECK(has(flags(load_profile_cached(dir.string(), "2.14", cache.string(), true, clock)), "O9"));
 
   // The parent changes a list the child inherits (its date set back): parsed
   // again, the change seen.
@@ -370,7 +370,7 @@ TEST_CASE("a cached profile is read back, and a changed parent file invalidates 
   auto date = fs::last_write_time(dir / "2.11.json");
   write_file(dir / "2.11.json", parent);
   fs::last_write_time(dir / "2.11.json", date);
-  Profile changed = load_profile_cached(dir.string(), "2.14", cache.string());
+  Profile changed = load_profile_cached(dir.string(), "2.14", cache.string(), true, clock);
   std::vector<std::string> libraries;
   for (const ProfileEntry& e : changed.lists.at("torch.libraries")) libraries.push_back(e.value);
   CHECK(has(libraries, "omp5"));
@@ -385,7 +385,7 @@ TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit
   copy_profiles(dir, clock);
   profile_cache_root_at(cache);
   Profile fresh = load_profile(dir.string(), "2.14");
-  load_profile_cached(dir.string(), "2.14", cache.string());
+  load_profile_cached(dir.string(), "2.14", cache.string(), true, clock);
   fs::path entry = only_profile_entry(cache);
   std::string good = read_file(entry);
 
@@ -393,7 +393,7 @@ TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit
        {std::string(), std::string("garbage"), good.substr(0, 40), good.substr(0, good.size() - 1),
         good + "x", std::string(64, '\xff')}) {
     write_file(entry, bad);
-    CHECK(encode_profile(load_profile_cached(dir.string(), "2.14", cache.string())) ==
+    CHECK(encode_profile(load_profile_cached(dir.string(), "2.14", cache.string(), true, clock)) ==
           encode_profile(fresh));
   }
 
@@ -403,7 +403,8 @@ TEST_CASE("a corrupt cache entry, or one others could write, is ignored", "[unit
                    std::string("\x02\0\0\0O9", 6));
   write_file(entry, tampered);
   REQUIRE(::chmod((cache / "discovery").c_str(), 0777) == 0);
-  std::vector<std::string> used = flags(load_profile_cached(dir.string(), "2.14", cache.string()));
+  std::vector<std::string> used =
+      flags(load_profile_cached(dir.string(), "2.14", cache.string(), true, clock));
   CHECK(has(used, "O3"));
   CHECK_FALSE(has(used, "O9"));
 }

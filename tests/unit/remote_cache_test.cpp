@@ -28,7 +28,7 @@ namespace {
 // shareable_key's key, nothing when it has none (compared as values).
 std::optional<std::string> remote_cache_test_key(const KeyInput& input,
                                                  const ShareableParts& parts = {}) {
-  Result<std::string> key = shareable_key(input, parts);
+  Result<std::string> key = shareable_key(input, system_file_system(), parts);
   if (!key) return std::nullopt;
   return *key;
 }
@@ -146,6 +146,15 @@ std::size_t remembered(const TrustedDir& cache) {
 }
 }  // namespace
 
+namespace {
+// program_hash's digest, or what failed (so a comparison shows why).
+std::string remote_cache_test_hash(const FileSystem& files, const std::string& path,
+                                   const TrustedDir* cache) {
+  Result<std::string> hash = program_hash(files, path, cache);
+  return hash ? *hash : "failed: " + hash.why();
+}
+}  // namespace
+
 TEST_CASE("a program's hash is remembered by its identity; a change to its bytes is seen",
           "[unit][remote]") {
   TempDir dir;
@@ -157,23 +166,25 @@ TEST_CASE("a program's hash is remembered by its identity; a change to its bytes
   const std::string first = to_hex(content_hash("#!/bin/sh\necho one\n"));
   // Changed less than two seconds ago: hashed, not remembered (a change in
   // the same clock tick would keep its stamps).
-  CHECK(program_hash(program, &*cache) == first);
+  CHECK(remote_cache_test_hash(clock, program, &*cache) == first);
   CHECK(remembered(*cache) == 0);
   clock.advance();
-  CHECK(program_hash(program, &*cache) == first);
+  CHECK(remote_cache_test_hash(clock, program, &*cache) == first);
   CHECK(remembered(*cache) == 1);
-  CHECK(program_hash(program, &*cache) == first);
+  CHECK(remote_cache_test_hash(clock, program, &*cache) == first);
   // The same size, its mtime put back: the ctime still moves, so it is read again.
   struct stat st {};
   REQUIRE(::stat(program.c_str(), &st) == 0);
   write_file(program, "#!/bin/sh\necho two\n", true);
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   REQUIRE(::utimensat(AT_FDCWD, program.c_str(), times, 0) == 0);
-  CHECK(program_hash(program, &*cache) == to_hex(content_hash("#!/bin/sh\necho two\n")));
+  CHECK(remote_cache_test_hash(clock, program, &*cache) ==
+        to_hex(content_hash("#!/bin/sh\necho two\n")));
   // Through a link, the file it names; without a cache, hashed each time.
   std::filesystem::create_symlink(program, dir / "bin/link");
-  CHECK(program_hash(dir / "bin/link", nullptr) == program_hash(program, nullptr));
-  CHECK_FALSE(program_hash(dir / "bin/missing", &*cache));
+  CHECK(remote_cache_test_hash(clock, dir / "bin/link", nullptr) ==
+        remote_cache_test_hash(clock, program, nullptr));
+  CHECK_FALSE(program_hash(clock, dir / "bin/missing", &*cache));
 }
 
 TEST_CASE("a remembered program hash is used without reading the program", "[unit][remote]") {
@@ -182,8 +193,7 @@ TEST_CASE("a remembered program hash is used without reading the program", "[uni
   TempDir dir;
   Result<TrustedDir> cache = TrustedDir::open(dir / "cache", true);
   REQUIRE(cache);
-  auto real = program_hash("/usr/bin/g++", &*cache);
-  REQUIRE(real);
+  const std::string real = remote_cache_test_hash(system_file_system(), "/usr/bin/g++", &*cache);
   CHECK(real == to_hex(content_hash(
                     *read_whole_file(std::filesystem::canonical("/usr/bin/g++").string()))));
   Result<TrustedDir> programs = cache->sub("programs", false);
@@ -191,10 +201,10 @@ TEST_CASE("a remembered program hash is used without reading the program", "[uni
   REQUIRE(programs->list().size() == 1);
   const std::string planted(64, 'a');
   REQUIRE(programs->write_atomically(programs->list()[0], planted));
-  CHECK(program_hash("/usr/bin/g++", &*cache) == planted);
+  CHECK(remote_cache_test_hash(system_file_system(), "/usr/bin/g++", &*cache) == planted);
   // A damaged record is not used.
   REQUIRE(programs->write_atomically(programs->list()[0], "not a hash"));
-  CHECK(program_hash("/usr/bin/g++", &*cache) == real);
+  CHECK(remote_cache_test_hash(system_file_system(), "/usr/bin/g++", &*cache) == real);
 }
 
 TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]") {
