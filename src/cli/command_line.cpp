@@ -291,7 +291,7 @@ constexpr Subcommand kSubcommands[] = {
     {"explain", "show every flag of the command with the layer, provider and file that added it"},
     {"doctor", "check compiler, device files, variables, paths and libraries"},
     {"isa", "Inductor's valid vector ISAs and its pick here (the probes --isa auto runs)"},
-    {"build-many", "build every kernel of a manifest, N at a time"},
+    {"build-many", "build every kernel of a build list (BUILDS.json), N at a time"},
     {"cache",
      "output cache: stats, clear, keygen (a signing key pair for the remote cache), or check "
      "(the remote cache's address, checked as a routed compile checks it)"},
@@ -329,7 +329,7 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
                    "provider, file and line, and what was dropped");
     if (chosen == "isa") add_remote_cache(options, out);
     if (chosen == "build-many") {
-      sub->add_option("manifest", out.manifest,
+      sub->add_option("BUILDS.json", out.build_list,
                       "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
           ->required();
       options.option("-j,--jobs", out.jobs, "builds at a time (default: the number of cores)",
@@ -435,7 +435,7 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App& app, const s
   return message + " (see kbuild " + (chosen.empty() ? "" : chosen + " ") + "--help)";
 }
 
-// What the value of an option (or a positional: "sources", "manifest",
+// What the value of an option (or a positional: "sources", "BUILDS.json",
 // "action") is, for the shell completions: "words" and the words to offer,
 // "device" or "backend" (the shell asks `kbuild devices`), "file", "dir", or
 // "text" (anything: nothing to offer).
@@ -458,7 +458,7 @@ std::vector<std::string> value_kind(const std::string& name) {
   if (name == "--launcher") return words({"ccache", "sccache", "distcc", "icecc"});
   if (name == "action") return words(kCacheActions);
   for (const char* file :
-       {"sources", "manifest", "-o", "--output", "--device-file", "--config", "--baseline",
+       {"sources", "BUILDS.json", "-o", "--output", "--device-file", "--config", "--baseline",
         "--report", "--compile-commands", "--include-pch", "--pch"})
     if (name == file) return {"file"};
   for (const char* dir : {"-I", "-L", "--torch-root", "--torch-npu-root", "--python-include",
