@@ -114,10 +114,10 @@ class OptionFilter {
   std::string short_letters_;
 };
 
-// Adds the options `filter` wants to `app`.
-class Options {
+// The command line's option table: adds the options `filter` wants to `app`.
+class OptionTable {
  public:
-  Options(CLI::App& app, const OptionFilter& filter) : app_(app), filter_(filter) {}
+  OptionTable(CLI::App& app, const OptionFilter& filter) : app_(app), filter_(filter) {}
   template <typename T>
   void option(const std::string& names, T& target, const std::string& help,
               const CLI::Validator* check = nullptr) {
@@ -159,7 +159,7 @@ class Options {
 };
 
 // Which device, backend and mode: builds, explain, options and doctor.
-void add_device(Options app, CommandLine& o) {
+void add_device(OptionTable app, CommandLine& o) {
   app.option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)",
              &kDeviceName);
   app.option("--backend", o.backend,
@@ -175,7 +175,7 @@ void add_device(Options app, CommandLine& o) {
 }
 
 // Where device files, torch, Python and CUDA are: every command.
-void add_site(Options app, CommandLine& o) {
+void add_site(OptionTable app, CommandLine& o) {
   app.list("--device-file,--config", o.device_files,
            "device file to register (repeatable; last wins; --config is the older name)");
   app.flag("--allow-untrusted-device-files,--allow-untrusted-config",
@@ -198,25 +198,25 @@ void add_site(Options app, CommandLine& o) {
 }
 
 // The compiler: builds, explain and doctor.
-void add_compiler(Options app, CommandLine& o) {
+void add_compiler(OptionTable app, CommandLine& o) {
   app.option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
 }
 
 // The vector ISA: builds and explain.
-void add_isa(Options app, CommandLine& o) {
+void add_isa(OptionTable app, CommandLine& o) {
   app.option("--isa", o.isa,
              "vector ISA: auto (the running CPU's best whose probes build and load, as Inductor "
              "picks) or exactly none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 "
              "extras");
 }
 
-void add_voice(Options app, CommandLine& o) {
+void add_voice(OptionTable app, CommandLine& o) {
   app.flag("-q,--quiet", o.quiet, "no notes or warnings (errors still)");
   app.flag("-v,--verbose", o.verbose, "say what runs and how long it took; list every note");
 }
 
 // Everything a build (and explain) understands besides its own options.
-void add_common(Options app, CommandLine& o) {
+void add_common(OptionTable app, CommandLine& o) {
   add_device(app, o);
   add_site(app, o);
   add_compiler(app, o);
@@ -224,7 +224,7 @@ void add_common(Options app, CommandLine& o) {
   add_voice(app, o);
 }
 
-void add_build(Options app, CommandLine& b) {
+void add_build(OptionTable app, CommandLine& b) {
   app.option("sources", b.sources, "sources (or objects to link)");
   app.option("-o,--output", b.output, "output file (default: from the first source)", &kNotEmpty);
   app.flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
@@ -241,7 +241,7 @@ void add_build(Options app, CommandLine& b) {
 }
 
 // Sharing through Redis: builds and `isa`.
-void add_remote_cache(Options app, CommandLine& b) {
+void add_remote_cache(OptionTable app, CommandLine& b) {
   app.option("--remote-cache", b.remote_cache,
              "share the output cache through Redis (redis://HOST:PORT[/DB] or unix:///PATH) or "
              "HTTP (http(s)://HOST[:PORT]/PATH) (default: KBUILD_REMOTE_CACHE)");
@@ -250,7 +250,7 @@ void add_remote_cache(Options app, CommandLine& b) {
 }
 
 // What only a build (no subcommand) does.
-void add_build_only(Options app, CommandLine& b) {
+void add_build_only(OptionTable app, CommandLine& b) {
   app.flag("--dry-run", b.dry_run,
            "print the compiler command instead of running it (with --isa auto, a first run "
            "may build the ISA probes: it writes only their cache)");
@@ -304,15 +304,15 @@ constexpr Subcommand kSubcommands[] = {
 void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter, bool help,
             CommandLine& out) {
   if (chosen.empty()) {
-    add_common(Options(app, filter), out);
-    add_build(Options(app, filter), out);
-    add_build_only(Options(app, filter), out);
+    add_common(OptionTable(app, filter), out);
+    add_build(OptionTable(app, filter), out);
+    add_build_only(OptionTable(app, filter), out);
   }
   for (const Subcommand& s : kSubcommands) {
     if (chosen != s.name && !help) continue;
     CLI::App* sub = app.add_subcommand(s.name, s.description);
     if (chosen != s.name) continue;
-    Options options(*sub, filter);
+    OptionTable options(*sub, filter);
     if (chosen == "explain") add_common(options, out);
     if (chosen == "options" || chosen == "doctor") add_device(options, out);
     const bool lists = chosen == "options" || chosen == "devices" || chosen == "doctor";
