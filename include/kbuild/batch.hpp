@@ -1,4 +1,4 @@
-// Many builds in one call (`kbuild build-many MANIFEST.json -j N`): each job
+// Many builds in one call (`kbuild build-many BUILDS.json -j N`): each job
 // is one kbuild build run as its own process, N at a time.
 #pragma once
 
@@ -15,14 +15,14 @@ struct BatchJob {
   bool positional = false;        // named "job N": neither a "name" nor -o
 };
 
-// The manifest: {"common": [args...], "builds": [[args...] | {"name": s, "args": [...]}, ...]}
+// The build list: {"common": [args...], "builds": [[args...] | {"name": s, "args": [...]}, ...]}
 // `common` is prepended to every build's args. Throws Error(config) with
-// file:line:column and key path when the manifest is not a regular file
+// file:line:column and key path when the build list is not a regular file
 // (never read: a FIFO would block), is malformed, or a build would run
 // build-many itself; Error(usage) when two builds name one output or one
-// --report (where the file really is), when one names the manifest, or
+// --report (where the file really is), when one names the build list, or
 // when `common` holds a --report.
-std::vector<BatchJob> load_batch_manifest(const std::string& path);
+std::vector<BatchJob> load_build_list(const std::string& path);
 
 struct BatchResult {
   std::string name;

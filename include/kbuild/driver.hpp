@@ -59,8 +59,8 @@ struct BuiltKernel {
 };
 
 struct BatchRequest {
-  std::string manifest;
-  unsigned jobs = 0;  // 0: one per CPU
+  std::string build_list;  // BUILDS.json: the builds to run
+  unsigned jobs = 0;       // 0: one per CPU
   bool fail_fast = false;
   std::string baseline;  // "": no comparison
   // A baseline file that does not exist is an empty baseline (the first
@@ -123,7 +123,7 @@ class Driver {
   // their variables) checked as compiler mode checks them, without
   // connecting. Throws Error (usage) where a routed compile would.
   RemoteCacheCheck check_remote_cache(const std::string& address);
-  // `kbuild build-many`. Throws Error for a bad manifest or baseline, before
+  // `kbuild build-many`. Throws Error for a bad build list or baseline, before
   // anything runs.
   BatchRun build_many(const BatchRequest& request) const;
   // `kbuild cc`: a compiler command kbuild treats as a build (through the

@@ -114,10 +114,10 @@ class OptionFilter {
   std::string short_letters_;
 };
 
-// Adds the options `filter` wants to `app`.
-class Options {
+// The command line's option table: adds the options `filter` wants to `app`.
+class OptionTable {
  public:
-  Options(CLI::App& app, const OptionFilter& filter) : app_(app), filter_(filter) {}
+  OptionTable(CLI::App& app, const OptionFilter& filter) : app_(app), filter_(filter) {}
   template <typename T>
   void option(const std::string& names, T& target, const std::string& help,
               const CLI::Validator* check = nullptr) {
@@ -159,7 +159,7 @@ class Options {
 };
 
 // Which device, backend and mode: builds, explain, options and doctor.
-void add_device(Options app, CommandLine& o) {
+void add_device(OptionTable app, CommandLine& o) {
   app.option("--device", o.device, "device type (cpu, cuda, xpu, mps, or a registered one)",
              &kDeviceName);
   app.option("--backend", o.backend,
@@ -175,7 +175,7 @@ void add_device(Options app, CommandLine& o) {
 }
 
 // Where device files, torch, Python and CUDA are: every command.
-void add_site(Options app, CommandLine& o) {
+void add_site(OptionTable app, CommandLine& o) {
   app.list("--device-file,--config", o.device_files,
            "device file to register (repeatable; last wins; --config is the older name)");
   app.flag("--allow-untrusted-device-files,--allow-untrusted-config",
@@ -198,25 +198,25 @@ void add_site(Options app, CommandLine& o) {
 }
 
 // The compiler: builds, explain and doctor.
-void add_compiler(Options app, CommandLine& o) {
+void add_compiler(OptionTable app, CommandLine& o) {
   app.option("--cxx", o.cxx, "C++ compiler (default: CXX, else g++)");
 }
 
 // The vector ISA: builds and explain.
-void add_isa(Options app, CommandLine& o) {
+void add_isa(OptionTable app, CommandLine& o) {
   app.option("--isa", o.isa,
              "vector ISA: auto (the running CPU's best whose probes build and load, as Inductor "
              "picks) or exactly none|avx2|avx512|avx512_vnni|amx|neon|sve256, with +bf16/+fp16 "
              "extras");
 }
 
-void add_voice(Options app, CommandLine& o) {
+void add_voice(OptionTable app, CommandLine& o) {
   app.flag("-q,--quiet", o.quiet, "no notes or warnings (errors still)");
   app.flag("-v,--verbose", o.verbose, "say what runs and how long it took; list every note");
 }
 
 // Everything a build (and explain) understands besides its own options.
-void add_common(Options app, CommandLine& o) {
+void add_common(OptionTable app, CommandLine& o) {
   add_device(app, o);
   add_site(app, o);
   add_compiler(app, o);
@@ -224,7 +224,7 @@ void add_common(Options app, CommandLine& o) {
   add_voice(app, o);
 }
 
-void add_build(Options app, CommandLine& b) {
+void add_build(OptionTable app, CommandLine& b) {
   app.option("sources", b.sources, "sources (or objects to link)");
   app.option("-o,--output", b.output, "output file (default: from the first source)", &kNotEmpty);
   app.flag("--precompile", b.precompile, "precompile a header to .gch (-x c++-header)");
@@ -241,7 +241,7 @@ void add_build(Options app, CommandLine& b) {
 }
 
 // Sharing through Redis: builds and `isa`.
-void add_remote_cache(Options app, CommandLine& b) {
+void add_remote_cache(OptionTable app, CommandLine& b) {
   app.option("--remote-cache", b.remote_cache,
              "share the output cache through Redis (redis://HOST:PORT[/DB] or unix:///PATH) or "
              "HTTP (http(s)://HOST[:PORT]/PATH) (default: KBUILD_REMOTE_CACHE)");
@@ -250,7 +250,7 @@ void add_remote_cache(Options app, CommandLine& b) {
 }
 
 // What only a build (no subcommand) does.
-void add_build_only(Options app, CommandLine& b) {
+void add_build_only(OptionTable app, CommandLine& b) {
   app.flag("--dry-run", b.dry_run,
            "print the compiler command instead of running it (with --isa auto, a first run "
            "may build the ISA probes: it writes only their cache)");
@@ -291,7 +291,7 @@ constexpr Subcommand kSubcommands[] = {
     {"explain", "show every flag of the command with the layer, provider and file that added it"},
     {"doctor", "check compiler, device files, variables, paths and libraries"},
     {"isa", "Inductor's valid vector ISAs and its pick here (the probes --isa auto runs)"},
-    {"build-many", "build every kernel of a manifest, N at a time"},
+    {"build-many", "build every kernel of a build list (BUILDS.json), N at a time"},
     {"cache",
      "output cache: stats, clear, keygen (a signing key pair for the remote cache), or check "
      "(the remote cache's address, checked as a routed compile checks it)"},
@@ -304,15 +304,15 @@ constexpr Subcommand kSubcommands[] = {
 void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter, bool help,
             CommandLine& out) {
   if (chosen.empty()) {
-    add_common(Options(app, filter), out);
-    add_build(Options(app, filter), out);
-    add_build_only(Options(app, filter), out);
+    add_common(OptionTable(app, filter), out);
+    add_build(OptionTable(app, filter), out);
+    add_build_only(OptionTable(app, filter), out);
   }
   for (const Subcommand& s : kSubcommands) {
     if (chosen != s.name && !help) continue;
     CLI::App* sub = app.add_subcommand(s.name, s.description);
     if (chosen != s.name) continue;
-    Options options(*sub, filter);
+    OptionTable options(*sub, filter);
     if (chosen == "explain") add_common(options, out);
     if (chosen == "options" || chosen == "doctor") add_device(options, out);
     const bool lists = chosen == "options" || chosen == "devices" || chosen == "doctor";
@@ -329,7 +329,7 @@ void define(CLI::App& app, const std::string& chosen, const OptionFilter& filter
                    "provider, file and line, and what was dropped");
     if (chosen == "isa") add_remote_cache(options, out);
     if (chosen == "build-many") {
-      sub->add_option("manifest", out.manifest,
+      sub->add_option("BUILDS.json", out.build_list,
                       "JSON: {\"common\": [args], \"builds\": [[args], ...]}")
           ->required();
       options.option("-j,--jobs", out.jobs, "builds at a time (default: the number of cores)",
@@ -435,7 +435,7 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App& app, const s
   return message + " (see kbuild " + (chosen.empty() ? "" : chosen + " ") + "--help)";
 }
 
-// What the value of an option (or a positional: "sources", "manifest",
+// What the value of an option (or a positional: "sources", "BUILDS.json",
 // "action") is, for the shell completions: "words" and the words to offer,
 // "device" or "backend" (the shell asks `kbuild devices`), "file", "dir", or
 // "text" (anything: nothing to offer).
@@ -458,7 +458,7 @@ std::vector<std::string> value_kind(const std::string& name) {
   if (name == "--launcher") return words({"ccache", "sccache", "distcc", "icecc"});
   if (name == "action") return words(kCacheActions);
   for (const char* file :
-       {"sources", "manifest", "-o", "--output", "--device-file", "--config", "--baseline",
+       {"sources", "BUILDS.json", "-o", "--output", "--device-file", "--config", "--baseline",
         "--report", "--compile-commands", "--include-pch", "--pch"})
     if (name == file) return {"file"};
   for (const char* dir : {"-I", "-L", "--torch-root", "--torch-npu-root", "--python-include",

@@ -59,7 +59,7 @@ struct CommandLine {
   double timeout_s = 0;
   // The subcommands' own.
   bool json = false;                 // options, devices, doctor, isa, build-many, explain, cache
-  std::string manifest;              // build-many
+  std::string build_list;            // build-many: BUILDS.json
   unsigned jobs = 0;                 // build-many
   bool fail_fast = false;            // build-many
   std::string baseline;              // build-many: an earlier run's --json summary

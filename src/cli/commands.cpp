@@ -154,7 +154,7 @@ constexpr int kBatchFailed = 13;
 
 int build_many_command(Driver& driver, const CommandLine& cl, const Console& console) {
   const bool tty = isatty(STDERR_FILENO);
-  BatchRequest request{cl.manifest,
+  BatchRequest request{cl.build_list,
                        cl.jobs,
                        cl.fail_fast,
                        cl.baseline,

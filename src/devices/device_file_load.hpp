@@ -15,13 +15,13 @@
 //   2. /etc/kbuild/devices.d
 //   3. $XDG_CONFIG_HOME/kbuild/devices.d (default ~/.config/kbuild/devices.d)
 //   4. each directory in $KBUILD_CONFIG_PATH (':'-separated)
-//   5. each --config FILE, in the order given
+//   5. each --device-file FILE, in the order given
 namespace kbuild {
 
 struct DeviceFileSource {
   std::string path;
   bool is_directory = true;
-  bool must_exist = false;  // --config files and KBUILD_CONFIG_PATH entries
+  bool must_exist = false;  // --device-file files and KBUILD_CONFIG_PATH entries
 };
 
 std::vector<DeviceFileSource> device_file_sources(const std::string& data_dir,
@@ -79,7 +79,7 @@ void add_device_file_block(const DeviceFile& file, const ListBlock& block,
                            const TemplateContext& tctx, const std::string& origin,
                            OptionsResult& r);
 
-// The absolute directory of a device file (${config_dir}); "--config x.json"
+// The absolute directory of a device file (${config_dir}); "--device-file x.json"
 // lives in the current directory, not in "".
 std::string device_file_dir(const std::string& path);
 

@@ -41,8 +41,8 @@ void check_compiler(const DoctorInput& in, std::vector<DoctorCheck>& out) {
 
 // Each device file on its own, so one broken file does not hide the others.
 // `failed`: the sources (a file, or a directory of them) that did not load.
-void check_configs(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry,
-                   std::vector<std::string>& failed) {
+void check_device_files(const DoctorInput& in, std::vector<DoctorCheck>& out, Registry& registry,
+                        std::vector<std::string>& failed) {
   for (const DeviceFileSource& source : in.device_file_sources) {
     try {
       Registry one;
@@ -184,7 +184,7 @@ std::vector<DoctorCheck> run_doctor(const DoctorInput& in) {
   check_compiler(in, out);
   Registry registry;
   std::vector<std::string> failed;
-  check_configs(in, out, registry, failed);
+  check_device_files(in, out, registry, failed);
   check_site(in, out);
   std::shared_ptr<const Profile> profile = check_profile(in, out);
   // A build stops at a broken device file (exit 3): a plan resolved without

@@ -160,7 +160,7 @@ RemoteCacheCheck Driver::check_remote_cache(const std::string& address) {
 }
 
 BatchRun Driver::build_many(const BatchRequest& request) const {
-  std::vector<BatchJob> batch = load_batch_manifest(request.manifest);
+  std::vector<BatchJob> batch = load_build_list(request.build_list);
   // Read before anything runs: a wrong baseline costs no build.
   std::optional<std::vector<BatchSummaryRow>> baseline;
   std::vector<std::string> notes;

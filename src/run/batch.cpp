@@ -24,20 +24,22 @@ namespace kbuild {
 
 namespace {
 
-[[noreturn]] void manifest_error(const std::string& path, const JsonDocument& doc,
-                                 const std::string& pointer, const std::string& what,
-                                 ErrorKind kind = ErrorKind::config) {
+// An error in a JSON file build-many reads (the build list, a baseline), at
+// the value `pointer` names.
+[[noreturn]] void json_error(const std::string& path, const JsonDocument& doc,
+                             const std::string& pointer, const std::string& what,
+                             ErrorKind kind = ErrorKind::config) {
   TextPosition p = doc.value_position(pointer);
   throw Error(kind, json_location(path, p, pointer) + ": " + what);
 }
 
 std::vector<std::string> string_array(const std::string& path, const JsonDocument& doc,
                                       const nlohmann::json& v, const std::string& pointer) {
-  if (!v.is_array()) manifest_error(path, doc, pointer, "expected an array of strings");
+  if (!v.is_array()) json_error(path, doc, pointer, "expected an array of strings");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
-      manifest_error(path, doc, pointer + "/" + std::to_string(i), "expected a string");
+      json_error(path, doc, pointer + "/" + std::to_string(i), "expected a string");
     out.push_back(v[i].get<std::string>());
   }
   return out;
@@ -93,8 +95,8 @@ std::string real_location(const std::string& path) {
   return fs::absolute(given, ec).lexically_normal().string();
 }
 
-// The manifest where it really is: as named, and (through links) its file.
-std::set<std::string> manifest_locations(const std::string& path) {
+// The build list where it really is: as named, and (through links) its file.
+std::set<std::string> build_list_locations(const std::string& path) {
   std::set<std::string> out{real_location(path)};
   std::error_code ec;
   fs::path real = fs::canonical(path, ec);
@@ -109,39 +111,39 @@ std::string first_arg_pointer(const nlohmann::json& root, const std::string& bui
   return build_pointer + (build_is_object ? "/args/0" : "/0");
 }
 
-// A build that runs build-many would run manifests within manifests (a
-// manifest naming itself: without end).
+// A build that runs build-many would run build lists within build lists (a
+// build list naming itself: without end).
 void refuse_nested_batch(const std::string& path, const JsonDocument& doc, const BatchJob& job,
                          const std::string& pointer) {
   if (!job.args.empty() && job.args.front() == "build-many")
-    manifest_error(path, doc, pointer,
-                   "a build cannot run build-many (it would run manifests within manifests "
-                   "without bound); list those builds in this manifest");
+    json_error(path, doc, pointer,
+               "a build cannot run build-many (it would run build lists within build "
+               "lists without bound); list those builds in this build list");
 }
 
 // Two builds writing one file (an output, a report) would race for it, and
-// a build writing the manifest would destroy it: refused before any runs.
+// a build writing the build list would destroy it: refused before any runs.
 void refuse_shared_files(const std::string& path, const JsonDocument& doc,
                          const std::vector<BatchJob>& jobs) {
-  const std::set<std::string> manifest = manifest_locations(path);
+  const std::set<std::string> build_list = build_list_locations(path);
   std::map<std::string, std::pair<std::size_t, std::string>> first_writer;  // build, option
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const std::string pointer = "/builds/" + std::to_string(i);
     for (const WrittenFile& file : files_written(jobs[i].args)) {
       const std::string location = real_location(file.path);
       const std::string choose = file.option == "output" ? "-o" : "--report";
-      if (manifest.count(location))
-        manifest_error(path, doc, pointer,
-                       file.option + " " + file.path + " is the manifest " + path +
-                           " itself; choose another " + (file.option == "output" ? "-o" : "file"),
-                       ErrorKind::usage);
+      if (build_list.count(location))
+        json_error(path, doc, pointer,
+                   file.option + " " + file.path + " is the manifest " + path +
+                       " itself; choose another " + (file.option == "output" ? "-o" : "file"),
+                   ErrorKind::usage);
       auto [at, fresh] = first_writer.emplace(location, std::make_pair(i, file.option));
       if (!fresh && at->second.first != i)  // one build's own output and report: its own check
-        manifest_error(path, doc, pointer,
-                       file.option + " " + file.path + " is also the " + at->second.second +
-                           " of /builds/" + std::to_string(at->second.first) +
-                           "; give each build its own " + choose,
-                       ErrorKind::usage);
+        json_error(path, doc, pointer,
+                   file.option + " " + file.path + " is also the " + at->second.second +
+                       " of /builds/" + std::to_string(at->second.first) +
+                       "; give each build its own " + choose,
+                   ErrorKind::usage);
     }
   }
 }
@@ -152,10 +154,10 @@ void refuse_common_report(const std::string& path, const JsonDocument& doc,
                           const std::vector<std::string>& common) {
   for (std::size_t i = 0; i < common.size(); ++i)
     if (common[i] == "--report" || common[i].rfind("--report=", 0) == 0)
-      manifest_error(path, doc, "/common/" + std::to_string(i),
-                     "--report in common: every build would write this one report, and all but "
-                     "one would be lost; give each build its own --report in its arguments",
-                     ErrorKind::usage);
+      json_error(path, doc, "/common/" + std::to_string(i),
+                 "--report in common: every build would write this one report, and all but "
+                 "one would be lost; give each build its own --report in its arguments",
+                 ErrorKind::usage);
 }
 
 // Where a failing stage comes in a build (a stage not listed: after them).
@@ -168,25 +170,26 @@ std::size_t stage_order(const std::string& stage) {
 
 }  // namespace
 
-std::vector<BatchJob> load_batch_manifest(const std::string& path) {
-  constexpr std::size_t kMaxManifestBytes = 16u << 20;
+std::vector<BatchJob> load_build_list(const std::string& path) {
+  constexpr std::size_t kMaxBuildListBytes = 16u << 20;
   // Never a FIFO or a device node: reading one could block for ever.
-  Result<std::string> text = read_regular_file_up_to(path, kMaxManifestBytes + 1);
+  Result<std::string> text = read_regular_file_up_to(path, kMaxBuildListBytes + 1);
   if (!text) throw Error(ErrorKind::config, "manifest " + text.why());
-  if (text->size() > kMaxManifestBytes)
-    throw Error(ErrorKind::config, path + ": manifest larger than 16 MiB; is this the right file?");
+  if (text->size() > kMaxBuildListBytes)
+    throw Error(ErrorKind::config,
+                path + ": build list larger than 16 MiB; is this the right file?");
   JsonDocument doc = parse_json_file_text(*text, path);
   const nlohmann::json& root = doc.root();
-  if (!root.is_object()) manifest_error(path, doc, "", "expected an object with \"builds\"");
+  if (!root.is_object()) json_error(path, doc, "", "expected an object with \"builds\"");
   for (const auto& [key, value] : root.items())
     if (key != "common" && key != "builds")
-      manifest_error(path, doc, "/" + json_pointer_token(key),
-                     "unknown key '" + key + "' (known: common, builds)");
+      json_error(path, doc, "/" + json_pointer_token(key),
+                 "unknown key '" + key + "' (known: common, builds)");
   std::vector<std::string> common;
   if (root.contains("common")) common = string_array(path, doc, root["common"], "/common");
   refuse_common_report(path, doc, common);
   if (!root.contains("builds") || !root["builds"].is_array())
-    manifest_error(path, doc, "", "\"builds\" must be an array");
+    json_error(path, doc, "", "\"builds\" must be an array");
   std::vector<BatchJob> jobs;
   const nlohmann::json& builds = root["builds"];
   for (std::size_t i = 0; i < builds.size(); ++i) {
@@ -199,16 +202,16 @@ std::vector<BatchJob> load_batch_manifest(const std::string& path) {
     } else if (b.is_object()) {
       for (const auto& [key, value] : b.items())
         if (key != "name" && key != "args")
-          manifest_error(path, doc, ptr + "/" + json_pointer_token(key),
-                         "unknown key '" + key + "' (known: name, args)");
-      if (!b.contains("args")) manifest_error(path, doc, ptr, "missing \"args\"");
+          json_error(path, doc, ptr + "/" + json_pointer_token(key),
+                     "unknown key '" + key + "' (known: name, args)");
+      if (!b.contains("args")) json_error(path, doc, ptr, "missing \"args\"");
       args = string_array(path, doc, b["args"], ptr + "/args");
       if (b.contains("name")) {
-        if (!b["name"].is_string()) manifest_error(path, doc, ptr + "/name", "expected a string");
+        if (!b["name"].is_string()) json_error(path, doc, ptr + "/name", "expected a string");
         job.name = b["name"];
       }
     } else {
-      manifest_error(path, doc, ptr, "expected an array of arguments or {\"name\", \"args\"}");
+      json_error(path, doc, ptr, "expected an array of arguments or {\"name\", \"args\"}");
     }
     job.args = common;
     job.args.insert(job.args.end(), args.begin(), args.end());
@@ -415,7 +418,7 @@ std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
       "\"builds\": [...]})";
   if (!root.is_object() || root.value("format", nlohmann::json()) != 1 ||
       !root.contains("builds") || !root["builds"].is_array())
-    manifest_error(path, doc, "", expect, ErrorKind::usage);
+    json_error(path, doc, "", expect, ErrorKind::usage);
   std::vector<BatchSummaryRow> rows;
   // Names seen so far: a set, as a baseline can hold 100,000 builds.
   std::unordered_set<std::string> names;
@@ -423,14 +426,14 @@ std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
     const std::string pointer = "/builds/" + std::to_string(i);
     const nlohmann::json& b = root["builds"][i];
     auto text_field = [&](const char* key, bool required) {
-      if (!b.is_object()) manifest_error(path, doc, pointer, expect, ErrorKind::usage);
+      if (!b.is_object()) json_error(path, doc, pointer, expect, ErrorKind::usage);
       if (!b.contains(key)) {
         if (required)
-          manifest_error(path, doc, pointer, std::string("no \"") + key + "\"", ErrorKind::usage);
+          json_error(path, doc, pointer, std::string("no \"") + key + "\"", ErrorKind::usage);
         return std::string();
       }
       if (!b[key].is_string())
-        manifest_error(path, doc, pointer + "/" + key, "expected a string", ErrorKind::usage);
+        json_error(path, doc, pointer + "/" + key, "expected a string", ErrorKind::usage);
       return b[key].get<std::string>();
     };
     BatchSummaryRow row;
@@ -438,15 +441,15 @@ std::vector<BatchSummaryRow> load_batch_baseline(const std::string& path) {
     row.status = text_field("status", true);
     row.stage = text_field("stage", false);
     if (row.status != "ok" && row.status != "failed" && row.status != "skipped")
-      manifest_error(path, doc, pointer + "/status", "expected ok, failed or skipped",
-                     ErrorKind::usage);
+      json_error(path, doc, pointer + "/status", "expected ok, failed or skipped",
+                 ErrorKind::usage);
     if (row.status == "failed" && row.stage.empty()) row.stage = "failed";
     if (!names.insert(row.name).second)
-      manifest_error(path, doc, pointer + "/name",
-                     "'" + row.name +
-                         "' names two builds; builds are compared by name: a baseline from "
-                         "a manifest whose builds have distinct names",
-                     ErrorKind::usage);
+      json_error(path, doc, pointer + "/name",
+                 "'" + row.name +
+                     "' names two builds; builds are compared by name: a baseline from "
+                     "a build list whose builds have distinct names",
+                 ErrorKind::usage);
     rows.push_back(std::move(row));
   }
   return rows;

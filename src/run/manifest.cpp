@@ -267,18 +267,18 @@ struct Zstd {
   }
 };
 
-// One part of a record, by position: its member and codec.
-template <class Codec, class Record>
+// One part of a row (one of a list's arrays), by position: its member and codec.
+template <class Codec, class Row>
 struct Part {
   using Codec_ = Codec;
-  typename Codec::Value Record::*member;
+  typename Codec::Value Row::*member;
 };
-template <class Codec, class Record>
-constexpr Part<Codec, Record> part(typename Codec::Value Record::*member) {
+template <class Codec, class Row>
+constexpr Part<Codec, Row> part(typename Codec::Value Row::*member) {
   return {member};
 }
 
-// Each record's parts, in the order of its CBOR array.
+// Each row's parts, in the order of its CBOR array.
 constexpr auto kInputParts =
     std::tuple{part<Text>(&ManifestInput::path), part<Integer>(&ManifestInput::size),
                part<Integer>(&ManifestInput::mtime_ns), part<Text>(&ManifestInput::digest)};
@@ -293,10 +293,10 @@ constexpr auto kVariableParts =
 constexpr auto kListingParts =
     std::tuple{part<Text>(&ManifestListing::path), part<Text>(&ManifestListing::digest)};
 
-// A record as an array of its parts. An open one may have more (a later
+// A row as an array of its parts. An open one may have more (a later
 // kbuild's), skipped; a closed one has exactly its parts.
 template <class R, const auto& Parts, bool Open>
-struct RecordOf {
+struct RowOf {
   using Value = R;
   static constexpr std::uint64_t kParts = std::tuple_size_v<std::decay_t<decltype(Parts)>>;
   [[gnu::always_inline]] static inline bool read(Cursor& c, Value& v) {
@@ -367,11 +367,11 @@ constexpr Field<Codec, Member> field(std::string_view name, Member Manifest::*me
 // kbuilds wrote a local entry's (what was observed, then what the build
 // added, then what the store added), so its bytes are as they were.
 using Absent = ListOf<Text>;
-using Dirs = ListOf<RecordOf<ManifestDir, kDirParts, false>>;
-using Inputs = ListOf<RecordOf<ManifestInput, kInputParts, true>>;
-using Listed = ListOf<RecordOf<ManifestListing, kListingParts, false>>;
-using Variables = ListOf<RecordOf<ManifestVariable, kVariableParts, false>>;
-using Libraries = ListOf<RecordOf<ManifestLibrary, kLibraryParts, true>>;
+using Dirs = ListOf<RowOf<ManifestDir, kDirParts, false>>;
+using Inputs = ListOf<RowOf<ManifestInput, kInputParts, true>>;
+using Listed = ListOf<RowOf<ManifestListing, kListingParts, false>>;
+using Variables = ListOf<RowOf<ManifestVariable, kVariableParts, false>>;
+using Libraries = ListOf<RowOf<ManifestLibrary, kLibraryParts, true>>;
 constexpr auto kFields = std::tuple{
     field<Absent>("absent", &Manifest::absent, kAlways),
     field<Dirs>("dirs", &Manifest::dirs, kAlways),

@@ -83,7 +83,7 @@ struct Manifest {
   bool compressed = false;
   std::optional<std::string_view> digest;
   std::optional<std::uint64_t> size;
-  // A --pch header's record (pch.cpp's .deps): the .gch's stamp, and the
+  // A --pch header's manifest (pch.cpp's .deps): the .gch's stamp, and the
   // shared key of the header build.
   std::optional<std::string_view> gch;
   std::optional<std::string_view> remote;
@@ -103,7 +103,7 @@ struct Manifest {
 // ("inputs" required; a field this kbuild does not know is kept in
 // `others`); a failure that says why when it is damaged, has another
 // shape, names a field twice or a compression other than "zstd". A
-// record's extra parts are skipped ([path, size, mtime, digest, ...] in
+// row's extra parts are skipped ([path, size, mtime, digest, ...] in
 // "inputs" and "libraries" only). Without `lists` the lists (absent, dirs,
 // inputs, listed, variables, libraries) are checked and skipped over, left
 // empty: for what a hit gives back besides the output, once the whole

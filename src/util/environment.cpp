@@ -74,7 +74,7 @@ std::string data_dir(const Environment& env) {
     if (!exe.empty()) {
       fs::path installed = exe.parent_path().parent_path() / "share" / "kbuild";
       if (fs::is_directory(installed / "devices", ec)) return installed.string();
-      // Running from the build tree: use the source tree's configs.
+      // Running from the build tree: use the source tree's configs/ folder.
       if (fs::is_directory(exe.parent_path().parent_path() / "meson-info", ec))
         return std::string(KBUILD_SOURCE_DATA_DIR);
     }

@@ -13,7 +13,7 @@
 namespace kbuild {
 
 // $KBUILD_DATA_DIR, else <prefix>/share/kbuild beside the binary, else the
-// source tree's configs (a build tree), else the configured install dir.
+// source tree's configs/ folder (a build tree), else the configured install dir.
 std::string data_dir(const Environment& env);
 
 // The running kbuild binary as a command line can name it again (the

@@ -32,7 +32,7 @@ std::size_t json_depth_exceeded_at(std::string_view text, std::size_t max_depth 
 nlohmann::json parse_json_text(std::string_view text);
 nlohmann::ordered_json parse_ordered_json_text(std::string_view text);
 
-// CBOR bytes (kbuild's own caches keep their records so), refusing nesting
+// CBOR bytes (kbuild's own caches keep their entries so), refusing nesting
 // deeper than kMaxJsonDepth before decoding; nullopt when malformed.
 std::optional<nlohmann::json> parse_cbor(std::string_view bytes);
 

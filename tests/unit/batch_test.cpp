@@ -29,7 +29,7 @@ namespace {
 
 std::vector<BatchJob> load(const TempDir& tmp, const std::string& text) {
   write_file(tmp / "m.json", text);
-  return load_batch_manifest(tmp / "m.json");
+  return load_build_list(tmp / "m.json");
 }
 
 Error manifest_error(const TempDir& tmp, const std::string& text) {
@@ -138,7 +138,7 @@ TEST_CASE("a malformed manifest is a config error at file:line:column and key pa
     CHECK(e.kind() == ErrorKind::config);
     CHECK_THAT(std::string(e.what()), Catch::Contains(message));
   }
-  CHECK_THROWS_WITH(load_batch_manifest(tmp / "missing.json"),
+  CHECK_THROWS_WITH(load_build_list(tmp / "missing.json"),
                     "manifest " + tmp / "missing.json" + ": No such file or directory");
 }
 
@@ -149,7 +149,7 @@ TEST_CASE("a manifest that is not a regular file is refused before it is read", 
   for (const std::string& path : {std::string("/dev/null"), tmp / "adir"}) {
     INFO(path);
     try {
-      (void)load_batch_manifest(path);
+      (void)load_build_list(path);
       FAIL("accepted " << path);
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::config);
@@ -283,7 +283,7 @@ TEST_CASE("an output or a --report naming the manifest itself is refused", "[uni
   // The manifest reached through a link: its real file is protected too.
   write_file(tmp / "real.json", R"({"builds": [["a.cpp", "-o", ")" + tmp / "real.json" + R"("]]})");
   fs::create_symlink(tmp / "real.json", tmp / "link.json");
-  CHECK_THROWS_WITH(load_batch_manifest(tmp / "link.json"),
+  CHECK_THROWS_WITH(load_build_list(tmp / "link.json"),
                     Catch::Contains("is the manifest " + tmp / "link.json" + " itself"));
 }
 

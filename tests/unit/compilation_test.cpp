@@ -242,7 +242,7 @@ TEST_CASE("build-many runs the kbuild the Driver's options name, not the host pr
   options.kbuild_program = tmp / "kbuild";
   Driver driver(options, scratch_env(tmp));
   BatchRequest request;
-  request.manifest = tmp / "many.json";
+  request.build_list = tmp / "many.json";
   request.jobs = 1;
   const BatchRun run = driver.build_many(request);
   REQUIRE(run.results.size() == 1);

@@ -6,8 +6,8 @@
 From then on, when Inductor builds a kernel for that device it gets the 7
 lists (definitions, include_dirs, cflags, ldflags, libraries_dirs, libraries,
 passthrough_args) from `kbuild options --device D [--backend B] [--aot]
-[--compile-only] --json`, i.e. from kbuild's built-in and config-registered
-devices. The running torch's API decides how (_shapes.py), in this order:
+[--compile-only] --json`, i.e. from kbuild's built-in devices and those
+its device files register. The running torch's API decides how (_shapes.py), in this order:
 an optional `DeviceInterface.get_cpp_device_options` (attached to the
 device's registered interface), `register_cpp_device_options`, else
 `get_cpp_torch_device_options` is wrapped, not replaced: every other device
