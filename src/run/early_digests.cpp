@@ -232,7 +232,7 @@ bool EarlyDigests::next(std::string& path) {
 
 void EarlyDigests::hash(const std::string& path) {
   ClockScan scan;
-  FileLookOptions how;
+  FileLookRequest how;
   how.visit = [&scan](std::string_view piece) { scan(piece); };
   how.stop = &stop_;
   Result<FileLook> look = look_at_file(files_, path, cache_, remember_from_, how);

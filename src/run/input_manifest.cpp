@@ -285,7 +285,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
   }
   // In one order whatever order the programs ran in: machines that read
   // the same files store the same manifest.
-  // (Records compared part by part, as earlier kbuilds sorted them.)
+  // (Rows compared part by part, as earlier kbuilds sorted them.)
   std::sort(manifest.inputs.begin(), manifest.inputs.end(),
             [](const ManifestInput& a, const ManifestInput& b) {
               return std::tie(a.path, a.size, a.mtime_ns, a.digest) <
@@ -393,7 +393,7 @@ std::optional<StaleInput> listings_stale(const Manifest& manifest, const FileSys
 }
 
 // Whether every absent path is still absent: through the directories that
-// stand for it (absence_dirs: missing ones up to the nearest that exists,
+// stand for it (set_absence_dirs: missing ones up to the nearest that exists,
 // whose stamps must hold, one stat each), else one by one.
 class AbsenceCheck {
  public:
@@ -665,13 +665,13 @@ std::string rebase_depfile(const std::string& depfile, const std::string& from,
 
 bool rebase_manifest(Manifest& manifest, const std::string& from, const std::string& to) {
   auto move = [&](std::string_view& path) { rebase_path(manifest, path, from, to); };
-  for (ManifestInput& record : manifest.inputs) move(record.path);
-  for (ManifestLibrary& record : manifest.libraries) move(record.path);
-  for (ManifestDir& record : manifest.dirs) move(record.path);
-  for (ManifestListing& record : manifest.listed) move(record.path);
+  for (ManifestInput& row : manifest.inputs) move(row.path);
+  for (ManifestLibrary& row : manifest.libraries) move(row.path);
+  for (ManifestDir& row : manifest.dirs) move(row.path);
+  for (ManifestListing& row : manifest.listed) move(row.path);
   // A variable's value that is a path under the base (PWD).
-  for (ManifestVariable& record : manifest.variables)
-    if (record.value) move(*record.value);
+  for (ManifestVariable& row : manifest.variables)
+    if (row.value) move(*row.value);
   for (std::string_view& path : manifest.absent) move(path);
   if (manifest.depfile) {
     Result<std::string> depfile = zstd_decompress(*manifest.depfile, kMaxDepfile);

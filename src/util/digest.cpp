@@ -280,7 +280,7 @@ namespace {
 template <typename Hasher>
 Result<FileLook> remembered_hash(const FileSystem& files, const std::string& path,
                                  const TrustedDir* cache, const char* subdir,
-                                 std::size_t remember_from, const FileLookOptions& how) {
+                                 std::size_t remember_from, const FileLookRequest& how) {
   errno = ENOENT;  // what a fake file system's missing path says
   const std::optional<std::string> resolved = files.real_path(path);
   if (!resolved) return Failure{path + ": " + std::strerror(errno)};
@@ -354,7 +354,7 @@ Result<std::string> program_hash(const FileSystem& files, const std::string& pat
 
 Result<FileLook> look_at_file(const FileSystem& files, const std::string& path,
                               const TrustedDir* cache, std::size_t remember_from,
-                              const FileLookOptions& how) {
+                              const FileLookRequest& how) {
   return remembered_hash<Digest>(files, path, cache, "digests", remember_from, how);
 }
 

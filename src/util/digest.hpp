@@ -144,7 +144,7 @@ struct FileLook {
   struct stat seen {};
   bool read = false;
 };
-struct FileLookOptions {
+struct FileLookRequest {
   std::function<void(std::string_view)> visit;  // each piece read, in order
   const std::atomic<bool>* stop = nullptr;      // set: give up (a failure returned)
 };
@@ -154,6 +154,6 @@ bool same_identity(const struct stat& a, const struct stat& b);
 // file_digest, read a MiB at a time, with what it saw.
 Result<FileLook> look_at_file(const FileSystem& files, const std::string& path,
                               const TrustedDir* cache, std::size_t remember_from,
-                              const FileLookOptions& how);
+                              const FileLookRequest& how);
 
 }  // namespace kbuild

@@ -670,7 +670,7 @@ TEST_CASE("file digests are read through the file system given, a piece at a tim
   const std::string big(3u << 20, 'x');  // three 1 MiB pieces
   files.write("/seam/big.bin", big);
   std::size_t pieces = 0;
-  FileLookOptions how;
+  FileLookRequest how;
   how.visit = [&pieces](std::string_view) { ++pieces; };
   Result<FileLook> look = look_at_file(files, "/seam/big.bin", nullptr, 0, how);
   REQUIRE(look);
