@@ -1564,3 +1564,25 @@ TEST_CASE("after any change to a file A's compiler read or looked for, B misses 
   CHECK(gone.exit_code != 0);
   CHECK_FALSE(remote_hit(gone));
 }
+
+// What `cache stats` says went up is what the server holds: the entry as
+// stored, its signature included when a signing key signs it (the signed
+// layer adds it on the way, after the remote cache counted).
+TEST_CASE("remote bytes up count the entry as the server stores it, signed or not",
+          "[e2e][remote]") {
+  for (bool signing : {false, true}) {
+    CAPTURE(signing);
+    Redis redis;
+    Fleet fleet;
+    Machine writer(fleet, redis.url);
+    if (signing)
+      writer.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = kbuild::generate_signing_keys().secret_hex;
+    REQUIRE(writer.build(fleet).exit_code == 0);
+    const std::vector<std::string> entries = redis.entries();
+    REQUIRE(entries.size() == 1);
+    const std::string stored = redis.cli({"STRLEN", entries[0]});
+    const nlohmann::json stats =
+        nlohmann::json::parse(run_kbuild({"cache", "stats", "--json"}, writer.home.str()).out);
+    CHECK(std::to_string(stats["remote"]["bytes_up"].get<std::uint64_t>()) == stored);
+  }
+}
