@@ -57,16 +57,18 @@ class Error : public std::runtime_error {
 // end the command.
 namespace kbuild {
 
-// Why something failed, as a message a user can act on.
+// Why something failed, as a message a user can act on, and the kind of
+// Error it is where a caller ends the command with it (Result::error()).
 struct Failure {
   std::string why;
+  ErrorKind kind = ErrorKind::internal;
 };
 
 template <class T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}              // NOLINT(google-explicit-constructor)
-  Result(Failure failure) : why_(std::move(failure.why)) {}  // NOLINT(google-explicit-constructor)
+  Result(Failure failure) : failure_(std::move(failure)) {}  // NOLINT(google-explicit-constructor)
 
   explicit operator bool() const { return value_.has_value(); }
   T& operator*() { return *value_; }
@@ -74,14 +76,18 @@ class [[nodiscard]] Result {
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
   // The reason, when there is no value ("" otherwise).
-  const std::string& why() const { return why_; }
+  const std::string& why() const { return failure_.why; }
+  // The failure's kind (internal unless the failure named one).
+  ErrorKind kind() const { return failure_.kind; }
+  // The failure as the Error that ends a command (ask operator bool first).
+  Error error() const { return Error(failure_.kind, failure_.why); }
   // The value, or `fallback` where the caller has no use for the reason.
   T value_or(T fallback) const& { return value_ ? *value_ : std::move(fallback); }
   T value_or(T fallback) && { return value_ ? std::move(*value_) : std::move(fallback); }
 
  private:
   std::optional<T> value_;
-  std::string why_;
+  Failure failure_;
 };
 
 // For operations that return nothing but may fail.

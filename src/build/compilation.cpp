@@ -22,14 +22,12 @@ void open_settings(Compilation& c, const Registry* registry, const Environment& 
   const BuildRequest& options = c.asked;
   c.settings = resolve_run_settings(c.asked, registry, env);
   c.settings.files = &files;
-  c.cache =
-      std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, !options.dry_run, files));
-  if (!c.cache->problem().empty()) {
-    if (c.cache->problem_is_warning())
-      listener.warnings({c.cache->problem()});
-    else
-      listener.notes({c.cache->problem()});
-  }
+  OpenedCache opened = OutputCache::open(c.settings.cache, !options.dry_run, files);
+  c.cache = std::make_unique<OutputCache>(std::move(opened.cache));
+  if (opened.disabled && opened.disabled->warning)
+    listener.warnings({opened.disabled->why});
+  else if (opened.disabled)
+    listener.notes({opened.disabled->why});
   c.settings.output_cache = c.cache.get();
   // Made also for a dry run (it connects only when asked): the PCH is
   // planned as the build with this remote cache plans it.
@@ -177,8 +175,10 @@ void run_jobs(Compilation& c, BuildListener& listener, const Environment& env) {
   // Checked here, before anything is recorded, so a dry run refuses what the build would.
   check_build_files(sources, c.plan->output);
   if (!c.asked.compile_commands.empty())
-    c.left_alone_database = record_compile_commands(c.asked.compile_commands, c.steps, sources,
-                                                    compile_commands_lock_wait(env));
+    if (Status recorded = record_compile_commands(c.asked.compile_commands, c.steps, sources,
+                                                  compile_commands_lock_wait(env));
+        !recorded)
+      c.left_alone_database = recorded.error();
   if (print_only) return;
   run_build(*c.plan, c.steps, sources, c.settings, env, c.outcome);
 }
@@ -208,7 +208,7 @@ Compilation refused_compilation(BuildRequest asked, const Error& why) {
 }
 
 Compilation compiler_compilation(const CompilerCall& call, const Environment& env,
-                                 const FileSystem& files) {
+                                 const FileSystem& files, BuildListener& listener) {
   Compilation c;
   // Resolved as a build's are (the size limit, the remote cache with its
   // signing, read-only, timeout and lease settings), from compiler mode's
@@ -218,7 +218,10 @@ Compilation compiler_compilation(const CompilerCall& call, const Environment& en
   c.request = c.asked;
   c.settings = resolve_run_settings(c.asked, nullptr, env);
   c.settings.files = &files;
-  c.cache = std::make_unique<OutputCache>(OutputCache::open(c.settings.cache, true, files));
+  OpenedCache opened = OutputCache::open(c.settings.cache, true, files);
+  c.cache = std::make_unique<OutputCache>(std::move(opened.cache));
+  // Always a warning here: a compiler's user did not ask for kbuild's notes.
+  if (opened.disabled) listener.warnings({opened.disabled->why});
   c.remote = std::make_unique<RemoteCache>(c.settings.remote, nullptr, files);
   c.settings.output_cache = c.cache.get();
   c.settings.remote_cache = c.remote.get();

@@ -77,10 +77,11 @@ Compilation plan_compilation(Session& session, BuildRequest request, BuildListen
 Compilation refused_compilation(BuildRequest asked, const Error& why);
 
 // `kbuild cc`: a one-job Compilation from a compiler's argv (its words
-// unchanged), with compiler mode's settings (compiler_mode_request). Throws
-// Error (usage) for a bad setting.
+// unchanged), with compiler mode's settings (compiler_mode_request); a
+// cache that cannot be used is a warning to `listener`. Throws Error
+// (usage) for a bad setting.
 Compilation compiler_compilation(const CompilerCall& call, const Environment& env,
-                                 const FileSystem& files);
+                                 const FileSystem& files, BuildListener& listener);
 
 // Runs `compilation`, or with its request's dry_run prints it only (checks the
 // files, records the compilation database, builds and runs nothing): the

@@ -660,8 +660,8 @@ BuildRequest make_request(const CommandLine& cl, const Environment& env) {
 }
 
 // Where the report would go is checked before anything runs.
-std::optional<Error> report_target_problem(const CommandLine& cl) {
-  if (cl.report.empty()) return std::nullopt;
+Status report_target_problem(const CommandLine& cl) {
+  if (cl.report.empty()) return ok();
   std::string output = !cl.output.empty()   ? cl.output
                        : cl.sources.empty() ? ""
                                             : default_output(cl.sources.front(), output_kind(cl));

@@ -90,6 +90,6 @@ OutputKind output_kind(const CommandLine& cl);
 // an unknown --isa.
 BuildRequest make_request(const CommandLine& cl, const Environment& env);
 // Why --report cannot be written where it is asked (checked before anything runs).
-std::optional<Error> report_target_problem(const CommandLine& cl);
+Status report_target_problem(const CommandLine& cl);
 
 }  // namespace kbuild::cli

@@ -58,9 +58,9 @@ BuildRequest build_request(const CommandLine& cl, const Environment& env,
 int build_command(Driver& driver, const CommandLine& cl, const Console& console,
                   const std::vector<std::string>& kbuild_argv) {
   const Environment& env = driver.env();
-  if (auto wrong = report_target_problem(cl)) {
-    console.error(*wrong);  // said before anything runs; no report written over it
-    return exit_code(wrong->kind());
+  if (Status placed = report_target_problem(cl); !placed) {
+    console.error(placed.error());  // said before anything runs; no report written over it
+    return exit_code(placed.kind());
   }
   ConsoleListener listener(console, cl.verbose);
   std::optional<Error> refused;

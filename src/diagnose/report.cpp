@@ -260,9 +260,8 @@ namespace kbuild {
 
 namespace fs = std::filesystem;
 
-std::optional<Error> report_path_problem(const std::string& report,
-                                         const std::vector<std::string>& sources,
-                                         const std::string& output) {
+Status report_path_problem(const std::string& report, const std::vector<std::string>& sources,
+                           const std::string& output) {
   auto same_file = [&](const std::string& other) {
     std::error_code ec;
     if (fs::equivalent(report, other, ec)) return true;
@@ -271,14 +270,14 @@ std::optional<Error> report_path_problem(const std::string& report,
   };
   for (const std::string& source : sources)
     if (same_file(source))
-      return Error(ErrorKind::usage,
-                   "--report " + report + " is also a source; choose another file");
+      return Failure{"--report " + report + " is also a source; choose another file",
+                     ErrorKind::usage};
   if (!output.empty() && same_file(output))
-    return Error(ErrorKind::usage,
-                 "--report " + report + " is also the output; choose another file");
+    return Failure{"--report " + report + " is also the output; choose another file",
+                   ErrorKind::usage};
   if (Status replaceable = check_replaceable(report); !replaceable)
-    return Error(ErrorKind::output, "--report " + replaceable.why());
-  return std::nullopt;
+    return Failure{"--report " + replaceable.why(), ErrorKind::output};
+  return ok();
 }
 
 namespace {

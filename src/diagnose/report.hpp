@@ -73,9 +73,9 @@ nlohmann::ordered_json report_of(const Compilation& compilation,
                                  const Environment& env, const std::string& compiler_version);
 
 // Why --report must not be written at `report`: it is a source or the
-// output (it would be overwritten), or not a regular file.
-std::optional<Error> report_path_problem(const std::string& report,
-                                         const std::vector<std::string>& sources,
-                                         const std::string& output);
+// output (it would be overwritten; usage), or not a regular file (output):
+// a failure whose kind is the exit code.
+Status report_path_problem(const std::string& report, const std::vector<std::string>& sources,
+                           const std::string& output);
 
 }  // namespace kbuild

@@ -199,8 +199,7 @@ BatchRun Driver::build_many(const BatchRequest& request) const {
 }
 
 Compilation Driver::compile(const CompilerCall& call, BuildListener& listener) {
-  Compilation compilation = compiler_compilation(call, env_, system_file_system());
-  if (!compilation.cache->problem().empty()) listener.warnings({compilation.cache->problem()});
+  Compilation compilation = compiler_compilation(call, env_, system_file_system(), listener);
   const RemoteCache& remote = *compilation.remote;
   if (remote.enabled())
     listener.info("remote cache: " + redact_address(remote.settings().url) + " (from " +

@@ -468,17 +468,18 @@ struct EntryExtras {
   std::optional<std::string> depfile;
 };
 
-// nullopt when the entry's manifest lacks them or they are damaged.
-std::optional<EntryExtras> entry_extras(const std::string& manifest, bool wants_depfile) {
+// A failure says which the entry's manifest lacks, or which is damaged.
+Result<EntryExtras> entry_extras(const std::string& manifest, bool wants_depfile) {
   Result<Manifest> view = read_manifest(manifest, false);  // checked already
-  if (!view || !view->diagnostics) return std::nullopt;
-  std::optional<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
-  if (!printed) return std::nullopt;
+  if (!view) return Failure{view.why()};
+  if (!view->diagnostics) return Failure{"no diagnostics field"};
+  Result<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
+  if (!printed) return Failure{"its diagnostics: " + printed.why()};
   EntryExtras extras{std::move(*printed), std::nullopt};
   if (!wants_depfile) return extras;
-  if (!view->depfile) return std::nullopt;
+  if (!view->depfile) return Failure{"no depfile field"};
   Result<std::string> depfile = zstd_decompress(*view->depfile, kMaxDepfile);
-  if (!depfile) return std::nullopt;
+  if (!depfile) return Failure{"its dependency file: " + depfile.why()};
   extras.depfile = std::move(*depfile);
   return extras;
 }
@@ -564,7 +565,7 @@ void run_build(const BuildPlan& plan, const std::vector<Step>& steps,
   if (key && settings.report_shared_key && key->shared()) outcome.shared_key = *key->shared();
   std::optional<std::string> depfile;
   if (outcome.cache == CacheStatus::hit) {
-    std::optional<EntryExtras> extras = entry_extras(outcome.entry_manifest, !plan.depfile.empty());
+    Result<EntryExtras> extras = entry_extras(outcome.entry_manifest, !plan.depfile.empty());
     if (extras) {
       outcome.printed = std::move(extras->printed);
       depfile = std::move(extras->depfile);

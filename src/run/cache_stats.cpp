@@ -22,7 +22,7 @@ CacheSummary cache_summary(const Environment& env, const std::string& max_size) 
   if (!summary.exists) return summary;
   Result<TrustedDir> dir = open_cache_root(summary.directory, false);
   if (!dir) throw Error(ErrorKind::usage, dir.why());
-  summary.local = OutputCache::open(settings).stats();
+  summary.local = OutputCache::open(settings).cache.stats();
   summary.remote = remote_stats(*dir);
   return summary;
 }

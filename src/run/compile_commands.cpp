@@ -241,10 +241,9 @@ std::chrono::milliseconds compile_commands_lock_wait(const Environment& env) {
   return std::chrono::milliseconds(ms);
 }
 
-std::optional<Error> record_compile_commands(const std::string& database,
-                                             const std::vector<Step>& steps,
-                                             const std::vector<std::string>& sources,
-                                             std::chrono::milliseconds lock_wait) {
+Status record_compile_commands(const std::string& database, const std::vector<Step>& steps,
+                               const std::vector<std::string>& sources,
+                               std::chrono::milliseconds lock_wait) {
   // Only a split build has more than one command (the load check is none).
   const auto commands = std::count_if(steps.begin(), steps.end(),
                                       [](const Step& s) { return s.kind == StepKind::command; });
@@ -258,9 +257,9 @@ std::optional<Error> record_compile_commands(const std::string& database,
                                 step_sources, step.argv[step.output_index], lock_wait);
     if (!update) throw Error(ErrorKind::output, "--compile-commands: " + update.why());
     if (!update->left_alone.empty())
-      return Error(ErrorKind::output, "--compile-commands: " + update->left_alone);
+      return Failure{"--compile-commands: " + update->left_alone, ErrorKind::output};
   }
-  return std::nullopt;
+  return ok();
 }
 
 }  // namespace kbuild

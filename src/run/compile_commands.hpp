@@ -45,11 +45,11 @@ Result<DatabaseUpdate> update_compile_commands(
 // Records each compile step of a plan (or its one command) in `database`,
 // exactly as a dry run or a build plans them; a split build's link, which
 // compiles nothing, is left out. Throws Error (output) when the database
-// cannot be written; returns the error for one that is not kbuild's to
-// change (not a compile database), which does not stop the build.
-std::optional<Error> record_compile_commands(
-    const std::string& database, const std::vector<Step>& steps,
-    const std::vector<std::string>& sources,
-    std::chrono::milliseconds lock_wait = kCompileCommandsLockWait);
+// cannot be written; a database that is not kbuild's to change (not a
+// compile database) is a failure of kind output, which does not stop the
+// build (the caller throws it after).
+Status record_compile_commands(const std::string& database, const std::vector<Step>& steps,
+                               const std::vector<std::string>& sources,
+                               std::chrono::milliseconds lock_wait = kCompileCommandsLockWait);
 
 }  // namespace kbuild

@@ -167,7 +167,7 @@ class SharedAnswers {
  public:
   SharedAnswers(const IsaAnswerRequest& request, const Environment& env)
       : settings_(resolve_run_settings(run_of(request), nullptr, env)),
-        cache_(OutputCache::open(settings_.cache)),
+        cache_(OutputCache::open(settings_.cache).cache),  // a disabled one: no shared answers
         remote_(settings_.remote),
         stack_(&cache_, &remote_) {}
 
@@ -177,7 +177,7 @@ class SharedAnswers {
   std::map<std::string, bool> fetch(const std::optional<std::string>& key) {
     if (!enabled() || !key) return {};
     key_ = key;
-    std::optional<RemoteBlob> blob = stack_.top().get_blob(*key);
+    RemoteResult<RemoteBlob> blob = stack_.top().get_blob(*key);
     fetched_ = blob ? decode_answers(*blob) : std::map<std::string, bool>{};
     return fetched_;
   }
@@ -188,7 +188,9 @@ class SharedAnswers {
     std::size_t known = 0;
     for (const IsaCheck& c : result.checks) known += fetched_.count(isa_check_name(c.isa, c.probe));
     if (known == result.checks.size()) return false;
-    return stack_.top().put_blob(*key_, RemoteBlob{kSharedFormat, encode_answers(result.checks)});
+    // Not stored: read-only, too large, or the server failed (warning()).
+    return static_cast<bool>(
+        stack_.top().put_blob(*key_, RemoteBlob{kSharedFormat, encode_answers(result.checks)}));
   }
 
   std::string url() const { return remote_.settings().url; }

@@ -164,23 +164,29 @@ std::string encode_compiler_output(const CompilerOutput& output) {
   return zstd_compress(plain);
 }
 
-std::optional<CompilerOutput> decode_compiler_output(std::string_view stored) {
+Result<CompilerOutput> decode_compiler_output(std::string_view stored) {
   CompilerOutput output;
   if (stored.empty()) return output;
   // Each piece costs 9 bytes of framing besides its bytes.
   Result<std::string> plain = zstd_decompress(stored, kMaxCompilerOutput * 2);
-  if (!plain) return std::nullopt;
+  if (!plain) return Failure{"not a zstd frame of what the compiler printed (" + plain.why() + ")"};
   std::string_view rest(*plain);
   while (!rest.empty()) {
-    if (rest.size() < 9 || (rest[0] != 1 && rest[0] != 2)) return std::nullopt;
+    const std::string piece = "piece " + std::to_string(output.pieces.size() + 1);
+    if (rest.size() < 9) return Failure{piece + " is truncated"};
+    if (rest[0] != 1 && rest[0] != 2)
+      return Failure{piece + " names stream " + std::to_string(static_cast<int>(rest[0])) +
+                     ", not 1 (stdout) or 2 (stderr)"};
     std::uint64_t n = 0;
     for (int i = 0; i < 8; ++i)
       n |= static_cast<std::uint64_t>(static_cast<unsigned char>(rest[1 + i])) << (8 * i);
-    if (n == 0 || n > rest.size() - 9) return std::nullopt;
+    if (n == 0) return Failure{piece + " is empty"};
+    if (n > rest.size() - 9) return Failure{piece + " is truncated"};
     output.pieces.push_back({rest[0], std::string(rest.substr(9, n))});
     rest.remove_prefix(9 + n);
   }
-  if (output.size() > kMaxCompilerOutput) return std::nullopt;
+  if (output.size() > kMaxCompilerOutput)
+    return Failure{"more than " + human_size(kMaxCompilerOutput)};
   return output;
 }
 
@@ -209,25 +215,25 @@ void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd
     (void)write_all(piece.stream == 1 ? out_fd : err_fd, piece.bytes, "");
 }
 
-OutputCache OutputCache::open(const CacheSettings& settings, bool create, const FileSystem& files) {
-  OutputCache cache;
+OpenedCache OutputCache::open(const CacheSettings& settings, bool create, const FileSystem& files) {
+  OpenedCache opened;
+  OutputCache& cache = opened.cache;
   cache.files_ = &files;
   cache.max_bytes_ = settings.max_bytes;
   cache.compress_ = settings.compress;
-  if (!settings.enabled) return cache;
+  if (!settings.enabled) return opened;
   if (settings.root.empty()) {
-    cache.problem_ = std::string(kNoCacheRoot) + "; building without the cache";
-    return cache;
+    opened.disabled = CacheDisabled{std::string(kNoCacheRoot) + "; building without the cache"};
+    return opened;
   }
-  if (!create && !files.status(settings.root)) return cache;
+  if (!create && !files.status(settings.root)) return opened;
   Result<TrustedDir> root = open_cache_root(settings.root, create);
   if (!root) {
-    cache.problem_ = root.why() + "; building without the cache";
-    cache.problem_is_warning_ = true;
-    return cache;
+    opened.disabled = CacheDisabled{root.why() + "; building without the cache", true};
+    return opened;
   }
   cache.root_.emplace(std::move(*root));
-  return cache;
+  return opened;
 }
 
 bool OutputCache::fetch(const std::string& key, const Environment& env, int dest,

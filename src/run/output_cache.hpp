@@ -68,8 +68,9 @@ inline constexpr std::size_t kMaxCompilerOutput = 1u << 20;
 // As an entry's manifest holds it: "" when nothing was printed, else one
 // zstd frame of [stream byte, 8-byte length, bytes]...
 std::string encode_compiler_output(const CompilerOutput& output);
-// nullopt when damaged or larger than kMaxCompilerOutput.
-std::optional<CompilerOutput> decode_compiler_output(std::string_view stored);
+// A failure says what is wrong: not a zstd frame, a damaged piece, or more
+// than kMaxCompilerOutput.
+Result<CompilerOutput> decode_compiler_output(std::string_view stored);
 // Writes each piece to `out_fd` or `err_fd`, as the compiler did; a
 // closed stream loses its bytes, never the build.
 void replay_compiler_output(const CompilerOutput& output, int out_fd, int err_fd);
@@ -102,21 +103,27 @@ struct StoredEntry {
   std::string manifest, output;
 };
 
+// Why a cache that was asked for is not used, and what to do: a warning
+// (it cannot be trusted, or is not kbuild's) or a note (none could be
+// named).
+struct CacheDisabled {
+  std::string why;
+  bool warning = false;
+};
+
+struct OpenedCache;
+
 class OutputCache {
  public:
   // Opens the cache: a cache that cannot be used (none named, untrusted,
-  // not kbuild's) is disabled, and problem() says why and what to do.
+  // not kbuild's) is disabled, and the answer says why and what to do.
   // `create`: make (and mark) a missing cache directory; without it a
   // missing one is simply not used (a dry run writes nothing). `files`:
   // what it states and reads besides its own directory.
-  static OutputCache open(const CacheSettings& settings, bool create = true,
+  static OpenedCache open(const CacheSettings& settings, bool create = true,
                           const FileSystem& files = system_file_system());
 
   bool enabled() const { return root_.has_value(); }
-  // Why it is disabled ("" when enabled or when not asked for); a warning
-  // when `problem_is_warning`, else a note.
-  const std::string& problem() const { return problem_; }
-  bool problem_is_warning() const { return problem_is_warning_; }
 
   // On a valid, whole hit writes the output to `dest` and returns true (and
   // the entry's manifest into `manifest_out`, when given). A damaged entry is
@@ -161,8 +168,14 @@ class OutputCache {
   std::uint64_t max_bytes_ = 0;
   bool compress_ = false;
   const FileSystem* files_ = &system_file_system();
-  std::string problem_;
-  bool problem_is_warning_ = false;
+};
+
+// OutputCache::open's answer: the cache (disabled when it cannot be used)
+// and, when one asked for is disabled, why (nothing when it opened, was not
+// asked for, or a dry run found none to use).
+struct OpenedCache {
+  OutputCache cache;
+  std::optional<CacheDisabled> disabled;
 };
 
 }  // namespace kbuild

@@ -186,7 +186,15 @@ std::string RemoteCache::stop_using() const {
   return "drop --remote-cache";
 }
 
-void RemoteCache::fail(const Faulted& faulted) {
+std::string RemoteMiss::why() const {
+  if (const Faulted* faulted = failed()) return faulted->why;
+  const std::string shown = "remote key " + key.substr(0, 12);
+  if (const StaleInput* input = stale())
+    return shown + ": its entry was built from files that differ here (" + describe(*input) + ")";
+  return shown + ": no usable entry";
+}
+
+Faulted RemoteCache::fail(const Faulted& faulted) {
   ++counts_.errors;
   const std::string& why = faulted.why;
   if (!failed_) failed_ = faulted;  // one timeout per build at most: nothing more is asked
@@ -194,31 +202,34 @@ void RemoteCache::fail(const Faulted& faulted) {
     warning_ = "remote cache " + redact_address(settings_.url) + ": " + why +
                "; building without it (check the server, or " + stop_using() + ")";
   store_.reset();
+  return *failed_;
 }
 
-std::optional<FetchedEntry> RemoteCache::download(const std::string& remote_key) {
+RemoteResult<std::string> RemoteCache::download(const std::string& remote_key) {
   RemoteStore* s = store();
-  if (!s) return std::nullopt;
+  if (!s && failed_) return RemoteMiss{remote_key, *failed_};
+  if (!s) return RemoteMiss{remote_key, RemoteAbsent{}};  // no remote cache
   ServerResult<std::optional<FetchedEntry>> value = s->get(remote_key);
-  if (!value) {
-    fail(value.faulted());
-    return std::nullopt;
-  }
-  return *value;
+  if (!value) return RemoteMiss{remote_key, fail(value.faulted())};
+  if (!*value) return RemoteMiss{remote_key, RemoteAbsent{}};
+  FetchedEntry& fetched = **value;
+  counts_.bytes_down += fetched.bytes.size();
+  // A layer's verdict (signed_store's).
+  if (!fetched.refused.empty()) return reject(remote_key, fetched.bytes, fetched.refused);
+  return std::move(fetched.bytes);
 }
 
 // Why `e` (parsed from the bytes read) cannot be used, decided before any
 // of it is decompressed: not an entry, or its digest not that of its bytes
 // (the signature, which vouches for the digest, is signed_store's).
 std::string RemoteCache::entry_problem(const std::string& remote_key,
-                                       const std::optional<RemoteEntry>& e) const {
+                                       const Result<RemoteEntry>& e) const {
   if (!e || !remote_digest_holds(remote_key, *e)) return "is damaged (truncated or altered)";
   return "";
 }
 
-void RemoteCache::reject(const std::string& remote_key, const std::string& bytes,
-                         const std::string& problem) {
-  rejected_ = true;
+RemoteMiss RemoteCache::reject(const std::string& remote_key, const std::string& bytes,
+                               const std::string& problem) {
   RemoteStore* s = store();
   if (s && !s->writes()) s = nullptr;  // read-only: kept
   if (warning_.empty())
@@ -228,61 +239,43 @@ void RemoteCache::reject(const std::string& remote_key, const std::string& bytes
                                : ", replaced by this build's upload");
   if (s && s->removes()) (void)s->remove_if(remote_key, bytes);
   if (s && !s->removes()) replace_key_ = remote_key;
+  return RemoteMiss{remote_key, RemoteRejected{problem}};
 }
 
-std::optional<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
-  std::optional<FetchedEntry> fetched = download(remote_key);
-  if (!fetched) return std::nullopt;
-  const std::string* bytes = &fetched->bytes;
-  counts_.bytes_down += bytes->size();
-  if (!fetched->refused.empty()) {
-    reject(remote_key, *bytes, fetched->refused);
-    return std::nullopt;
-  }
-  std::optional<RemoteEntry> e = parse_remote_entry(*bytes);
+RemoteResult<RemoteBlob> RemoteCache::get(const std::string& remote_key) {
+  RemoteResult<std::string> bytes = download(remote_key);
+  if (!bytes) return bytes.miss();
+  Result<RemoteEntry> e = parse_remote_entry(*bytes);
   // Decompressed into one buffer of the size the frame records; larger than
   // this reader accepts is a plain miss (another machine's larger limit).
   if (e && zstd_content_size(e->compressed).value_or(0) > settings_.max_entry_bytes)
-    return std::nullopt;
+    return RemoteMiss{remote_key, RemoteAbsent{}};
   std::string problem = entry_problem(remote_key, e);
   Result<std::string> output = problem.empty()
                                    ? zstd_decompress(e->compressed, settings_.max_entry_bytes)
                                    : Result<std::string>(Failure{problem});
   if (problem.empty() && !output) problem = "is damaged (truncated or altered)";
-  if (!problem.empty()) {
-    reject(remote_key, *bytes, problem);
-    return std::nullopt;
-  }
+  if (!problem.empty()) return reject(remote_key, *bytes, problem);
   return RemoteBlob{std::string(e->manifest), std::move(*output)};
 }
 
-bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
-                        const std::string& local_key, const Environment& env, int dest,
-                        std::string* manifest) {
-  if (!local.root()) return false;
-  rejected_ = false;
-  miss_reason_ = "remote key " + remote_key.substr(0, 12) + ": no usable entry";
-  stale_.reset();
-  auto miss = [this] {
+RemoteResult<std::string> RemoteCache::fetch(const std::string& remote_key,
+                                             const OutputCache& local, const std::string& local_key,
+                                             const Environment& env, int dest) {
+  if (!local.root()) return RemoteMiss{remote_key, RemoteAbsent{}};  // nowhere to install it
+  auto miss = [this, &remote_key](RemoteMiss::Reason reason = RemoteAbsent{}) {
     ++counts_.misses;
-    return false;
+    return RemoteMiss{remote_key, std::move(reason)};
   };
-  std::optional<FetchedEntry> fetched = download(remote_key);
-  if (!fetched) return miss();
-  const std::string* bytes = &fetched->bytes;
-  counts_.bytes_down += bytes->size();
-  if (!fetched->refused.empty()) {  // a layer's verdict (signed_store's)
-    reject(remote_key, *bytes, fetched->refused);
-    return miss();
-  }
-  std::optional<RemoteEntry> e = parse_remote_entry(*bytes);
+  RemoteResult<std::string> fetched = download(remote_key);
+  if (!fetched) return miss(fetched.miss().reason);
+  const std::string* bytes = &*fetched;
+  Result<RemoteEntry> e = parse_remote_entry(*bytes);
   // 0 when the frame records no size: zstd_decompress_to refuses it below.
   const std::size_t size = e ? zstd_content_size(e->compressed).value_or(0) : 0;
   if (size > settings_.max_entry_bytes) return miss();  // another machine's limit
-  if (std::string problem = entry_problem(remote_key, e); !problem.empty()) {
-    reject(remote_key, *bytes, problem);
-    return miss();
-  }
+  if (std::string problem = entry_problem(remote_key, e); !problem.empty())
+    return miss(reject(remote_key, *bytes, problem).reason);
   // The headers and libraries the writer's compiler read must be the same
   // here (else this machine would build something else): a plain miss.
   // The digest and signature checked above cover it: checking it here
@@ -293,15 +286,12 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
   if (here && !settings_.base_dir.empty() &&
       !rebase_manifest(*here, kBasePlaceholder, settings_.base_dir))
     here = Failure{"its dependency file is damaged"};
-  if (here) stale_ = restamp_here(*here, env, files_);  // by content: its stamps prove nothing here
+  std::optional<StaleInput> stale;
+  if (here) stale = restamp_here(*here, env, files_);  // by content: its stamps prove nothing here
   // Without what the compiler printed the entry is not whole (a writer that
   // dropped it): a miss.
-  if (!here || stale_ || !here->diagnostics) {
-    if (!stale_) stale_ = StaleInput{};  // the manifest is damaged
-    miss_reason_ = "remote key " + remote_key.substr(0, 12) +
-                   ": its entry was built from files that differ here (" + describe(*stale_) + ")";
-    return miss();
-  }
+  if (!here || stale || !here->diagnostics)
+    return miss(stale.value_or(StaleInput{}));  // StaleInput{}: the manifest is damaged
   // The output (its frame checked above) is decompressed a MiB at a time
   // into the build's output and the local cache's staged entry: the whole
   // never sits in memory (a .gch is 100-150 MB).
@@ -328,13 +318,13 @@ bool RemoteCache::fetch(const std::string& remote_key, const OutputCache& local,
     }  // the build writes its own output next
     local.discard_entry(*staged);
     // Dropped only when the frame was at fault, not a write here.
-    if (!whole && damaged) reject(remote_key, *bytes, "is damaged (truncated or altered)");
+    if (!whole && damaged)
+      return miss(reject(remote_key, *bytes, "is damaged (truncated or altered)").reason);
     return miss();
   }
   (void)local.install_entry(local_key, *staged, local_manifest);
-  if (manifest) *manifest = local_manifest;
   ++counts_.hits;
-  return true;
+  return local_manifest;
 }
 
 namespace {
@@ -376,6 +366,7 @@ void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
     if (!shared) return;
     blob->manifest = std::move(*shared);
   }
+  // A failed upload is this build's warning (fail), never its failure.
   if (blob && !stored_meanwhile(remote_key)) (void)put(remote_key, *blob);
 }
 
@@ -393,22 +384,25 @@ bool RemoteCache::stored_meanwhile(const std::string& remote_key) {
   return *there;
 }
 
-bool RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
-  if (failed_ || blob.bytes.size() > settings_.max_entry_bytes) return false;
+Status RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
+  const std::string too_large = "larger than the remote cache's limit (" +
+                                human_size(settings_.max_entry_bytes) +
+                                ", KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES)";
+  if (failed_) return Failure{"the remote cache failed this build: " + failed_->why};
+  if (blob.bytes.size() > settings_.max_entry_bytes) return Failure{too_large};
   RemoteStore* s = store();
-  if (!s || !s->writes()) return false;
+  if (!s) return Failure{failed_ ? failed_->why : "no remote cache"};
+  if (!s->writes()) return Failure{"the remote cache is read-only"};
   const std::string compressed = zstd_compress(blob.bytes);
-  if (compressed.empty() && !blob.bytes.empty()) return false;
+  if (compressed.empty() && !blob.bytes.empty()) return Failure{"cannot compress it"};
   // Unsigned here: signed_store signs it on the way, with a signing key.
   const std::string bytes = encode_remote_entry(remote_key, blob.manifest, compressed);
-  if (bytes.size() + kRemoteSignatureBytes > settings_.max_entry_bytes) return false;
+  if (bytes.size() + kRemoteSignatureBytes > settings_.max_entry_bytes) return Failure{too_large};
   ServerStatus set = s->put(remote_key, bytes);
-  if (!set) {
-    fail(set.faulted());  // full (maxmemory without eviction), read-only replica...
-    return false;
-  }
+  // full (maxmemory without eviction), read-only replica...
+  if (!set) return Failure{fail(set.faulted()).why};
   counts_.bytes_up += bytes.size();
-  return true;
+  return ok();
 }
 
 bool RemoteCache::take_lease(const std::string& remote_key) {
@@ -456,9 +450,11 @@ void RemoteCache::say_wait(const std::string& remote_key,
             true});
 }
 
-bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                                 const std::string& local_key, const Environment& env, int dest,
-                                 std::string* manifest) {
+RemoteResult<std::string> RemoteCache::wait_for_entry(const std::string& remote_key,
+                                                      const OutputCache& local,
+                                                      const std::string& local_key,
+                                                      const Environment& env, int dest) {
+  const RemoteMiss ended{remote_key, RemoteAbsent{}};
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + settings_.lease;
   // Said when the wait begins, not when it ends: a user sees why nothing
@@ -479,18 +475,15 @@ bool RemoteCache::wait_for_entry(const std::string& remote_key, const OutputCach
                                               remote_key.substr(0, 12) + ")");
     pause = std::min(pause * 2, std::chrono::milliseconds(200));
     RemoteStore* s = store();
-    if (!s) return false;
+    if (!s) return failed_ ? RemoteMiss{remote_key, *failed_} : ended;
     ServerResult<bool> lease = s->lease_held(remote_key);
-    if (!lease) {
-      fail(lease.faulted());
-      return false;
-    }
+    if (!lease) return RemoteMiss{remote_key, fail(lease.faulted())};
     // RemoteEntry first: the holder uploads, then releases.
     ServerResult<bool> entry = s->exists(remote_key);
-    if (entry && *entry) return fetch(remote_key, local, local_key, env, dest, manifest);
-    if (!*lease) return false;  // released or expired without an entry
+    if (entry && *entry) return fetch(remote_key, local, local_key, env, dest);
+    if (!*lease) return ended;  // released or expired without an entry
   }
-  return false;
+  return ended;
 }
 
 CounterIncrements RemoteCache::take_counters() {

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "kbuild/answers.hpp"
@@ -73,6 +74,51 @@ struct RemoteBlob {
   std::string manifest, bytes;
 };
 
+// Why the remote cache gave no entry, as each call answers it (no state
+// is read after the call). An entry refused (RemoteRejected) is warned about
+// once per build and dropped where the store writes.
+struct RemoteAbsent {};  // none, or one this reader does not take (too large, a write here failed)
+struct RemoteRejected {
+  // "is damaged (truncated or altered)", "has a bad signature", "is not signed"
+  std::string problem;
+};
+struct RemoteMiss {
+  // Nothing usable; an entry built from inputs that differ here (a damaged
+  // manifest is StaleKind::damaged); an entry refused; or the server failed
+  // (nothing more is asked of it this build: RemoteCache::failed()).
+  using Reason = std::variant<RemoteAbsent, StaleInput, RemoteRejected, Faulted>;
+  std::string key;  // the remote key asked
+  Reason reason;
+
+  const StaleInput* stale() const { return std::get_if<StaleInput>(&reason); }
+  const RemoteRejected* rejected() const { return std::get_if<RemoteRejected>(&reason); }
+  const Faulted* failed() const { return std::get_if<Faulted>(&reason); }
+  // One line for -v: the key's first 12 hex digits (to compare across
+  // machines) and why; the server's own line when it failed.
+  std::string why() const;
+};
+
+// A value, or the RemoteMiss that says why there is none. The shape of
+// Result<T> (`if (!r) r.miss()`), with the typed reason.
+template <class T>
+class [[nodiscard]] RemoteResult {
+ public:
+  RemoteResult(T value) : value_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
+  RemoteResult(RemoteMiss miss) : miss_(std::move(miss)) {}  // NOLINT(google-explicit-constructor)
+
+  explicit operator bool() const { return value_.has_value(); }
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+  // Why there is no value (ask operator bool first).
+  const RemoteMiss& miss() const { return miss_; }
+
+ private:
+  std::optional<T> value_;
+  RemoteMiss miss_;
+};
+
 // The server the settings name, connected: HTTP's store (its helper starts
 // at the first exchange, through `processes`), or Redis's on a new connection.
 ServerResult<std::unique_ptr<RemoteStore>> connect_remote_store(
@@ -113,35 +159,36 @@ class RemoteCache {
   const RemoteCacheSettings& settings() const { return settings_; }
 
   // On a valid remote entry for `remote_key`: its output written to `dest`
-  // (from the start) and the entry installed in `local` under `local_key`
-  // (its manifest also into `manifest`, when given); false on a miss.
+  // (from the start), the entry installed in `local` under `local_key`, and
+  // its manifest (as installed) answered; else why not.
   // `env`: the compiler's environment, which the manifest's variables are
   // checked against.
-  bool fetch(const std::string& remote_key, const OutputCache& local, const std::string& local_key,
-             const Environment& env, int dest, std::string* manifest = nullptr);
+  RemoteResult<std::string> fetch(const std::string& remote_key, const OutputCache& local,
+                                  const std::string& local_key, const Environment& env, int dest);
   // Uploads the local entry `local_key` under `remote_key`.
   void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
 
   // The entry under `remote_key` once its hash (and signature, with a verify
-  // key) hold; a damaged or unsigned one is a miss, warned about and dropped.
-  // The caller checks the manifest's inputs.
-  std::optional<RemoteBlob> get(const std::string& remote_key);
-  // Stores `blob` (hashed, signed with a signing key) under `remote_key`;
-  // false when nothing was stored (read-only, too large, the server failed).
-  bool put(const std::string& remote_key, const RemoteBlob& blob);
+  // key) hold; a damaged or unsigned one is rejected, warned about and
+  // dropped. The caller checks the manifest's inputs.
+  RemoteResult<RemoteBlob> get(const std::string& remote_key);
+  // Stores `blob` (hashed, signed with a signing key) under `remote_key`; a
+  // failure says why nothing was stored (read-only, too large, the server
+  // failed).
+  Status put(const std::string& remote_key, const RemoteBlob& blob);
 
   // Takes the compile lease for `remote_key`: true when this builder should
   // compile (it holds the lease, or leases cannot be had); false when
   // another builder holds it.
   bool take_lease(const std::string& remote_key);
   void release_lease(const std::string& remote_key);
-  // Waits (at most the lease time) for another builder's entry; true when it
-  // arrived and was installed locally, false when its lease ended without
-  // one (that builder died or failed) or the wait ran out. An interrupt
-  // ends the wait at once: Error(interrupted).
-  bool wait_for_entry(const std::string& remote_key, const OutputCache& local,
-                      const std::string& local_key, const Environment& env, int dest,
-                      std::string* manifest = nullptr);
+  // Waits (at most the lease time) for another builder's entry: fetch's
+  // answer once it arrived; absent when its lease ended without one (that
+  // builder died or failed) or the wait ran out. An interrupt ends the wait
+  // at once: Error(interrupted).
+  RemoteResult<std::string> wait_for_entry(const std::string& remote_key, const OutputCache& local,
+                                           const std::string& local_key, const Environment& env,
+                                           int dest);
 
   // Who hears of a wait for another builder's compile (null: nobody).
   void on_wait(std::function<void(const WaitNotice&)> notice) { on_wait_ = std::move(notice); }
@@ -149,20 +196,13 @@ class RemoteCache {
   // Counts a lookup made through get() (kbuild isa's shared answers).
   void count(bool hit) { ++(hit ? counts_.hits : counts_.misses); }
 
-  // Why the last fetch missed (for -v: the key, to compare across machines).
-  const std::string& miss_reason() const { return miss_reason_; }
-  // After a miss: the input of the entry found that differs here (nullopt:
-  // none was found to check).
-  const std::optional<StaleInput>& stale() const { return stale_; }
-
-  // The first problem this build met ("" when none): one warning per build.
+  // Per-build state, not a call's answer (each call answers its own miss):
+  // the first problem this build met ("" when none), its one warning.
   const std::string& warning() const { return warning_; }
   // The server failed this build (nothing more is asked of it): how, as
   // the store said (never read from the message), and why; nothing while
   // it has not.
   const std::optional<Faulted>& failed() const { return failed_; }
-  // The last fetch found an entry that failed its hash or signature.
-  bool rejected() const { return rejected_; }
   // Adds this build's counts to the local cache's stats and clears them.
   void save_stats(const OutputCache& local);
   // This build's counts as stats.json's fields (to add with the local
@@ -173,12 +213,15 @@ class RemoteCache {
   // The server's store, connected at the first use; null once it failed.
   RemoteStore* store();
   bool stored_meanwhile(const std::string& remote_key);
-  void fail(const Faulted& faulted);
-  std::string entry_problem(const std::string& remote_key,
-                            const std::optional<RemoteEntry>& e) const;
-  // One warning; the entry deleted when the store writes.
-  void reject(const std::string& remote_key, const std::string& bytes, const std::string& problem);
-  std::optional<FetchedEntry> download(const std::string& remote_key);
+  // Remembers the first failure (nothing more is tried) and returns it.
+  Faulted fail(const Faulted& faulted);
+  std::string entry_problem(const std::string& remote_key, const Result<RemoteEntry>& e) const;
+  // One warning; the entry deleted when the store writes. Returns the miss.
+  RemoteMiss reject(const std::string& remote_key, const std::string& bytes,
+                    const std::string& problem);
+  // The entry's bytes under `remote_key`, or why none (absent, refused by
+  // a layer, the server failed).
+  RemoteResult<std::string> download(const std::string& remote_key);
 
   RemoteCacheSettings settings_;
   RemoteStoreConnector connect_;
@@ -187,11 +230,8 @@ class RemoteCache {
   // The key of an entry this build found damaged but could not remove: its
   // upload replaces it (without asking first whether one is there).
   std::string replace_key_;
-  bool rejected_ = false;
   std::optional<Faulted> failed_;  // after the first failure nothing more is tried
   std::string warning_;
-  std::string miss_reason_;
-  std::optional<StaleInput> stale_;
   std::string stop_using() const;
   std::string lease_token_;
   RemoteStats counts_;

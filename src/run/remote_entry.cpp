@@ -34,7 +34,7 @@ std::string encode_remote_entry(std::string_view key, std::string_view manifest,
   return bytes;
 }
 
-std::optional<RemoteEntry> parse_remote_entry(std::string_view bytes) {
+Result<RemoteEntry> parse_remote_entry(std::string_view bytes) {
   const std::size_t magic = std::strlen(kEntryMagic);
   std::size_t at = magic;
   auto take_u64 = [&bytes, &at](std::uint64_t& n) {
@@ -51,14 +51,16 @@ std::optional<RemoteEntry> parse_remote_entry(std::string_view bytes) {
   };
   RemoteEntry e;
   std::uint64_t n = 0;
-  if (bytes.size() < magic || bytes.compare(0, magic, kEntryMagic) != 0) return std::nullopt;
-  if (!take_u64(n) || !take(n, e.manifest) || !take_u64(n) || !take(n, e.compressed) ||
-      !take(kRemoteDigestBytes, e.digest))
-    return std::nullopt;
+  if (bytes.size() < magic || bytes.compare(0, magic, kEntryMagic) != 0)
+    return Failure{"not a kbuild remote entry (no kbuild-remote-entry-4 header)"};
+  if (!take_u64(n) || !take(n, e.manifest)) return Failure{"truncated in its manifest"};
+  if (!take_u64(n) || !take(n, e.compressed)) return Failure{"truncated in its output"};
+  if (!take(kRemoteDigestBytes, e.digest)) return Failure{"truncated in its digest"};
   if (bytes.size() - at == kRemoteSignatureBytes)
     e.signature = bytes.substr(at);
   else if (at != bytes.size())
-    return std::nullopt;
+    return Failure{std::to_string(bytes.size() - at) +
+                   " bytes after its digest, which are not a signature"};
   return e;
 }
 

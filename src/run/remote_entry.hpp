@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include "kbuild/error.hpp"
+
 namespace kbuild {
 
 inline constexpr std::size_t kRemoteDigestBytes = 32, kRemoteSignatureBytes = 64;
@@ -26,9 +28,9 @@ struct RemoteEntry {
 std::string encode_remote_entry(std::string_view key, std::string_view manifest,
                                 std::string_view frame);
 
-// The parts of `bytes`; nullopt when they are not an entry (truncated, or
-// not this format).
-std::optional<RemoteEntry> parse_remote_entry(std::string_view bytes);
+// The parts of `bytes`; a failure says how they are not an entry (not this
+// format, truncated, or bytes after it).
+Result<RemoteEntry> parse_remote_entry(std::string_view bytes);
 
 // Whether `entry`'s digest is that of its key, manifest and frame.
 bool remote_digest_holds(std::string_view key, const RemoteEntry& entry);

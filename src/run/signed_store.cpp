@@ -7,7 +7,7 @@ namespace kbuild {
 
 std::string SignedStore::refusal(const std::string& key, const std::string& bytes) const {
   if (verify_key_.empty()) return "";
-  std::optional<RemoteEntry> entry = parse_remote_entry(bytes);
+  Result<RemoteEntry> entry = parse_remote_entry(bytes);
   if (!entry) return "is damaged (truncated or altered)";
   if (entry->signature.empty()) return "is not signed";
   if (signature_valid(verify_key_, std::string(entry->digest), std::string(entry->signature)))
@@ -26,7 +26,7 @@ ServerResult<std::optional<FetchedEntry>> SignedStore::get(const std::string& ke
 
 ServerStatus SignedStore::put(const std::string& key, const std::string& bytes) {
   if (signing_key_.empty()) return inner_->put(key, bytes);
-  std::optional<RemoteEntry> entry = parse_remote_entry(bytes);
+  Result<RemoteEntry> entry = parse_remote_entry(bytes);
   // Only a whole unsigned entry is signed: anything else is a caller's bug,
   // stored as it is (a reader with the verify key refuses it).
   if (!entry || !entry->signature.empty()) return inner_->put(key, bytes);

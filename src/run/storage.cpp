@@ -37,35 +37,41 @@ CounterIncrements LocalStorage::take_counters() {
   return {};  // a build's hit or miss is counted by its outcome (run_build)
 }
 
-Lookup RemoteStorage::missed(const EntryKey& key) const {
+Lookup RemoteStorage::missed(const EntryKey& key, const RemoteMiss* miss) const {
   if (!key.shared()) return Lookup::missed(Miss::missing, "no remote key: " + key.shared().why());
-  // How the server failed, as its store typed it where it happened.
-  if (const std::optional<Faulted>& failed = remote_.failed())
+  // How the server failed, as its store typed it where it happened (this
+  // build's first failure: nothing was asked after it).
+  const Faulted* failed = remote_.failed() ? &*remote_.failed() : miss ? miss->failed() : nullptr;
+  if (failed)
     return Lookup::missed(failed->fault == Fault::timeout ? Miss::timeout : Miss::down,
                           failed->why);
-  return Lookup::missed(remote_.rejected() ? Miss::damaged : Miss::missing, remote_.miss_reason(),
-                        remote_.stale());
+  if (!miss) return Lookup::missed(Miss::missing, "");
+  std::optional<StaleInput> stale;
+  if (const StaleInput* input = miss->stale()) stale = *input;
+  return Lookup::missed(miss->rejected() ? Miss::damaged : Miss::missing, miss->why(),
+                        std::move(stale));
 }
 
 Lookup RemoteStorage::get(const EntryKey& key, int dest) {
-  std::string manifest;
-  if (key.shared() && key.env &&
-      remote_.fetch(*key.shared(), local_, key.local.hex, *key.env, dest, &manifest))
-    return Lookup::found(true, std::move(manifest));
-  return missed(key);
+  if (!key.shared() || !key.env) return missed(key, got_ ? &*got_ : nullptr);
+  RemoteResult<std::string> fetched =
+      remote_.fetch(*key.shared(), local_, key.local.hex, *key.env, dest);
+  if (fetched) return Lookup::found(true, std::move(*fetched));
+  got_ = fetched.miss();
+  return missed(key, &*got_);
 }
 
 Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
-  if (!key.shared()) return missed(key);
+  if (!key.shared()) return missed(key, got_ ? &*got_ : nullptr);
   if (remote_.take_lease(*key.shared())) {
     lease_.emplace(&remote_, *key.shared());  // released by release(), or when this ends
-    return missed(key);
+    return missed(key, got_ ? &*got_ : nullptr);
   }
-  std::string manifest;
-  if (key.env &&
-      remote_.wait_for_entry(*key.shared(), local_, key.local.hex, *key.env, dest, &manifest))
-    return Lookup::found(true, std::move(manifest));
-  return missed(key);
+  if (!key.env) return missed(key, got_ ? &*got_ : nullptr);
+  RemoteResult<std::string> waited =
+      remote_.wait_for_entry(*key.shared(), local_, key.local.hex, *key.env, dest);
+  if (waited) return Lookup::found(true, std::move(*waited));
+  return missed(key, &waited.miss());
 }
 
 Status RemoteStorage::put(const EntryKey& key, const BuiltOutput&) {
@@ -83,24 +89,25 @@ CounterIncrements RemoteStorage::take_counters() {
   return remote_.take_counters();
 }
 
-std::optional<RemoteBlob> RemoteStorage::get_blob(const std::string& name) {
-  std::optional<RemoteBlob> blob = remote_.get(name);
-  remote_.count(blob.has_value());
+RemoteResult<RemoteBlob> RemoteStorage::get_blob(const std::string& name) {
+  RemoteResult<RemoteBlob> blob = remote_.get(name);
+  remote_.count(static_cast<bool>(blob));
   return blob;
 }
 
-bool RemoteStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
+Status RemoteStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
   return remote_.put(name, blob);
 }
 
-std::optional<RemoteBlob> MultilevelStorage::get_blob(const std::string& name) {
-  if (std::optional<RemoteBlob> near = near_.get_blob(name)) return near;
+RemoteResult<RemoteBlob> MultilevelStorage::get_blob(const std::string& name) {
+  if (RemoteResult<RemoteBlob> near = near_.get_blob(name)) return near;
   return far_.get_blob(name);
 }
 
-bool MultilevelStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
-  const bool near = near_.put_blob(name, blob);
-  return far_.put_blob(name, blob) || near;
+Status MultilevelStorage::put_blob(const std::string& name, const RemoteBlob& blob) {
+  const Status near = near_.put_blob(name, blob);
+  Status far = far_.put_blob(name, blob);
+  return far || !near ? far : near;
 }
 
 Lookup MultilevelStorage::get(const EntryKey& key, int dest) {

@@ -98,10 +98,15 @@ class Storage {
   // A small blob stored whole under a shared name, not a build's output (no
   // manifest to check, nothing written to a descriptor): kbuild isa's
   // answers. Through the same layers as a build's entries (the remote's
-  // signed and read-only ones included); a layer that keeps none passes.
-  virtual std::optional<RemoteBlob> get_blob(const std::string& /*name*/) { return std::nullopt; }
-  // Whether `blob` was stored (by some layer).
-  virtual bool put_blob(const std::string& /*name*/, const RemoteBlob& /*blob*/) { return false; }
+  // signed and read-only ones included); a layer that keeps none answers
+  // absent.
+  virtual RemoteResult<RemoteBlob> get_blob(const std::string& name) {
+    return RemoteMiss{name, RemoteAbsent{}};
+  }
+  // Stores `blob` (in some layer), or says why no layer did.
+  virtual Status put_blob(const std::string& /*name*/, const RemoteBlob& /*blob*/) {
+    return Failure{"no layer of this storage keeps blobs"};
+  }
 };
 
 // The local cache directory: no leases (builders on one machine share the
@@ -131,14 +136,18 @@ class RemoteStorage : public Storage {
   Status put(const EntryKey& key, const BuiltOutput& built) override;
   void release(const EntryKey& key) override;
   CounterIncrements take_counters() override;
-  std::optional<RemoteBlob> get_blob(const std::string& name) override;
-  bool put_blob(const std::string& name, const RemoteBlob& blob) override;
+  RemoteResult<RemoteBlob> get_blob(const std::string& name) override;
+  Status put_blob(const std::string& name, const RemoteBlob& blob) override;
 
  private:
-  Lookup missed(const EntryKey& key) const;
+  // Why `key` missed: `miss` (null: nothing was asked).
+  Lookup missed(const EntryKey& key, const RemoteMiss* miss) const;
   RemoteCache& remote_;
   const OutputCache& local_;
   std::optional<LeaseGuard> lease_;
+  // What get() answered, which lease() repeats when it takes the lease (the
+  // build's -v says why get() missed, not that a lease was taken).
+  std::optional<RemoteMiss> got_;
 };
 
 // `near` in front of `far`: get() asks near, then far; lease() is far's;
@@ -151,8 +160,8 @@ class MultilevelStorage : public Storage {
   Status put(const EntryKey& key, const BuiltOutput& built) override;
   void release(const EntryKey& key) override { far_.release(key); }
   CounterIncrements take_counters() override;
-  std::optional<RemoteBlob> get_blob(const std::string& name) override;
-  bool put_blob(const std::string& name, const RemoteBlob& blob) override;
+  RemoteResult<RemoteBlob> get_blob(const std::string& name) override;
+  Status put_blob(const std::string& name, const RemoteBlob& blob) override;
 
  private:
   Storage& near_;

@@ -264,7 +264,12 @@ namespace {
 // input first (it stops at the first level too many).
 struct CborDepthLimit : nlohmann::json_sax<nlohmann::json> {
   std::size_t depth = 0;
-  bool deeper() { return ++depth <= kMaxJsonDepth; }
+  std::string why;  // why it stopped
+  bool deeper() {
+    if (++depth <= kMaxJsonDepth) return true;
+    why = "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return false;
+  }
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
   bool number_integer(number_integer_t) override { return true; }
@@ -277,22 +282,24 @@ struct CborDepthLimit : nlohmann::json_sax<nlohmann::json> {
   bool end_object() override { return --depth, true; }
   bool start_array(std::size_t) override { return deeper(); }
   bool end_array() override { return --depth, true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+  bool parse_error(std::size_t, const std::string&,
+                   const nlohmann::detail::exception& error) override {
+    why = std::string("not CBOR: ") + error.what();
     return false;
   }
 };
 
 }  // namespace
 
-std::optional<nlohmann::json> parse_cbor(std::string_view bytes) {
+Result<nlohmann::json> parse_cbor(std::string_view bytes) {
   CborDepthLimit limit;
   if (!nlohmann::json::sax_parse(bytes.begin(), bytes.end(), &limit,
                                  nlohmann::json::input_format_t::cbor))
-    return std::nullopt;
+    return Failure{limit.why.empty() ? "not CBOR" : limit.why};
   try {
     return nlohmann::json::from_cbor(bytes.begin(), bytes.end());
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    return Failure{std::string("not CBOR: ") + e.what()};
   }
 }
 

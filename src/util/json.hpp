@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "kbuild/error.hpp"
+
 // JSON text for everything kbuild reads and writes: every input nests at
 // most kMaxJsonDepth deep (deeper input is refused before it is parsed, so
 // nothing recurses or allocates without bound), and strings are byte
@@ -33,8 +35,9 @@ nlohmann::json parse_json_text(std::string_view text);
 nlohmann::ordered_json parse_ordered_json_text(std::string_view text);
 
 // CBOR bytes (kbuild's own caches keep their entries so), refusing nesting
-// deeper than kMaxJsonDepth before decoding; nullopt when malformed.
-std::optional<nlohmann::json> parse_cbor(std::string_view bytes);
+// deeper than kMaxJsonDepth before decoding; a failure says what is wrong
+// (not CBOR, where; nested too deep).
+Result<nlohmann::json> parse_cbor(std::string_view bytes);
 
 // `bytes` as a JSON string literal, quotes included: valid UTF-8 kept,
 // control characters escaped as nlohmann does, each invalid byte as \udcXX.

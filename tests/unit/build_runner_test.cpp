@@ -89,7 +89,7 @@ struct RunnerCase {
     CacheSettings cs;
     cs.enabled = true;
     cs.root = dir / "cache";
-    cache.emplace(OutputCache::open(cs));
+    cache.emplace(OutputCache::open(cs).cache);
     REQUIRE(cache->enabled());
     settings.output_cache = &*cache;
   }

@@ -53,3 +53,17 @@ TEST_CASE("an Error carries its kind, message and detail", "[unit][error]") {
   CHECK(e.detail() == "more lines");
   CHECK(Error(ErrorKind::usage, "u").detail().empty());
 }
+
+TEST_CASE("a Result's failure carries the kind of the Error it ends a command with",
+          "[unit][error]") {
+  Status plain = Failure{"no cache"};
+  CHECK(plain.why() == "no cache");
+  CHECK(plain.kind() == ErrorKind::internal);
+  Result<int> kinded = Failure{"--report r.json is also a source", ErrorKind::usage};
+  REQUIRE_FALSE(kinded);
+  CHECK(kinded.kind() == ErrorKind::usage);
+  Error e = kinded.error();
+  CHECK(e.kind() == ErrorKind::usage);
+  CHECK(std::string(e.what()) == "--report r.json is also a source");
+  CHECK(ok());
+}

@@ -197,3 +197,17 @@ TEST_CASE("a trailing comma or a comment is said to be one, where it is", "[unit
   }
   CHECK_THROWS_WITH(parse_json_text("{} // done"), "comments are not JSON; remove the comment");
 }
+
+TEST_CASE("parse_cbor: a value, or what is wrong with the bytes", "[unit][json]") {
+  const std::vector<std::uint8_t> record = nlohmann::json::to_cbor(nlohmann::json{{"key", 1}});
+  Result<nlohmann::json> read = parse_cbor(std::string(record.begin(), record.end()));
+  REQUIRE(read);
+  CHECK((*read)["key"] == 1);
+  Result<nlohmann::json> torn = parse_cbor(std::string(record.begin(), record.end() - 1));
+  REQUIRE_FALSE(torn);
+  CHECK(torn.why().rfind("not CBOR: ", 0) == 0);
+  // 0x81 opens an array of one: kMaxJsonDepth + 1 of them nest too deep.
+  Result<nlohmann::json> deep = parse_cbor(std::string(kMaxJsonDepth + 1, '\x81') + '\x01');
+  REQUIRE_FALSE(deep);
+  CHECK(deep.why() == "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+}

@@ -404,7 +404,8 @@ TEST_CASE("with_replay and a store write a local entry's manifest as an earlier 
   for (bool compress : {false, true}) {
     TempDir tmp;
     write_file(tmp / "k.cpp", "int f();\n");
-    OutputCache cache = OutputCache::open(CacheSettings{true, tmp / "cache", 1u << 20, compress});
+    OutputCache cache =
+        OutputCache::open(CacheSettings{true, tmp / "cache", 1u << 20, compress}).cache;
     KeyInput in;
     in.argv = {"/usr/bin/g++", tmp / "k.cpp", "-o", tmp / "k.so"};
     in.output_index = 3;

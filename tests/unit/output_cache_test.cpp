@@ -50,7 +50,7 @@ struct OutputCacheFixture {
     fs::create_directories(tmp / "inc");
     write_file(tmp / "src/k.cpp", "#include \"a.h\"\nint f() { return A; }\n");
     write_file(tmp / "inc/a.h", "#define A 1\n");
-    cache = OutputCache::open(CacheSettings{true, tmp / "cache", 1u << 20});
+    cache = OutputCache::open(CacheSettings{true, tmp / "cache", 1u << 20}).cache;
     REQUIRE(cache.enabled());
   }
   KeyInput input() const {
@@ -257,7 +257,7 @@ TEST_CASE("a damaged entry is never served and is removed", "[unit][output_cache
 TEST_CASE("entries are stored as zstd frames, and read whichever way they were stored",
           "[unit][output_cache]") {
   OutputCacheFixture f;
-  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, true});
+  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, true}).cache;
   const KeyInput in = f.input();
   std::string library;
   for (int i = 0; i < 4096; ++i) library += "\177ELF section " + std::to_string(i % 64) + "\n";
@@ -270,7 +270,8 @@ TEST_CASE("entries are stored as zstd frames, and read whichever way they were s
   CHECK(f.fetch(in) == library);
 
   // One that does not (the default) reads it, and writes plain outputs...
-  OutputCache plain = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, false});
+  OutputCache plain =
+      OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, false}).cache;
   std::swap(plain, f.cache);
   CHECK(f.fetch(in) == library);
   REQUIRE(f.store(library, in));
@@ -296,7 +297,7 @@ TEST_CASE("a hit whose output cannot be written (a full disk) keeps its valid en
   const bool compressed = GENERATE(false, true);
   INFO("compressed: " << compressed);
   OutputCacheFixture f;
-  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, compressed});
+  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20, compressed}).cache;
   const KeyInput in = f.input();
   std::string library;
   for (int i = 0; i < 4096; ++i) library += "\177ELF section " + std::to_string(i % 64) + "\n";
@@ -314,7 +315,7 @@ TEST_CASE("entries are stored compressed only with KBUILD_CACHE_COMPRESS=1",
           "[unit][output_cache]") {
   Environment env;
   CHECK_FALSE(cache_compression(env));
-  CHECK_FALSE(OutputCache::open(CacheSettings{}).compresses());
+  CHECK_FALSE(OutputCache::open(CacheSettings{}).cache.compresses());
   env.set("KBUILD_CACHE_COMPRESS", "1");
   CHECK(cache_compression(env));
   env.set("KBUILD_CACHE_COMPRESS", "0");
@@ -380,28 +381,41 @@ TEST_CASE("a link's entry is a miss when a library looked for and not found appe
 
 TEST_CASE("open: disabled, none named, missing without create, untrusted", "[unit][output_cache]") {
   TempDir tmp;
-  OutputCache off = OutputCache::open(CacheSettings{false, tmp / "c", 1});
+  OpenedCache opened_off = OutputCache::open(CacheSettings{false, tmp / "c", 1});
+  OutputCache& off = opened_off.cache;
   CHECK_FALSE(off.enabled());
-  CHECK(off.problem().empty());
+  CHECK_FALSE(opened_off.disabled);  // not asked for: nothing to say
   CHECK(off.root() == nullptr);
 
-  OutputCache unnamed = OutputCache::open(CacheSettings{true, "", 1});
-  CHECK_FALSE(unnamed.enabled());
-  CHECK(unnamed.problem() == std::string(kNoCacheRoot) + "; building without the cache");
-  CHECK_FALSE(unnamed.problem_is_warning());
+  OpenedCache unnamed = OutputCache::open(CacheSettings{true, "", 1});
+  CHECK_FALSE(unnamed.cache.enabled());
+  REQUIRE(unnamed.disabled);
+  CHECK(unnamed.disabled->why == std::string(kNoCacheRoot) + "; building without the cache");
+  CHECK_FALSE(unnamed.disabled->warning);
 
-  OutputCache dry = OutputCache::open(CacheSettings{true, tmp / "c", 1}, false);
-  CHECK_FALSE(dry.enabled());
-  CHECK(dry.problem().empty());
+  OpenedCache dry = OutputCache::open(CacheSettings{true, tmp / "c", 1}, false);
+  CHECK_FALSE(dry.cache.enabled());
+  CHECK_FALSE(dry.disabled);
   CHECK_FALSE(fs::exists(tmp / "c"));
 
   fs::create_directory(tmp / "open");
   ::chmod((tmp / "open").c_str(), 0777);
-  OutputCache open = OutputCache::open(CacheSettings{true, tmp / "open", 1});
-  CHECK_FALSE(open.enabled());
-  CHECK(open.problem_is_warning());
-  CHECK(open.problem().find("world-writable") != std::string::npos);
-  CHECK(open.problem().find("building without the cache") != std::string::npos);
+  OpenedCache open = OutputCache::open(CacheSettings{true, tmp / "open", 1});
+  CHECK_FALSE(open.cache.enabled());
+  REQUIRE(open.disabled);
+  CHECK(open.disabled->warning);
+  CHECK(open.disabled->why.find("world-writable") != std::string::npos);
+  CHECK(open.disabled->why.find("building without the cache") != std::string::npos);
+
+  // Another user's directory (we are root here: a scratch uid owns it).
+  fs::create_directory(tmp / "theirs");
+  REQUIRE(::chown((tmp / "theirs").c_str(), 4242, 4242) == 0);
+  OpenedCache theirs = OutputCache::open(CacheSettings{true, tmp / "theirs", 1});
+  CHECK_FALSE(theirs.cache.enabled());
+  REQUIRE(theirs.disabled);
+  CHECK(theirs.disabled->warning);
+  CHECK(theirs.disabled->why.find("is owned by uid 4242, not by you") != std::string::npos);
+  CHECK(theirs.disabled->why.find("building without the cache") != std::string::npos);
 
   // A disabled cache answers without touching anything.
   CHECK_FALSE(off.fetch(std::string(40, 'a'), Environment{}, -1));
@@ -416,7 +430,7 @@ TEST_CASE("hits and misses are counted across opens; a damaged count starts agai
   f.cache.count(true);
   f.cache.count(false);
   f.cache.count(false);
-  OutputCache again = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20});
+  OutputCache again = OutputCache::open(CacheSettings{true, f.tmp / "cache", 1u << 20}).cache;
   CHECK(again.stats().hits == 1);
   CHECK(again.stats().misses == 2);
   write_file(f.tmp / "cache/stats.json", "[not an object");
@@ -429,7 +443,7 @@ TEST_CASE("hits and misses are counted across opens; a damaged count starts agai
 TEST_CASE("evict removes the least recently used entries down to 90% of the limit",
           "[unit][output_cache]") {
   OutputCacheFixture f;
-  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 2500});
+  f.cache = OutputCache::open(CacheSettings{true, f.tmp / "cache", 2500}).cache;
   std::vector<KeyInput> inputs;
   for (int i = 0; i < 3; ++i) {
     KeyInput in = f.input();
@@ -475,7 +489,7 @@ TEST_CASE("what the compiler printed keeps its streams and order, and is replaye
   CHECK(unordered.pieces[1].bytes == "err");
 
   const std::string stored = encode_compiler_output(printed);
-  std::optional<CompilerOutput> back = decode_compiler_output(stored);
+  Result<CompilerOutput> back = decode_compiler_output(stored);
   REQUIRE(back);
   REQUIRE(back->pieces.size() == 4);
   for (std::size_t i = 0; i < 4; ++i) {
@@ -485,9 +499,18 @@ TEST_CASE("what the compiler printed keeps its streams and order, and is replaye
   CHECK(encode_compiler_output(CompilerOutput{}).empty());
   REQUIRE(decode_compiler_output(""));
   CHECK(decode_compiler_output("")->empty());
-  CHECK_FALSE(decode_compiler_output("not a frame"));
-  CHECK_FALSE(decode_compiler_output(zstd_compress(std::string("\x03\x01\0\0\0\0\0\0\0x", 10))));
-  CHECK_FALSE(decode_compiler_output(zstd_compress(std::string("\x02\x09\0\0\0\0\0\0\0x", 10))));
+  // A damaged record says what is wrong with it.
+  Result<CompilerOutput> not_frame = decode_compiler_output("not a frame");
+  REQUIRE_FALSE(not_frame);
+  CHECK(not_frame.why().rfind("not a zstd frame of what the compiler printed", 0) == 0);
+  Result<CompilerOutput> stream3 =
+      decode_compiler_output(zstd_compress(std::string("\x03\x01\0\0\0\0\0\0\0x", 10)));
+  REQUIRE_FALSE(stream3);
+  CHECK(stream3.why() == "piece 1 names stream 3, not 1 (stdout) or 2 (stderr)");
+  Result<CompilerOutput> torn =
+      decode_compiler_output(zstd_compress(std::string("\x02\x09\0\0\0\0\0\0\0x", 10)));
+  REQUIRE_FALSE(torn);
+  CHECK(torn.why() == "piece 1 is truncated");
 
   TempDir tmp;
   int out = ::open((tmp / "out").c_str(), O_WRONLY | O_CREAT, 0644);
@@ -525,7 +548,7 @@ TEST_CASE("an entry keeps what the compiler printed and its depfile; an older on
   REQUIRE(view);
   REQUIRE(view->diagnostics);
   REQUIRE(view->depfile);
-  std::optional<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
+  Result<CompilerOutput> printed = decode_compiler_output(*view->diagnostics);
   REQUIRE(printed);
   REQUIRE(printed->pieces.size() == 1);
   CHECK(printed->pieces[0].bytes == run.err);

@@ -312,7 +312,7 @@ TEST_CASE("a read-only remote cache: the .gch is compiled, never uploaded and no
   CacheSettings cs;
   cs.enabled = true;
   cs.root = c.tmp / "local";
-  OutputCache local = OutputCache::open(cs);
+  OutputCache local = OutputCache::open(cs).cache;
   StorageStack stack(&local, &remote);
   REQUIRE_FALSE(stack.empty());
   PchJob r = c.run(c.plan(), nullptr, &stack.top(), &remote);

@@ -42,7 +42,7 @@ struct ReadOnlyScratch {
     CacheSettings cs;
     cs.enabled = true;
     cs.root = dir / "cache";
-    return OutputCache::open(cs);
+    return OutputCache::open(cs).cache;
   }();
   UniqueFd out{::open((dir / "out").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
   Environment env;
@@ -91,9 +91,9 @@ void readonly_store_exercise(FakeRedis& server, const RemoteCacheSettings& setti
   CHECK(far.put(s.key("good", 'g'), {s.out.get(), nullptr, {}}));
   remote.store("good-again", s.cache, std::string(64, 'g'));
   // kbuild isa's answers, through the same stack.
-  CHECK(storage.put_blob("isa", RemoteBlob{"kbuild-isa-answers 1", "answers"}) ==
+  CHECK(static_cast<bool>(storage.put_blob("isa", RemoteBlob{"kbuild-isa-answers 1", "answers"})) ==
         !settings.readonly);
-  CHECK(storage.get_blob("isa").has_value() == !settings.readonly);
+  CHECK(static_cast<bool>(storage.get_blob("isa")) == !settings.readonly);
   CHECK(remote.take_lease("lease") == true);
   remote.release_lease("lease");
   INFO(remote.warning());

@@ -83,7 +83,7 @@ struct Local {
     CacheSettings cs;
     cs.enabled = true;
     cs.root = dir / "cache";
-    return OutputCache::open(cs);
+    return OutputCache::open(cs).cache;
   }();
   UniqueFd out{::open((dir / "out").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)};
   Environment env;
@@ -199,7 +199,15 @@ TEST_CASE("a server that closes the connection is down: a miss and one warning",
   CHECK(has_text(found.why, "the server closed the connection"));
   CHECK(has_text(remote.warning(), "remote cache redis://fake:6379: GET: "));
   CHECK(has_text(remote.warning(), "drop --remote-cache"));
-  remote.put("k", RemoteBlob{"m", "bytes"});
+  // Nothing more is asked of it: a put answers why it stored nothing.
+  Status put = remote.put("k", RemoteBlob{"m", "bytes"});
+  REQUIRE_FALSE(put);
+  CHECK(has_text(put.why(), "the remote cache failed this build: GET: "));
+  // A get answers the failure too, typed as the store typed it.
+  RemoteResult<RemoteBlob> got = remote.get("k");
+  REQUIRE_FALSE(got);
+  REQUIRE(got.miss().failed());
+  CHECK(got.miss().failed()->fault == Fault::down);
   CHECK(server.commands().size() == 1);
   bool counted = false;
   for (const auto& [name, count] : remote.take_counters())
@@ -212,7 +220,9 @@ TEST_CASE("a server that refuses a write (full) is refused: the build goes on wi
   FakeRedis server;
   RemoteCache remote(settings(), connector(server));
   server.behave(FakeRedis::Behaviour::refuse);
-  remote.put("k", RemoteBlob{"m", "bytes"});
+  Status put = remote.put("k", RemoteBlob{"m", "bytes"});
+  REQUIRE_FALSE(put);
+  CHECK(has_text(put.why(), "SET: OOM command not allowed"));
   REQUIRE(remote.failed());
   CHECK(remote.failed()->fault == Fault::refused);
   CHECK(has_text(remote.failed()->why, "SET: OOM command not allowed"));
@@ -224,17 +234,20 @@ TEST_CASE("entries are stored under the format's name, signed, and read back who
   FakeRedis server;
   const SigningKeys keys = generate_signing_keys();
   RemoteCache writer(settings(keys.secret_hex), connector(server));
-  writer.put("k1", RemoteBlob{"the manifest", std::string("out\0put", 7)});
+  REQUIRE(writer.put("k1", RemoteBlob{"the manifest", std::string("out\0put", 7)}));
   REQUIRE(writer.warning().empty());
   CHECK(server.values().count(redis_entry_name("k1")) == 1);
   CHECK(redis_entry_name("k1") == "kbuild:entry:4:k1");
 
   RemoteCache reader(settings("", keys.public_hex), connector(server));
-  std::optional<RemoteBlob> blob = reader.get("k1");
+  RemoteResult<RemoteBlob> blob = reader.get("k1");
   REQUIRE(blob);
   CHECK(blob->manifest == "the manifest");
   CHECK(blob->bytes == std::string("out\0put", 7));
-  CHECK_FALSE(reader.get("other"));  // absent: a plain miss, no warning
+  RemoteResult<RemoteBlob> other = reader.get("other");  // absent: a plain miss, no warning
+  REQUIRE_FALSE(other);
+  CHECK(std::holds_alternative<RemoteAbsent>(other.miss().reason));
+  CHECK(other.miss().why() == "remote key other: no usable entry");
   CHECK(reader.warning().empty());
 }
 
@@ -243,19 +256,24 @@ TEST_CASE("a signature from another key, or none, is refused and the entry dropp
   FakeRedis server;
   const SigningKeys keys = generate_signing_keys(), other = generate_signing_keys();
   RemoteCache forger(settings(other.secret_hex), connector(server));
-  forger.put("k", RemoteBlob{"m", "evil"});
+  REQUIRE(forger.put("k", RemoteBlob{"m", "evil"}));
   // A writer (it holds the signing key) reads with its own public key.
   RemoteCache reader(settings(keys.secret_hex), connector(server));
-  CHECK_FALSE(reader.get("k"));
-  CHECK(reader.rejected());
+  RemoteResult<RemoteBlob> forged = reader.get("k");
+  REQUIRE_FALSE(forged);
+  REQUIRE(forged.miss().rejected());
+  CHECK(forged.miss().rejected()->problem == "has a bad signature");
   CHECK(has_text(reader.warning(), "remote cache entry k has a bad signature; not used, dropped"));
   CHECK_FALSE(server.value(redis_entry_name("k")));  // deleted while it held what was read
   CHECK(server.command_names().back() == "EVAL");
 
   RemoteCache unsigned_writer(settings(), connector(server));
-  unsigned_writer.put("k", RemoteBlob{"m", "plain"});
+  REQUIRE(unsigned_writer.put("k", RemoteBlob{"m", "plain"}));
   RemoteCache verifier(settings("", keys.public_hex), connector(server));
-  CHECK_FALSE(verifier.get("k"));
+  RemoteResult<RemoteBlob> plain = verifier.get("k");
+  REQUIRE_FALSE(plain);
+  REQUIRE(plain.miss().rejected());
+  CHECK(plain.miss().rejected()->problem == "is not signed");
   CHECK(has_text(verifier.warning(), "is not signed; not used, dropped"));
 }
 
@@ -263,7 +281,7 @@ TEST_CASE("a damaged entry is a miss: dropped by a writer, kept by a read-only r
           "[unit][redis_store]") {
   FakeRedis server;
   RemoteCache writer(settings(), connector(server));
-  writer.put("k", RemoteBlob{"m", "output bytes"});
+  REQUIRE(writer.put("k", RemoteBlob{"m", "output bytes"}));
   std::string bytes = *server.value(redis_entry_name("k"));
   bytes[bytes.size() - 40] ^= 0x20;  // in the frame or the digest
   server.set_value(redis_entry_name("k"), bytes);
@@ -290,7 +308,7 @@ TEST_CASE("a remote hit writes the output and installs the entry in the local ca
           "[unit][redis_store]") {
   FakeRedis server;
   RemoteCache writer(settings(), connector(server));
-  writer.put("k", RemoteBlob{empty_manifest(), "the output"});
+  REQUIRE(writer.put("k", RemoteBlob{empty_manifest(), "the output"}));
   Local local;
   RemoteCache reader(settings(), connector(server));
   RemoteStorage storage(reader, local.cache);
@@ -325,7 +343,7 @@ TEST_CASE("leases: one builder takes the key, another waits for its entry; only 
 
   // Another builder holds the lease on "w"; its entry arrives while we
   // wait, and its lease goes.
-  first.put("w", RemoteBlob{empty_manifest(), "built by another"});
+  REQUIRE(first.put("w", RemoteBlob{empty_manifest(), "built by another"}));
   const std::string entry = *server.value(redis_entry_name("w"));
   server.erase(redis_entry_name("w"));
   server.set_value(redis_lease_name("w"), "their-token");
@@ -370,7 +388,9 @@ TEST_CASE("a read-only cache takes no lease and uploads nothing", "[unit][redis_
   s.readonly = true;
   RemoteCache readonly(s, connector(server));
   CHECK(readonly.take_lease("k"));  // compile, without a lease
-  readonly.put("k", RemoteBlob{"m", "bytes"});
+  Status put = readonly.put("k", RemoteBlob{"m", "bytes"});
+  REQUIRE_FALSE(put);
+  CHECK(put.why() == "the remote cache is read-only");
   CHECK(server.values().empty());
   for (const std::string& name : server.command_names()) CHECK(name != "SET");
 }
@@ -421,4 +441,60 @@ TEST_CASE("a wait for another builder's lease says so when it starts, and again 
   CHECK_FALSE(taking.lease(local.key("free"), local.out.get()).hit);
   taking.release(local.key("free"));
   CHECK(said_now().empty());
+}
+
+TEST_CASE("fetch answers why it missed: absent, stale input, rejected, the server failed",
+          "[unit][redis_store]") {
+  FakeRedis server;
+  Local local;
+  RemoteCache writer(settings(), connector(server));
+  RemoteCache reader(settings(), connector(server));
+
+  RemoteResult<std::string> absent =
+      reader.fetch("none", local.cache, std::string(64, 'a'), local.env, local.out.get());
+  REQUIRE_FALSE(absent);
+  CHECK(std::holds_alternative<RemoteAbsent>(absent.miss().reason));
+  CHECK(absent.miss().why() == "remote key none: no usable entry");
+
+  // Built where a variable the compiler read had a value it has not here.
+  Manifest read_variable;
+  read_variable.variables.push_back(
+      {read_variable.keep("REDIS_STORE_TEST_VARIABLE"), read_variable.keep("1")});
+  REQUIRE(writer.put("stale", RemoteBlob{*with_replay(manifest_bytes(read_variable),
+                                                      CompilerOutput{}, std::nullopt),
+                                         "the output"}));
+  RemoteResult<std::string> stale =
+      reader.fetch("stale", local.cache, std::string(64, 'b'), local.env, local.out.get());
+  REQUIRE_FALSE(stale);
+  REQUIRE(stale.miss().stale());
+  CHECK(stale.miss().stale()->kind == StaleKind::variable_differs);
+  CHECK(stale.miss().stale()->what == "REDIS_STORE_TEST_VARIABLE");
+  CHECK(has_text(stale.miss().why(),
+                 "remote key stale: its entry was built from files that differ here ("));
+
+  REQUIRE(writer.put("damaged", RemoteBlob{empty_manifest(), "the output"}));
+  std::string bytes = *server.value(redis_entry_name("damaged"));
+  bytes[bytes.size() - 40] ^= 0x20;
+  server.set_value(redis_entry_name("damaged"), bytes);
+  RemoteResult<std::string> damaged =
+      reader.fetch("damaged", local.cache, std::string(64, 'c'), local.env, local.out.get());
+  REQUIRE_FALSE(damaged);
+  REQUIRE(damaged.miss().rejected());
+  CHECK(damaged.miss().rejected()->problem == "is damaged (truncated or altered)");
+  CHECK(damaged.miss().why() == "remote key damaged: no usable entry");
+
+  REQUIRE(writer.put("whole", RemoteBlob{empty_manifest(), "the output"}));
+  RemoteResult<std::string> hit =
+      reader.fetch("whole", local.cache, std::string(64, 'd'), local.env, local.out.get());
+  REQUIRE(hit);
+  CHECK(read_manifest(*hit));
+  CHECK(local.output() == "the output");
+
+  server.behave(FakeRedis::Behaviour::close);
+  RemoteResult<std::string> failed =
+      reader.fetch("whole", local.cache, std::string(64, 'e'), local.env, local.out.get());
+  REQUIRE_FALSE(failed);
+  REQUIRE(failed.miss().failed());
+  CHECK(failed.miss().failed()->fault == Fault::down);
+  CHECK(failed.miss().why() == reader.failed()->why);
 }

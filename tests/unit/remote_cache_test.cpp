@@ -235,3 +235,26 @@ TEST_CASE("Redis addresses with a password (AUTH), never shown", "[unit][remote]
     CHECK(std::string(e.what()).find("redis://***@cache:99999") != std::string::npos);
   }
 }
+
+TEST_CASE("parse_remote_entry: the parts, or how the bytes are not an entry", "[unit][remote]") {
+  const std::string entry = encode_remote_entry("k", "manifest", "frame");
+  Result<RemoteEntry> parts = parse_remote_entry(entry);
+  REQUIRE(parts);
+  CHECK(parts->manifest == "manifest");
+  CHECK(parts->compressed == "frame");
+  CHECK(parts->signature.empty());
+  CHECK(remote_digest_holds("k", *parts));
+
+  Result<RemoteEntry> foreign = parse_remote_entry("GIF89a");
+  REQUIRE_FALSE(foreign);
+  CHECK(foreign.why() == "not a kbuild remote entry (no kbuild-remote-entry-4 header)");
+  Result<RemoteEntry> torn = parse_remote_entry(entry.substr(0, entry.size() - 1));
+  REQUIRE_FALSE(torn);
+  CHECK(torn.why() == "truncated in its digest");
+  Result<RemoteEntry> short_manifest = parse_remote_entry(entry.substr(0, 30));
+  REQUIRE_FALSE(short_manifest);
+  CHECK(short_manifest.why() == "truncated in its manifest");
+  Result<RemoteEntry> trailing = parse_remote_entry(entry + "xyz");
+  REQUIRE_FALSE(trailing);
+  CHECK(trailing.why() == "3 bytes after its digest, which are not a signature");
+}

@@ -30,16 +30,19 @@ TEST_CASE("cache_settings: --cache-max-size, else KBUILD_CACHE_MAX_SIZE, else 4G
 TEST_CASE("report_path_problem: not a source, not the output, only a regular file", "[session]") {
   TempDir dir;
   kbuild_test::write_file(dir / "k.cpp", "int x;\n");
-  CHECK_FALSE(report_path_problem(dir / "r.json", {dir / "k.cpp"}, dir / "k.so"));
-  auto source = report_path_problem(dir / "./k.cpp", {dir / "k.cpp"}, dir / "k.so");
-  REQUIRE(source);
-  CHECK(std::string(source->what()).find("is also a source") != std::string::npos);
-  auto output = report_path_problem(dir / "k.so", {dir / "k.cpp"}, dir / "sub/../k.so");
-  REQUIRE(output);
-  CHECK(std::string(output->what()).find("is also the output") != std::string::npos);
-  auto directory = report_path_problem(dir.str(), {dir / "k.cpp"}, dir / "k.so");
-  REQUIRE(directory);
-  CHECK(directory->kind() == ErrorKind::output);
+  CHECK(report_path_problem(dir / "r.json", {dir / "k.cpp"}, dir / "k.so"));
+  Status source = report_path_problem(dir / "./k.cpp", {dir / "k.cpp"}, dir / "k.so");
+  REQUIRE_FALSE(source);
+  CHECK(source.why().find("is also a source") != std::string::npos);
+  CHECK(source.kind() == ErrorKind::usage);
+  Status output = report_path_problem(dir / "k.so", {dir / "k.cpp"}, dir / "sub/../k.so");
+  REQUIRE_FALSE(output);
+  CHECK(output.why().find("is also the output") != std::string::npos);
+  CHECK(output.error().kind() == ErrorKind::usage);
+  Status directory = report_path_problem(dir.str(), {dir / "k.cpp"}, dir / "k.so");
+  REQUIRE_FALSE(directory);
+  CHECK(directory.kind() == ErrorKind::output);
+  CHECK(std::string(directory.error().what()).rfind("--report ", 0) == 0);
 }
 
 TEST_CASE("device_description: the built-ins say what they are", "[session]") {

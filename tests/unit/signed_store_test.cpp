@@ -88,7 +88,7 @@ TEST_CASE("signed round trip: the layer signs what it writes and passes what ver
   const std::string& stored = entries.at("k");
   REQUIRE(stored.size() == entry.size() + kRemoteSignatureBytes);
   CHECK(stored.compare(0, entry.size(), entry) == 0);
-  std::optional<RemoteEntry> parts = parse_remote_entry(stored);
+  Result<RemoteEntry> parts = parse_remote_entry(stored);
   REQUIRE(parts);
   CHECK(signature_valid(*decode_verify_key(keys.public_hex, "verify key"),
                         std::string(parts->digest), std::string(parts->signature)));
@@ -107,11 +107,11 @@ TEST_CASE("signed round trip: the layer signs what it writes and passes what ver
   RemoteCache writer(signed_settings(keys.secret_hex), server.connector());
   REQUIRE(writer.put("k", RemoteBlob{"the manifest", "the output"}));
   const std::string in_redis = *server.value(redis_entry_name("k"));
-  std::optional<RemoteEntry> redis_parts = parse_remote_entry(in_redis);
+  Result<RemoteEntry> redis_parts = parse_remote_entry(in_redis);
   REQUIRE(redis_parts);
   CHECK(redis_parts->signature.size() == kRemoteSignatureBytes);
   RemoteCache reader(signed_settings("", keys.public_hex), server.connector());
-  std::optional<RemoteBlob> blob = reader.get("k");
+  RemoteResult<RemoteBlob> blob = reader.get("k");
   REQUIRE(blob);
   CHECK(blob->bytes == "the output");
   CHECK(reader.warning().empty());
@@ -142,8 +142,10 @@ TEST_CASE("signed_store: a signature from another key is refused, over Redis or 
   RemoteCache writer(signed_settings(other.secret_hex), server.connector());
   REQUIRE(writer.put("k", RemoteBlob{"m", "evil"}));
   RemoteCache reader(signed_settings("", keys.public_hex), server.connector());
-  CHECK_FALSE(reader.get("k"));
-  CHECK(reader.rejected());
+  RemoteResult<RemoteBlob> forged = reader.get("k");
+  REQUIRE_FALSE(forged);
+  REQUIRE(forged.miss().rejected());
+  CHECK(forged.miss().rejected()->problem == "has a bad signature");
   CHECK(contains(reader.warning(), "remote cache entry k has a bad signature; not used, dropped"));
   CHECK_FALSE(server.value(redis_entry_name("k")));
 }
@@ -164,7 +166,10 @@ TEST_CASE("signed_store: an unsigned entry is refused when a verify key is set",
   RemoteCache unsigned_writer(signed_settings(""), server.connector());
   REQUIRE(unsigned_writer.put("k", RemoteBlob{"m", "plain"}));
   RemoteCache verifier(signed_settings("", keys.public_hex), server.connector());
-  CHECK_FALSE(verifier.get("k"));
+  RemoteResult<RemoteBlob> plain_read = verifier.get("k");
+  REQUIRE_FALSE(plain_read);
+  REQUIRE(plain_read.miss().rejected());
+  CHECK(plain_read.miss().rejected()->problem == "is not signed");
   CHECK(contains(verifier.warning(), "is not signed; not used, dropped"));
   CHECK(server.command_names().back() == "EVAL");  // deleted while it held what was read
   CHECK_FALSE(server.value(redis_entry_name("k")));
@@ -177,14 +182,17 @@ TEST_CASE("kbuild isa's blobs go through the storage stack's signed layer too",
   CacheSettings cs;
   cs.enabled = true;
   cs.root = dir / "cache";
-  OutputCache local = OutputCache::open(cs);
+  OutputCache local = OutputCache::open(cs).cache;
   FakeRedis server;
   RemoteCache unsigned_writer(signed_settings(""), server.connector());
   StorageStack plain(&local, &unsigned_writer);
   REQUIRE(plain.top().put_blob("answers", RemoteBlob{"kbuild-isa-answers 1", "unsigned"}));
   RemoteCache verifier(signed_settings("", keys.public_hex), server.connector());
   StorageStack checked(&local, &verifier);
-  CHECK_FALSE(checked.top().get_blob("answers"));
+  RemoteResult<RemoteBlob> refused = checked.top().get_blob("answers");
+  REQUIRE_FALSE(refused);
+  REQUIRE(refused.miss().rejected());
+  CHECK(refused.miss().rejected()->problem == "is not signed");
   CHECK(contains(verifier.warning(), "is not signed"));
 
   RemoteCache writer(signed_settings(keys.secret_hex), server.connector());
@@ -192,7 +200,7 @@ TEST_CASE("kbuild isa's blobs go through the storage stack's signed layer too",
   REQUIRE(signing.top().put_blob("answers", RemoteBlob{"kbuild-isa-answers 1", "signed"}));
   RemoteCache reader(signed_settings("", keys.public_hex), server.connector());
   StorageStack reading(&local, &reader);
-  std::optional<RemoteBlob> blob = reading.top().get_blob("answers");
+  RemoteResult<RemoteBlob> blob = reading.top().get_blob("answers");
   REQUIRE(blob);
   CHECK(blob->manifest == "kbuild-isa-answers 1");
   CHECK(blob->bytes == "signed");

@@ -84,12 +84,12 @@ TEST_CASE("the stack a build's settings compose: none without a cache, local alo
   TempDir dir;
   CHECK(StorageStack(nullptr, nullptr).empty());
   CacheSettings off;
-  OutputCache disabled = OutputCache::open(off);
+  OutputCache disabled = OutputCache::open(off).cache;
   CHECK(StorageStack(&disabled, nullptr).empty());
   CacheSettings cs;
   cs.enabled = true;
   cs.root = dir / "cache";
-  OutputCache cache = OutputCache::open(cs);
+  OutputCache cache = OutputCache::open(cs).cache;
   REQUIRE(cache.enabled());
   RemoteCache none{RemoteCacheSettings{}};
   StorageStack local(&cache, &none);
