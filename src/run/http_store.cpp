@@ -228,11 +228,11 @@ ServerResult<std::optional<FetchedEntry>> HttpStore::get(const std::string& key)
   return std::optional<FetchedEntry>(FetchedEntry{std::move(answer->body), ""});
 }
 
-ServerStatus HttpStore::put(const std::string& key, const std::string& bytes) {
+ServerResult<std::size_t> HttpStore::put(const std::string& key, const std::string& bytes) {
   ServerResult<Answer> answer = exchange("PUT", http_entry_name(key), bytes);
   if (!answer) return answer.faulted("PUT: ");
   if (answer->status < 200 || answer->status > 299) return http_failure("PUT", answer->status);
-  return Done{};
+  return bytes.size();
 }
 
 ServerResult<bool> HttpStore::exists(const std::string& key) {

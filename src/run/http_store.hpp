@@ -59,7 +59,7 @@ class HttpStore : public RemoteStore {
   // The entry of shared key `key` is PATH/kbuild-entry-4-KEY (cache_key.hpp:
   // http_entry_name).
   ServerResult<std::optional<FetchedEntry>> get(const std::string& key) override;
-  ServerStatus put(const std::string& key, const std::string& bytes) override;
+  ServerResult<std::size_t> put(const std::string& key, const std::string& bytes) override;
   ServerResult<bool> exists(const std::string& key) override;
   bool removes() const override { return false; }  // no DELETE: a new PUT replaces
   ServerStatus remove_if(const std::string&, const std::string&) override { return Done{}; }

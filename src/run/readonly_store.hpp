@@ -23,7 +23,9 @@ class ReadOnlyStore : public RemoteStore {
   ServerResult<bool> lease_held(const std::string& key) override { return inner_->lease_held(key); }
 
   bool writes() const override { return false; }
-  ServerStatus put(const std::string&, const std::string&) override { return Done{}; }
+  ServerResult<std::size_t> put(const std::string&, const std::string&) override {
+    return std::size_t{0};  // nothing sent
+  }
   bool removes() const override { return false; }
   ServerStatus remove_if(const std::string&, const std::string&) override { return Done{}; }
   bool leases() const override { return false; }

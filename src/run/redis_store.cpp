@@ -11,10 +11,10 @@ ServerResult<std::optional<FetchedEntry>> RedisStore::get(const std::string& key
   return std::optional<FetchedEntry>(FetchedEntry{std::move(**value), ""});
 }
 
-ServerStatus RedisStore::put(const std::string& key, const std::string& bytes) {
+ServerResult<std::size_t> RedisStore::put(const std::string& key, const std::string& bytes) {
   ServerResult<bool> set = client_.set(redis_entry_name(key), bytes);
   if (!set) return set.faulted();
-  return Done{};
+  return bytes.size();
 }
 
 ServerResult<bool> RedisStore::exists(const std::string& key) {

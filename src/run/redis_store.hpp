@@ -17,7 +17,7 @@ class RedisStore : public RemoteStore {
  public:
   explicit RedisStore(RedisClient client) : client_(std::move(client)) {}
   ServerResult<std::optional<FetchedEntry>> get(const std::string& key) override;
-  ServerStatus put(const std::string& key, const std::string& bytes) override;
+  ServerResult<std::size_t> put(const std::string& key, const std::string& bytes) override;
   ServerResult<bool> exists(const std::string& key) override;
   bool removes() const override { return true; }
   ServerStatus remove_if(const std::string& key, const std::string& bytes) override;

@@ -398,10 +398,10 @@ Status RemoteCache::put(const std::string& remote_key, const RemoteBlob& blob) {
   // Unsigned here: signed_store signs it on the way, with a signing key.
   const std::string bytes = encode_remote_entry(remote_key, blob.manifest, compressed);
   if (bytes.size() + kRemoteSignatureBytes > settings_.max_entry_bytes) return Failure{too_large};
-  ServerStatus set = s->put(remote_key, bytes);
+  ServerResult<std::size_t> set = s->put(remote_key, bytes);
   // full (maxmemory without eviction), read-only replica...
   if (!set) return Failure{fail(set.faulted()).why};
-  counts_.bytes_up += bytes.size();
+  counts_.bytes_up += *set;  // as sent: a signing layer's signature included
   return ok();
 }
 

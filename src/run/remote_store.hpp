@@ -40,8 +40,10 @@ class RemoteStore {
   // Whether put, remove_if and leases reach the server (false: a read-only
   // layer, which answers them without sending anything).
   virtual bool writes() const { return true; }
-  // Stores `bytes` under `key`, replacing what was there.
-  virtual ServerStatus put(const std::string& key, const std::string& bytes) = 0;
+  // Stores `bytes` under `key`, replacing what was there; the bytes the
+  // server was sent (a layer may add to them: the signature), for
+  // `cache stats`' bytes up.
+  virtual ServerResult<std::size_t> put(const std::string& key, const std::string& bytes) = 0;
   // Whether an entry is stored under `key`, without reading it.
   virtual ServerResult<bool> exists(const std::string& key) = 0;
   // Removes the entry under `key` while it still holds `bytes` (a damaged

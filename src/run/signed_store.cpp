@@ -24,7 +24,7 @@ ServerResult<std::optional<FetchedEntry>> SignedStore::get(const std::string& ke
   return fetched;
 }
 
-ServerStatus SignedStore::put(const std::string& key, const std::string& bytes) {
+ServerResult<std::size_t> SignedStore::put(const std::string& key, const std::string& bytes) {
   if (signing_key_.empty()) return inner_->put(key, bytes);
   Result<RemoteEntry> entry = parse_remote_entry(bytes);
   // Only a whole unsigned entry is signed: anything else is a caller's bug,

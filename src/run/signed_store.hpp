@@ -25,7 +25,7 @@ class SignedStore : public RemoteStore {
 
   ServerResult<std::optional<FetchedEntry>> get(const std::string& key) override;
   // `bytes`: an unsigned entry (remote_entry), signed here with a signing key.
-  ServerStatus put(const std::string& key, const std::string& bytes) override;
+  ServerResult<std::size_t> put(const std::string& key, const std::string& bytes) override;
   ServerResult<bool> exists(const std::string& key) override { return inner_->exists(key); }
   bool writes() const override { return inner_->writes(); }
   bool removes() const override { return inner_->removes(); }

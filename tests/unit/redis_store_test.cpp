@@ -59,7 +59,9 @@ class ScriptedStore : public RemoteStore {
  public:
   explicit ScriptedStore(Faulted faulted) : faulted_(std::move(faulted)) {}
   ServerResult<std::optional<FetchedEntry>> get(const std::string&) override { return faulted_; }
-  ServerStatus put(const std::string&, const std::string&) override { return faulted_; }
+  ServerResult<std::size_t> put(const std::string&, const std::string&) override {
+    return faulted_;
+  }
   ServerResult<bool> exists(const std::string&) override { return faulted_; }
   bool removes() const override { return true; }
   ServerStatus remove_if(const std::string&, const std::string&) override { return faulted_; }

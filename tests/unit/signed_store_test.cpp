@@ -33,9 +33,9 @@ class MapStore : public RemoteStore {
     if (it == entries_.end()) return std::optional<FetchedEntry>();
     return std::optional<FetchedEntry>(FetchedEntry{it->second, ""});
   }
-  ServerStatus put(const std::string& key, const std::string& bytes) override {
+  ServerResult<std::size_t> put(const std::string& key, const std::string& bytes) override {
     entries_[key] = bytes;
-    return Done{};
+    return bytes.size();
   }
   ServerResult<bool> exists(const std::string& key) override { return entries_.count(key) > 0; }
   bool removes() const override { return false; }
