@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "../support/fake_file_clock.hpp"
 #include "../support/test_support.hpp"
 
 using namespace kbuild;
@@ -248,4 +249,25 @@ TEST_CASE("build-many runs the kbuild the Driver's options name, not the host pr
   REQUIRE(run.results.size() == 1);
   CHECK(run.results.front().exit_code == 0);
   CHECK(kbuild_test::read_file(tmp / "asked") == "k.cpp -o k.so\n");
+}
+
+// Issue 44: the file system is passed in, never a global. A Session given
+// one hands it to what its builds state and read: the run settings (the key,
+// the manifest, a hit's check) and the caches it opens.
+TEST_CASE("a session's file system reaches its compilation's settings and caches",
+          "[compilation]") {
+  TempDir tmp;
+  kbuild_test::write_file(tmp / "k.cpp", "int f() { return 1; }\n");
+  Environment env = scratch_env(tmp);
+  env.set("KBUILD_REMOTE_CACHE", "redis://127.0.0.1:1");  // opened, never asked (a dry run)
+  kbuild_test::FakeFileClock files;
+  Session session{no_torch(), env, files};
+  RecordingListener listener;
+  Compilation c = plan_compilation(session, cpu_job(tmp), listener);
+  REQUIRE(c.settings.files == &files);
+  REQUIRE(c.cache);
+  CHECK(&c.cache->files() == &files);
+  REQUIRE(c.settings.output_cache == c.cache.get());
+  // The system's own is a different object: nothing fell back to it.
+  CHECK(c.settings.files != &system_file_system());
 }
