@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <algorithm>
 #include <array>
@@ -189,6 +190,25 @@ std::optional<std::string> SystemFileSystem::real_path(const std::string& path) 
   std::unique_ptr<char, void (*)(void*)> resolved(::realpath(path.c_str(), nullptr), std::free);
   if (!resolved) return std::nullopt;
   return std::string(resolved.get());
+}
+
+Result<std::optional<std::string>> SystemFileSystem::attribute(const std::string& path,
+                                                               const char* name) const {
+  std::string bytes(256, '\0');
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const ssize_t got = ::getxattr(path.c_str(), name, bytes.data(), bytes.size());
+    if (got >= 0) {
+      bytes.resize(static_cast<std::size_t>(got));
+      return std::optional<std::string>(std::move(bytes));
+    }
+    if (errno == ENODATA || errno == ENOTSUP) return std::optional<std::string>();
+    if (errno != ERANGE) break;
+    // Larger than the buffer: ask its size (it may grow again meanwhile).
+    const ssize_t size = ::getxattr(path.c_str(), name, nullptr, 0);
+    if (size < 0) break;
+    bytes.assign(static_cast<std::size_t>(size) + 64, '\0');
+  }
+  return Failure{path + ": " + std::strerror(errno)};
 }
 
 struct timespec SystemFileSystem::now() const {

@@ -83,6 +83,11 @@ class FileSystem {
   // The absolute path with every link, . and .. resolved; nothing when a
   // part of it does not exist.
   virtual std::optional<std::string> real_path(const std::string& path) const = 0;
+  // The extended attribute `name` of what `path` resolves to (getxattr(2):
+  // an ACL's system.posix_acl_access); nothing when it has none or its file
+  // system keeps none, a failure when it cannot be read.
+  virtual Result<std::optional<std::string>> attribute(const std::string& path,
+                                                       const char* name) const = 0;
   // Now on the file system's clock (CLOCK_REALTIME).
   virtual struct timespec now() const = 0;
   // A sweep of many stats; by default each is status().
@@ -106,6 +111,8 @@ class SystemFileSystem : public FileSystem {
   Result<std::string> read(const std::string& path, std::size_t limit) const override;
   Result<std::vector<std::string>> list(const std::string& path) const override;
   std::optional<std::string> real_path(const std::string& path) const override;
+  Result<std::optional<std::string>> attribute(const std::string& path,
+                                               const char* name) const override;
   struct timespec now() const override;
   std::unique_ptr<StatSweep> sweep() const override;
 };

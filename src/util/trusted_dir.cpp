@@ -129,12 +129,10 @@ constexpr const char* kDefaultAcl = "system.posix_acl_default";
 // The extended attribute `name` of the file open as `fd` (or, when `fd` is
 // -1, at `path`): nullopt when it has none (or its file system keeps no
 // ACLs), a Failure when it cannot be read.
-Result<std::optional<std::string>> acl_attribute(int fd, const std::string& path,
-                                                 const char* name) {
+Result<std::optional<std::string>> acl_attribute(int fd, const char* name) {
   std::string bytes(256, '\0');
   for (int attempt = 0; attempt < 4; ++attempt) {
-    ssize_t got = fd >= 0 ? ::fgetxattr(fd, name, bytes.data(), bytes.size())
-                          : ::getxattr(path.c_str(), name, bytes.data(), bytes.size());
+    ssize_t got = ::fgetxattr(fd, name, bytes.data(), bytes.size());
     if (got >= 0) {
       bytes.resize(static_cast<std::size_t>(got));
       return std::optional<std::string>(std::move(bytes));
@@ -142,19 +140,33 @@ Result<std::optional<std::string>> acl_attribute(int fd, const std::string& path
     if (errno == ENODATA || errno == ENOTSUP) return std::optional<std::string>();
     if (errno != ERANGE) break;
     // Larger than the buffer: ask its size (it may grow again meanwhile).
-    ssize_t size =
-        fd >= 0 ? ::fgetxattr(fd, name, nullptr, 0) : ::getxattr(path.c_str(), name, nullptr, 0);
+    ssize_t size = ::fgetxattr(fd, name, nullptr, 0);
     if (size < 0) break;
     bytes.assign(static_cast<std::size_t>(size) + 64, '\0');
   }
   return Failure{"has an ACL that cannot be read (" + std::string(std::strerror(errno)) + ")"};
 }
 
-Status check_acls(const struct stat& st, int fd, const std::string& path) {
+// The ACL at `path`, through `files` (following a link, as stat does).
+Result<std::optional<std::string>> acl_attribute(const FileSystem& files, const std::string& path,
+                                                 const char* name) {
+  Result<std::optional<std::string>> bytes = files.attribute(path, name);
+  if (!bytes) {
+    const std::string& why = bytes.why();
+    const std::size_t colon = why.rfind(": ");
+    return Failure{"has an ACL that cannot be read (" +
+                   (colon == std::string::npos ? why : why.substr(colon + 2)) + ")"};
+  }
+  return bytes;
+}
+
+// Through the descriptor `fd` when it is one, else at `path` in `files`.
+Status check_acls(const struct stat& st, int fd, const std::string& path, const FileSystem& files) {
   for (const bool is_default : {false, true}) {
     if (is_default && !S_ISDIR(st.st_mode)) continue;  // only directories have one
+    const char* name = is_default ? kDefaultAcl : kAccessAcl;
     Result<std::optional<std::string>> bytes =
-        acl_attribute(fd, path, is_default ? kDefaultAcl : kAccessAcl);
+        fd >= 0 ? acl_attribute(fd, name) : acl_attribute(files, path, name);
     if (!bytes) return Failure{bytes.why()};
     if (*bytes)
       if (Status acl = check_acl(**bytes, st.st_uid, is_default); !acl) return acl;
@@ -205,12 +217,12 @@ Status check_acl(std::string_view xattr, uid_t owner, bool is_default) {
 
 Status check_ownership(const struct stat& st, int fd) {
   if (Status mode = check_mode(st); !mode) return mode;
-  return check_acls(st, fd, "");
+  return check_acls(st, fd, "", system_file_system());
 }
 
-Status check_ownership(const struct stat& st, const std::string& path) {
+Status check_ownership(const struct stat& st, const std::string& path, const FileSystem& files) {
   if (Status mode = check_mode(st); !mode) return mode;
-  return check_acls(st, -1, path);
+  return check_acls(st, -1, path, files);
 }
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
@@ -575,8 +587,9 @@ std::optional<Result<TrustedDir>> reopened(const OpenedDiscovery& opened, const 
   if (::stat(root.c_str(), &root_st) != 0 || ::lstat((root + "/discovery").c_str(), &named) != 0)
     return std::nullopt;
   if (identity(root_st) != opened.root_id || identity(named) != opened.id ||
-      !S_ISDIR(root_st.st_mode) || !S_ISDIR(named.st_mode) || !check_ownership(root_st, root) ||
-      !check_ownership(named, root + "/discovery"))
+      !S_ISDIR(root_st.st_mode) || !S_ISDIR(named.st_mode) ||
+      !check_ownership(root_st, root, system_file_system()) ||
+      !check_ownership(named, root + "/discovery", system_file_system()))
     return std::nullopt;
   return opened.dir->duplicate();
 }
@@ -638,14 +651,15 @@ std::optional<Finding> finding_of(const Status& owned, const std::string& path) 
 }
 
 // The path's status and ACLs, following a link as stat does.
-std::optional<Finding> inspect_status(const struct stat& st, const std::string& path) {
-  return finding_of(check_ownership(st, path), path);
+std::optional<Finding> inspect_status(const struct stat& st, const std::string& path,
+                                      const FileSystem& files) {
+  return finding_of(check_ownership(st, path, files), path);
 }
 
-std::optional<Finding> inspect(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return inspect_status(st, path);
+std::optional<Finding> inspect(const std::string& path, const FileSystem& files) {
+  const std::optional<struct stat> st = files.status(path);
+  if (!st) return std::nullopt;
+  return inspect_status(*st, path, files);
 }
 
 Failure file_refused(const std::string& path, const std::string& what, const Finding& finding) {
@@ -662,48 +676,40 @@ Failure directory_refused(const std::string& path, const std::string& what, cons
   return Failure{why.append(kOverride)};
 }
 
-// The real path of `path` (symlinks resolved), or "" when it has none.
-std::string real_path_of(const std::string& path) {
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (!real) return "";
-  std::string out = real;
-  std::free(real);
-  return out;
-}
-
 }  // namespace
 
-Status check_trusted(const std::string& path, const std::string& what) {
-  auto finding = inspect(path);
+Status check_trusted(const std::string& path, const std::string& what, const FileSystem& files) {
+  auto finding = inspect(path, files);
   if (!finding) return ok();
   return file_refused(path, what, *finding);
 }
 
-Status check_trusted_file(const std::string& path, const std::string& what) {
-  if (auto own = check_trusted(path, what); !own) return own;
+Status check_trusted_file(const std::string& path, const std::string& what,
+                          const FileSystem& files) {
+  if (auto own = check_trusted(path, what, files); !own) return own;
   std::error_code ec;
   fs::path dir = fs::absolute(path, ec).parent_path();
   if (ec) return ok();
-  if (auto finding = inspect(dir.string()))
+  if (auto finding = inspect(dir.string(), files))
     return directory_refused(path, what, dir.string(), *finding);
   // Reached through a symlink: the directories it leads to count too.
-  std::string real = real_path_of(path);
+  const std::string real = files.real_path(path).value_or("");
   if (!real.empty() && real != fs::absolute(path, ec).lexically_normal().string())
-    return check_trusted_real_path(real, path, what);
+    return check_trusted_real_path(real, path, what, files);
   return ok();
 }
 
 Status check_trusted_real_path(const std::string& real_path, const std::string& path,
-                               const std::string& what) {
+                               const std::string& what, const FileSystem& files) {
   fs::path dir = fs::path(real_path).parent_path();
-  if (auto finding = inspect(dir.string()))
+  if (auto finding = inspect(dir.string(), files))
     return directory_refused(path, what, dir.string(), *finding);
   // Higher up, a shared directory with the sticky bit (/tmp) is fine: no one
   // else can rename what is in it.
   for (fs::path up = dir.parent_path(); !up.empty(); up = up.parent_path()) {
-    struct stat st;
-    if (::stat(up.c_str(), &st) == 0) {
-      auto finding = inspect_status(st, up.string());
+    if (const std::optional<struct stat> stated = files.status(up.string())) {
+      const struct stat& st = *stated;
+      auto finding = inspect_status(st, up.string(), files);
       bool shared_sticky = (st.st_mode & S_ISVTX) && (st.st_mode & S_IWOTH) &&
                            (st.st_uid == ::geteuid() || st.st_uid == 0);
       if (finding && !shared_sticky) return directory_refused(path, what, up.string(), *finding);
@@ -714,12 +720,12 @@ Status check_trusted_real_path(const std::string& real_path, const std::string& 
 }
 
 Status check_trusted_opened_file(int fd, const std::string& real_path, const std::string& path,
-                                 const std::string& what) {
+                                 const std::string& what, const FileSystem& files) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return ok();  // the read that follows says why
   if (auto finding = finding_of(check_ownership(st, fd), path))
     return file_refused(path, what, *finding);
-  return check_trusted_real_path(real_path, path, what);
+  return check_trusted_real_path(real_path, path, what, files);
 }
 
 }  // namespace kbuild

@@ -11,6 +11,7 @@
 
 #include "kbuild/environment.hpp"
 #include "kbuild/error.hpp"
+#include "util/file_system.hpp"
 
 // A directory kbuild keeps its own files in (the caches), used only through
 // a descriptor opened once: nothing inside is reached through a symbolic
@@ -31,7 +32,8 @@ namespace kbuild {
 // `path` (getxattr, following a link as stat does), and refuses an entry
 // that lets anyone but the owner, root or you write.
 Status check_ownership(const struct stat& st, int fd);
-Status check_ownership(const struct stat& st, const std::string& path);
+Status check_ownership(const struct stat& st, const std::string& path,
+                       const FileSystem& files = system_file_system());
 
 // What the ACL in `xattr` (the bytes of system.posix_acl_access, or of
 // system.posix_acl_default when `is_default`) lets someone other than
@@ -173,24 +175,30 @@ namespace kbuild {
 // ok() when `path` (a file or directory) is trusted, else a Failure saying
 // why and how to fix it. `what` names it in the message ("device file").
 // A path that cannot be inspected is reported by the caller's own checks.
-Status check_trusted(const std::string& path, const std::string& what);
+// Every path is stated, resolved and its ACL read in `files` (a test's fake
+// tree: owners, modes and ACLs set by hand, no other user needed).
+Status check_trusted(const std::string& path, const std::string& what,
+                     const FileSystem& files = system_file_system());
 
 // As check_trusted, for a file and then the directory holding it, and
 // when it is reached through a symlink, the directories of its real path.
-Status check_trusted_file(const std::string& path, const std::string& what);
+Status check_trusted_file(const std::string& path, const std::string& what,
+                          const FileSystem& files = system_file_system());
 
 // The directories of `real_path` (symlinks resolved) that someone else could
 // write: its own directory as check_trusted says, and above it any not
 // owned by you or root, or world-writable without the sticky bit. `path` is
 // the name shown.
 Status check_trusted_real_path(const std::string& real_path, const std::string& path,
-                               const std::string& what);
+                               const std::string& what,
+                               const FileSystem& files = system_file_system());
 
 // As check_trusted_file for a file already open as `fd` (checked with
 // fstat: the file that will be read, whatever its name points to now) at
 // `real_path`, named `path` in the message.
 Status check_trusted_opened_file(int fd, const std::string& real_path, const std::string& path,
-                                 const std::string& what);
+                                 const std::string& what,
+                                 const FileSystem& files = system_file_system());
 
 }  // namespace kbuild
 

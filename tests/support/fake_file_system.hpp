@@ -76,6 +76,23 @@ class FakeFileSystem : public kbuild::FileSystem {
     n.ctime = now_;
   }
 
+  // Who owns it and its mode bits (chown, chmod); an extended attribute
+  // (an ACL's bytes, setfacl).
+  void set_owner(const std::string& path, uid_t uid, gid_t gid) {
+    Node& n = existing(path);
+    n.uid = uid;
+    n.gid = gid;
+    n.ctime = now_;
+  }
+  void set_mode(const std::string& path, mode_t mode) {
+    Node& n = existing(path);
+    n.mode = (n.mode & S_IFMT) | (mode & 07777);
+    n.ctime = now_;
+  }
+  void set_attribute(const std::string& path, const std::string& name, const std::string& bytes) {
+    existing(path).attributes[name] = bytes;
+  }
+
   // Time passes, or is set (the clock may go back, as a system clock can).
   void advance(std::chrono::nanoseconds by) { now_ = plus(now_, by); }
   void set_now(struct timespec at) { now_ = at; }
@@ -139,8 +156,8 @@ class FakeFileSystem : public kbuild::FileSystem {
     st.st_ino = n.inode;
     st.st_mode = n.mode;
     st.st_nlink = 1;
-    st.st_uid = ::geteuid();
-    st.st_gid = ::getegid();
+    st.st_uid = n.uid;
+    st.st_gid = n.gid;
     st.st_size = static_cast<off_t>(n.bytes.size());
     st.st_mtim = n.mtime;
     st.st_ctim = n.ctime;
@@ -168,6 +185,15 @@ class FakeFileSystem : public kbuild::FileSystem {
     const Node& n = nodes_.at(*at);
     if (!S_ISREG(n.mode)) return kbuild::Failure{path + ": not a regular file"};
     return n.bytes.substr(0, limit);
+  }
+  kbuild::Result<std::optional<std::string>> attribute(const std::string& path,
+                                                       const char* name) const override {
+    std::optional<std::string> at = real_path(path);
+    if (!at) return kbuild::Failure{path + ": " + std::strerror(ENOENT)};
+    const auto& attributes = nodes_.at(*at).attributes;
+    auto it = attributes.find(name);
+    if (it == attributes.end()) return std::optional<std::string>();
+    return std::optional<std::string>(it->second);
   }
   kbuild::Result<std::vector<std::string>> list(const std::string& path) const override {
     std::optional<std::string> at = real_path(path);
@@ -217,6 +243,9 @@ class FakeFileSystem : public kbuild::FileSystem {
     mode_t mode = 0;
     ino_t inode = 0;
     std::string bytes, target;
+    uid_t uid = ::geteuid();
+    gid_t gid = ::getegid();
+    std::map<std::string, std::string> attributes;
     struct timespec mtime {
     }, ctime{};
   };

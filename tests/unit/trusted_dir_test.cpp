@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "../support/fake_file_system.hpp"
 #include "../support/test_support.hpp"
 #include "kbuild/error.hpp"
 #include "util/trusted_dir.hpp"
@@ -938,4 +939,59 @@ TEST_CASE("check_trusted_opened_file checks the file opened, not its name now", 
   REQUIRE_FALSE(reason);
   CHECK(reason.why().find("device file acc.json is world-writable (mode 0646)") == 0);
   ::close(fd);
+}
+
+// The trust rule asks the file system it is given (issue 44: trust code
+// through the seam): owners, modes and ACLs set by hand on an in-memory
+// tree, no other user and no setfacl needed.
+TEST_CASE("check_trusted_file: the rule on a fake tree (owner, mode, ACL, a link's real path)",
+          "[unit][trusted_dir]") {
+  kbuild_test::FakeFileSystem files;
+  const uid_t me = ::geteuid(), stranger = me + 4242;
+  files.write("/home/me/devices/npu.json", "{}");
+  files.set_mode("/home/me/devices", 0755);
+  CHECK(check_trusted_file("/home/me/devices/npu.json", "device file", files));
+
+  SECTION("owned by another user") {
+    files.set_owner("/home/me/devices/npu.json", stranger, 0);
+    Status s = check_trusted_file("/home/me/devices/npu.json", "device file", files);
+    REQUIRE_FALSE(s);
+    CHECK(s.why().find("is owned by uid " + std::to_string(stranger)) != std::string::npos);
+    CHECK(s.why().find("chown it") != std::string::npos);
+  }
+  SECTION("its directory world-writable") {
+    files.set_mode("/home/me/devices", 0777);
+    Status s = check_trusted_file("/home/me/devices/npu.json", "device file", files);
+    REQUIRE_FALSE(s);
+    CHECK(s.why().find("is in /home/me/devices, which is world-writable") != std::string::npos);
+  }
+  SECTION("an ACL lets another user write it") {
+    files.set_attribute("/home/me/devices/npu.json", "system.posix_acl_access",
+                        trusted_dir_test_acl({{0x01, 06, 0},
+                                              {0x02, 06, static_cast<std::uint32_t>(stranger)},
+                                              {0x04, 04, 0},
+                                              {0x10, 06, 0},
+                                              {0x20, 04, 0}}));
+    Status s = check_trusted_file("/home/me/devices/npu.json", "device file", files);
+    REQUIRE_FALSE(s);
+    CHECK(s.why().find("has an ACL that lets uid " + std::to_string(stranger) + " write it") !=
+          std::string::npos);
+  }
+  SECTION("reached through a link into a directory another user owns") {
+    files.write("/srv/shared/npu.json", "{}");
+    files.set_owner("/srv/shared", stranger, 0);
+    files.symlink("/home/me/devices/link.json", "/srv/shared/npu.json");
+    Status s = check_trusted_file("/home/me/devices/link.json", "device file", files);
+    REQUIRE_FALSE(s);
+    CHECK(s.why().find("is in /srv/shared, which is owned by uid") != std::string::npos);
+  }
+  SECTION("a shared sticky directory higher up (/tmp) is fine; without the bit it is not") {
+    files.write("/tmp/me/devices/npu.json", "{}");
+    files.set_mode("/tmp", 01777);
+    files.set_owner("/tmp", 0, 0);
+    CHECK(check_trusted_real_path("/tmp/me/devices/npu.json", "npu.json", "device file", files));
+    files.set_mode("/tmp", 0777);
+    CHECK_FALSE(
+        check_trusted_real_path("/tmp/me/devices/npu.json", "npu.json", "device file", files));
+  }
 }
