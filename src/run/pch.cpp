@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <optional>
 
 #include "kbuild/error.hpp"
 #include "run/input_manifest.hpp"
@@ -44,6 +46,15 @@ std::shared_ptr<ScratchDir> make_scratch() {
   auto dir = std::make_shared<ScratchDir>();
   dir->path = pattern;
   return dir;
+}
+
+// The user's header, read through `files`: a FIFO or a device is "not a
+// regular file" and never waited on; a directory is named as the system
+// names it ("Is a directory").
+Result<std::string> read_header(const FileSystem& files, const std::string& header) {
+  const std::optional<struct stat> st = files.status(header);
+  if (st && S_ISDIR(st->st_mode)) return Failure{header + ": " + std::strerror(EISDIR)};
+  return files.read(header, std::numeric_limits<std::size_t>::max());
 }
 
 // The recorded manifest when the .gch can be reused as it is.
@@ -120,7 +131,7 @@ PchJob plan_pch(const BuildRequest& kernel, const std::string& header, const Reg
                 const Launcher& launcher, const Environment& env, bool shared,
                 const FileSystem& files) {
   // The user's header, named in its own words when it is not a file ("Is a directory").
-  Result<std::string> bytes = read_whole_file(header);
+  Result<std::string> bytes = read_header(files, header);
   if (!bytes) throw Error(ErrorKind::input, "cannot read the --pch header " + bytes.why());
   PchJob p;
   p.header = header;
@@ -199,7 +210,7 @@ PchJob run_pch(PchJob job, const TrustedDir* cache, const RunSettings& settings,
     step.storage = nullptr;
   }
   const std::string name = plan.key + ".h";
-  auto bytes = read_whole_file(plan.header);
+  Result<std::string> bytes = read_header(*settings.files, plan.header);
   if (!bytes) throw Error(ErrorKind::input, "cannot read the --pch header " + bytes.why());
   if (Status written = dir->write_atomically(name, *bytes); !written)
     throw Error(ErrorKind::output, "--pch: " + written.why());

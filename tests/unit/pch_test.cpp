@@ -4,6 +4,8 @@
 // while every file it read is unchanged.
 #include "run/pch.hpp"
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include "../support/fake_observation.hpp"
@@ -211,6 +213,19 @@ TEST_CASE("without a cache the .gch lives in a private directory, gone with the 
     CHECK(has(c.fake.ran.back(), c.tmp / "pre.h"));  // the header where it lies
   }
   CHECK_FALSE(fs::exists(private_dir));
+}
+
+TEST_CASE("a --pch header that is a FIFO is refused up front, never waited on", "[unit][pch]") {
+  PchCase c;
+  const std::string fifo = c.tmp / "fifo.h";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);  // no writer: a read would block for ever
+  try {
+    (void)plan_pch(c.kernel, fifo, c.registry, c.ctx(), "", nullptr, Launcher{}, c.env);
+    FAIL("planned a FIFO as the header");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::input);
+    CHECK(std::string(e.what()) == "cannot read the --pch header " + fifo + ": not a regular file");
+  }
 }
 
 TEST_CASE("a header that cannot be read, or a compiler not found, is an error up front",
