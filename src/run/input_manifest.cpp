@@ -232,7 +232,7 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
         early ? early->digest : file_digest(files, path, build.cache, kRememberDigestFrom);
     if (!digest) return Failure{path + " cannot be read"};
     manifest.inputs.push_back({path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim),
-                               manifest.keep(std::move(*digest))});
+                               manifest.keep(std::move(*digest)), ns(before.st_ctim)});
     return ok();
   };
   for (const std::string& program : build.key_programs) {
@@ -309,9 +309,11 @@ namespace {
 
 bool input_unchanged(const ManifestInput& input, StatSweep& sweep, const FileSystem& files) {
   if (const std::optional<struct stat> st = sweep.status(input.path);
-      st && st->st_size == input.size && ns(st->st_mtim) == input.mtime_ns)
+      st && st->st_size == input.size && ns(st->st_mtim) == input.mtime_ns &&
+      (input.ctime_ns == kNoCtime || ns(st->st_ctim) == input.ctime_ns))
     return true;
-  // Touched, or gone: only identical content still counts.
+  // Touched, given an old mtime back, another file, or gone: only
+  // identical content still counts.
   Result<std::string> bytes =
       files.read(std::string(input.path), std::numeric_limits<std::size_t>::max());
   return bytes && digest_hex(*bytes) == input.digest;
@@ -602,6 +604,7 @@ std::optional<StaleInput> restamp_here(Manifest& manifest, const Environment& en
       return StaleInput{StaleKind::file_changed, path};
     input.size = static_cast<std::int64_t>(after.st_size);
     input.mtime_ns = ns(after.st_mtim);
+    input.ctime_ns = ns(after.st_ctim);
   }
   // This machine's stamps of the directories (settled ones: a change within
   // the clock's tick would not show), and its own PATH.

@@ -281,7 +281,10 @@ constexpr Part<Codec, Row> part(typename Codec::Value Row::*member) {
 // Each row's parts, in the order of its CBOR array.
 constexpr auto kInputParts =
     std::tuple{part<Text>(&ManifestInput::path), part<Integer>(&ManifestInput::size),
-               part<Integer>(&ManifestInput::mtime_ns), part<Text>(&ManifestInput::digest)};
+               part<Integer>(&ManifestInput::mtime_ns), part<Text>(&ManifestInput::digest),
+               part<Integer>(&ManifestInput::ctime_ns)};
+// An input row of an older kbuild has no ctime_ns.
+constexpr std::uint64_t kInputPartsRequired = 4;
 constexpr auto kLibraryParts =
     std::tuple{part<Text>(&ManifestLibrary::path), part<Integer>(&ManifestLibrary::size),
                part<Integer>(&ManifestLibrary::mtime_ns)};
@@ -293,33 +296,56 @@ constexpr auto kVariableParts =
 constexpr auto kListingParts =
     std::tuple{part<Text>(&ManifestListing::path), part<Text>(&ManifestListing::digest)};
 
+// How many of its parts a row has: all, but for an input row read from an
+// earlier kbuild's entry, which has no ctime.
+constexpr std::uint64_t row_parts(const ManifestInput& v, std::uint64_t all,
+                                  std::uint64_t required) {
+  return v.ctime_ns == kNoCtime ? required : all;
+}
+template <class R>
+constexpr std::uint64_t row_parts(const R&, std::uint64_t all, std::uint64_t) {
+  return all;
+}
+
 // A row as an array of its parts. An open one may have more (a later
-// kbuild's), skipped; a closed one has exactly its parts.
-template <class R, const auto& Parts, bool Open>
+// kbuild's), skipped, and fewer, down to `Required` (an earlier kbuild's:
+// the parts it lacks keep their defaults); a closed one has exactly its parts.
+template <class R, const auto& Parts, bool Open,
+          std::uint64_t Required = std::tuple_size_v<std::decay_t<decltype(Parts)>>>
 struct RowOf {
   using Value = R;
   static constexpr std::uint64_t kParts = std::tuple_size_v<std::decay_t<decltype(Parts)>>;
+  static_assert(Required <= kParts && (Open || Required == kParts));
+  template <std::size_t... I>
+  [[gnu::always_inline]] static inline bool read_parts(Cursor& c, Value& v, std::uint64_t n,
+                                                       std::index_sequence<I...>) {
+    return ((I >= n || std::decay_t<decltype(std::get<I>(Parts))>::Codec_::read(
+                           c, v.*(std::get<I>(Parts).member))) &&
+            ...);
+  }
   [[gnu::always_inline]] static inline bool read(Cursor& c, Value& v) {
     std::uint64_t n = 0;
-    if (!c.container(kArray, n) || (Open ? n < kParts : n != kParts)) return false;
-    const bool read_all = std::apply(
-        [&](const auto&... p) {
-          return (std::decay_t<decltype(p)>::Codec_::read(c, v.*(p.member)) && ...);
-        },
-        Parts);
-    if (!read_all) return false;
+    if (!c.container(kArray, n) || (Open ? n < Required : n != kParts)) return false;
+    if (!read_parts(c, v, n, std::make_index_sequence<kParts>{})) return false;
     for (std::uint64_t i = kParts; i < n; ++i)
       if (!c.skip()) return false;
     return true;
   }
+  template <class W, std::size_t... I>
+  [[gnu::always_inline]] static inline void write_parts(W& w, const Value& v, std::uint64_t n,
+                                                        std::index_sequence<I...>) {
+    ((I < n ? std::decay_t<decltype(std::get<I>(Parts))>::Codec_::write(
+                  w, v.*(std::get<I>(Parts).member))
+            : void()),
+     ...);
+  }
+  // A row an earlier kbuild wrote is written back as it was: without the
+  // parts it lacked (row_parts), so its entry keeps its bytes.
   template <class W>
   [[gnu::always_inline]] static inline void write(W& w, const Value& v) {
-    w.head(kArray, kParts);
-    std::apply(
-        [&](const auto&... p) {
-          (std::decay_t<decltype(p)>::Codec_::write(w, v.*(p.member)), ...);
-        },
-        Parts);
+    const std::uint64_t n = row_parts(v, kParts, Required);
+    w.head(kArray, n);
+    write_parts(w, v, n, std::make_index_sequence<kParts>{});
   }
 };
 
@@ -368,7 +394,7 @@ constexpr Field<Codec, Member> field(std::string_view name, Member Manifest::*me
 // added, then what the store added), so its bytes are as they were.
 using Absent = ListOf<Text>;
 using Dirs = ListOf<RowOf<ManifestDir, kDirParts, false>>;
-using Inputs = ListOf<RowOf<ManifestInput, kInputParts, true>>;
+using Inputs = ListOf<RowOf<ManifestInput, kInputParts, true, kInputPartsRequired>>;
 using Listed = ListOf<RowOf<ManifestListing, kListingParts, false>>;
 using Variables = ListOf<RowOf<ManifestVariable, kVariableParts, false>>;
 using Libraries = ListOf<RowOf<ManifestLibrary, kLibraryParts, true>>;

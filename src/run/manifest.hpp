@@ -17,11 +17,16 @@
 
 namespace kbuild {
 
-// A file a program of the build read: [path, size, mtime_ns, digest].
+// A file a program of the build read: [path, size, mtime_ns, digest,
+// ctime_ns]. The ctime is what shows other bytes given an old mtime back
+// (touch -d, cp -p, tar) or another file behind the same path (a linked
+// include dir swapped); kNoCtime in a row an older kbuild wrote.
+inline constexpr std::int64_t kNoCtime = -1;
 struct ManifestInput {
   std::string_view path;
   std::int64_t size = 0, mtime_ns = 0;
   std::string_view digest;
+  std::int64_t ctime_ns = kNoCtime;
 };
 
 // A library a link could pick up (older entries): [path, size, mtime_ns].

@@ -648,12 +648,9 @@ TEST_CASE("a hit's check sees each change in the file system it is given",
   }
 }
 
-// Fails on main (a stale hit): the manifest's input rows hold no ctime.
-// [!shouldfail] until the row carries one (/work/s4-review-ctime-fix.patch:
-// a format change, which tests/golden/manifest and the "later" fifth part
-// of manifest_test pin, for the lead to decide).
+// Failed before input rows held the ctime (a stale hit).
 TEST_CASE("other bytes under a file's old size and mtime are a change: its ctime moved",
-          "[unit][input_manifest][seam][!shouldfail]") {
+          "[unit][input_manifest][seam]") {
   // touch -d, cp -p, tar and rsync -t give a file back an old mtime; a
   // symlinked include dir swapped to a tree of the same sizes and mtimes
   // names another file. Only the change time shows either.

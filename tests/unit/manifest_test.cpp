@@ -304,10 +304,18 @@ TEST_CASE("a damaged manifest is refused with a reason", "[unit][manifest]") {
       read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"variables", {{"A", 1}}}})));
   CHECK_FALSE(read_manifest(to_cbor({{"inputs", nlohmann::json::array()}, {"listed", {{"/d"}}}})));
   // Its views point into these bytes, which must outlive it.
-  const std::string extended = to_cbor({{"inputs", {{"/a.h", 1, 2, "d", "later"}}}});
+  const std::string extended = to_cbor({{"inputs", {{"/a.h", 1, 2, "d", 3, "later"}}}});
   Result<Manifest> longer = read_manifest(extended);
   REQUIRE(longer);
   CHECK(longer->inputs[0].digest == "d");
+  CHECK(longer->inputs[0].ctime_ns == 3);
+  // An earlier kbuild's row, without the ctime: read, and written back so.
+  const std::string earlier = to_cbor({{"inputs", {{"/a.h", 1, 2, "d"}}}});
+  Result<Manifest> shorter = read_manifest(earlier);
+  REQUIRE(shorter);
+  CHECK(shorter->inputs[0].ctime_ns == kNoCtime);
+  const nlohmann::json again = nlohmann::json::from_cbor(manifest_bytes(*shorter));
+  CHECK(again["inputs"] == nlohmann::json::parse(R"([["/a.h", 1, 2, "d"]])"));
 }
 
 TEST_CASE("a field this kbuild does not know is kept and written back as read",
