@@ -20,11 +20,11 @@ Session::Session(const SessionRequest& options, const Environment& e, const File
   if (options.site.no_torch && !options.site.torch_root.empty())
     profile_paths.torch_root = options.site.torch_root;
   profile = choose_profile_for(profiles_dir(env), options.site.torch_version, profile_paths,
-                               cache_root(env), !options.allow_untrusted_device_files);
+                               cache_root(env), !options.allow_untrusted_device_files, files);
   if (profile.note) site.notes.push_back(*profile.note);
   device_files =
       register_device_files(device_file_sources(data_dir(env), env, options.device_files), registry,
-                            options.allow_untrusted_device_files, cache_root(env));
+                            options.allow_untrusted_device_files, cache_root(env), files);
   timings.push_back({"config", seconds_since(start)});
 }
 

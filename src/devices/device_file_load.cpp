@@ -43,13 +43,13 @@ std::vector<DeviceFileSource> device_file_sources(const std::string& data_dir,
 
 LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sources,
                                         Registry& registry, bool allow_untrusted,
-                                        const std::string& cache_root) {
+                                        const std::string& cache_root, const FileSystem& files) {
   LoadedDeviceFiles loaded;
   auto require_trusted = [&](const Status& trust) {
     if (!trust && !allow_untrusted) throw Error(ErrorKind::config, trust.why());
   };
   auto load = [&](const std::string& path) {
-    DeviceFile file = load_device_file(path, !allow_untrusted, cache_root);
+    DeviceFile file = load_device_file(path, !allow_untrusted, cache_root, files);
     file.check_program_trust = !allow_untrusted;
     for (std::string& warning : device_file_warnings(file))
       loaded.warnings.push_back(std::move(warning));

@@ -37,10 +37,12 @@ struct LoadedDeviceFiles {
 // name) and registers it. Throws Error(config) on the first bad file, and on
 // a file or directory others could have written (util/trusted_dir.hpp) unless
 // `allow_untrusted`; exec providers check their program the same way.
-// Valid files' parses are cached under `cache_root` when it is given.
+// Valid files' parses are cached under `cache_root` when it is given, the
+// files stated in `files`.
 LoadedDeviceFiles register_device_files(const std::vector<DeviceFileSource>& sources,
                                         Registry& registry, bool allow_untrusted = false,
-                                        const std::string& cache_root = "");
+                                        const std::string& cache_root = "",
+                                        const FileSystem& files = system_file_system());
 
 }  // namespace kbuild
 

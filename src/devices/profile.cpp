@@ -557,7 +557,7 @@ bool is_torch_version(const std::string& text) {
 
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
                              const std::string& chosen_by, const std::string& cache_root,
-                             bool check_trust) {
+                             bool check_trust, const FileSystem& files) {
   ProfileChoice choice;
   choice.torch_version = torch_version;
   choice.chosen_by = chosen_by;
@@ -580,8 +580,8 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
     choice.note = "torch version '" + torch_version + "' (" + chosen_by +
                   ") is not MAJOR.MINOR; using Inductor profile " + line;
   }
-  choice.profile =
-      std::make_shared<const Profile>(load_profile_cached(dir, line, cache_root, check_trust));
+  choice.profile = std::make_shared<const Profile>(
+      load_profile_cached(dir, line, cache_root, check_trust, files));
   choice.evidence = evidence_label(*choice.profile);
   if (auto wanted = inductor_line_of(torch_version); wanted && *wanted != line)
     choice.evidence =
@@ -591,17 +591,19 @@ ProfileChoice choose_profile(const std::string& dir, const std::string& torch_ve
 
 ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
                                  const Paths& paths, const std::string& cache_root,
-                                 bool check_trust) {
+                                 bool check_trust, const FileSystem& files) {
   if (!torch_version_option.empty()) {
     if (!is_torch_version(torch_version_option))
       throw Error(ErrorKind::usage, "--torch-version: '" + torch_version_option +
                                         "' is not a torch version like 2.9 or 2.9.1");
-    return choose_profile(dir, torch_version_option, "--torch-version", cache_root, check_trust);
+    return choose_profile(dir, torch_version_option, "--torch-version", cache_root, check_trust,
+                          files);
   }
   if (paths.torch_root)
     if (auto v = read_package_version(*paths.torch_root + "/version.py"))
-      return choose_profile(dir, *v, *paths.torch_root + "/version.py", cache_root, check_trust);
-  return choose_profile(dir, "", "default", cache_root, check_trust);
+      return choose_profile(dir, *v, *paths.torch_root + "/version.py", cache_root, check_trust,
+                            files);
+  return choose_profile(dir, "", "default", cache_root, check_trust, files);
 }
 
 std::string describe(const ProfileChoice& choice) {

@@ -126,12 +126,14 @@ bool is_torch_version(const std::string& text);
 // `cache_root`, the parsed profile is remembered there (util/parsed_file_cache.hpp).
 ProfileChoice choose_profile(const std::string& dir, const std::string& torch_version,
                              const std::string& chosen_by, const std::string& cache_root = "",
-                             bool check_trust = true);
+                             bool check_trust = true,
+                             const FileSystem& files = system_file_system());
 
 // --torch-version when given, else TORCH_ROOT/version.py when torch was found.
 ProfileChoice choose_profile_for(const std::string& dir, const std::string& torch_version_option,
                                  const Paths& paths, const std::string& cache_root = "",
-                                 bool check_trust = true);
+                                 bool check_trust = true,
+                                 const FileSystem& files = system_file_system());
 
 // "2.11 (torch 2.11.0, TORCH_ROOT/version.py)": how --version, doctor and
 // --report name it.

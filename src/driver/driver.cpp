@@ -130,11 +130,12 @@ std::vector<DoctorCheck> Driver::doctor(const BuildRequest& request) {
 }
 
 IsaAnswer Driver::isa(const std::string& compiler, const std::string& remote_cache, bool readonly) {
-  return isa_answer(IsaAnswerRequest{options_.site, compiler, remote_cache, readonly}, env_);
+  return isa_answer(IsaAnswerRequest{options_.site, compiler, remote_cache, readonly}, env_,
+                    system_file_system());
 }
 
 CacheSummary Driver::cache_stats(const std::string& max_size) {
-  return cache_summary(env_, max_size);
+  return cache_summary(env_, max_size, system_file_system());
 }
 
 std::pair<std::string, bool> Driver::clear_cache() {

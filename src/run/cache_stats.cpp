@@ -11,7 +11,8 @@
 
 namespace kbuild {
 
-CacheSummary cache_summary(const Environment& env, const std::string& max_size) {
+CacheSummary cache_summary(const Environment& env, const std::string& max_size,
+                           const FileSystem& files) {
   CacheSummary summary;
   const CacheSettings settings = cache_settings(env, true, max_size);
   summary.directory = settings.root;
@@ -22,7 +23,7 @@ CacheSummary cache_summary(const Environment& env, const std::string& max_size) 
   if (!summary.exists) return summary;
   Result<TrustedDir> dir = open_cache_root(summary.directory, false);
   if (!dir) throw Error(ErrorKind::usage, dir.why());
-  summary.local = OutputCache::open(settings).cache.stats();
+  summary.local = OutputCache::open(settings, true, files).cache.stats();
   summary.remote = remote_stats(*dir);
   return summary;
 }

@@ -8,6 +8,7 @@
 
 #include "kbuild/answers.hpp"
 #include "kbuild/environment.hpp"
+#include "util/file_system.hpp"
 
 // `kbuild cache stats`: the output cache's directory, entries, size and
 // limit, its hits and misses, and the remote cache's counters (kept in the
@@ -18,7 +19,8 @@ namespace kbuild {
 // (--cache-max-size), else KBUILD_CACHE_MAX_SIZE, else 4G. Creates nothing.
 // Throws Error(usage) when no directory can be named, the limit is not a
 // size, or the directory is not safe to use.
-CacheSummary cache_summary(const Environment& env, const std::string& max_size);
+CacheSummary cache_summary(const Environment& env, const std::string& max_size,
+                           const FileSystem& files = system_file_system());
 
 // One line per fact, as `kbuild cache stats` prints them.
 std::vector<std::string> cache_summary_lines(const CacheSummary& summary);

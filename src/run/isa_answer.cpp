@@ -101,8 +101,8 @@ json check_json(const IsaCheck& check, const Profile& profile) {
 // The compiler's --version line, remembered under its identity (running it
 // is most of a warm answer's time).
 std::string compiler_version_line(const std::string& compiler, const std::string& program,
-                                  const Environment& env) {
-  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root(env));
+                                  const Environment& env, const FileSystem& files) {
+  std::optional<ParsedFileCache> cache = ParsedFileCache::open(cache_root(env), files);
   if (cache)
     if (auto line = cache->read("compiler-version", program)) return *line;
   CompilerVersion version = compiler_version(compiler, env);
@@ -165,10 +165,10 @@ std::string encode_answers(const std::vector<IsaCheck>& checks) {
 // remote cache behind the local one, in its signed and read-only layers).
 class SharedAnswers {
  public:
-  SharedAnswers(const IsaAnswerRequest& request, const Environment& env)
+  SharedAnswers(const IsaAnswerRequest& request, const Environment& env, const FileSystem& files)
       : settings_(resolve_run_settings(run_of(request), nullptr, env)),
-        cache_(OutputCache::open(settings_.cache).cache),  // a disabled one: no shared answers
-        remote_(settings_.remote),
+        cache_(OutputCache::open(settings_.cache, true, files).cache),  // disabled: none shared
+        remote_(settings_.remote, nullptr, files),
         stack_(&cache_, &remote_) {}
 
   bool enabled() const { return remote_.enabled() && !stack_.empty(); }
@@ -267,7 +267,8 @@ std::string no_torch_message(const Site& site, const IsaAnswerRequest& request) 
 
 }  // namespace
 
-IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env) {
+IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env,
+                     const FileSystem& files) {
   Site site = resolve_site(request.site, env);
   if (!site.paths.torch_root) throw Error(ErrorKind::usage, no_torch_message(site, request));
   IsaAnswer answer;
@@ -286,7 +287,7 @@ IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env) {
   IsaProbeSettings settings = isa_probe_settings(build, context, answer.notes);
   const CpuFeatures& cpu = read_cpu_features();
 
-  SharedAnswers shared(request, env);
+  SharedAnswers shared(request, env, files);
   std::optional<std::string> program = find_executable(request.compiler, env);
   if (shared.enabled() && program) {
     std::error_code ec;
@@ -315,9 +316,10 @@ IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env) {
   out["certain"] = result.certain;
   out["checks"] = json::array();
   for (const IsaCheck& check : result.checks) out["checks"].push_back(check_json(check, used));
-  out["compiler"] = {{"configured", request.compiler},
-                     {"path", result.compiler},
-                     {"version", compiler_version_line(request.compiler, result.compiler, env)}};
+  out["compiler"] = {
+      {"configured", request.compiler},
+      {"path", result.compiler},
+      {"version", compiler_version_line(request.compiler, result.compiler, env, files)}};
   out["torch"] = torch_json(profile, settings.torch_root);
   out["python"] = {{"include", site.paths.python_include.value_or("")},
                    {"libdir", site.paths.python_libdir.value_or("")}};

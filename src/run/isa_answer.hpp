@@ -31,7 +31,10 @@ struct IsaAnswerRequest {
 // Error(usage) when torch is not found or a setting is bad,
 // Error(compiler_missing) when the compiler is not, Error(config) for a bad
 // profile, Error(interrupted).
-IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env);
+// What it states and reads (the compiler, torch's version.py, the caches)
+// is `files`'.
+IsaAnswer isa_answer(const IsaAnswerRequest& request, const Environment& env,
+                     const FileSystem& files = system_file_system());
 
 // The answer for a person: one line per fact.
 std::vector<std::string> isa_answer_lines(const nlohmann::ordered_json& answer);
