@@ -208,8 +208,13 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     const std::string absolute = absolute_normal(path);
     if (is_private(absolute) || written.count(absolute) || !recorded.insert(absolute).second)
       return ok();
+    errno = 0;
     const std::optional<struct stat> stated = files.status(path);
-    if (!stated) return Failure{path + " was read by the compiler but is gone"};
+    if (!stated)
+      return Failure{errno == ENOENT || errno == ENOTDIR || errno == 0
+                         ? path + " was read by the compiler but is gone"
+                         : path + " was read by the compiler but cannot be stated now (" +
+                               std::strerror(errno) + ")"};
     const struct stat& before = *stated;
     if (S_ISDIR(before.st_mode)) return ok();  // a directory opened
     // A FIFO (or a device outside /dev): what came through it is gone, and
@@ -230,7 +235,13 @@ Result<std::string> observed_manifest(const Observation& observed, const Observe
     const EarlyDigests::Look* early = build.early ? build.early->find(path, before) : nullptr;
     Result<std::string> digest =
         early ? early->digest : file_digest(files, path, build.cache, kRememberDigestFrom);
-    if (!digest) return Failure{path + " cannot be read"};
+    if (!digest) {
+      // Its reason names the path again ("PATH: Permission denied").
+      const std::string& why = digest.why();
+      const bool named = why.compare(0, path.size() + 2, path + ": ") == 0;
+      return Failure{path + " cannot be read (" + (named ? why.substr(path.size() + 2) : why) +
+                     ")"};
+    }
     manifest.inputs.push_back({path, static_cast<std::int64_t>(before.st_size), ns(before.st_mtim),
                                manifest.keep(std::move(*digest)), ns(before.st_ctim)});
     return ok();

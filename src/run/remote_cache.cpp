@@ -333,17 +333,19 @@ namespace {
 // it (a compressed entry's frame expanded) and its manifest without the
 // local "compression"; nothing when the output is not what the manifest
 // says (a local entry damaged since it was stored is never uploaded).
-std::optional<RemoteBlob> uploadable(const std::string& manifest, std::string output,
-                                     std::size_t max_bytes) {
+Result<RemoteBlob> uploadable(const std::string& manifest, std::string output,
+                              std::size_t max_bytes) {
   Result<Manifest> shared = read_manifest(manifest);
-  if (!shared || !shared->size || !shared->digest) return std::nullopt;
+  if (!shared) return Failure{"its manifest is damaged: " + shared.why()};
+  if (!shared->size || !shared->digest) return Failure{"its manifest names no output"};
   if (shared->compressed) {
     Result<std::string> expanded = zstd_decompress(output, max_bytes);
-    if (!expanded) return std::nullopt;
+    if (!expanded) return Failure{"its output cannot be expanded: " + expanded.why()};
     output = std::move(*expanded);
     shared->compressed = false;
   }
-  if (*shared->size != output.size() || *shared->digest != digest_hex(output)) return std::nullopt;
+  if (*shared->size != output.size() || *shared->digest != digest_hex(output))
+    return Failure{"its output is not the one its manifest names"};
   // Without this machine's stamps and values: a reader checks its own.
   make_shareable(*shared);
   return RemoteBlob{manifest_bytes(*shared), std::move(output)};
@@ -351,23 +353,34 @@ std::optional<RemoteBlob> uploadable(const std::string& manifest, std::string ou
 
 }  // namespace
 
-void RemoteCache::store(const std::string& remote_key, const OutputCache& local,
-                        const std::string& local_key) {
-  if (!local.root() || failed_) return;
+Status RemoteCache::store(const std::string& remote_key, const OutputCache& local,
+                          const std::string& local_key) {
+  if (!local.root()) return ok();
+  if (failed_) return Failure{failed_->why};  // warned about when it failed
   // A store that writes nothing (read-only): the entry is not even read.
-  if (RemoteStore* s = store(); !s || !s->writes()) return;
+  if (RemoteStore* s = store(); !s || !s->writes()) return ok();
+  // Kept here, not shared: said once (a warning), never a failed build.
+  auto not_shared = [&](const std::string& why) -> Failure {
+    std::string line =
+        "the cache entry " + local_key + " is not shared through the remote cache: " + why;
+    if (warning_.empty()) warning_ = line;
+    return Failure{std::move(line)};
+  };
   Result<StoredEntry> entry = local.read_entry(local_key, settings_.max_entry_bytes);
-  if (!entry) return;  // too large for the remote, or gone
-  std::optional<RemoteBlob> blob =
+  if (!entry)  // larger than the remote's limit, or gone
+    return not_shared(entry.why() + " (KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES is " +
+                      std::to_string(settings_.max_entry_bytes) + ")");
+  Result<RemoteBlob> blob =
       uploadable(entry->manifest, std::move(entry->output), settings_.max_entry_bytes);
-  if (blob && !settings_.base_dir.empty()) {
+  if (!blob) return not_shared(blob.why());
+  if (!settings_.base_dir.empty()) {
     std::optional<std::string> shared =
         rebase_manifest(blob->manifest, settings_.base_dir, kBasePlaceholder);
-    if (!shared) return;
+    if (!shared) return not_shared("its manifest cannot be written under the base dir");
     blob->manifest = std::move(*shared);
   }
-  // A failed upload is this build's warning (fail), never its failure.
-  if (blob && !stored_meanwhile(remote_key)) (void)put(remote_key, *blob);
+  if (stored_meanwhile(remote_key)) return ok();
+  return put(remote_key, *blob);  // a failed upload is this build's warning (fail)
 }
 
 // Without leases another machine may have uploaded the entry since this

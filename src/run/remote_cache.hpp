@@ -165,8 +165,11 @@ class RemoteCache {
   // checked against.
   RemoteResult<std::string> fetch(const std::string& remote_key, const OutputCache& local,
                                   const std::string& local_key, const Environment& env, int dest);
-  // Uploads the local entry `local_key` under `remote_key`.
-  void store(const std::string& remote_key, const OutputCache& local, const std::string& local_key);
+  // Uploads the local entry `local_key` under `remote_key`; ok when it was
+  // stored, or need not be (read-only, stored meanwhile). A failure says
+  // why it is not shared, and is this build's warning too (the first).
+  Status store(const std::string& remote_key, const OutputCache& local,
+               const std::string& local_key);
 
   // The entry under `remote_key` once its hash (and signature, with a verify
   // key) hold; a damaged or unsigned one is rejected, warned about and

@@ -77,8 +77,10 @@ Lookup RemoteStorage::lease(const EntryKey& key, int dest) {
 Status RemoteStorage::put(const EntryKey& key, const BuiltOutput&) {
   // Uploads what the local cache stored (checked against its manifest), so
   // the remote entry is the local one byte for byte.
-  if (key.shared()) remote_.store(*key.shared(), local_, key.local.hex);
-  return ok();  // an upload that fails is warned about, never a failed build
+  // An upload that fails is warned about (the remote cache's warning()),
+  // never a failed build: the local entry stands.
+  if (key.shared()) (void)remote_.store(*key.shared(), local_, key.local.hex);
+  return ok();
 }
 
 void RemoteStorage::release(const EntryKey&) {

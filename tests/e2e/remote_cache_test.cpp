@@ -1586,3 +1586,21 @@ TEST_CASE("remote bytes up count the entry as the server stores it, signed or no
     CHECK(std::to_string(stats["remote"]["bytes_up"].get<std::uint64_t>()) == stored);
   }
 }
+
+// An entry over the remote's size limit stays local, and the build says so
+// once (it was shared silently never, before: -v said nothing either).
+TEST_CASE("an entry over the remote's size limit is kept here and said not shared, once",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet;
+  Machine writer(fleet, redis.url);
+  RunResult r = writer.build(fleet, 0, {{"KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES", "1000"}});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(warnings(r) == 1);
+  CHECK(r.err.find("is not shared through the remote cache") != std::string::npos);
+  CHECK(r.err.find("KBUILD_REMOTE_CACHE_MAX_ENTRY_BYTES is 1000") != std::string::npos);
+  CHECK(redis.entries().empty());
+  fs::remove(writer.cwd / "k0.so");
+  CHECK(writer.build(fleet).err.find("kbuild: info: cache: hit") != std::string::npos);  // local
+}
