@@ -127,6 +127,10 @@ RemoteCacheSettings remote_cache_settings(const std::string& url_flag, bool read
                   "KBUILD_REMOTE_CACHE_SIGNING_KEY; give the pair kbuild cache keygen printed");
     s.verify_key = *key;
   }
+  // A reader: holding only the verify key, it cannot sign, so every verifier
+  // would refuse what it uploads, and an entry it refuses may be signed with
+  // a key it was not given. It writes and removes nothing (read-only).
+  if (s.signing_key.empty() && !s.verify_key.empty()) s.readonly = true;
   s.timeouts.connect = env_ms(env, "KBUILD_REMOTE_CACHE_CONNECT_TIMEOUT_MS", s.timeouts.connect);
   s.timeouts.operation = env_ms(env, "KBUILD_REMOTE_CACHE_TIMEOUT_MS", s.timeouts.operation);
   s.lease = env_ms(env, "KBUILD_REMOTE_CACHE_LEASE_MS", s.lease);

@@ -1604,3 +1604,30 @@ TEST_CASE("an entry over the remote's size limit is kept here and said not share
   fs::remove(writer.cwd / "k0.so");
   CHECK(writer.build(fleet).err.find("kbuild: info: cache: hit") != std::string::npos);  // local
 }
+
+// A reader holds only the verify key: it cannot sign, so every verifier
+// would refuse what it uploads, and an entry it refuses may be signed with
+// a key it was not given (a misconfigured reader). It writes nothing and
+// removes nothing, as --remote-cache-readonly.
+TEST_CASE("a client with only a verify key neither removes nor replaces what it refuses",
+          "[e2e][remote]") {
+  Redis redis;
+  Fleet fleet(2);
+  kbuild::SigningKeys keys = kbuild::generate_signing_keys(),
+                      other = kbuild::generate_signing_keys();
+  Machine writer(fleet, redis.url), reader(fleet, redis.url);
+  writer.env["KBUILD_REMOTE_CACHE_SIGNING_KEY"] = keys.secret_hex;
+  REQUIRE(writer.build(fleet).exit_code == 0);
+  const std::vector<std::string> entries = redis.entries();
+  REQUIRE(entries.size() == 1);
+  const std::string stored = redis.cli({"GET", entries[0]});
+  reader.env["KBUILD_REMOTE_CACHE_VERIFY_KEY"] = other.public_hex;  // the wrong one
+  RunResult r = reader.build(fleet);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("has a bad signature; not used") != std::string::npos);
+  CHECK(redis.entries() == entries);
+  CHECK(redis.cli({"GET", entries[0]}) == stored);  // the writer's, signed, still there
+  CHECK(reader.build(fleet, 1).exit_code == 0);     // a kernel of its own: not uploaded
+  CHECK(redis.entries().size() == 1);
+}
