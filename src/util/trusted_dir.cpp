@@ -109,18 +109,29 @@ Status check_opened(int fd, const std::string& path, bool want_dir, struct stat*
 
 namespace {
 
+// Who else could write it, as the rule finds it: its kind decides the fix
+// a message offers (never read back from the words).
+enum class Writable : std::uint8_t { owner, world, group, acl };
+struct OwnershipProblem {
+  Writable who;
+  std::string why;
+};
+
 // The mode bits and the owner: the rule as it was before ACLs.
-Status check_mode(const struct stat& st) {
+std::optional<OwnershipProblem> mode_problem(const struct stat& st) {
   const uid_t me = ::geteuid();
   if (st.st_uid != me && st.st_uid != 0)
-    return Failure{"is owned by uid " + std::to_string(st.st_uid) + ", not by you (uid " +
-                   std::to_string(me) + ") or root"};
+    return OwnershipProblem{Writable::owner, "is owned by uid " + std::to_string(st.st_uid) +
+                                                 ", not by you (uid " + std::to_string(me) +
+                                                 ") or root"};
   if (st.st_mode & S_IWOTH)
-    return Failure{"is world-writable (mode " + octal_mode(st.st_mode) + ")"};
+    return OwnershipProblem{Writable::world,
+                            "is world-writable (mode " + octal_mode(st.st_mode) + ")"};
   if ((st.st_mode & S_IWGRP) && !group_is_owner_alone(st.st_gid, st.st_uid))
-    return Failure{"is writable by group " + std::to_string(st.st_gid) +
-                   ", which has other members (mode " + octal_mode(st.st_mode) + ")"};
-  return ok();
+    return OwnershipProblem{Writable::group, "is writable by group " + std::to_string(st.st_gid) +
+                                                 ", which has other members (mode " +
+                                                 octal_mode(st.st_mode) + ")"};
+  return std::nullopt;
 }
 
 constexpr const char* kAccessAcl = "system.posix_acl_access";
@@ -215,14 +226,32 @@ Status check_acl(std::string_view xattr, uid_t owner, bool is_default) {
   return ok();
 }
 
+namespace {
+
+// The rule: the mode bits and owner, then the ACLs (of the file open as
+// `fd`, else at `path` in `files`).
+std::optional<OwnershipProblem> ownership_problem(const struct stat& st, int fd,
+                                                  const std::string& path,
+                                                  const FileSystem& files) {
+  if (std::optional<OwnershipProblem> mode = mode_problem(st)) return mode;
+  if (Status acl = check_acls(st, fd, path, files); !acl)
+    return OwnershipProblem{Writable::acl, acl.why()};
+  return std::nullopt;
+}
+
+Status as_status(const std::optional<OwnershipProblem>& problem) {
+  if (problem) return Failure{problem->why};
+  return ok();
+}
+
+}  // namespace
+
 Status check_ownership(const struct stat& st, int fd) {
-  if (Status mode = check_mode(st); !mode) return mode;
-  return check_acls(st, fd, "", system_file_system());
+  return as_status(ownership_problem(st, fd, "", system_file_system()));
 }
 
 Status check_ownership(const struct stat& st, const std::string& path, const FileSystem& files) {
-  if (Status mode = check_mode(st); !mode) return mode;
-  return check_acls(st, -1, path, files);
+  return as_status(ownership_problem(st, -1, path, files));
 }
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
@@ -638,22 +667,25 @@ struct Finding {
   std::string fix;
 };
 
-// The rule is check_ownership()'s, the one for caches too; `owned` is its
-// answer for `path`.
-std::optional<Finding> finding_of(const Status& owned, const std::string& path) {
-  if (owned) return std::nullopt;
-  const std::string& problem = owned.why();
-  if (problem.rfind("is owned", 0) == 0) return Finding{problem, "chown it"};
-  if (problem.rfind("is world-writable", 0) == 0) return Finding{problem, "run chmod o-w " + path};
-  if (problem.rfind("has ", 0) == 0)  // an ACL
-    return Finding{problem, "run setfacl -b " + path + " (getfacl shows who)"};
-  return Finding{problem, "run chmod g-w " + path};
+// The rule is check_ownership()'s, the one for caches too; `problem` is
+// what it found at `path`, and its kind names the fix.
+std::optional<Finding> finding_of(const std::optional<OwnershipProblem>& problem,
+                                  const std::string& path) {
+  if (!problem) return std::nullopt;
+  switch (problem->who) {
+    case Writable::owner: return Finding{problem->why, "chown it"};
+    case Writable::world: return Finding{problem->why, "run chmod o-w " + path};
+    case Writable::acl:
+      return Finding{problem->why, "run setfacl -b " + path + " (getfacl shows who)"};
+    case Writable::group: break;
+  }
+  return Finding{problem->why, "run chmod g-w " + path};
 }
 
 // The path's status and ACLs, following a link as stat does.
 std::optional<Finding> inspect_status(const struct stat& st, const std::string& path,
                                       const FileSystem& files) {
-  return finding_of(check_ownership(st, path, files), path);
+  return finding_of(ownership_problem(st, -1, path, files), path);
 }
 
 std::optional<Finding> inspect(const std::string& path, const FileSystem& files) {
@@ -723,7 +755,7 @@ Status check_trusted_opened_file(int fd, const std::string& real_path, const std
                                  const std::string& what, const FileSystem& files) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return ok();  // the read that follows says why
-  if (auto finding = finding_of(check_ownership(st, fd), path))
+  if (auto finding = finding_of(ownership_problem(st, fd, "", files), path))
     return file_refused(path, what, *finding);
   return check_trusted_real_path(real_path, path, what, files);
 }

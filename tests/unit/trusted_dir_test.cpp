@@ -959,6 +959,12 @@ TEST_CASE("check_trusted_file: the rule on a fake tree (owner, mode, ACL, a link
     CHECK(s.why().find("is owned by uid " + std::to_string(stranger)) != std::string::npos);
     CHECK(s.why().find("chown it") != std::string::npos);
   }
+  SECTION("world-writable itself: the fix offered is for that") {
+    files.set_mode("/home/me/devices/npu.json", 0666);
+    Status s = check_trusted_file("/home/me/devices/npu.json", "device file", files);
+    REQUIRE_FALSE(s);
+    CHECK(s.why().find("run chmod o-w /home/me/devices/npu.json") != std::string::npos);
+  }
   SECTION("its directory world-writable") {
     files.set_mode("/home/me/devices", 0777);
     Status s = check_trusted_file("/home/me/devices/npu.json", "device file", files);
@@ -976,6 +982,7 @@ TEST_CASE("check_trusted_file: the rule on a fake tree (owner, mode, ACL, a link
     REQUIRE_FALSE(s);
     CHECK(s.why().find("has an ACL that lets uid " + std::to_string(stranger) + " write it") !=
           std::string::npos);
+    CHECK(s.why().find("run setfacl -b /home/me/devices/npu.json") != std::string::npos);
   }
   SECTION("reached through a link into a directory another user owns") {
     files.write("/srv/shared/npu.json", "{}");
