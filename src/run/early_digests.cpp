@@ -117,17 +117,81 @@ EarlyDigests::~EarlyDigests() {
   finish();
 }
 
+// A compiler is started by fork and exec. Between them the child runs
+// Boost.Process's fork handlers, which allocate: under AddressSanitizer
+// (GCC 12), whose allocator fork does not make safe, a child forked while
+// this thread held an allocator lock spun for ever. So every fork waits
+// until the running threads are parked at a safe point (between records,
+// between a file's MiB pieces), and releases them in the parent.
+namespace {
+std::mutex fork_registry_mutex;
+std::vector<EarlyDigests*>& fork_registry() {
+  static std::vector<EarlyDigests*> running;
+  return running;
+}
+}  // namespace
+
+void early_digests_fork_prepare() {
+  fork_registry_mutex.lock();  // until the fork is made: unlocked in parent and child
+  for (EarlyDigests* e : fork_registry()) {
+    e->hold_ = true;
+    if (e->wake_ >= 0) (void)::eventfd_write(e->wake_, 1);
+    std::unique_lock<std::mutex> lock(e->park_mutex_);
+    e->park_cv_.wait(lock, [e] { return e->parked_ || e->done_; });
+  }
+}
+
+void early_digests_fork_parent() {
+  for (EarlyDigests* e : fork_registry()) {
+    {
+      std::lock_guard<std::mutex> lock(e->park_mutex_);
+      e->hold_ = false;
+    }
+    e->park_cv_.notify_all();
+  }
+  fork_registry_mutex.unlock();
+}
+
+namespace {
+void early_digests_fork_child() {
+  fork_registry_mutex.unlock();  // the threads are not in the child
+}
+}  // namespace
+
+void EarlyDigests::park_if_held() {
+  if (!hold_.load(std::memory_order_acquire)) return;
+  std::unique_lock<std::mutex> lock(park_mutex_);
+  parked_ = true;
+  park_cv_.notify_all();
+  park_cv_.wait(lock, [this] { return !hold_.load(); });
+  parked_ = false;
+}
+
 void EarlyDigests::start() {
   if (thread_.joinable() || stop_) return;
+  static std::once_flag handlers;
+  std::call_once(handlers, [] {
+    ::pthread_atfork(early_digests_fork_prepare, early_digests_fork_parent,
+                     early_digests_fork_child);
+  });
   wake_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_ < 0) return;  // nothing could end its wait: no thread
   // Signals stay with the thread that runs the compiler (its Ctrl-C).
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &old);
-  try {
-    thread_ = std::thread([this] { work(); });
-  } catch (const std::system_error&) {  // no thread: the manifest hashes as before
+  {
+    std::lock_guard<std::mutex> registry(fork_registry_mutex);
+    try {
+      thread_ = std::thread([this] {
+        work();
+        std::lock_guard<std::mutex> lock(park_mutex_);
+        done_ = true;
+        park_cv_.notify_all();
+      });
+      fork_registry().push_back(this);
+    } catch (const std::system_error&) {  // no thread: the manifest hashes as before
+    }
   }
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
@@ -151,6 +215,11 @@ void EarlyDigests::finish(bool complete) {
   (complete ? complete_ : stop_) = true;
   if (wake_ >= 0) (void)::eventfd_write(wake_, 1);
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> registry(fork_registry_mutex);
+    auto& running = fork_registry();
+    running.erase(std::remove(running.begin(), running.end(), this), running.end());
+  }
   if (wake_ >= 0) ::close(wake_);
   wake_ = -1;
   for (auto& [file, tail] : tails_)
@@ -233,7 +302,10 @@ bool EarlyDigests::next(std::string& path) {
 void EarlyDigests::hash(const std::string& path) {
   ClockScan scan;
   FileLookRequest how;
-  how.visit = [&scan](std::string_view piece) { scan(piece); };
+  how.visit = [this, &scan](std::string_view piece) {
+    scan(piece);
+    park_if_held();  // between pieces: no allocator lock held
+  };
   how.stop = &stop_;
   Result<FileLook> look = look_at_file(files_, path, cache_, remember_from_, how);
   if (!look) return;  // unreadable, changed while read, or stopped: the manifest decides
@@ -261,6 +333,7 @@ void EarlyDigests::work() {
   auto every = kFirst;
   auto looked = std::chrono::steady_clock::time_point{};
   while (!stop_) {
+    park_if_held();
     const bool ending = complete_;  // read before the queues: records after it are left
     if (ending || std::chrono::steady_clock::now() - looked >= every) {
       every = drain() ? kFirst : std::min(every * 2, kLongest);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <memory>
@@ -74,6 +75,10 @@ class EarlyDigests {
   bool drain();  // true when it queued a file
   bool next(std::string& path);
   void hash(const std::string& path);
+  // Waits here while a fork is being made (see fork_prepare in the .cpp).
+  void park_if_held();
+  friend void early_digests_fork_prepare();
+  friend void early_digests_fork_parent();
 
   const FileSystem& files_;
   const TrustedDir* cache_;
@@ -91,6 +96,12 @@ class EarlyDigests {
   int wake_ = -1;  // an eventfd: finish() wakes the thread
   std::atomic<bool> stop_{false};
   std::atomic<bool> complete_{false};
+  // Set by a fork in another thread: the thread waits at its next safe
+  // point (parked) until the fork is made.
+  std::atomic<bool> hold_{false};
+  std::mutex park_mutex_;
+  std::condition_variable park_cv_;
+  bool parked_ = false, done_ = false;  // under park_mutex_
   std::thread thread_;
 };
 
